@@ -1,0 +1,226 @@
+"""PostgreSQL's fast-path and shared-lock-table rules as pure functions (no I/O).
+
+This is the capacity model lockscope puts beside every measurement. It follows, per major version:
+
+- ``proc.h FP_LOCK_SLOTS_PER_BACKEND`` (PG 13-17): one array of 16 fast-path slots per backend.
+- ``postinit.c InitializeFastPathLocks`` (PG 18+): groups of ``FP_LOCK_SLOTS_PER_GROUP`` = 16 slots,
+  ``groups = Max(Min(pg_nextpower2_32(max_locks_per_transaction) / 16, 1024), 1)``.
+- ``lock.c FAST_PATH_REL_GROUP`` (PG 18+): a relation's group is ``(oid * 49157) & (groups - 1)``.
+- ``lock.c EligibleForRelationFastPath``: relation locks weaker than ShareUpdateExclusiveLock on relations of the
+  current database only.
+- ``lock.c LockAcquireExtended``: the fast path is tried only while the relation's group has fewer than 16 used
+  slots; a second weak mode on a relation already in a slot shares that slot (``FastPathGrantRelationLock``),
+  but is still refused when the group is full.
+- ``lock.c LockManagerShmemInit`` / ``NLOCKENTS``: shared lock table entries =
+  ``max_locks_per_transaction * (MaxBackends + max_prepared_transactions)``.
+- ``postinit.c InitializeMaxBackends``: MaxBackends per version.
+
+What the model cannot see: another session's strong lock on a relation hashing to the same of the 1024
+strong-lock partitions (``FastPathStrongLockHashPartition``) sends weak locks to the main table too. The
+measurement shows it; the model assumes no concurrent strong locks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+__all__ = [
+    "FP_LOCK_SLOTS_PER_GROUP",
+    "FP_LOCK_GROUPS_PER_BACKEND_MAX",
+    "WEAK_LOCK_MODES",
+    "LOCK_MODES",
+    "CapacityModel",
+    "LockRequest",
+    "fast_path_groups",
+    "fast_path_rel_group",
+    "simulate_fast_path",
+    "max_backends",
+    "shared_lock_table_entries",
+]
+
+#: ``proc.h`` / ``lock.h``: fast-path slots per group (and the whole array before PG 18).
+FP_LOCK_SLOTS_PER_GROUP = 16
+#: ``proc.h FP_LOCK_GROUPS_PER_BACKEND_MAX`` (PG 18+).
+FP_LOCK_GROUPS_PER_BACKEND_MAX = 1024
+#: ``lockdefs.h``: the relation lock modes, weakest first, as pg_locks spells them.
+LOCK_MODES = (
+    "AccessShareLock",
+    "RowShareLock",
+    "RowExclusiveLock",
+    "ShareUpdateExclusiveLock",
+    "ShareLock",
+    "ShareRowExclusiveLock",
+    "ExclusiveLock",
+    "AccessExclusiveLock",
+)
+#: Modes below ShareUpdateExclusiveLock: the only ones eligible for the fast path.
+WEAK_LOCK_MODES = frozenset(LOCK_MODES[:3])
+#: First major version with fast-path groups sized by max_locks_per_transaction (commit c4d5cb71d2).
+_PG18 = 180000
+_PG13 = 130000
+
+
+def _next_power_of_2(value: int) -> int:
+    """``pg_bitutils.h pg_nextpower2_32``: smallest power of two >= value (value >= 1)."""
+    return 1 << (max(value, 1) - 1).bit_length()
+
+
+def fast_path_groups(server_version_num: int, max_locks_per_transaction: int) -> int:
+    """Number of 16-slot fast-path groups a backend has.
+
+    Follows ``postinit.c InitializeFastPathLocks`` for PG 18+; PG 13-17 have one array of 16 slots
+    (``proc.h FP_LOCK_SLOTS_PER_BACKEND``), modelled as a single group.
+
+    :param server_version_num: e.g. 180006 for 18.6.
+    :param max_locks_per_transaction: the setting (count, >= 10 on a real server).
+    :return: groups (count), 1..1024.
+    :raises ValueError: for a version below 13 or a non-positive setting.
+    """
+    if server_version_num < _PG13:
+        raise ValueError(f"PostgreSQL {server_version_num // 10000} is not modelled (13 or later)")
+    if max_locks_per_transaction < 1:
+        raise ValueError("max_locks_per_transaction must be positive")
+    if server_version_num < _PG18:
+        return 1
+    groups = _next_power_of_2(max_locks_per_transaction) // FP_LOCK_SLOTS_PER_GROUP
+    return max(min(groups, FP_LOCK_GROUPS_PER_BACKEND_MAX), 1)
+
+
+def fast_path_rel_group(relation_oid: int, groups: int) -> int:
+    """Group a relation's fast-path lock goes to: ``lock.c FAST_PATH_REL_GROUP``.
+
+    :param relation_oid: the relation's OID (uint32).
+    :param groups: groups per backend (a power of two), from :func:`fast_path_groups`.
+    :return: group index in ``0 .. groups-1`` (always 0 with one group).
+    """
+    return ((relation_oid * 49157) & 0xFFFFFFFFFFFFFFFF) & (groups - 1)
+
+
+@dataclass(frozen=True)
+class LockRequest:
+    """One relation lock request, in the order the backend acquires it.
+
+    :ivar relation_oid: OID of the locked relation.
+    :ivar mode: pg_locks mode name, e.g. ``AccessShareLock``.
+    :ivar shared_catalog: True for shared catalogs (pg_locks ``database = 0``), never fast-path.
+    """
+
+    relation_oid: int
+    mode: str
+    shared_catalog: bool = False
+
+
+@dataclass(frozen=True)
+class CapacityModel:
+    """The fast-path capacity of one backend on one server version and setting.
+
+    :ivar server_version_num: e.g. 180006.
+    :ivar max_locks_per_transaction: the setting (count).
+    """
+
+    server_version_num: int
+    max_locks_per_transaction: int
+
+    def __post_init__(self) -> None:
+        fast_path_groups(self.server_version_num, self.max_locks_per_transaction)  # validates
+
+    @property
+    def groups(self) -> int:
+        """Fast-path groups per backend (count); 1 before PG 18."""
+        return fast_path_groups(self.server_version_num, self.max_locks_per_transaction)
+
+    @property
+    def slots(self) -> int:
+        """Fast-path slots per backend (count): groups x 16."""
+        return self.groups * FP_LOCK_SLOTS_PER_GROUP
+
+    @property
+    def hashed(self) -> bool:
+        """True when relations are spread over groups by OID hash (PG 18+)."""
+        return self.server_version_num >= _PG18
+
+    def group_of(self, relation_oid: int) -> int:
+        """Fast-path group of a relation (``lock.c FAST_PATH_REL_GROUP``); 0 before PG 18."""
+        return fast_path_rel_group(relation_oid, self.groups)
+
+    def describe(self) -> str:
+        """Short human description, e.g. ``64 slots (4 groups x 16)`` or ``16 slots``."""
+        if not self.hashed:
+            return f"{self.slots} slots"
+        return f"{self.slots} slots ({self.groups} group{'s' if self.groups > 1 else ''} x 16)"
+
+    def predict(self, requests: Sequence[LockRequest]) -> tuple[bool, ...]:
+        """Predicted ``fastpath`` flag of each request; see :func:`simulate_fast_path`."""
+        return simulate_fast_path(self, requests)
+
+    def fits(self, relation_oids: Iterable[int]) -> bool:
+        """True when weak locks on all these (distinct, non-shared) relations fit in the fast path."""
+        used: dict[int, int] = {}
+        for oid in set(relation_oids):
+            group = self.group_of(oid)
+            used[group] = used.get(group, 0) + 1
+        return all(n <= FP_LOCK_SLOTS_PER_GROUP for n in used.values())
+
+
+def simulate_fast_path(model: CapacityModel, requests: Sequence[LockRequest]) -> tuple[bool, ...]:
+    """Simulate one backend taking ``requests`` in order from an empty fast-path array.
+
+    Follows ``lock.c LockAcquireExtended`` and ``FastPathGrantRelationLock``: a request for a (relation, mode)
+    already held returns the earlier outcome; an eligible request (``EligibleForRelationFastPath``) goes to the
+    fast path while its group (``FAST_PATH_REL_GROUP``) has fewer than 16 used slots, reusing the relation's slot
+    when it already has one; everything else goes to the main lock table. Locks are never released here: it
+    models the locks a statement holds until transaction end.
+
+    :param model: the backend's capacity.
+    :param requests: lock requests in acquisition order.
+    :return: one predicted fast-path flag per request (True = fast-path slot, False = main lock table).
+    """
+    used_per_group: dict[int, int] = {}
+    slot_of_relation: set[int] = set()
+    held: dict[tuple[int, str], bool] = {}
+    flags: list[bool] = []
+    for req in requests:
+        key = (req.relation_oid, req.mode)
+        if key in held:
+            flags.append(held[key])
+            continue
+        eligible = req.mode in WEAK_LOCK_MODES and not req.shared_catalog
+        group = model.group_of(req.relation_oid)
+        fast = eligible and used_per_group.get(group, 0) < FP_LOCK_SLOTS_PER_GROUP
+        if fast and req.relation_oid not in slot_of_relation:
+            slot_of_relation.add(req.relation_oid)
+            used_per_group[group] = used_per_group.get(group, 0) + 1
+        held[key] = fast
+        flags.append(fast)
+    return tuple(flags)
+
+
+def max_backends(
+    server_version_num: int,
+    *,
+    max_connections: int,
+    autovacuum_workers: int,
+    max_worker_processes: int,
+    max_wal_senders: int,
+) -> int:
+    """``postinit.c InitializeMaxBackends``: the backends that get a PGPROC and lock-table share.
+
+    PG 13-17: ``max_connections + autovacuum_max_workers + 1 + max_worker_processes + max_wal_senders``.
+    PG 18+: ``max_connections + autovacuum_worker_slots + max_worker_processes + max_wal_senders + 2``.
+
+    :param autovacuum_workers: ``autovacuum_max_workers`` before PG 18, ``autovacuum_worker_slots`` from 18.
+    :return: MaxBackends (count).
+    """
+    base = max_connections + autovacuum_workers + max_worker_processes + max_wal_senders
+    return base + (2 if server_version_num >= _PG18 else 1)
+
+
+def shared_lock_table_entries(
+    max_locks_per_transaction: int, max_backends_count: int, max_prepared_transactions: int
+) -> int:
+    """``lock.c NLOCKENTS``: lock entries the shared lock table is sized for (count).
+
+    Exceeding it raises SQLSTATE 53200 "out of shared memory" (PG 13-18 may borrow spare shared memory first).
+    """
+    return max_locks_per_transaction * (max_backends_count + max_prepared_transactions)

@@ -1,0 +1,338 @@
+"""The one module that talks to PostgreSQL: connections, session rules, SQL files, error mapping.
+
+Session rules (every connection lockscope opens):
+
+- ``application_name=lockscope``, ``connect_timeout`` 5 s, autocommit off; nothing is ever committed.
+- Probe transactions (:meth:`Session.probe_transaction`) are ``READ ONLY`` with ``SET LOCAL lock_timeout`` and
+  ``statement_timeout`` and always end in ROLLBACK.
+- SQL lives in ``lockscope/sql/NAME.sql``; a file ``NAME-NNNNNN.sql`` replaces it from server_version_num NNNNNN on.
+- Passwords never appear in any message: :func:`redact_dsn` and :func:`redact` scrub them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, Iterator, Sequence
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql as pg_sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg.rows import dict_row
+
+from . import capacity
+from .errors import (
+    ConnectionFailedError,
+    DatabaseError,
+    LockBlockedError,
+    StatementError,
+    UnsupportedServerError,
+)
+
+__all__ = [
+    "APPLICATION_NAME",
+    "ServerFacts",
+    "Session",
+    "connect",
+    "redact",
+    "redact_dsn",
+    "load_sql",
+]
+
+APPLICATION_NAME = "lockscope"
+_MIN_VERSION_NUM = 130000
+_SQL_FILE = re.compile(r"^(?P<name>[a-z_]+)(?:-(?P<since>\d{6}))?\.sql$")
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN with any password replaced by ``********`` (conninfo or URI form); unparsable → ``<dsn>``."""
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error:
+        return "<dsn>"
+    if "password" in params:
+        params["password"] = "********"
+    return make_conninfo("", **params)
+
+
+def redact(text: str, dsn: str | None) -> str:
+    """``text`` with the DSN's password (if any) replaced by ``********``."""
+    if not dsn:
+        return text
+    try:
+        password = conninfo_to_dict(dsn).get("password")
+    except psycopg.Error:
+        return text
+    return text.replace(str(password), "********") if password else text
+
+
+def load_sql(name: str, server_version_num: int) -> str:
+    """Text of the SQL file ``name`` for a server version.
+
+    :param name: file stem, e.g. ``relation_locks``.
+    :param server_version_num: picks the file with the highest ``-NNNNNN`` suffix <= this version.
+    :raises FileNotFoundError: if no file fits.
+    """
+    best: tuple[int, str] | None = None
+    for entry in resources.files("lockscope.sql").iterdir():
+        match = _SQL_FILE.match(entry.name)
+        if not match or match["name"] != name:
+            continue
+        since = int(match["since"] or 0)
+        if since <= server_version_num and (best is None or since > best[0]):
+            best = (since, entry.read_text(encoding="utf-8"))
+    if best is None:
+        raise FileNotFoundError(f"no SQL file {name!r} for server_version_num {server_version_num}")
+    return best[1]
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What lockscope needs to know about a server, read once per session.
+
+    :ivar server_version_num: e.g. 180006.
+    :ivar server_version: e.g. ``18.6``.
+    :ivar database: current database name.
+    :ivar max_locks_per_transaction: count.
+    :ivar max_connections: count.
+    :ivar max_prepared_transactions: count.
+    :ivar autovacuum_workers: autovacuum_worker_slots (PG 18+) or autovacuum_max_workers (count).
+    :ivar max_worker_processes: count.
+    :ivar max_wal_senders: count.
+    :ivar plan_cache_mode: ``auto``, ``force_generic_plan`` or ``force_custom_plan``.
+    :ivar in_recovery: True on a standby.
+    :ivar pg_locks_oid: OID of the pg_locks view (lockscope's own look-up lock is excluded by it).
+    """
+
+    server_version_num: int
+    server_version: str
+    database: str
+    max_locks_per_transaction: int
+    max_connections: int
+    max_prepared_transactions: int
+    autovacuum_workers: int
+    max_worker_processes: int
+    max_wal_senders: int
+    plan_cache_mode: str
+    in_recovery: bool
+    pg_locks_oid: int
+
+    @property
+    def major(self) -> int:
+        """Major version, e.g. 18."""
+        return self.server_version_num // 10000
+
+    @property
+    def capacity(self) -> capacity.CapacityModel:
+        """This server's fast-path capacity model."""
+        return capacity.CapacityModel(self.server_version_num, self.max_locks_per_transaction)
+
+    @property
+    def max_backends(self) -> int:
+        """MaxBackends (count), ``postinit.c InitializeMaxBackends``."""
+        return capacity.max_backends(
+            self.server_version_num,
+            max_connections=self.max_connections,
+            autovacuum_workers=self.autovacuum_workers,
+            max_worker_processes=self.max_worker_processes,
+            max_wal_senders=self.max_wal_senders,
+        )
+
+    @property
+    def shared_lock_table_entries(self) -> int:
+        """Shared lock table size in lock entries (count), ``lock.c NLOCKENTS``."""
+        return capacity.shared_lock_table_entries(
+            self.max_locks_per_transaction, self.max_backends, self.max_prepared_transactions
+        )
+
+
+class Session:
+    """One lockscope connection with its rules; create with :func:`connect`, close with :meth:`close`.
+
+    :ivar facts: the server's :class:`ServerFacts`.
+    :ivar dsn_redacted: the DSN with the password hidden, for messages.
+    """
+
+    def __init__(self, conn: psycopg.Connection[Any], dsn: str, lock_timeout_ms: int, statement_timeout_ms: int):
+        self._conn = conn
+        self._dsn = dsn
+        self.dsn_redacted = redact_dsn(dsn)
+        self.lock_timeout_ms = lock_timeout_ms
+        self.statement_timeout_ms = statement_timeout_ms
+        row = self.fetch_one(load_sql("server_facts", 0))
+        self._conn.rollback()
+        if int(row["server_version_num"]) < _MIN_VERSION_NUM:
+            raise UnsupportedServerError(
+                f"PostgreSQL {row['server_version']} is not supported: lockscope needs 13 or later"
+            )
+        self.facts = ServerFacts(**row)
+
+    # -- plumbing ------------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """Roll back anything open and close the connection. Idempotent."""
+        if not self._conn.closed:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.rollback()
+            self._conn.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def backend_pid(self) -> int:
+        """pid of this session's server backend."""
+        return int(self._conn.info.backend_pid)
+
+    def literal(self, value: str) -> str:
+        """``value`` as a quoted SQL string literal (untyped, as a psql user would type it)."""
+        return pg_sql.Literal(value).as_string(self._conn)
+
+    def identifier(self, name: str) -> str:
+        """``name`` as a quoted SQL identifier."""
+        return pg_sql.Identifier(name).as_string(self._conn)
+
+    def fetch_all(self, query: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Run one lockscope query (ours, never the user's) and return its rows as dicts.
+
+        :raises DatabaseError: with the server's message.
+        """
+        try:
+            with self._conn.cursor(row_factory=dict_row) as cur:
+                cur.execute(query.encode(), params)  # type: ignore[arg-type]
+                return cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise self._translate(exc) from None
+
+    def fetch_one(self, query: str, params: Sequence[Any] | None = None) -> dict[str, Any]:
+        """Like :meth:`fetch_all` for a query returning exactly one row."""
+        rows = self.fetch_all(query, params)
+        if len(rows) != 1:
+            raise DatabaseError(f"expected one row, got {len(rows)}")
+        return rows[0]
+
+    def query(self, name: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Run the SQL file ``name`` chosen for this server's version (see :func:`load_sql`)."""
+        return self.fetch_all(load_sql(name, self.facts.server_version_num), params)
+
+    def run_user_text(self, text: str, *, prefix_len: int = 0) -> list[tuple[Any, ...]]:
+        """Send text built around the user's statement through the extended protocol (one statement only).
+
+        :param text: e.g. ``EXPLAIN <statement>``; never anything that executes the statement.
+        :param prefix_len: characters lockscope put before the user's text, subtracted from error positions.
+        :return: result rows as tuples (EXPLAIN lines).
+        :raises StatementError: invalid SQL, unknown relation, wrong parameters (with the server's message).
+        :raises LockBlockedError: lock_timeout expired.
+        """
+        try:
+            # A binary-result cursor always uses the extended protocol (Parse/Bind/Execute), which refuses
+            # several statements; psycopg's prepared-statement cache (and its DEALLOCATE ALL) stays unused.
+            with self._conn.cursor(binary=True) as cur:
+                cur.execute(text.encode())  # type: ignore[arg-type]
+                return cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise self._translate(exc, prefix_len=prefix_len) from None
+
+    @contextlib.contextmanager
+    def probe_transaction(self, **local_settings: str) -> Iterator["Session"]:
+        """A READ ONLY transaction with lock_timeout / statement_timeout that is always rolled back.
+
+        :param local_settings: extra ``SET LOCAL name = value`` (e.g. ``plan_cache_mode``).
+        """
+        settings = {
+            "lock_timeout": f"{self.lock_timeout_ms}ms",
+            "statement_timeout": f"{self.statement_timeout_ms}ms",
+            **local_settings,
+        }
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(b"BEGIN READ ONLY")
+                for name, value in settings.items():
+                    cur.execute(
+                        pg_sql.SQL("SET LOCAL {} = {}").format(pg_sql.Identifier(name), pg_sql.Literal(value))
+                    )
+        except psycopg.Error as exc:
+            self._rollback()
+            raise self._translate(exc) from None
+        try:
+            yield self
+        finally:
+            self._rollback()
+
+    def _rollback(self) -> None:
+        with contextlib.suppress(psycopg.Error):
+            self._conn.rollback()
+
+    # -- errors ----------------------------------------------------------------------------------------------
+    def _translate(self, exc: psycopg.Error, *, prefix_len: int = 0) -> DatabaseError:
+        diag = exc.diag
+        primary = redact((diag.message_primary or str(exc)).strip().splitlines()[0], self._dsn)
+        if isinstance(exc, pg_errors.LockNotAvailable):
+            self._rollback()
+            return self._blocked_error()
+        if isinstance(exc, pg_errors.QueryCanceled):
+            return StatementError(
+                f"statement_timeout ({self.statement_timeout_ms} ms) expired: {primary}"
+            )
+        if isinstance(exc, pg_errors.OperationalError) and self._conn.closed:
+            return ConnectionFailedError(f"connection lost: {primary}")
+        if diag.sqlstate and diag.sqlstate[:2] in {"42", "22", "0A", "08", "26", "07", "25", "54", "53"}:
+            position = int(diag.statement_position) - prefix_len if diag.statement_position else None
+            where = f" (at character {position})" if position and position > 0 else ""
+            detail = f"; {diag.message_hint}" if diag.message_hint else ""
+            return StatementError(f"{diag.sqlstate}: {primary}{where}{detail}", position)
+        return DatabaseError(f"{diag.sqlstate or 'error'}: {primary}")
+
+    def _blocked_error(self) -> LockBlockedError:
+        """Who holds the conflicting lock: one pg_locks look-up after the timeout (never a polling loop)."""
+        try:
+            rows = self.query("blocking_locks")
+        finally:
+            self._rollback()
+        pids = tuple(dict.fromkeys(int(r["pid"]) for r in rows))
+        if not pids:
+            return LockBlockedError(
+                f"blocked by a lock held by another session: lock_timeout ({self.lock_timeout_ms} ms) expired"
+            )
+        held = ", ".join(f"pid {r['pid']} ({r['mode']} on {r['relation']})" for r in rows[:3])
+        return LockBlockedError(
+            f"blocked by a lock held by pid {pids[0]}: lock_timeout ({self.lock_timeout_ms} ms) expired; "
+            f"conflicting locks: {held}",
+            pids,
+        )
+
+
+def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int = 5000) -> Session:
+    """Open a lockscope session.
+
+    :param dsn: libpq conninfo or URI; empty string = libpq defaults / PG* environment.
+    :param lock_timeout_ms: lock_timeout of probe transactions (ms).
+    :param statement_timeout_ms: statement_timeout of probe transactions (ms).
+    :raises ConnectionFailedError: unreachable server or authentication failure (password never shown).
+    :raises UnsupportedServerError: server older than PostgreSQL 13.
+    """
+    try:
+        params = conninfo_to_dict(dsn) if dsn else {}
+    except psycopg.Error as exc:
+        raise ConnectionFailedError(f"invalid DSN: {redact(str(exc).splitlines()[0], dsn)}") from None
+    params.setdefault("connect_timeout", "5")
+    params["application_name"] = APPLICATION_NAME
+    try:
+        conn = psycopg.connect(make_conninfo("", **params), autocommit=False)
+    except psycopg.Error as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        message = lines[-1] if lines else "connection failed"
+        message = re.sub(r"^connection to server .*? failed: ", "", message)
+        raise ConnectionFailedError(
+            f"cannot connect to {redact_dsn(dsn) if dsn else 'the default server'}: {redact(message, dsn)}"
+        ) from None
+    try:
+        return Session(conn, dsn, lock_timeout_ms, statement_timeout_ms)
+    except BaseException:
+        conn.close()
+        raise

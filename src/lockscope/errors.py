@@ -1,0 +1,100 @@
+"""The lockscope exception tree.
+
+Every error lockscope raises on purpose derives from :class:`LockscopeError`; the CLI turns
+each into one line on stderr and the exit code named by its ``exit_code``::
+
+    LockscopeError                      exit 1
+     +-- BadInputError                  exit 2   input lockscope refuses before touching a server
+     |    +-- UnsupportedStatementError          utility statement, several statements, empty input
+     +-- DatabaseError                  exit 3   the server said no
+     |    +-- ConnectionFailedError              unreachable server, bad password (password redacted)
+     |    +-- StatementError                     invalid SQL, unknown relation, wrong parameters
+     |    +-- LockBlockedError                   lock_timeout expired: blocked by another session
+     |    +-- UnsupportedServerError             server older than PostgreSQL 13
+     +-- ScratchServerError             exit 4   the scratch server could not be set up or started
+     +-- ModelMismatchError             exit 5   measured fast-path flags differ from the capacity model
+    (exit 6 is not an error: ``--fail-on-spill`` found an execution that spilled to the main lock table)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LockscopeError",
+    "BadInputError",
+    "UnsupportedStatementError",
+    "DatabaseError",
+    "ConnectionFailedError",
+    "StatementError",
+    "LockBlockedError",
+    "UnsupportedServerError",
+    "ScratchServerError",
+    "ModelMismatchError",
+    "EXIT_SPILL",
+]
+
+#: Exit code of ``lockscope footprint --fail-on-spill`` when an execution spilled.
+EXIT_SPILL = 6
+
+
+class LockscopeError(Exception):
+    """Base of every error lockscope raises on purpose; ``str(err)`` is one line for the user."""
+
+    exit_code = 1
+
+
+class BadInputError(LockscopeError):
+    """Input refused before any server is touched (bad option value, unreadable file)."""
+
+    exit_code = 2
+
+
+class UnsupportedStatementError(BadInputError):
+    """The statement is not a single SELECT/INSERT/UPDATE/DELETE/MERGE/VALUES statement."""
+
+
+class DatabaseError(LockscopeError):
+    """The server refused or failed an operation; the message is the server's, on one line."""
+
+    exit_code = 3
+
+
+class ConnectionFailedError(DatabaseError):
+    """Could not connect (unreachable, authentication failed); the password is never included."""
+
+
+class StatementError(DatabaseError):
+    """The server rejected the probed statement (syntax, unknown relation, parameter count or type).
+
+    :ivar position: 1-based character position in the statement reported by the server, or None.
+    """
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+class LockBlockedError(DatabaseError):
+    """The probe waited longer than ``lock_timeout`` for a lock held by another session.
+
+    :ivar blocking_pids: pids of the sessions holding conflicting locks (may be empty if they ended).
+    """
+
+    def __init__(self, message: str, blocking_pids: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.blocking_pids = blocking_pids
+
+
+class UnsupportedServerError(DatabaseError):
+    """The server is older than the oldest major lockscope models (PostgreSQL 13)."""
+
+
+class ScratchServerError(LockscopeError):
+    """The scratch PostgreSQL could not be initialised, started, reconfigured or stopped."""
+
+    exit_code = 4
+
+
+class ModelMismatchError(LockscopeError):
+    """A measured fast-path flag differs from the capacity model's prediction."""
+
+    exit_code = 5

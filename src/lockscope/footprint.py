@@ -1,0 +1,447 @@
+"""Footprint engine: the relation locks one statement takes, per plan-cache phase, measured from pg_locks.
+
+How a probe works (never executing the statement):
+
+- ``simple`` protocol: in one READ ONLY transaction with lock_timeout/statement_timeout, ``EXPLAIN <statement>``
+  (parameters bound as literals), then one pg_locks read of this backend's relation locks, then ROLLBACK.
+- ``prepared`` protocol: ``PREPARE`` once (in a rolled-back transaction; prepared statements outlive it),
+  then for executions 1..N a transaction each with ``SET LOCAL plan_cache_mode`` and ``EXPLAIN EXECUTE``,
+  the pg_locks read and the pg_prepared_statements counters, then ROLLBACK; finally ``DEALLOCATE``.
+
+Beside every measured lock stands the capacity model's prediction (``capacity.simulate_fast_path``), simulated in
+the modelled acquisition order (:func:`acquisition_order`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from . import capacity
+from .capacity import CapacityModel, LockRequest
+from .db import Session
+from .errors import BadInputError
+from .statement import CheckedStatement, bind_params, check_statement
+
+__all__ = [
+    "PLAN_CACHE_MODES",
+    "PROTOCOLS",
+    "ROLES",
+    "RelationLock",
+    "Execution",
+    "Footprint",
+    "measure_footprint",
+    "measure_all_modes",
+    "acquisition_order",
+    "relation_role",
+]
+
+PROTOCOLS = ("simple", "prepared")
+PLAN_CACHE_MODES = ("auto", "force_custom_plan", "force_generic_plan")
+ROLES = (
+    "table", "partitioned table", "partition", "index", "partitioned index", "partition index",
+    "TOAST", "sequence", "view", "other",
+)
+#: plancache.c choose_custom_plan: custom plans are made until num_custom_plans reaches 5.
+CUSTOM_PLANS_BEFORE_GENERIC = 5
+_name_counter = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class RelationLock:
+    """One relation lock the probing backend held after the statement's planning and executor start.
+
+    :ivar relation_oid: OID.
+    :ivar relation: schema-qualified, quoted name.
+    :ivar role: one of :data:`ROLES`.
+    :ivar mode: lock mode as pg_locks spells it.
+    :ivar fastpath: measured pg_locks ``fastpath`` (True = fast-path slot, False = main lock table).
+    :ivar predicted_fastpath: the capacity model's flag for the measured server.
+    :ivar fast_path_group: the relation's fast-path group on the measured server (0 before PG 18).
+    :ivar order: position in the modelled acquisition order (0-based).
+    :ivar assumed_fastpath: the flag under ``--assume-version/--assume-mlpt``, or None.
+    """
+
+    relation_oid: int
+    relation: str
+    role: str
+    mode: str
+    fastpath: bool
+    predicted_fastpath: bool
+    fast_path_group: int
+    order: int
+    assumed_fastpath: bool | None = None
+
+    @property
+    def mismatch(self) -> bool:
+        """True when the measured flag differs from the model's."""
+        return self.fastpath != self.predicted_fastpath
+
+
+@dataclass(frozen=True)
+class Execution:
+    """One probed execution.
+
+    :ivar number: 1-based execution number (always 1 for the simple protocol).
+    :ivar phase: ``simple``, ``custom``, ``generic-build`` or ``generic-reuse`` (plancache.c GetCachedPlan).
+    :ivar plan_type: ``custom`` or ``generic`` from pg_prepared_statements counters; ``None`` for the simple
+        protocol or on PG 13 (no counters).
+    :ivar locks: relation locks in modelled acquisition order.
+    :ivar plan: the EXPLAIN output, one string per line.
+    """
+
+    number: int
+    phase: str
+    plan_type: str | None
+    locks: tuple[RelationLock, ...]
+    plan: tuple[str, ...] = ()
+
+    @property
+    def lock_count(self) -> int:
+        """Relation locks held (count; one per relation and mode, as pg_locks rows)."""
+        return len(self.locks)
+
+    @property
+    def fastpath_count(self) -> int:
+        """Measured fast-path locks (count)."""
+        return sum(lock.fastpath for lock in self.locks)
+
+    @property
+    def main_table_count(self) -> int:
+        """Measured locks in the main lock table, i.e. spilled (count)."""
+        return self.lock_count - self.fastpath_count
+
+    @property
+    def predicted_main_table_count(self) -> int:
+        """Locks the model puts in the main lock table (count)."""
+        return sum(not lock.predicted_fastpath for lock in self.locks)
+
+    @property
+    def assumed_main_table_count(self) -> int | None:
+        """Main-table locks under the assumed version/setting (count), or None."""
+        if not self.locks or self.locks[0].assumed_fastpath is None:
+            return None
+        return sum(not lock.assumed_fastpath for lock in self.locks)
+
+    @property
+    def mismatches(self) -> tuple[RelationLock, ...]:
+        """Locks whose measured flag differs from the prediction."""
+        return tuple(lock for lock in self.locks if lock.mismatch)
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """The footprint of one statement under one protocol and plan_cache_mode.
+
+    :ivar statement: the probed statement text.
+    :ivar protocol: ``simple`` or ``prepared``.
+    :ivar plan_cache_mode: mode set for the executions (``auto`` for the simple protocol).
+    :ivar params: parameter values as given (text).
+    :ivar server_version_num: measured server's version.
+    :ivar server_version: e.g. ``18.6``.
+    :ivar capacity: measured server's fast-path capacity.
+    :ivar assumed: the ``--assume-*`` capacity, or None.
+    :ivar executions: one per execution.
+    """
+
+    statement: str
+    protocol: str
+    plan_cache_mode: str
+    params: tuple[str, ...]
+    server_version_num: int
+    server_version: str
+    capacity: CapacityModel
+    executions: tuple[Execution, ...]
+    assumed: CapacityModel | None = None
+    param_types: tuple[str, ...] = field(default=())
+
+    @property
+    def spilled(self) -> bool:
+        """True when any execution put a lock in the main lock table."""
+        return any(e.main_table_count for e in self.executions)
+
+    @property
+    def mismatch_count(self) -> int:
+        """Locks (over all executions) whose measured fast-path flag differs from the model (count)."""
+        return sum(len(e.mismatches) for e in self.executions)
+
+
+def relation_role(relkind: str, relispartition: bool, parent_relkind: str | None,
+                  parent_relispartition: bool) -> str:
+    """The role lockscope shows for a relation, from pg_class facts (see :data:`ROLES`)."""
+    if relkind == "r":
+        return "partition" if relispartition else "table"
+    if relkind == "p":
+        return "partitioned table"
+    if relkind == "I":
+        return "partitioned index"
+    if relkind == "i":
+        if parent_relkind == "t":
+            return "TOAST"
+        return "partition index" if parent_relispartition else "index"
+    if relkind == "t":
+        return "TOAST"
+    if relkind == "S":
+        return "sequence"
+    if relkind == "v":
+        return "view"
+    return "other"
+
+
+def acquisition_order(
+    infos: dict[int, dict[str, Any]], oids: Sequence[int], relation_names: Sequence[str]
+) -> list[int]:
+    """Model the order in which a backend locked these relations.
+
+    Follows parser → planner → inheritance expansion: first the relations named in the statement, in text
+    order (parser: ``parse_relation.c addRangeTableEntry``; views before what they contain, rewriter); then,
+    per named relation, its indexes in OID order (``plancat.c get_relation_info`` → ``relcache.c
+    RelationGetIndexList``, sorted by OID); then partitions of each partitioned relation, each followed by its
+    indexes, recursively (``inherit.c expand_partitioned_rtentry``; partition bound order is approximated by
+    OID order); then anything else (TOAST, sequences, tables inside views) in OID order. Only the order within
+    one fast-path group matters for the flags, and only once that group holds more than 16 relations.
+
+    :param infos: relation facts by OID (``relation_info.sql`` rows).
+    :param oids: the locked relations (distinct).
+    :param relation_names: names as written in the statement, in text order.
+    :return: the OIDs in modelled acquisition order.
+    """
+    present = set(oids)
+    children: dict[int, list[int]] = {}
+    for oid in sorted(present):
+        parent = infos.get(oid, {}).get("parent_oid")
+        if parent is not None and parent in present:
+            children.setdefault(parent, []).append(oid)
+    name_rank = {name: i for i, name in enumerate(relation_names)}
+
+    def top_key(oid: int) -> tuple[int, int]:
+        return (name_rank.get(infos.get(oid, {}).get("relname", ""), len(name_rank)), oid)
+
+    tops = sorted((o for o in present if infos.get(o, {}).get("parent_oid") not in present), key=top_key)
+    tops_named = [o for o in tops if infos.get(o, {}).get("relname") in name_rank]
+    tops_other = [o for o in tops if o not in tops_named]
+    order: list[int] = []
+    seen: set[int] = set()
+
+    def add(oid: int) -> None:
+        if oid not in seen:
+            seen.add(oid)
+            order.append(oid)
+
+    def is_index(oid: int) -> bool:
+        return infos.get(oid, {}).get("relkind") in ("i", "I")
+
+    def expand(oid: int) -> None:
+        # children of a locked relation: its indexes first (planner), then partitions with theirs.
+        for idx in (c for c in children.get(oid, []) if is_index(c)):
+            add(idx)
+        for part in (c for c in children.get(oid, []) if not is_index(c)):
+            add(part)
+            expand(part)
+
+    for oid in tops_named:
+        add(oid)
+    for oid in tops_named:
+        for idx in (c for c in children.get(oid, []) if is_index(c)):
+            add(idx)
+    for oid in tops_named:
+        expand(oid)
+    for oid in tops_other:
+        add(oid)
+        expand(oid)
+    for oid in sorted(present):
+        add(oid)
+    return order
+
+
+class _Prober:
+    """Reads and models the locks of one probe; shared by both protocols."""
+
+    def __init__(self, session: Session, checked: CheckedStatement, assumed: CapacityModel | None):
+        self.session = session
+        self.checked = checked
+        self.model = session.facts.capacity
+        self.assumed = assumed
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """This backend's relation locks, minus lockscope's own lock on the pg_locks view."""
+        rows = self.session.query("relation_locks")
+        own = self.session.facts.pg_locks_oid
+        mentions_pg_locks = "pg_locks" in self.checked.relation_names
+        return [r for r in rows if mentions_pg_locks or int(r["relation_oid"]) != own]
+
+    def build_locks(self, rows: list[dict[str, Any]]) -> tuple[RelationLock, ...]:
+        oids = list(dict.fromkeys(int(r["relation_oid"]) for r in rows))
+        infos = {int(i["relation_oid"]): i for i in self.session.query("relation_info", [oids])} if oids else {}
+        rank = {oid: n for n, oid in enumerate(acquisition_order(infos, oids, self.checked.relation_names))}
+        mode_rank = {m: n for n, m in enumerate(capacity.LOCK_MODES)}
+        rows = sorted(rows, key=lambda r: (rank[int(r["relation_oid"])], mode_rank.get(r["mode"], 99)))
+        requests = [LockRequest(int(r["relation_oid"]), r["mode"], bool(r["shared_catalog"])) for r in rows]
+        predicted = self.model.predict(requests)
+        assumed = self.assumed.predict(requests) if self.assumed else [None] * len(requests)
+        locks = []
+        for row, pred, assume in zip(rows, predicted, assumed):
+            oid = int(row["relation_oid"])
+            info = infos.get(oid)
+            locks.append(RelationLock(
+                relation_oid=oid,
+                relation=info["relation"] if info else str(oid),
+                role=relation_role(info["relkind"], info["relispartition"], info["parent_relkind"],
+                                   info["parent_relispartition"]) if info else "other",
+                mode=row["mode"],
+                fastpath=bool(row["fastpath"]),
+                predicted_fastpath=pred,
+                fast_path_group=self.model.group_of(oid),
+                order=rank[oid],
+                assumed_fastpath=assume,
+            ))
+        return tuple(locks)
+
+
+def measure_footprint(
+    session: Session,
+    sql: str,
+    *,
+    params: Sequence[str] = (),
+    param_types: Sequence[str] = (),
+    protocol: str = "simple",
+    plan_cache_mode: str = "auto",
+    executions: int = 7,
+    assume: CapacityModel | None = None,
+) -> Footprint:
+    """Measure the relation-lock footprint of one statement on the session's server.
+
+    :param session: an open :class:`~lockscope.db.Session` (any database, read-only access suffices).
+    :param sql: one SELECT/INSERT/UPDATE/DELETE/MERGE; ``$1..$n`` parameters allowed.
+    :param params: values for ``$1..$n`` as text (typed by the server).
+    :param param_types: SQL types for ``PREPARE name (types)`` (prepared protocol; needed for unused params).
+    :param protocol: ``simple`` (EXPLAIN) or ``prepared`` (PREPARE + EXPLAIN EXECUTE per execution).
+    :param plan_cache_mode: ``auto``, ``force_custom_plan`` or ``force_generic_plan`` (prepared protocol).
+    :param executions: executions to probe with the prepared protocol (count, 1..100).
+    :param assume: another capacity model to predict with (``--assume-version/--assume-mlpt``).
+    :return: a :class:`Footprint`.
+    :raises UnsupportedStatementError: utility, several or no statements.
+    :raises BadInputError: bad option values, parameter count (simple protocol).
+    :raises StatementError: the server rejected the statement or its parameters.
+    :raises LockBlockedError: another session holds a conflicting lock longer than lock_timeout.
+    """
+    if protocol not in PROTOCOLS:
+        raise BadInputError(f"unknown protocol {protocol!r}: use simple or prepared")
+    if plan_cache_mode not in PLAN_CACHE_MODES:
+        raise BadInputError(f"unknown plan_cache_mode {plan_cache_mode!r}: use {', '.join(PLAN_CACHE_MODES)}")
+    if not 1 <= executions <= 100:
+        raise BadInputError("executions must be between 1 and 100")
+    if param_types and protocol != "prepared":
+        raise BadInputError("--param-type applies to the prepared protocol only")
+    checked = check_statement(sql)
+    prober = _Prober(session, checked, assume)
+    if protocol == "simple":
+        runs = (_probe_simple(prober, params),)
+        mode = "auto"
+    else:
+        runs = _probe_prepared(prober, params, param_types, plan_cache_mode, executions)
+        mode = plan_cache_mode
+    facts = session.facts
+    return Footprint(
+        statement=checked.text,
+        protocol=protocol,
+        plan_cache_mode=mode,
+        params=tuple(params),
+        param_types=tuple(param_types),
+        server_version_num=facts.server_version_num,
+        server_version=facts.server_version,
+        capacity=facts.capacity,
+        executions=runs,
+        assumed=assume,
+    )
+
+
+def measure_all_modes(session: Session, sql: str, **kwargs: Any) -> tuple[Footprint, ...]:
+    """:func:`measure_footprint` with the prepared protocol in each plan_cache_mode (auto, custom, generic)."""
+    kwargs["protocol"] = "prepared"
+    return tuple(measure_footprint(session, sql, plan_cache_mode=m, **kwargs) for m in PLAN_CACHE_MODES)
+
+
+def _plan_lines(rows: list[tuple[Any, ...]]) -> tuple[str, ...]:
+    return tuple(str(r[0]) for r in rows)
+
+
+def _probe_simple(prober: _Prober, params: Sequence[str]) -> Execution:
+    text = bind_params(prober.checked, params, prober.session.literal)
+    with prober.session.probe_transaction():
+        plan = prober.session.run_user_text("EXPLAIN " + text, prefix_len=len("EXPLAIN "))
+        rows = prober.snapshot()
+        locks = prober.build_locks(rows)
+    return Execution(number=1, phase="simple", plan_type=None, locks=locks, plan=_plan_lines(plan))
+
+
+def _probe_prepared(
+    prober: _Prober, params: Sequence[str], param_types: Sequence[str], mode: str, executions: int
+) -> tuple[Execution, ...]:
+    session = prober.session
+    name = f"lockscope_{os.getpid()}_{next(_name_counter)}"
+    types = ""
+    if param_types:
+        for t in param_types:
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_ .\[\]()\"]*", t):
+                raise BadInputError(f"invalid parameter type {t!r}")
+        types = " (" + ", ".join(param_types) + ")"
+    prefix = f"PREPARE {name}{types} AS "
+    args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
+    out: list[Execution] = []
+    try:
+        with session.probe_transaction():
+            session.run_user_text(prefix + prober.checked.text, prefix_len=len(prefix))
+        has_params = bool(params) or bool(param_types)
+        generic_built = False
+        before = (0, 0)
+        for number in range(1, executions + 1):
+            with session.probe_transaction(plan_cache_mode=mode):
+                plan = session.run_user_text(f"EXPLAIN EXECUTE {name}{args}")
+                rows = prober.snapshot()
+                counters = session.query("prepared_counters", [name])
+                locks = prober.build_locks(rows)
+            generic, custom = counters[0]["generic_plans"], counters[0]["custom_plans"]
+            phase, plan_type, generic_built = _phase(
+                mode, has_params, generic_built, before, None if generic is None else (int(generic), int(custom))
+            )
+            if generic is not None:
+                before = (int(generic), int(custom))
+            else:
+                before = (before[0] + (plan_type == "generic"), before[1] + (plan_type == "custom"))
+            out.append(Execution(number, phase, plan_type, locks, _plan_lines(plan)))
+    finally:
+        with session.probe_transaction():
+            session.fetch_all(f"DEALLOCATE {name}")
+    return tuple(out)
+
+
+def _phase(
+    mode: str, has_params: bool, generic_built: bool, before: tuple[int, int], after: tuple[int, int] | None
+) -> tuple[str, str | None, bool]:
+    """Phase of one execution, following ``plancache.c GetCachedPlan`` and ``choose_custom_plan``.
+
+    :param before: (generic_plans, custom_plans) before this execution.
+    :param after: the counters after it, or None on PG 13 (then the plan type comes from the rules).
+    :return: (phase, plan type, whether a generic plan now exists).
+    """
+    # choose_custom_plan: no parameters -> generic; force modes; else 5 custom plans, then build a generic one.
+    wants_generic = (not has_params) or mode == "force_generic_plan" or (
+        mode == "auto" and before[1] >= CUSTOM_PLANS_BEFORE_GENERIC
+    )
+    if mode == "force_custom_plan" and has_params:
+        wants_generic = False
+    if after is not None:
+        plan_type = "generic" if after[0] > before[0] else "custom"
+    elif not wants_generic:
+        plan_type = "custom"
+    else:
+        plan_type = "generic" if mode == "force_generic_plan" or not has_params else None
+    if wants_generic and not generic_built:
+        return "generic-build", plan_type, True
+    if plan_type == "generic":
+        return "generic-reuse", plan_type, generic_built
+    return "custom", plan_type, generic_built

