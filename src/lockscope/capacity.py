@@ -150,6 +150,10 @@ class CapacityModel:
             return f"{self.slots} slots"
         return f"{self.slots} slots ({self.groups} group{'s' if self.groups > 1 else ''} x 16)"
 
+    def short(self) -> str:
+        """Compact form for table cells: ``64=4x16`` (PG 18+) or ``16``."""
+        return f"{self.slots}={self.groups}x16" if self.hashed else str(self.slots)
+
     def predict(self, requests: Sequence[LockRequest]) -> tuple[bool, ...]:
         """Predicted ``fastpath`` flag of each request; see :func:`simulate_fast_path`."""
         return simulate_fast_path(self, requests)

@@ -40,6 +40,7 @@ __all__ = [
     "redact",
     "redact_dsn",
     "load_sql",
+    "run_script",
 ]
 
 APPLICATION_NAME = "lockscope"
@@ -336,3 +337,35 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
     except BaseException:
         conn.close()
         raise
+
+
+def run_script(conninfo: str, script: str) -> int:
+    """Run a SQL script, statement by statement in autocommit, on a server lockscope started itself.
+
+    Only for scratch servers (demo set-up, ``--setup``, lab): it executes statements for real.
+
+    :param conninfo: the scratch server's conninfo (:meth:`ScratchServer.conninfo`).
+    :param script: SQL text; split with PostgreSQL's own parser (pglast), so DO blocks and VACUUM work.
+    :return: statements run (count).
+    :raises StatementError: on the first failing statement (its text, shortened, and the server's message).
+    :raises ConnectionFailedError: if the server cannot be reached.
+    """
+    from pglast import split
+    from pglast.parser import ParseError
+
+    try:
+        statements = split(script)
+    except ParseError as exc:
+        raise StatementError(f"set-up script does not parse: {exc}") from None
+    try:
+        conn = psycopg.connect(conninfo, autocommit=True, application_name=APPLICATION_NAME)
+    except psycopg.Error as exc:
+        raise ConnectionFailedError(f"cannot connect to the scratch server: {str(exc).strip()}") from None
+    with conn:
+        for stmt in statements:
+            try:
+                conn.execute(stmt.encode())
+            except psycopg.Error as exc:
+                short = " ".join(stmt.split())[:80]
+                raise StatementError(f"set-up statement failed: {short}: {exc.diag.message_primary}") from None
+    return len(statements)

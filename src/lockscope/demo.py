@@ -1,0 +1,243 @@
+"""``lockscope demo``: the seed experiments, reproduced with the footprint engine on a scratch server.
+
+Scenarios (PostgresAI #PostgresMarathon 2-004, 2-008..2-011; pg-lock-internals.md section 3):
+
+1. ``events``: 12 monthly range partitions x 3 indexes, prepared
+   ``select event_id, event_data from events where event_time = $1`` in the three plan_cache_modes on empty
+   tables (auto: 8,8,8,8,8,52,13,...), then again in auto mode with rows loaded (the generic plan is built at
+   execution 6 and rejected: 8 locks from execution 7).
+2. ``t``: unpartitioned table with 5 indexes, prepared ``select from t`` with an int parameter: 6 locks for
+   executions 1-6, 1 lock from execution 7.
+3. ``p40``: 40 partitions x 1 index: ``k = 150`` prunes at plan time (4 locks on PG 16+); ``k = (select 150)``
+   does not (82 locks).
+4. ``pgbench_accounts`` with 0..N extra indexes at max_locks_per_transaction 16 and 64: the first extra-index
+   count at which a primary-key SELECT spills to the main lock table.
+
+Nothing here prints: progress goes to a callback, results come back as frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .db import connect, run_script
+from .errors import ScratchServerError
+from .footprint import Footprint, measure_all_modes, measure_footprint
+from .server import ScratchServer, ScratchSettings
+
+__all__ = ["CliffPoint", "DemoResult", "run_demo", "EVENTS_SQL", "EVENTS_STATEMENT", "T5_SQL", "P40_SQL",
+           "load_events_rows", "PK_SELECT"]
+
+EVENTS_SQL = """
+create table events (event_id bigint, event_time timestamptz, event_data text) partition by range (event_time);
+do $$
+declare i int; start_date date;
+begin
+  for i in 0..11 loop
+    start_date := '2024-01-01'::date + make_interval(months => i);
+    execute format('create table events_%s partition of events for values from (%L) to (%L)',
+                   to_char(start_date, 'YYYY_MM'), start_date, start_date + interval '1 month');
+  end loop;
+end $$;
+create index on events (event_id);
+create index on events (event_time);
+create index on events (event_data);
+vacuum analyze events;
+"""
+EVENTS_STATEMENT = "select event_id, event_data from events where event_time = $1"
+EVENTS_PARAM = "2024-06-06 00:00:00+00"
+
+T5_SQL = """
+create table t ();
+create index on t ((1)); create index on t ((1)); create index on t ((1));
+create index on t ((1)); create index on t ((1));
+"""
+
+P40_SQL = """
+create table p40 (k int, v text) partition by range (k);
+do $$ begin
+  for i in 0..39 loop
+    execute format('create table p40_%s partition of p40 for values from (%s) to (%s)', i, i * 10, i * 10 + 10);
+  end loop;
+end $$;
+create index on p40 (k);
+"""
+PK_SELECT = "select abalance from pgbench_accounts where aid = $1"
+
+
+@dataclass(frozen=True)
+class CliffPoint:
+    """One point of the extra-index sweep (simple protocol, primary-key SELECT on pgbench_accounts).
+
+    :ivar max_locks_per_transaction: the setting (count).
+    :ivar extra_indexes: indexes beyond the primary key (count).
+    :ivar footprint: the measured footprint.
+    """
+
+    max_locks_per_transaction: int
+    extra_indexes: int
+    footprint: Footprint
+
+    @property
+    def locks(self) -> int:
+        return self.footprint.executions[0].lock_count
+
+    @property
+    def main_table(self) -> int:
+        return self.footprint.executions[0].main_table_count
+
+    @property
+    def predicted_main_table(self) -> int:
+        return self.footprint.executions[0].predicted_main_table_count
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """Everything ``lockscope demo`` measured.
+
+    :ivar server_version: e.g. ``18.6``.
+    :ivar events_empty: the events statement in auto, force_custom_plan, force_generic_plan (empty tables).
+    :ivar events_with_data: auto mode after loading ``rows_per_partition`` rows per partition, or None.
+    :ivar rows_per_partition: rows loaded per partition (count; 0 = not run).
+    :ivar unpartitioned: ``select from t`` prepared (5 indexes).
+    :ivar pruned: ``k = 150`` on p40 (plan-time pruning).
+    :ivar unpruned: ``k = (select 150)`` on p40 (no plan-time pruning).
+    :ivar cliff: the extra-index sweep points, mlpt 16 then 64.
+    """
+
+    server_version: str
+    server_version_num: int
+    events_empty: tuple[Footprint, ...]
+    events_with_data: Footprint | None
+    rows_per_partition: int
+    unpartitioned: Footprint
+    pruned: Footprint
+    unpruned: Footprint
+    cliff: tuple[CliffPoint, ...]
+
+    def first_spill(self, mlpt: int) -> int | None:
+        """Fewest extra indexes at which the primary-key SELECT spilled at this setting, or None."""
+        for point in self.cliff:
+            if point.max_locks_per_transaction == mlpt and point.main_table:
+                return point.extra_indexes
+        return None
+
+    @property
+    def footprints(self) -> tuple[Footprint, ...]:
+        """Every footprint measured (for mismatch counting and JSON)."""
+        rest = (self.unpartitioned, self.pruned, self.unpruned, *(p.footprint for p in self.cliff))
+        return (*self.events_empty, *((self.events_with_data,) if self.events_with_data else ()), *rest)
+
+    @property
+    def mismatch_count(self) -> int:
+        """Locks whose measured fast-path flag differs from the model, over all scenarios (count)."""
+        return sum(fp.mismatch_count for fp in self.footprints)
+
+
+def load_events_rows(conninfo: str, rows_per_partition: int) -> None:
+    """Load ``rows_per_partition`` rows into each events partition (one second apart) and VACUUM ANALYZE."""
+    run_script(conninfo, f"""
+do $$
+declare i int; start_date date;
+begin
+  for i in 0..11 loop
+    start_date := '2024-01-01'::date + make_interval(months => i);
+    execute format('insert into %I (event_id, event_time, event_data)
+                    select s, %L::timestamptz + (s * interval ''1 second''), ''data_'' || s
+                    from generate_series(1, {int(rows_per_partition)}) s',
+                   'events_' || to_char(start_date, 'YYYY_MM'), start_date);
+  end loop;
+end $$;
+vacuum analyze events;
+""")
+
+
+def pgbench_init(server: ScratchServer, scale: int = 1) -> None:
+    """``pgbench -i -s scale`` on the scratch server with its own pgbench.
+
+    :raises ScratchServerError: if pgbench fails.
+    """
+    argv = [str(server.tool("pgbench")), "-i", "-q", "-s", str(scale), "-h", str(server.socket_dir),
+            "-p", str(server.port), "-U", "postgres", "postgres"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        raise ScratchServerError(f"pgbench -i failed: {lines[-1] if lines else proc.returncode}")
+
+
+def extra_index_sweep(server: ScratchServer, mlpts: tuple[int, ...], max_extra: int,
+                      progress: Callable[[str], None] = lambda _: None) -> tuple[CliffPoint, ...]:
+    """Footprint of :data:`PK_SELECT` with 0..max_extra extra indexes on pgbench_accounts, per setting.
+
+    Restarts the server for each max_locks_per_transaction; indexes are dropped and re-created per setting.
+    Needs pgbench_accounts (:func:`pgbench_init`).
+    """
+    points: list[CliffPoint] = []
+    for mlpt in mlpts:
+        progress(f"extra-index sweep at max_locks_per_transaction={mlpt}")
+        server.reconfigure(max_locks_per_transaction=mlpt)
+        drops = "".join(f"drop index if exists pgbench_accounts_extra_{k};" for k in range(1, max_extra + 1))
+        run_script(server.conninfo(), drops)
+        with connect(server.conninfo()) as session:
+            for k in range(max_extra + 1):
+                if k:
+                    run_script(server.conninfo(),
+                               f"create index pgbench_accounts_extra_{k} on pgbench_accounts (bid)")
+                fp = measure_footprint(session, PK_SELECT, params=["1"])
+                points.append(CliffPoint(mlpt, k, fp))
+    return tuple(points)
+
+
+def run_demo(
+    pg_bin: Path | str | None = None,
+    *,
+    rows_per_partition: int = 1_000_000,
+    max_extra_indexes: int = 30,
+    progress: Callable[[str], None] = lambda _: None,
+) -> DemoResult:
+    """Start a scratch server, run the four scenarios, stop the server.
+
+    :param pg_bin: bin dir of PG 13+ (default embedded PG 18).
+    :param rows_per_partition: rows per events partition for the with-data run (count; 0 skips it).
+    :param max_extra_indexes: extra indexes in the sweep (count).
+    :param progress: called with a short description before each step.
+    :raises ScratchServerError, DatabaseError: when the server or a set-up step fails.
+    """
+    with ScratchServer(pg_bin, ScratchSettings(max_locks_per_transaction=64)) as server:
+        conninfo = server.conninfo()
+        progress("creating events (12 partitions x 3 indexes), t (5 indexes), p40 (40 partitions)")
+        run_script(conninfo, EVENTS_SQL + T5_SQL + P40_SQL)
+        with connect(conninfo) as session:
+            progress("probing the prepared statement on events in three plan_cache_modes")
+            events_empty = measure_all_modes(session, EVENTS_STATEMENT, params=[EVENTS_PARAM], executions=8)
+            unpartitioned = measure_footprint(session, "select from t", protocol="prepared",
+                                              param_types=["int"], params=["1"], executions=8)
+            pruned = measure_footprint(session, "select * from p40 where k = 150")
+            unpruned = measure_footprint(session, "select * from p40 where k = (select 150)")
+            version, version_num = session.facts.server_version, session.facts.server_version_num
+        events_with_data = None
+        if rows_per_partition:
+            progress(f"loading {rows_per_partition:,} rows into each of 12 partitions")
+            load_events_rows(conninfo, rows_per_partition)
+            with connect(conninfo) as session:
+                events_with_data = measure_footprint(session, EVENTS_STATEMENT, params=[EVENTS_PARAM],
+                                                     protocol="prepared", executions=8)
+            run_script(conninfo, "truncate events")
+        progress("pgbench -i")
+        pgbench_init(server)
+        cliff = extra_index_sweep(server, (16, 64), max_extra_indexes, progress)
+    return DemoResult(
+        server_version=version,
+        server_version_num=version_num,
+        events_empty=events_empty,
+        events_with_data=events_with_data,
+        rows_per_partition=rows_per_partition,
+        unpartitioned=unpartitioned,
+        pruned=pruned,
+        unpruned=unpruned,
+        cliff=cliff,
+    )
+

@@ -1,0 +1,1 @@
+"""Renderers: terminal (rich), JSON, self-contained HTML. No engine logic, no SQL."""

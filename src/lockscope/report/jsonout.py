@@ -1,0 +1,88 @@
+"""Footprints as JSON-ready dicts, schema ``lockscope/footprint/v1`` (documented in docs/json-schema.md).
+
+Adding keys keeps the version; renaming or removing one bumps it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Sequence
+
+from .. import __version__
+from ..capacity import CapacityModel
+from ..footprint import Execution, Footprint
+
+__all__ = ["FOOTPRINT_SCHEMA", "footprints_to_dict", "capacity_to_dict"]
+
+FOOTPRINT_SCHEMA = "lockscope/footprint/v1"
+
+
+def capacity_to_dict(model: CapacityModel | None) -> dict[str, Any] | None:
+    """``{server_version_num, max_locks_per_transaction, fast_path_groups, fast_path_slots, hashed_groups}``."""
+    if model is None:
+        return None
+    return {
+        "server_version_num": model.server_version_num,
+        "max_locks_per_transaction": model.max_locks_per_transaction,
+        "fast_path_groups": model.groups,
+        "fast_path_slots": model.slots,
+        "hashed_groups": model.hashed,
+    }
+
+
+def _execution(e: Execution) -> dict[str, Any]:
+    return {
+        "number": e.number,
+        "phase": e.phase,
+        "plan_type": e.plan_type,
+        "locks": e.lock_count,
+        "fastpath": e.fastpath_count,
+        "main_table": e.main_table_count,
+        "predicted_main_table": e.predicted_main_table_count,
+        "assumed_main_table": e.assumed_main_table_count,
+        "mismatches": len(e.mismatches),
+        "relations": [
+            {
+                "oid": lock.relation_oid,
+                "relation": lock.relation,
+                "role": lock.role,
+                "mode": lock.mode,
+                "fastpath": lock.fastpath,
+                "predicted_fastpath": lock.predicted_fastpath,
+                "assumed_fastpath": lock.assumed_fastpath,
+                "fast_path_group": lock.fast_path_group,
+                "order": lock.order,
+            }
+            for lock in e.locks
+        ],
+        "plan": list(e.plan),
+    }
+
+
+def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
+    """One JSON document for one statement measured under one or more plan_cache_modes.
+
+    :param footprints: non-empty, all of the same statement and server.
+    :return: a dict with ``schema``, ``lockscope_version``, ``measured_at`` (UTC ISO 8601), ``server``,
+        ``capacity``, ``assumed``, ``statement``, ``protocol``, ``params``, ``spilled``, ``mismatch_count``
+        and ``runs`` (one per plan_cache_mode, each with ``executions``).
+    """
+    first = footprints[0]
+    return {
+        "schema": FOOTPRINT_SCHEMA,
+        "lockscope_version": __version__,
+        "measured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "server": {"server_version_num": first.server_version_num, "server_version": first.server_version},
+        "capacity": capacity_to_dict(first.capacity),
+        "assumed": capacity_to_dict(first.assumed),
+        "statement": first.statement,
+        "protocol": first.protocol,
+        "params": list(first.params),
+        "param_types": list(first.param_types),
+        "spilled": any(fp.spilled for fp in footprints),
+        "mismatch_count": sum(fp.mismatch_count for fp in footprints),
+        "runs": [
+            {"plan_cache_mode": fp.plan_cache_mode, "executions": [_execution(e) for e in fp.executions]}
+            for fp in footprints
+        ],
+    }

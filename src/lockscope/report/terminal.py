@@ -1,0 +1,130 @@
+"""Rich renderables for footprints (the CLI prints them; nothing here prints)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ..footprint import Execution, Footprint
+
+__all__ = ["footprint_table", "relations_table", "mismatch_panel", "render_footprints"]
+
+
+def _main_cell(e: Execution) -> Text:
+    style = "bold red" if e.main_table_count else "green"
+    return Text(str(e.main_table_count), style=style)
+
+
+def _predicted_cell(e: Execution) -> Text:
+    text = str(e.predicted_main_table_count)
+    if e.mismatches:
+        return Text(f"{text} MISMATCH", style="bold white on red")
+    return Text(text + " ✓", style="dim")
+
+
+def _mode_cell(e: Execution) -> Text:
+    text = Text(f"{e.lock_count}")
+    text.append(f" {e.main_table_count} main", style="bold red" if e.main_table_count else "green")
+    text.append(f" {e.phase}", style="dim")
+    if e.mismatches:
+        text.append(" MISMATCH", style="bold white on red")
+    return text
+
+
+def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -> Table:
+    """The per-execution summary table.
+
+    One footprint: one row per execution with phase, plan type, locks, fast-path, main table (measured),
+    main table predicted, capacity, and the ``--assume-*`` prediction when present. Several footprints (the
+    plan_cache_modes of ``--plan-cache-mode all``): one row per execution, the modes side by side, each cell
+    ``locks / main-table locks / phase``.
+    """
+    first = footprints[0]
+    table = Table(title=title, title_justify="left", header_style="bold")
+    if len(footprints) > 1:
+        table.add_column("exec", justify="right")
+        for fp in footprints:
+            table.add_column(f"{fp.plan_cache_mode}: locks, main, phase")
+        for i in range(max(len(fp.executions) for fp in footprints)):
+            cells: list[RenderableType] = [str(i + 1)]
+            cells += [_mode_cell(fp.executions[i]) if i < len(fp.executions) else "" for fp in footprints]
+            table.add_row(*cells)
+        return table
+    for col, just in (("exec", "right"), ("phase", "left"), ("plan", "left"), ("locks", "right"),
+                      ("fast-path", "right"), ("main", "right"), ("predicted", "right"), ("slots", "right")):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    if first.assumed is not None:
+        a = first.assumed
+        table.add_column(f"main if PG{a.server_version_num // 10000}/{a.max_locks_per_transaction}", justify="right")
+    for e in first.executions:
+        row: list[RenderableType] = [str(e.number), e.phase, e.plan_type or "-", str(e.lock_count),
+                                     str(e.fastpath_count), _main_cell(e), _predicted_cell(e), first.capacity.short()]
+        if first.assumed is not None:
+            row.append(str(e.assumed_main_table_count))
+        table.add_row(*row)
+    return table
+
+
+def relations_table(e: Execution, title: str) -> Table:
+    """The relation list of one execution: name, OID, role, mode, group, measured and predicted fast-path."""
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for col, just in (("#", "right"), ("relation", "left"), ("oid", "right"), ("role", "left"), ("mode", "left"),
+                      ("group", "right"), ("fastpath", "left"), ("predicted", "left")):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    for lock in e.locks:
+        measured = Text("yes" if lock.fastpath else "no (main table)", style="" if lock.fastpath else "red")
+        predicted = Text("yes" if lock.predicted_fastpath else "no",
+                         style="bold white on red" if lock.mismatch else "dim")
+        table.add_row(str(lock.order + 1), lock.relation, str(lock.relation_oid), lock.role, lock.mode,
+                      str(lock.fast_path_group), measured, predicted)
+    return table
+
+
+def mismatch_panel(footprints: Sequence[Footprint]) -> Panel | None:
+    """A loud red panel listing every lock whose measured fast-path flag differs from the model, or None."""
+    lines = []
+    for fp in footprints:
+        for e in fp.executions:
+            for lock in e.mismatches:
+                lines.append(
+                    f"{fp.plan_cache_mode} exec {e.number}: {lock.relation} ({lock.mode}, group "
+                    f"{lock.fast_path_group}) measured fastpath={lock.fastpath}, predicted={lock.predicted_fastpath}"
+                )
+    if not lines:
+        return None
+    body = "\n".join(lines[:40]) + (f"\n... {len(lines) - 40} more" if len(lines) > 40 else "")
+    body += ("\nPossible causes: another session holds a strong lock hashing to the same strong-lock partition, "
+             "or the acquisition order differs from the model. Please report it.")
+    return Panel(body, title=f"MODEL MISMATCH: {len(lines)} lock(s)", style="bold red")
+
+
+def render_footprints(footprints: Sequence[Footprint], *, verbose: bool = False) -> Group:
+    """Everything the ``footprint`` command shows: summary table, mismatches, relation lists with verbose."""
+    first = footprints[0]
+    head = (f"PostgreSQL {first.server_version}, max_locks_per_transaction="
+            f"{first.capacity.max_locks_per_transaction}: {first.capacity.describe()} per backend; "
+            f"protocol {first.protocol}")
+    if first.assumed is not None:
+        a = first.assumed
+        head += (f"; assumed PostgreSQL {a.server_version_num // 10000} with max_locks_per_transaction="
+                 f"{a.max_locks_per_transaction}: {a.describe()}")
+    parts: list[RenderableType] = [Text(head, style="bold"), Text(first.statement, style="cyan")]
+    parts.append(footprint_table(footprints))
+    panel = mismatch_panel(footprints)
+    if panel is not None:
+        parts.append(panel)
+    if verbose:
+        for fp in footprints:
+            previous: tuple[tuple[int, str, bool], ...] | None = None
+            for e in fp.executions:
+                key = tuple((lk.relation_oid, lk.mode, lk.fastpath) for lk in e.locks)
+                if key == previous:
+                    continue
+                previous = key
+                parts.append(relations_table(e, f"{fp.plan_cache_mode} execution {e.number} ({e.phase})"
+                                             if fp.protocol == "prepared" else "relation locks"))
+    return Group(*parts)
