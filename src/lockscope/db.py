@@ -163,8 +163,8 @@ class Session:
         self.dsn_redacted = redact_dsn(dsn)
         self.lock_timeout_ms = lock_timeout_ms
         self.statement_timeout_ms = statement_timeout_ms
+        self._in_probe = False
         row = self.fetch_one(load_sql("server_facts", 0))
-        self._conn.rollback()
         if int(row["server_version_num"]) < _MIN_VERSION_NUM:
             raise UnsupportedServerError(
                 f"PostgreSQL {row['server_version']} is not supported: lockscope needs 13 or later"
@@ -201,6 +201,9 @@ class Session:
     def fetch_all(self, query: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """Run one lockscope query (ours, never the user's) and return its rows as dicts.
 
+        Outside :meth:`probe_transaction` the implicit transaction is rolled back at once: a session never
+        stays idle in transaction.
+
         :raises DatabaseError: with the server's message.
         """
         try:
@@ -209,6 +212,9 @@ class Session:
                 return cur.fetchall() if cur.description else []
         except psycopg.Error as exc:
             raise self._translate(exc) from None
+        finally:
+            if not self._in_probe:
+                self._rollback()
 
     def fetch_one(self, query: str, params: Sequence[Any] | None = None) -> dict[str, Any]:
         """Like :meth:`fetch_all` for a query returning exactly one row."""
@@ -260,9 +266,11 @@ class Session:
         except psycopg.Error as exc:
             self._rollback()
             raise self._translate(exc) from None
+        self._in_probe = True
         try:
             yield self
         finally:
+            self._in_probe = False
             self._rollback()
 
     def _rollback(self) -> None:

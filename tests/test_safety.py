@@ -1,0 +1,202 @@
+"""Safety rules and bad input: nothing executed for real, nothing left behind, one clear line for every error."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+import psycopg
+import pytest
+
+from lockscope.db import Session, connect, redact_dsn, run_script
+from lockscope.errors import (
+    BadInputError,
+    ConnectionFailedError,
+    LockBlockedError,
+    StatementError,
+    UnsupportedStatementError,
+)
+from lockscope.footprint import measure_footprint
+from lockscope.server import ScratchServer
+
+
+def _rows(server: ScratchServer, sql: str) -> list[tuple[object, ...]]:
+    with psycopg.connect(server.conninfo(), autocommit=True) as conn:
+        return conn.execute(sql).fetchall()
+
+
+@pytest.mark.parametrize("protocol", ["simple", "prepared"])
+def test_dml_is_never_executed(pg18: ScratchServer, session18: Session, protocol: str) -> None:
+    before = _rows(pg18, "select id, owner, balance from acct order by id")
+    for sql in ("delete from acct", "update acct set balance = 0, owner = 'gone'",
+                "insert into acct select g, 'new' from generate_series(1000, 1100) g",
+                "with d as (delete from acct returning *) select count(*) from d",
+                "merge into acct a using (select 1 as id) s on a.id = s.id when matched then delete"):
+        measure_footprint(session18, sql, protocol=protocol, executions=2)
+    assert _rows(pg18, "select id, owner, balance from acct order by id") == before
+
+
+def test_nothing_left_on_the_server(pg18: ScratchServer) -> None:
+    session = connect(pg18.conninfo())
+    pid = session.backend_pid
+    measure_footprint(session, "select * from acct where id = $1", params=["1"], protocol="prepared")
+    assert session.fetch_all("select name from pg_prepared_statements") == []
+    activity = _rows(pg18, f"select application_name, state from pg_stat_activity where pid = {pid}")
+    assert activity == [("lockscope", "idle")]  # not idle in transaction
+    session.close()
+    time.sleep(0.2)
+    assert _rows(pg18, f"select 1 from pg_stat_activity where pid = {pid}") == []
+
+
+def test_probe_transaction_settings(session18: Session) -> None:
+    with session18.probe_transaction():
+        row = session18.fetch_one(
+            "select current_setting('transaction_read_only') as ro, current_setting('lock_timeout') as lt, "
+            "current_setting('statement_timeout') as st, current_setting('application_name') as app")
+    assert row == {"ro": "on", "lt": "200ms", "st": "5s", "app": "lockscope"}
+
+
+@pytest.mark.parametrize("sql, word", [
+    ("create table x (a int)", "Create"),
+    ("drop table acct", "Drop"),
+    ("vacuum acct", "Vacuum"),
+    ("copy acct to stdout", "Copy"),
+    ("set work_mem = '1GB'", "VariableSet"),
+    ("begin", "Transaction"),
+    ("explain select 1", "Explain"),
+    ("execute foo", "Execute"),
+    ("lock table acct", "Lock"),
+    ("truncate acct", "Truncate"),
+])
+def test_utility_statements_are_refused(session18: Session, sql: str, word: str) -> None:
+    with pytest.raises(UnsupportedStatementError, match=f"^{word}.* utility statement"):
+        measure_footprint(session18, sql)
+
+
+def test_several_statements_empty_and_select_into(session18: Session) -> None:
+    with pytest.raises(UnsupportedStatementError, match="2 statements given"):
+        measure_footprint(session18, "select 1; drop table acct")
+    for empty in ("", "   ", ";", "-- only a comment"):
+        with pytest.raises(UnsupportedStatementError, match="empty statement"):
+            measure_footprint(session18, empty)
+    with pytest.raises(UnsupportedStatementError, match="SELECT ... INTO"):
+        measure_footprint(session18, "select * into acct2 from acct")
+
+
+def test_invalid_sql_gives_the_servers_message_and_position(session18: Session) -> None:
+    with pytest.raises(StatementError) as err:
+        measure_footprint(session18, "select * fro acct")
+    assert str(err.value) == '42601: syntax error at or near "fro" (at character 10)'
+    assert err.value.position == 10
+
+
+def test_unknown_relation_and_parameters(session18: Session) -> None:
+    with pytest.raises(StatementError, match='42P01: relation "nope" does not exist'):
+        measure_footprint(session18, "select * from nope")
+    with pytest.raises(BadInputError, match=r"uses 1 parameter\(s\).*but 0 --param"):
+        measure_footprint(session18, "select * from acct where id = $1")
+    with pytest.raises(StatementError, match="wrong number of parameters"):
+        measure_footprint(session18, "select * from acct where id = $1", protocol="prepared")
+    with pytest.raises(StatementError, match='22P02: invalid input syntax for type integer: "abc"'):
+        measure_footprint(session18, "select * from acct where id = $1", params=["abc"])
+    with pytest.raises(StatementError, match="22P02"):
+        measure_footprint(session18, "select * from acct where id = $1", params=["abc"], protocol="prepared")
+    assert session18.fetch_all("select name from pg_prepared_statements") == []
+
+
+def test_blocked_by_an_access_exclusive_lock(pg18: ScratchServer, session18: Session) -> None:
+    holder = psycopg.connect(pg18.conninfo())
+    holder.execute("lock table acct in access exclusive mode")
+    holder_pid = holder.info.backend_pid
+    try:
+        start = time.monotonic()
+        with pytest.raises(LockBlockedError) as err:
+            measure_footprint(session18, "select * from acct where id = 1")
+        elapsed = time.monotonic() - start
+        assert f"blocked by a lock held by pid {holder_pid}" in str(err.value)
+        assert "AccessExclusiveLock on acct" in str(err.value)
+        assert err.value.blocking_pids[0] == holder_pid
+        assert elapsed < 2.0
+    finally:
+        holder.rollback()
+        holder.close()
+    measure_footprint(session18, "select * from acct where id = 1")  # the session is usable again
+
+
+def test_statement_timeout_is_enforced(pg18: ScratchServer) -> None:
+    with connect(pg18.conninfo(), statement_timeout_ms=1, lock_timeout_ms=1000) as session:
+        with pytest.raises(StatementError, match="statement_timeout"):
+            measure_footprint(session, "select * from p40 a, p40 b, p40 c, p40 d, p40 e, p40 f, p40 g, p40 h "
+                                       "where a.k = b.k and b.k = c.k and c.k = d.k and d.k = e.k and e.k = f.k "
+                                       "and f.k = g.k and g.k = h.k")
+
+
+def test_unreachable_server(tmp_path: object) -> None:
+    with pytest.raises(ConnectionFailedError, match="cannot connect"):
+        connect("host=127.0.0.1 port=1 user=x password=hunter2secret dbname=x connect_timeout=2")
+
+
+@pytest.fixture(scope="module")
+def tcp_server() -> object:
+    with ScratchServer(tcp=True) as server:
+        run_script(server.conninfo(), "create role alice login password 'right-password'")
+        yield server
+
+
+def test_bad_password_is_never_echoed(tcp_server: ScratchServer) -> None:
+    dsn = f"host=127.0.0.1 port={tcp_server.port} user=alice password=Wr0ngSecret dbname=postgres"
+    with pytest.raises(ConnectionFailedError) as err:
+        connect(dsn)
+    assert "Wr0ngSecret" not in str(err.value)
+    assert "password authentication failed" in str(err.value)
+    assert "********" in str(err.value)
+    uri = f"postgresql://alice:Wr0ngSecret@127.0.0.1:{tcp_server.port}/postgres"
+    proc = subprocess.run([sys.executable, "-m", "lockscope", "footprint", "--dsn", uri, "select 1"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3
+    assert "Wr0ngSecret" not in proc.stdout + proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+    ok = connect(f"host=127.0.0.1 port={tcp_server.port} user=alice password=right-password dbname=postgres")
+    assert ok.facts.major == 18
+    ok.close()
+
+
+def test_tcp_listens_on_loopback_only(tcp_server: ScratchServer) -> None:
+    assert _rows(tcp_server, "show listen_addresses") == [("127.0.0.1",)]
+
+
+def test_redact_dsn() -> None:
+    assert "s3cr3t" not in redact_dsn("postgresql://u:s3cr3t@h/db")
+    assert "s3cr3t" not in redact_dsn("host=h password=s3cr3t")
+    assert sorted(redact_dsn("host=h dbname=d").split()) == ["dbname=d", "host=h"]
+
+
+def test_probe_does_not_hang_behind_a_waiting_strong_lock(pg18: ScratchServer, session18: Session) -> None:
+    """A DDL queued behind a reader blocks new readers; the probe gives up after lock_timeout."""
+    reader = psycopg.connect(pg18.conninfo())
+    reader.execute("select * from acct limit 1")  # holds AccessShareLock
+    ddl_done = threading.Event()
+
+    def ddl() -> None:
+        with psycopg.connect(pg18.conninfo(), autocommit=True) as conn:
+            conn.execute("set lock_timeout = '3s'")
+            try:
+                conn.execute("alter table acct add column tmp int")
+                conn.execute("alter table acct drop column tmp")
+            except psycopg.errors.LockNotAvailable:
+                pass
+        ddl_done.set()
+
+    t = threading.Thread(target=ddl)
+    t.start()
+    try:
+        time.sleep(0.5)
+        with pytest.raises(LockBlockedError, match="blocked by"):
+            measure_footprint(session18, "select * from acct where id = 1")
+    finally:
+        reader.rollback()
+        reader.close()
+        t.join(10)
+    assert ddl_done.is_set()
