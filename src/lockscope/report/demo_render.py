@@ -131,7 +131,7 @@ def demo_html(result: DemoResult) -> str:
     body.append(h.svg_bar_chart(
         [str(i + 1) for i in range(n)],
         {fp.plan_cache_mode: [e.lock_count for e in fp.executions] for fp in result.events_empty},
-        title="relation locks per execution", ylabel="locks",
+        title="relation locks per execution", ylabel="locks", xlabel="execution",
         hline=(float(result.events_empty[0].capacity.slots), f"{result.events_empty[0].capacity.slots} slots")))
     body.append(_executions_table(result.events_empty))
     if result.events_with_data is not None:
@@ -153,7 +153,8 @@ def demo_html(result: DemoResult) -> str:
     body.append(h.svg_bar_chart([str(r[0]) for r in rows],
                                 {"main table @ mlpt 16": [r[2] for r in rows],
                                  "main table @ mlpt 64": [r[4] for r in rows]},
-                                title="locks spilled to the main lock table", ylabel="locks"))
+                                title="locks spilled to the main lock table", ylabel="locks",
+                                xlabel="extra indexes on pgbench_accounts"))
     body.append(h.table(("extra indexes", "locks", "main @16", "predicted @16", "main @64", "predicted @64"), rows))
     body.append(f"<p>First spill: <b>{h.escape(_spill_text(result, 16))}</b> at mlpt 16, "
                 f"<b>{h.escape(_spill_text(result, 64))}</b> at mlpt 64.</p>")

@@ -47,6 +47,7 @@ def svg_bar_chart(
     *,
     title: str,
     ylabel: str,
+    xlabel: str = "",
     hline: tuple[float, str] | None = None,
     stacked: bool = False,
 ) -> str:
@@ -61,8 +62,8 @@ def svg_bar_chart(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * len(categories) * max(1, len(series) if not stacked else 1)),
-                                    3.6))
+    bars = len(categories) * (1 if stacked else max(1, len(series)))
+    fig, ax = plt.subplots(figsize=(min(11.0, max(6.0, 0.3 * bars)), 3.6))
     n = max(1, len(series))
     width = 0.8 if stacked else 0.8 / n
     positions = range(len(categories))
@@ -79,6 +80,8 @@ def svg_bar_chart(
     ax.set_xticks(list(positions))
     ax.set_xticklabels(categories, fontsize=8, rotation=0 if len(categories) < 16 else 90)
     ax.set_ylabel(ylabel)
+    if xlabel:
+        ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
     if len(series) > 1 or stacked:
         ax.legend(fontsize=8)
