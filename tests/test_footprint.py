@@ -9,7 +9,8 @@ import pytest
 
 from lockscope.capacity import CapacityModel, LockRequest, simulate_fast_path
 from lockscope.db import Session, connect, run_script
-from lockscope.demo import EVENTS_STATEMENT, PK_SELECT, extra_index_sweep, load_events_rows, pgbench_init
+from lockscope.demo import EVENTS_STATEMENT, PK_SELECT, extra_index_sweep, load_events_rows
+from lockscope.pgbench import pgbench_init
 from lockscope.footprint import Footprint, measure_all_modes, measure_footprint
 from lockscope.server import ScratchServer, ScratchSettings
 

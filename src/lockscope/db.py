@@ -186,6 +186,11 @@ class Session:
         self.close()
 
     @property
+    def closed(self) -> bool:
+        """True once the connection is closed or broken."""
+        return bool(self._conn.closed or self._conn.broken)
+
+    @property
     def backend_pid(self) -> int:
         """pid of this session's server backend."""
         return int(self._conn.info.backend_pid)
@@ -213,7 +218,7 @@ class Session:
         except psycopg.Error as exc:
             raise self._translate(exc) from None
         finally:
-            if not self._in_probe:
+            if not self._in_probe and not self._conn.autocommit:
                 self._rollback()
 
     def fetch_one(self, query: str, params: Sequence[Any] | None = None) -> dict[str, Any]:
@@ -316,12 +321,15 @@ class Session:
         )
 
 
-def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int = 5000) -> Session:
+def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int = 5000,
+            sampler: bool = False) -> Session:
     """Open a lockscope session.
 
     :param dsn: libpq conninfo or URI; empty string = libpq defaults / PG* environment.
-    :param lock_timeout_ms: lock_timeout of probe transactions (ms).
-    :param statement_timeout_ms: statement_timeout of probe transactions (ms).
+    :param lock_timeout_ms: lock_timeout of probe transactions (ms); with ``sampler`` the session's.
+    :param statement_timeout_ms: statement_timeout of probe transactions (ms); with ``sampler`` the session's.
+    :param sampler: a sampling session: autocommit (no transaction is ever held between queries) with
+        lock_timeout and statement_timeout set for the whole session.
     :raises ConnectionFailedError: unreachable server or authentication failure (password never shown).
     :raises UnsupportedServerError: server older than PostgreSQL 13.
     """
@@ -331,8 +339,11 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
         raise ConnectionFailedError(f"invalid DSN: {redact(str(exc).splitlines()[0], dsn)}") from None
     params.setdefault("connect_timeout", "5")
     params["application_name"] = APPLICATION_NAME
+    if sampler:
+        params["options"] = (params.get("options", "") + f" -c statement_timeout={statement_timeout_ms}"
+                             f" -c lock_timeout={lock_timeout_ms}").strip()
     try:
-        conn = psycopg.connect(make_conninfo("", **params), autocommit=False)
+        conn = psycopg.connect(make_conninfo("", **params), autocommit=sampler)
     except psycopg.Error as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         message = lines[-1] if lines else "connection failed"

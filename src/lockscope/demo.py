@@ -18,18 +18,17 @@ Nothing here prints: progress goes to a callback, results come back as frozen da
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from .db import connect, run_script
-from .errors import ScratchServerError
 from .footprint import Footprint, measure_all_modes, measure_footprint
+from .pgbench import pgbench_init
 from .server import ScratchServer, ScratchSettings
 
 __all__ = ["CliffPoint", "DemoResult", "run_demo", "EVENTS_SQL", "EVENTS_STATEMENT", "T5_SQL", "P40_SQL",
-           "load_events_rows", "PK_SELECT"]
+           "load_events_rows", "extra_index_sweep", "PK_SELECT"]
 
 EVENTS_SQL = """
 create table events (event_id bigint, event_time timestamptz, event_data text) partition by range (event_time);
@@ -153,19 +152,6 @@ begin
 end $$;
 vacuum analyze events;
 """)
-
-
-def pgbench_init(server: ScratchServer, scale: int = 1) -> None:
-    """``pgbench -i -s scale`` on the scratch server with its own pgbench.
-
-    :raises ScratchServerError: if pgbench fails.
-    """
-    argv = [str(server.tool("pgbench")), "-i", "-q", "-s", str(scale), "-h", str(server.socket_dir),
-            "-p", str(server.port), "-U", "postgres", "postgres"]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        lines = (proc.stderr or proc.stdout).strip().splitlines()
-        raise ScratchServerError(f"pgbench -i failed: {lines[-1] if lines else proc.returncode}")
 
 
 def extra_index_sweep(server: ScratchServer, mlpts: tuple[int, ...], max_extra: int,

@@ -1,0 +1,9 @@
+"""One module per sub-command, each with ``register(subparsers)`` that sets ``handler(args, console) -> int``.
+
+Handlers parse nothing themselves and print only through the console they are given; engines live outside.
+"""
+
+from . import audit, demo, footprint, lab, report, watch
+
+#: Sub-commands in the order ``lockscope --help`` lists them.
+COMMANDS = (footprint, audit, watch, report, lab, demo)

@@ -1,0 +1,151 @@
+"""pgbench against a scratch server lockscope started (Unix socket only): initialise, run, parse.
+
+Load is only ever sent to :class:`~lockscope.server.ScratchServer` instances, never to a user's DSN.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from .errors import BadInputError, ScratchServerError
+from .server import ScratchServer
+
+__all__ = ["PgbenchResult", "pgbench_init", "run_pgbench", "parse_pgbench_output"]
+
+_TPS = re.compile(r"^tps = ([\d.]+) \((?:without initial connection time|excluding connections establishing)\)",
+                  re.M)
+_LAT = re.compile(r"^latency average = ([\d.]+) ms", re.M)
+_TX = re.compile(r"^number of transactions actually processed: (\d+)", re.M)
+_FAILED = re.compile(r"^number of failed transactions: (\d+)", re.M)
+
+
+@dataclass(frozen=True)
+class PgbenchResult:
+    """One pgbench run.
+
+    :ivar tps: transactions per second, without initial connection time.
+    :ivar latency_ms: mean latency (ms).
+    :ivar transactions: transactions processed (count).
+    :ivar failed: failed transactions (count; 0 before PG 15 reported them).
+    :ivar clients: clients (count).
+    :ivar duration_s: requested duration (s).
+    """
+
+    tps: float
+    latency_ms: float
+    transactions: int
+    failed: int
+    clients: int
+    duration_s: float
+
+
+def _base_args(server: ScratchServer) -> list[str]:
+    return ["-h", str(server.socket_dir), "-p", str(server.port), "-U", "postgres"]
+
+
+def pgbench_init(server: ScratchServer, scale: int = 1, *, partitions: int = 0, dbname: str = "postgres") -> None:
+    """``pgbench -i -s scale [--partitions=P]`` with the server's own pgbench.
+
+    :param scale: scale factor (100,000 pgbench_accounts rows each).
+    :param partitions: pgbench_accounts range partitions (0 = not partitioned; needs PG 13+ pgbench).
+    :raises ScratchServerError: if pgbench fails.
+    """
+    argv = [str(server.tool("pgbench")), "-i", "-q", "-s", str(scale), *_base_args(server)]
+    if partitions:
+        argv.append(f"--partitions={partitions}")
+    argv.append(dbname)
+    _run(argv, "pgbench -i", timeout_s=3600)
+
+
+def parse_pgbench_output(text: str, clients: int, duration_s: float) -> PgbenchResult:
+    """Parse pgbench's summary.
+
+    :raises ScratchServerError: when the summary lacks tps.
+    """
+    tps = _TPS.search(text)
+    if tps is None:
+        raise ScratchServerError("pgbench printed no tps line")
+    lat = _LAT.search(text)
+    tx = _TX.search(text)
+    failed = _FAILED.search(text)
+    return PgbenchResult(
+        tps=float(tps.group(1)),
+        latency_ms=float(lat.group(1)) if lat else float("nan"),
+        transactions=int(tx.group(1)) if tx else 0,
+        failed=int(failed.group(1)) if failed else 0,
+        clients=clients,
+        duration_s=duration_s,
+    )
+
+
+def run_pgbench(
+    server: ScratchServer,
+    *,
+    clients: int,
+    duration_s: float,
+    jobs: int | None = None,
+    select_only: bool = True,
+    protocol: str = "simple",
+    script: str | None = None,
+    extra_args: Sequence[str] = (),
+    dbname: str = "postgres",
+) -> PgbenchResult:
+    """Run pgbench for ``duration_s`` against the scratch server and return its summary.
+
+    :param clients: ``-c`` (count, >= 1).
+    :param duration_s: ``-T`` (s, >= 1; rounded).
+    :param jobs: ``-j`` threads (default min(clients, cores)).
+    :param select_only: ``-S`` (ignored when ``script`` is given).
+    :param protocol: ``simple``, ``extended`` or ``prepared`` (``-M``).
+    :param script: a pgbench script text (``-f``) instead of the built-in transaction.
+    :raises BadInputError: for out-of-range arguments.
+    :raises ScratchServerError: if pgbench fails.
+    """
+    if clients < 1 or duration_s < 1:
+        raise BadInputError("pgbench needs at least 1 client and 1 s")
+    if protocol not in ("simple", "extended", "prepared"):
+        raise BadInputError(f"unknown pgbench protocol {protocol!r}")
+    jobs = jobs or max(1, min(clients, os.cpu_count() or 1))
+    seconds = max(1, round(duration_s))
+    argv = [str(server.tool("pgbench")), *_base_args(server), "-n", "-c", str(clients), "-j", str(jobs),
+            "-T", str(seconds), "-M", protocol, *extra_args]
+    script_file = None
+    try:
+        if script is not None:
+            fd, script_file = tempfile.mkstemp(prefix="lockscope-pgbench-", suffix=".sql")
+            with os.fdopen(fd, "w") as fh:
+                fh.write(script)
+            argv += ["-f", script_file]
+        elif select_only:
+            argv.append("-S")
+        argv.append(dbname)
+        out = _run(argv, "pgbench", timeout_s=seconds + 120)
+    finally:
+        if script_file:
+            Path(script_file).unlink(missing_ok=True)
+    return parse_pgbench_output(out, clients, float(seconds))
+
+
+def _run(argv: list[str], what: str, *, timeout_s: float) -> str:
+    """Run a client tool in its own process group; kill the group if we are interrupted."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    if proc.returncode != 0:
+        lines = [ln for ln in out.strip().splitlines() if ln.strip()]
+        raise ScratchServerError(f"{what} failed: {lines[-1] if lines else 'exit ' + str(proc.returncode)}")
+    return out

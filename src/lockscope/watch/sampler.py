@@ -1,0 +1,249 @@
+"""Active-session sampling of pg_stat_activity on a steady schedule, and wait-event summaries.
+
+One query per tick on one autocommit connection (:func:`lockscope.db.connect` with ``sampler=True``): no
+transaction is held between samples, and pg_stat_activity takes no lock-manager LWLock, so sampling at 10-100 Hz
+does not stall the backends it watches (unlike pg_locks or pg_blocking_pids, pg-lock-internals.md section 6).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+from ..db import Session, connect
+
+__all__ = [
+    "ActiveSession",
+    "Sample",
+    "Schedule",
+    "WaitSummary",
+    "read_activity",
+    "sample_stream",
+    "summarize",
+    "wait_label",
+    "BackgroundSampler",
+    "LOCK_MANAGER",
+    "CPU",
+]
+
+#: The wait event this project exists for, as ``type:event``.
+LOCK_MANAGER = "LWLock:LockManager"
+#: Label for an active session with no wait event (running on CPU, or waiting on something not instrumented).
+CPU = "CPU"
+
+
+@dataclass(frozen=True)
+class ActiveSession:
+    """One active backend in one sample (a pg_stat_activity row with ``state = 'active'``).
+
+    :ivar query_id: pg_stat_activity.query_id (PG 14+ with compute_query_id), else None.
+    """
+
+    pid: int
+    backend_type: str | None
+    state: str | None
+    wait_event_type: str | None
+    wait_event: str | None
+    query_id: int | None
+    datname: str | None
+    usename: str | None
+    application_name: str | None
+    xact_start: _dt.datetime | None
+    query_start: _dt.datetime | None
+
+    @property
+    def wait(self) -> str:
+        """``type:event`` (e.g. ``LWLock:LockManager``) or ``CPU`` when not waiting."""
+        return wait_label(self.wait_event_type, self.wait_event)
+
+
+def wait_label(wait_event_type: str | None, wait_event: str | None) -> str:
+    """``type:event``, or :data:`CPU` when the session is not waiting."""
+    if not wait_event_type:
+        return CPU
+    return f"{wait_event_type}:{wait_event}"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One tick.
+
+    :ivar wall_s: wall-clock time of the tick (s since the epoch).
+    :ivar monotonic_s: monotonic time of the tick (s).
+    :ivar sessions: the active sessions seen.
+    :ivar late_ticks: ticks skipped just before this one because sampling ran late (count).
+    """
+
+    wall_s: float
+    monotonic_s: float
+    sessions: tuple[ActiveSession, ...]
+    late_ticks: int = 0
+
+
+def read_activity(session: Session) -> tuple[ActiveSession, ...]:
+    """One pg_stat_activity read: the active sessions other than ours.
+
+    :raises DatabaseError: if the query fails (e.g. connection lost).
+    """
+    rows = session.query("activity_sample")
+    return tuple(ActiveSession(**row) for row in rows)
+
+
+class Schedule:
+    """Ticks at a steady rate: tick n is due at ``start + n / hz``; a tick that is more than one period late is
+    skipped and counted, never silently dropped.
+
+    :param hz: ticks per second (> 0).
+    """
+
+    def __init__(self, hz: float) -> None:
+        if hz <= 0:
+            raise ValueError("hz must be positive")
+        self.period_s = 1.0 / hz
+        self.start_s = time.monotonic()
+        self.n = 0
+        self.late_ticks_total = 0
+
+    def wait(self, stop: threading.Event | None = None) -> int:
+        """Sleep until the next due tick; return how many ticks were skipped before it (count)."""
+        self.n += 1
+        due = self.start_s + self.n * self.period_s
+        now = time.monotonic()
+        skipped = 0
+        if now > due + self.period_s:
+            skipped = int((now - due) / self.period_s)
+            self.n += skipped
+            due = self.start_s + self.n * self.period_s
+            self.late_ticks_total += skipped
+        delay = due - time.monotonic()
+        if delay > 0:
+            if stop is not None:
+                stop.wait(delay)
+            else:
+                time.sleep(delay)
+        return skipped
+
+
+def sample_stream(session: Session, hz: float, *, duration_s: float | None = None,
+                  stop: threading.Event | None = None) -> Iterator[Sample]:
+    """Yield one :class:`Sample` per tick until ``duration_s`` passes or ``stop`` is set.
+
+    :param hz: sampling rate (Hz).
+    :param duration_s: how long (s); None = until stopped.
+    :raises DatabaseError: on a failed read (the caller decides whether to reconnect).
+    """
+    schedule = Schedule(hz)
+    end = None if duration_s is None else schedule.start_s + duration_s
+    skipped = 0
+    while True:
+        if stop is not None and stop.is_set():
+            return
+        now = time.monotonic()
+        if end is not None and now >= end:
+            return
+        sessions = read_activity(session)
+        yield Sample(time.time(), now, sessions, skipped)
+        skipped = schedule.wait(stop)
+
+
+@dataclass(frozen=True)
+class WaitSummary:
+    """Wait events over a set of samples.
+
+    :ivar samples: ticks (count).
+    :ivar active_session_samples: active sessions summed over ticks (count).
+    :ivar by_wait: ``type:event`` (or ``CPU``) -> active-session samples (count).
+    :ivar late_ticks: skipped ticks (count).
+    """
+
+    samples: int
+    active_session_samples: int
+    by_wait: dict[str, int]
+    late_ticks: int
+
+    @property
+    def aas(self) -> float:
+        """Average active sessions (sessions)."""
+        return self.active_session_samples / self.samples if self.samples else 0.0
+
+    @property
+    def lockmanager_samples(self) -> int:
+        """Active-session samples waiting on ``LWLock:LockManager`` (count)."""
+        return self.by_wait.get(LOCK_MANAGER, 0)
+
+    @property
+    def lockmanager_share(self) -> float:
+        """Fraction (0..1) of active-session samples waiting on ``LWLock:LockManager``."""
+        return self.lockmanager_samples / self.active_session_samples if self.active_session_samples else 0.0
+
+    def top(self, n: int = 5) -> list[tuple[str, int]]:
+        """The ``n`` most frequent waits, most first."""
+        return Counter(self.by_wait).most_common(n)
+
+
+def summarize(samples: Sequence[Sample], *, client_backends_only: bool = True) -> WaitSummary:
+    """Summarise samples into AAS and wait-event counts.
+
+    :param client_backends_only: count only ``backend_type = 'client backend'`` (the sessions that run queries).
+    """
+    counts: Counter[str] = Counter()
+    total = 0
+    for sample in samples:
+        for s in sample.sessions:
+            if client_backends_only and s.backend_type not in (None, "client backend"):
+                continue
+            counts[s.wait] += 1
+            total += 1
+    return WaitSummary(len(samples), total, dict(counts), sum(s.late_ticks for s in samples))
+
+
+class BackgroundSampler:
+    """Samples a server in a thread while something else runs (the lab's and the tests' wait-event figures).
+
+    Usage::
+
+        with BackgroundSampler(conninfo, hz=10) as sampler:
+            run_pgbench(...)
+        summarize(sampler.samples).lockmanager_share
+
+    :param conninfo: where to sample.
+    :param hz: rate (Hz, 1..100).
+    """
+
+    def __init__(self, conninfo: str, hz: float = 10.0) -> None:
+        self.conninfo = conninfo
+        self.hz = hz
+        self.samples: list[Sample] = []
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lockscope-sampler", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            with connect(self.conninfo, sampler=True, statement_timeout_ms=1000) as session:
+                for sample in sample_stream(session, self.hz, stop=self._stop):
+                    self.samples.append(sample)
+        except BaseException as exc:  # reported by stop()
+            self.error = exc
+
+    def __enter__(self) -> "BackgroundSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> list[Sample]:
+        """Stop sampling and return the samples.
+
+        :raises LockscopeError: if sampling failed.
+        """
+        self._stop.set()
+        self._thread.join(10)
+        if self.error is not None:
+            raise self.error
+        return self.samples
