@@ -6,6 +6,7 @@ each into one line on stderr and the exit code named by its ``exit_code``::
     LockscopeError                      exit 1
      +-- BadInputError                  exit 2   input lockscope refuses before touching a server
      |    +-- UnsupportedStatementError          utility statement, several statements, empty input
+ |    +-- RecordFileError                    watch recording missing, corrupt or foreign
      +-- DatabaseError                  exit 3   the server said no
      |    +-- ConnectionFailedError              unreachable server, bad password (password redacted)
      |    +-- StatementError                     invalid SQL, unknown relation, wrong parameters
@@ -30,6 +31,7 @@ __all__ = [
     "ScratchServerError",
     "ModelMismatchError",
     "EXIT_SPILL",
+    "RecordFileError",
 ]
 
 #: Exit code of ``lockscope footprint --fail-on-spill`` when an execution spilled.
@@ -98,3 +100,8 @@ class ModelMismatchError(LockscopeError):
     """A measured fast-path flag differs from the capacity model's prediction."""
 
     exit_code = 5
+
+
+class RecordFileError(BadInputError):
+    """A ``lockscope watch`` recording that cannot be used: missing, unreadable, corrupt, not a lockscope
+    recording (a foreign SQLite or other file), or written by a newer lockscope (exit 2)."""

@@ -18,7 +18,7 @@ from typing import Sequence
 from .errors import BadInputError, ScratchServerError
 from .server import ScratchServer
 
-__all__ = ["PgbenchResult", "pgbench_init", "run_pgbench", "parse_pgbench_output"]
+__all__ = ["PgbenchResult", "pgbench_init", "run_pgbench", "parse_pgbench_output", "PgbenchRun", "start_pgbench"]
 
 _TPS = re.compile(r"^tps = ([\d.]+) \((?:without initial connection time|excluding connections establishing)\)",
                   re.M)
@@ -149,3 +149,101 @@ def _run(argv: list[str], what: str, *, timeout_s: float) -> str:
         lines = [ln for ln in out.strip().splitlines() if ln.strip()]
         raise ScratchServerError(f"{what} failed: {lines[-1] if lines else 'exit ' + str(proc.returncode)}")
     return out
+
+
+class PgbenchRun:
+    """A pgbench running in the background (see :func:`start_pgbench`); use as a context manager so it is
+    always stopped.
+
+    :ivar clients: ``-c`` (count).
+    :ivar duration_s: ``-T`` (s).
+    """
+
+    def __init__(self, proc: "subprocess.Popen[bytes]", output: "tempfile._TemporaryFileWrapper[bytes]",
+                 clients: int, duration_s: float) -> None:
+        self._proc = proc
+        self._output = output
+        self.clients = clients
+        self.duration_s = duration_s
+
+    @property
+    def running(self) -> bool:
+        """True while pgbench has not exited."""
+        return self._proc.poll() is None
+
+    def wait(self, timeout_s: float | None = None) -> PgbenchResult:
+        """Wait for pgbench to finish its ``-T`` run and return its summary.
+
+        :param timeout_s: how long to wait (s; default the run's duration + 120 s).
+        :raises ScratchServerError: if pgbench fails or does not finish in time (it is then killed).
+        """
+        timeout_s = self.duration_s + 120 if timeout_s is None else timeout_s
+        try:
+            self._proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise ScratchServerError("pgbench did not finish in time") from None
+        except BaseException:
+            self.stop()
+            raise
+        self._output.seek(0)
+        out = self._output.read().decode(errors="replace")
+        self._output.close()
+        if self._proc.returncode != 0:
+            lines = [ln for ln in out.strip().splitlines() if ln.strip()]
+            raise ScratchServerError(f"pgbench failed: {lines[-1] if lines else 'exit ' + str(self._proc.returncode)}")
+        return parse_pgbench_output(out, self.clients, self.duration_s)
+
+    def stop(self) -> None:
+        """Kill pgbench's process group now (no summary). Idempotent."""
+        if self._proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            self._proc.wait()
+        with contextlib.suppress(OSError, ValueError):
+            self._output.close()
+
+    def __enter__(self) -> "PgbenchRun":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_pgbench(
+    server: ScratchServer,
+    *,
+    clients: int,
+    duration_s: float,
+    jobs: int | None = None,
+    select_only: bool = True,
+    protocol: str = "simple",
+    extra_args: Sequence[str] = (),
+    dbname: str = "postgres",
+) -> PgbenchRun:
+    """Start pgbench for ``duration_s`` against the scratch server in the background (built-in transaction).
+
+    Arguments as :func:`run_pgbench`; the output goes to a temporary file (no pipe to fill), read by
+    :meth:`PgbenchRun.wait`.
+
+    :raises BadInputError: for out-of-range arguments.
+    :raises ScratchServerError: if pgbench cannot be started.
+    """
+    if clients < 1 or duration_s < 1:
+        raise BadInputError("pgbench needs at least 1 client and 1 s")
+    if protocol not in ("simple", "extended", "prepared"):
+        raise BadInputError(f"unknown pgbench protocol {protocol!r}")
+    jobs = jobs or max(1, min(clients, os.cpu_count() or 1))
+    seconds = max(1, round(duration_s))
+    argv = [str(server.tool("pgbench")), *_base_args(server), "-n", "-c", str(clients), "-j", str(jobs),
+            "-T", str(seconds), "-M", protocol, *extra_args]
+    if select_only:
+        argv.append("-S")
+    argv.append(dbname)
+    output = tempfile.TemporaryFile(prefix="lockscope-pgbench-")
+    try:
+        proc = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:
+        output.close()
+        raise ScratchServerError(f"cannot start pgbench: {exc.strerror}") from None
+    return PgbenchRun(proc, output, clients, float(seconds))
