@@ -6,7 +6,7 @@ each into one line on stderr and the exit code named by its ``exit_code``::
     LockscopeError                      exit 1
      +-- BadInputError                  exit 2   input lockscope refuses before touching a server
      |    +-- UnsupportedStatementError          utility statement, several statements, empty input
- |    +-- RecordFileError                    watch recording missing, corrupt or foreign
+     |    +-- RecordFileError                    watch recording missing, corrupt or foreign
      +-- DatabaseError                  exit 3   the server said no
      |    +-- ConnectionFailedError              unreachable server, bad password (password redacted)
      |    +-- StatementError                     invalid SQL, unknown relation, wrong parameters
