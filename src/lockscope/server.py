@@ -228,6 +228,17 @@ class ScratchServer:
         self._write_settings()
         self.restart()
 
+    def configure(self, settings: ScratchSettings) -> None:
+        """Replace ALL settings with ``settings`` (nothing of earlier reconfigures is kept) and restart.
+
+        The lab uses it to reset the server between measurement points.
+
+        :raises ScratchServerError: if the server does not come back.
+        """
+        self.settings = settings
+        self._write_settings()
+        self.restart()
+
     def restart(self) -> None:
         """Stop (fast) and start again with the current settings."""
         bin_dir = self._runnable_bin_dir()
