@@ -1,8 +1,12 @@
 """Active-session sampling of pg_stat_activity on a steady schedule, and wait-event summaries.
 
 One query per tick on one autocommit connection (:func:`lockscope.db.connect` with ``sampler=True``): no
-transaction is held between samples, and pg_stat_activity takes no lock-manager LWLock, so sampling at 10-100 Hz
-does not stall the backends it watches (unlike pg_locks or pg_blocking_pids, pg-lock-internals.md section 6).
+transaction is held between samples, and the sample reads ``pg_stat_get_activity(NULL)`` (backend status in shared
+memory) rather than the pg_stat_activity view, so it takes no heavyweight lock and no lock-manager LWLock at all:
+the view joins the shared catalogs pg_database and pg_authid, whose locks are never fast-path
+(``lock.c EligibleForRelationFastPath``), so every read of the view would put 6 locks into the main lock table.
+Sampling at 10-100 Hz therefore does not stall the backends it watches (unlike pg_locks or pg_blocking_pids,
+pg-lock-internals.md section 6). Database and role names are resolved from a cache (:class:`ActivityReader`).
 """
 
 from __future__ import annotations
@@ -10,11 +14,12 @@ from __future__ import annotations
 import datetime as _dt
 import threading
 import time
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from ..db import Session, connect
+from ..db import Session, connect, load_sql
 
 __all__ = [
     "ActiveSession",
@@ -22,6 +27,7 @@ __all__ = [
     "Schedule",
     "WaitSummary",
     "read_activity",
+    "ActivityReader",
     "sample_stream",
     "summarize",
     "wait_label",
@@ -84,13 +90,65 @@ class Sample:
     late_ticks: int = 0
 
 
+class ActivityReader:
+    """Reads the active sessions of one :class:`~lockscope.db.Session`, cheaply enough for 100 Hz.
+
+    The SQL text (``sql/activity_sample*.sql``) is loaded once; database and role names come from a cache filled
+    from ``sql/watch_names.sql``, re-read only when an unknown oid appears, at most once per second (those
+    catalogs are shared relations, whose locks always go to the main lock table).
+
+    :param session: a sampling session (``connect(..., sampler=True)``).
+    """
+
+    #: Seconds between two name look-ups at most.
+    NAMES_REFRESH_S = 1.0
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._sql = load_sql("activity_sample", session.facts.server_version_num)
+        self._names: dict[tuple[str, int], str] = {}
+        self._names_read_s = float("-inf")
+
+    def _refresh_names(self) -> None:
+        now = time.monotonic()
+        if now - self._names_read_s < self.NAMES_REFRESH_S:
+            return
+        self._names_read_s = now
+        rows = self.session.query("watch_names")
+        self._names = {(str(r["kind"]), int(r["oid"])): str(r["name"]) for r in rows}
+
+    def read(self) -> tuple[ActiveSession, ...]:
+        """One read: the active sessions other than ours (``state = 'active'``).
+
+        :raises DatabaseError: if the query fails (e.g. connection lost, statement_timeout).
+        """
+        rows = self.session.fetch_all(self._sql)
+        names = self._names
+        out = []
+        for row in rows:
+            datid = row.pop("datid")
+            usesysid = row.pop("usesysid")
+            if (datid and ("database", datid) not in names) or (usesysid and ("role", usesysid) not in names):
+                self._refresh_names()
+                names = self._names
+            row["datname"] = names.get(("database", datid)) if datid else None
+            row["usename"] = names.get(("role", usesysid)) if usesysid else None
+            out.append(ActiveSession(**row))
+        return tuple(out)
+
+
+_readers: "weakref.WeakKeyDictionary[Session, ActivityReader]" = weakref.WeakKeyDictionary()
+
+
 def read_activity(session: Session) -> tuple[ActiveSession, ...]:
-    """One pg_stat_activity read: the active sessions other than ours.
+    """One pg_stat_activity read: the active sessions other than ours (via a per-session :class:`ActivityReader`).
 
     :raises DatabaseError: if the query fails (e.g. connection lost).
     """
-    rows = session.query("activity_sample")
-    return tuple(ActiveSession(**row) for row in rows)
+    reader = _readers.get(session)
+    if reader is None:
+        reader = _readers[session] = ActivityReader(session)
+    return reader.read()
 
 
 class Schedule:

@@ -1,0 +1,300 @@
+"""The observer effect of sampling, measured as seed 2-007 did: pgbench throughput on the contended load with and
+without an observer, interleaved runs, reported as TPS ratios.
+
+Conditions (:data:`CONDITIONS`):
+
+- ``none``: no observer (the baseline of each round);
+- ``watch_10hz`` / ``watch_100hz``: the real ``lockscope watch --hz N --record FILE --no-live`` CLI as a separate
+  process (started, and sampling, before pgbench starts; stopped with SIGTERM after it ends);
+- ``watch_10hz_locks_1s``: the same at 10 Hz with ``--locks-every 1`` (the cost of the pg_locks snapshot);
+- ``blocking_pids_100hz``: ``SELECT pg_blocking_pids(pid) FROM pg_stat_activity`` at ~100 Hz on one connection
+  (the observer seed 2-007 measured at -9.1 % TPS on 8 cores).
+
+In each round every condition runs once, in an order rotated by one per round (so slow drift of the machine does
+not favour any condition); a condition's ratio is the median over rounds of its TPS divided by the same round's
+baseline TPS. Load goes only to the scratch server given.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..db import connect, load_sql
+from ..errors import LockscopeError, ScratchServerError
+from ..pgbench import run_pgbench
+from ..server import ScratchServer
+from .demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema
+from .sampler import Schedule
+
+__all__ = ["ObserverResult", "measure_observer_effect", "CONDITIONS", "DEFAULT_CONDITIONS", "BASELINE"]
+
+BASELINE = "none"
+#: Every condition :func:`measure_observer_effect` knows.
+CONDITIONS = ("none", "watch_10hz", "watch_100hz", "watch_10hz_locks_1s", "blocking_pids_100hz")
+#: The conditions run by default (the issue's four).
+DEFAULT_CONDITIONS = ("none", "watch_10hz", "watch_100hz", "blocking_pids_100hz")
+
+
+@dataclass(frozen=True)
+class ObserverResult:
+    """Observer-effect measurements.
+
+    :ivar server_version: e.g. ``18.6``.
+    :ivar clients: pgbench clients (count).
+    :ivar duration_s: pgbench duration per run (s).
+    :ivar rounds: rounds (count).
+    :ivar extra_indexes: extra indexes on pgbench_accounts (count).
+    :ivar max_locks_per_transaction: the server's setting (count).
+    :ivar conditions: condition names, baseline first.
+    :ivar tps: condition -> pgbench TPS per round, in round order.
+    :ivar observer_hz: condition -> achieved observer rate per round (Hz; 0 for the baseline).
+    :ivar lockmanager_share: fraction (0..1) of active-session samples on LWLock:LockManager in the 10 Hz watch
+        recordings (median over rounds; None if that condition was not run) - shows the load was contended.
+    """
+
+    server_version: str
+    clients: int
+    duration_s: float
+    rounds: int
+    extra_indexes: int
+    max_locks_per_transaction: int
+    conditions: tuple[str, ...]
+    tps: dict[str, tuple[float, ...]]
+    observer_hz: dict[str, tuple[float, ...]]
+    lockmanager_share: float | None
+
+    def round_ratios(self, condition: str) -> tuple[float, ...]:
+        """TPS of ``condition`` / baseline TPS, per round."""
+        return tuple(c / b for c, b in zip(self.tps[condition], self.tps[BASELINE]) if b > 0)
+
+    def ratio(self, condition: str) -> float:
+        """Median over rounds of the per-round TPS ratio to the baseline (1.0 = no cost)."""
+        ratios = self.round_ratios(condition)
+        return statistics.median(ratios) if ratios else float("nan")
+
+    @property
+    def ratios(self) -> dict[str, float]:
+        """condition -> :meth:`ratio`."""
+        return {c: self.ratio(c) for c in self.conditions}
+
+    def cost_pct(self, condition: str) -> float:
+        """TPS lost to the observer (%): ``(1 - ratio) * 100``."""
+        return (1.0 - self.ratio(condition)) * 100.0
+
+    def median_tps(self, condition: str) -> float:
+        """Median TPS of a condition over rounds."""
+        return statistics.median(self.tps[condition])
+
+
+class _BlockingLoop:
+    """``SELECT pg_blocking_pids(pid) FROM pg_stat_activity`` at ``hz`` on one connection, in a thread."""
+
+    def __init__(self, conninfo: str, hz: float) -> None:
+        self.conninfo = conninfo
+        self.hz = hz
+        self.calls = 0
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lockscope-blocking-loop", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            with connect(self.conninfo, sampler=True, statement_timeout_ms=2000) as session:
+                sql = load_sql("watch_blocking_loop", session.facts.server_version_num)
+                self._ready.set()
+                schedule = Schedule(self.hz)
+                while not self._stop.is_set():
+                    session.fetch_all(sql)
+                    self.calls += 1
+                    schedule.wait(self._stop)
+        except BaseException as exc:
+            self.error = exc
+        finally:
+            self._ready.set()
+
+    def start(self) -> None:
+        self._thread.start()
+        self._ready.wait(30)
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(30)
+        if self.error is not None:
+            raise self.error
+
+
+class _WatchProcess:
+    """The real ``lockscope watch`` CLI in a separate process, recording to a temporary file."""
+
+    def __init__(self, conninfo: str, hz: float, record: Path, extra: Sequence[str] = ()) -> None:
+        self.record = record
+        argv = [sys.executable, "-m", "lockscope", "watch", "--dsn", conninfo, "--hz", f"{hz:g}",
+                "--record", str(record), "--no-live", *extra]
+        self._stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self._stderr, start_new_session=True)
+
+    def _samples(self) -> list[float]:
+        from .store import open_recording
+
+        if not self.record.exists() or self.record.stat().st_size == 0:
+            return []
+        try:
+            with open_recording(self.record) as rec:
+                return [float(r[0]) for r in rec.rows("SELECT ts FROM samples ORDER BY id")]
+        except LockscopeError:
+            return []
+
+    def wait_sampling(self, timeout_s: float = 60.0) -> None:
+        """Until the process has recorded a few samples (its start-up CPU is then over)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise ScratchServerError(f"lockscope watch exited early: {self._error_text()}")
+            if len(self._samples()) >= 3:
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise ScratchServerError("lockscope watch did not start sampling in time")
+
+    def _error_text(self) -> str:
+        self._stderr.seek(0)
+        lines = [ln for ln in self._stderr.read().decode(errors="replace").splitlines() if ln.strip()]
+        return lines[-1] if lines else f"exit {self.proc.returncode}"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self._stderr.close()
+
+    def achieved_hz(self, start_wall_s: float, end_wall_s: float) -> float:
+        """Samples per second recorded between two wall times (Hz)."""
+        ts = [t for t in self._samples() if start_wall_s <= t <= end_wall_s]
+        return len(ts) / max(1e-9, end_wall_s - start_wall_s)
+
+    def lockmanager_share(self) -> float:
+        """Fraction of active-session samples on LWLock:LockManager in the recording."""
+        from .store import open_recording
+
+        with open_recording(self.record) as rec:
+            row = rec.rows("SELECT count(*), sum(wait_event_type = 'LWLock' AND wait_event = 'LockManager') "
+                           "FROM sessions")[0]
+        return (row[1] or 0) / row[0] if row[0] else 0.0
+
+
+def measure_observer_effect(
+    server: ScratchServer,
+    *,
+    clients: int = DEMO_CLIENTS,
+    duration_s: float = 15.0,
+    rounds: int = 5,
+    extra_indexes: int = DEMO_EXTRA_INDEXES,
+    mlpt: int | None = DEMO_MLPT,
+    conditions: Sequence[str] = DEFAULT_CONDITIONS,
+    prepare: bool = True,
+    warmup_s: float = 3.0,
+    progress: Callable[[str], None] | None = None,
+) -> ObserverResult:
+    """Measure pgbench TPS on the contended load under each observer condition, interleaved.
+
+    :param server: a running scratch server (load goes only there).
+    :param clients: pgbench clients (count).
+    :param duration_s: pgbench run length per condition and round (s, >= 1).
+    :param rounds: rounds (count, >= 1).
+    :param extra_indexes: extra indexes on pgbench_accounts (count), set up when ``prepare``.
+    :param mlpt: max_locks_per_transaction to run at (server restarted if it differs), None = keep.
+    :param conditions: names from :data:`CONDITIONS`; the baseline ``none`` is always included.
+    :param prepare: set up the schema first (:func:`prepare_contended_schema`).
+    :param warmup_s: a pgbench run not counted, before the first round (s; 0 = none).
+    :param progress: called with a short description before each run.
+    :raises BadInputError: unknown condition or out-of-range argument.
+    :raises ScratchServerError, DatabaseError: when pgbench, the watch CLI or the server fails.
+    """
+    from ..errors import BadInputError
+
+    say = progress or (lambda _: None)
+    unknown = [c for c in conditions if c not in CONDITIONS]
+    if unknown:
+        raise BadInputError(f"unknown observer condition(s): {', '.join(unknown)} (known: {', '.join(CONDITIONS)})")
+    if rounds < 1 or duration_s < 1:
+        raise BadInputError("observer benchmark needs at least 1 round of at least 1 s")
+    names = (BASELINE, *[c for c in conditions if c != BASELINE])
+    if prepare:
+        prepare_contended_schema(server, extra_indexes=extra_indexes, mlpt=mlpt, progress=say)
+    conninfo = server.conninfo()
+    with connect(conninfo) as session:
+        version = session.facts.server_version
+        server_mlpt = session.facts.max_locks_per_transaction
+    if warmup_s >= 1:
+        say(f"warm-up pgbench run ({warmup_s:g} s)")
+        run_pgbench(server, clients=clients, duration_s=warmup_s)
+    tps: dict[str, list[float]] = {c: [] for c in names}
+    hz: dict[str, list[float]] = {c: [] for c in names}
+    shares: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="lockscope-observer-") as tmp:
+        for r in range(rounds):
+            order = names[r % len(names):] + names[:r % len(names)]
+            for cond in order:
+                say(f"round {r + 1}/{rounds}: {cond}")
+                record = Path(tmp) / f"{cond}-{r}.db"
+                if cond == BASELINE:
+                    result = run_pgbench(server, clients=clients, duration_s=duration_s)
+                    tps[cond].append(result.tps)
+                    hz[cond].append(0.0)
+                elif cond == "blocking_pids_100hz":
+                    loop = _BlockingLoop(conninfo, 100.0)
+                    loop.start()
+                    try:
+                        t0 = time.monotonic()
+                        calls0 = loop.calls
+                        result = run_pgbench(server, clients=clients, duration_s=duration_s)
+                        rate = (loop.calls - calls0) / (time.monotonic() - t0)
+                    finally:
+                        loop.stop()
+                    tps[cond].append(result.tps)
+                    hz[cond].append(rate)
+                else:
+                    rate_hz = 100.0 if cond == "watch_100hz" else 10.0
+                    extra = ("--locks-every", "1") if cond == "watch_10hz_locks_1s" else ()
+                    watch = _WatchProcess(conninfo, rate_hz, record, extra)
+                    try:
+                        watch.wait_sampling()
+                        start = time.time()
+                        result = run_pgbench(server, clients=clients, duration_s=duration_s)
+                        end = time.time()
+                    finally:
+                        watch.stop()
+                    tps[cond].append(result.tps)
+                    hz[cond].append(watch.achieved_hz(start, end))
+                    if cond == "watch_10hz":
+                        shares.append(watch.lockmanager_share())
+                    record.unlink(missing_ok=True)
+    return ObserverResult(
+        server_version=version,
+        clients=clients,
+        duration_s=float(max(1, round(duration_s))),
+        rounds=rounds,
+        extra_indexes=extra_indexes,
+        max_locks_per_transaction=server_mlpt,
+        conditions=names,
+        tps={c: tuple(v) for c, v in tps.items()},
+        observer_hz={c: tuple(v) for c, v in hz.items()},
+        lockmanager_share=statistics.median(shares) if shares else None,
+    )

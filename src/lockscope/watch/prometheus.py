@@ -1,0 +1,166 @@
+"""``lockscope watch --prometheus HOST:PORT``: the watch's figures as Prometheus metrics (official prometheus_client).
+
+A custom collector computes every metric from :class:`~lockscope.watch.engine.WatchState` when Prometheus
+scrapes, so exporting costs nothing between scrapes. Metrics (all prefixed ``lockscope_``):
+
+==========================================================  =======  ============================================
+metric                                                      type     meaning
+==========================================================  =======  ============================================
+``active_sessions{wait_event_type,wait_event}``             gauge    AAS over the last 10 s per wait event
+                                                                     (not waiting: ``CPU``/``CPU``)
+``active_session_samples_total{wait_event_type,wait_event}``  counter  active sessions summed over samples;
+                                                                     AAS = rate(this) / rate(samples_total)
+``samples_total``                                           counter  samples taken
+``late_ticks_total``                                        counter  ticks skipped because sampling ran late
+``sample_rate_hz``                                          gauge    samples per second achieved (last 10 s)
+``lockmanager_waiting_sessions``                            gauge    sessions waiting on LWLock:LockManager,
+                                                                     averaged over the last 10 s
+``lockmanager_share``                                       gauge    fraction of active-session samples on
+                                                                     LWLock:LockManager, last 60 s
+``up``                                                      gauge    1 while sampling works, 0 during a break
+``gaps_total``                                              counter  breaks in sampling (connection lost)
+``relation_locks``                                          gauge    relation locks in the last pg_locks snapshot
+                                                                     (only with ``--locks-every``)
+``main_table_relation_locks``                               gauge    of those, not fast-path (main lock table)
+``max_backend_main_table_relation_locks``                   gauge    most main-table relation locks of one backend
+``lock_fastpath_exceeded_total{locktype}``                  counter  PG19 pg_stat_lock.fastpath_exceeded increase
+                                                                     seen while watching
+==========================================================  =======  ============================================
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Iterator
+
+from prometheus_client import start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from ..errors import BadInputError
+from .sampler import CPU
+
+if TYPE_CHECKING:
+    from .engine import WatchState
+
+__all__ = ["WatchCollector", "PrometheusExporter", "parse_listen"]
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` -> (host, port); the host defaults to 127.0.0.1.
+
+    :raises BadInputError: for a malformed value or a port outside 1..65535.
+    """
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host, port_text = "", text
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise BadInputError(f"--prometheus {text!r}: give HOST:PORT or PORT (e.g. 127.0.0.1:9187)") from None
+    if not 1 <= port <= 65535:
+        raise BadInputError(f"--prometheus {text!r}: port must be between 1 and 65535")
+    return host, port
+
+
+def _labels(label: str) -> tuple[str, str]:
+    if label == CPU:
+        return CPU, CPU
+    kind, _, event = label.partition(":")
+    return kind, event
+
+
+class WatchCollector(Collector):
+    """Collects the metrics from a :class:`WatchState` at scrape time."""
+
+    def __init__(self, state: "WatchState") -> None:
+        self.state = state
+
+    def collect(self) -> Iterator[Metric]:
+        st = self.state
+        window = st.window
+        now = time.time()
+        recent = window.snapshot(now, recent_s=10.0, top=0, span_s=10)
+        minute = window.snapshot(now, top=0)
+        totals, _ = window.totals(0)
+        gauge = GaugeMetricFamily("lockscope_active_sessions",
+                                  "Average active sessions over the last 10 s, by wait event",
+                                  labels=["wait_event_type", "wait_event"])
+        for label, aas in sorted(recent.aas_by_wait.items()):
+            gauge.add_metric(list(_labels(label)), aas)
+        yield gauge
+        counter = CounterMetricFamily("lockscope_active_session_samples",
+                                      "Active sessions summed over samples, by wait event",
+                                      labels=["wait_event_type", "wait_event"])
+        for label, n in sorted(totals.items()):
+            counter.add_metric(list(_labels(label)), n)
+        yield counter
+        yield CounterMetricFamily("lockscope_samples", "Samples of pg_stat_activity taken",
+                                  value=window.total_ticks)
+        yield CounterMetricFamily("lockscope_late_ticks", "Ticks skipped because sampling ran late",
+                                  value=window.total_late_ticks)
+        yield GaugeMetricFamily("lockscope_sample_rate_hz", "Samples per second achieved over the last 10 s",
+                                value=recent.achieved_hz)
+        yield GaugeMetricFamily("lockscope_lockmanager_waiting_sessions",
+                                "Sessions waiting on LWLock:LockManager, averaged over the last 10 s",
+                                value=recent.lockmanager_aas)
+        yield GaugeMetricFamily("lockscope_lockmanager_share",
+                                "Fraction of active-session samples waiting on LWLock:LockManager, last 60 s",
+                                value=minute.lockmanager_share)
+        yield GaugeMetricFamily("lockscope_up", "1 while sampling works, 0 during a break",
+                                value=1.0 if st.connected else 0.0)
+        yield CounterMetricFamily("lockscope_gaps", "Breaks in sampling (connection lost, server restart)",
+                                  value=len(st.gaps))
+        locks = st.locks
+        if locks is not None:
+            yield GaugeMetricFamily("lockscope_relation_locks",
+                                    "Relation locks held or awaited, last pg_locks snapshot", value=locks.relation_locks)
+            yield GaugeMetricFamily("lockscope_main_table_relation_locks",
+                                    "Relation locks in the main lock table (not fast-path), last pg_locks snapshot",
+                                    value=locks.main_table_locks)
+            yield GaugeMetricFamily("lockscope_max_backend_main_table_relation_locks",
+                                    "Most main-table relation locks held by one backend, last pg_locks snapshot",
+                                    value=max((b.main_table_locks for b in locks.backends), default=0))
+        if st.has_stat_lock:
+            fp = CounterMetricFamily("lockscope_lock_fastpath_exceeded",
+                                     "PG19 pg_stat_lock.fastpath_exceeded increase while watching",
+                                     labels=["locktype"])
+            for locktype, n in sorted(st.fastpath_exceeded_total.items()):
+                fp.add_metric([locktype], n)
+            yield fp
+
+
+class PrometheusExporter:
+    """An HTTP endpoint serving ``/metrics`` from a private registry.
+
+    :param state: the watch state to export.
+    :param host: listen address (default 127.0.0.1).
+    :param port: TCP port.
+    :raises BadInputError: if the address cannot be bound (in use, not local).
+    """
+
+    def __init__(self, state: "WatchState", host: str = "127.0.0.1", port: int = 9187) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(WatchCollector(state))
+        self.host = host
+        try:
+            self._server, self._thread = start_http_server(port, addr=host, registry=self.registry)
+        except OSError as exc:
+            raise BadInputError(f"--prometheus: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        self.port = int(self._server.server_address[1])
+        self._closed = False
+
+    @property
+    def url(self) -> str:
+        """The metrics URL."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/metrics"
+
+    def close(self) -> None:
+        """Stop serving. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._server.shutdown()
+        self._server.server_close()
