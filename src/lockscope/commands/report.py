@@ -1,21 +1,42 @@
-"""``lockscope report``: placeholder until its issue lands."""
+"""``lockscope report``: render a ``lockscope watch --record`` recording (terminal, or one HTML file)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.console import Console
 
-from ..errors import BadInputError
 from ._common import add_parser
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add the ``report`` sub-command."""
-    p = add_parser(sub, "report", help="render a watch recording to HTML (issue 4, not yet available)", description="render a watch recording to HTML (issue 4, not yet available)")
+    p = add_parser(
+        sub, "report",
+        help="render a lockscope watch recording: AAS by wait event, LockManager timeline, top statements",
+        description="Read a recording made by `lockscope watch --record FILE` and print its figures; with --html, "
+                    "write one self-contained HTML file (inline SVG charts, no scripts, no network): an AAS "
+                    "stacked-area chart by wait event over time, the LWLock:LockManager timeline (with pg_locks "
+                    "main-table lock counts and PG19 fastpath_exceeded when recorded), gaps, and the top "
+                    "statements by LockManager samples. A recording still being written can be read.",
+    )
+    p.add_argument("file", type=Path, metavar="FILE", help="the recording (SQLite file written by lockscope watch)")
+    p.add_argument("--html", type=Path, metavar="OUT", help="write the HTML report to OUT")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    """Refuse with one line."""
-    raise BadInputError("lockscope report is not available yet")
+    """Validate and summarise the recording; print it, or write the HTML."""
+    from ..report.watch_html import write_recording_html
+    from ..report.watch_terminal import render_recording
+    from ..watch.recorded import load_summary
+
+    summary = load_summary(args.file)
+    if args.html is not None:
+        write_recording_html(summary, args.html)
+        console.print(f"wrote {args.html} ({summary.ticks:,} samples, {summary.duration_s:.0f} s, "
+                      f"LWLock:LockManager {100 * summary.lockmanager_share_total:.1f}% of active-session samples)")
+    else:
+        console.print(render_recording(summary))
+    return 0

@@ -47,9 +47,10 @@ __all__ = ["WatchCollector", "PrometheusExporter", "parse_listen"]
 
 
 def parse_listen(text: str) -> tuple[str, int]:
-    """``HOST:PORT``, ``:PORT`` or ``PORT`` -> (host, port); the host defaults to 127.0.0.1.
+    """``HOST:PORT``, ``:PORT`` or ``PORT`` -> (host, port); the host defaults to 127.0.0.1, port 0 picks a free
+    port (shown in the live view).
 
-    :raises BadInputError: for a malformed value or a port outside 1..65535.
+    :raises BadInputError: for a malformed value or a port outside 0..65535.
     """
     host, sep, port_text = text.rpartition(":")
     if not sep:
@@ -59,8 +60,8 @@ def parse_listen(text: str) -> tuple[str, int]:
         port = int(port_text)
     except ValueError:
         raise BadInputError(f"--prometheus {text!r}: give HOST:PORT or PORT (e.g. 127.0.0.1:9187)") from None
-    if not 1 <= port <= 65535:
-        raise BadInputError(f"--prometheus {text!r}: port must be between 1 and 65535")
+    if not 0 <= port <= 65535:
+        raise BadInputError(f"--prometheus {text!r}: port must be between 0 (any free port) and 65535")
     return host, port
 
 

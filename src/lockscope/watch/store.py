@@ -31,7 +31,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from ..errors import RecordFileError
 from .sampler import Sample
@@ -127,7 +127,7 @@ class RecordWriter:
         """Queue one pg_locks snapshot."""
         self._queue.put(("locks", snapshot))
 
-    def add_blocking(self, wall_s: float, blocking: dict[int, Sequence[int]]) -> None:
+    def add_blocking(self, wall_s: float, blocking: Mapping[int, Sequence[int]]) -> None:
         """Queue ``pid -> blocking pids`` read at ``wall_s``."""
         self._queue.put(("blocking", (wall_s, blocking)))
 
