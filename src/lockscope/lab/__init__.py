@@ -1,0 +1,30 @@
+"""``lockscope lab``: reproduce the lock-manager cliff on scratch servers — scenarios, runner, install, compare.
+
+Each scenario is a frozen configuration with ``plan()``, ``parameters()`` and ``run(ctx)``; :func:`run_lab`
+runs one into a results directory (results.json / results.csv after every point; plots and report.html at the
+end, written by ``lockscope.report.lab_report.write_lab_report``).
+"""
+
+from .indexes import IndexesScenario
+from .install import cache_dir, install_postgresql, installed, resolve_pg_bin
+from .partitions import PartitionsScenario
+from .prepared import PreparedScenario
+from .replay import ReplayScenario
+from .runner import LabContext, LabProgress, LabResult, NullProgress, load_results, run_lab
+
+__all__ = [
+    "IndexesScenario",
+    "PartitionsScenario",
+    "PreparedScenario",
+    "ReplayScenario",
+    "LabContext",
+    "LabProgress",
+    "LabResult",
+    "NullProgress",
+    "load_results",
+    "run_lab",
+    "cache_dir",
+    "install_postgresql",
+    "installed",
+    "resolve_pg_bin",
+]
