@@ -73,3 +73,17 @@ def session18(pg18: ScratchServer) -> Iterator[Session]:
 def session_old(pg_old: ScratchServer) -> Iterator[Session]:
     with connect(pg_old.conninfo()) as session:
         yield session
+
+
+@pytest.fixture()
+def load_lock() -> Iterator[None]:
+    """Hold ``/tmp/lockscope-load.lock`` (the machine's load lock, as ``flock`` takes it) for a test that
+    generates load, so that two loads never share the cores."""
+    import fcntl
+
+    with open("/tmp/lockscope-load.lock", "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
