@@ -37,6 +37,12 @@ __all__ = [
     "simulate_fast_path",
     "max_backends",
     "shared_lock_table_entries",
+    "lock_table_shmem_bytes",
+    "fast_path_shmem_bytes",
+    "lock_shmem_bytes",
+    "groups_overflow",
+    "smallest_fitting_groups",
+    "mlpt_range_for_groups",
 ]
 
 #: ``proc.h`` / ``lock.h``: fast-path slots per group (and the whole array before PG 18).
@@ -228,3 +234,105 @@ def shared_lock_table_entries(
     Exceeding it raises SQLSTATE 53200 "out of shared memory" (PG 13-18 may borrow spare shared memory first).
     """
     return max_locks_per_transaction * (max_backends_count + max_prepared_transactions)
+
+
+# -- additions for lockscope audit (pure functions) ------------------------------------------------------------------
+#: ``lock.h``: sizeof(LOCK) and sizeof(PROCLOCK) on 64-bit builds (bytes), PG 13-19.
+_SIZEOF_LOCK = 152
+_SIZEOF_PROCLOCK = 64
+#: ``hsearch.h``: MAXALIGN(sizeof(HASHELEMENT)) on 64-bit builds (bytes).
+_SIZEOF_HASHELEMENT = 16
+#: ``proc.h NUM_AUXILIARY_PROCS`` (approximately; it varies by a few between versions).
+_NUM_AUXILIARY_PROCS = 6
+
+
+def _hash_estimate_bytes(num_entries: int, entry_size: int) -> int:
+    """``dynahash.c hash_estimate_size`` simplified: bucket pointers plus one element per entry (bytes)."""
+    buckets = _next_power_of_2(max(num_entries, 1))
+    return buckets * 8 + num_entries * (_SIZEOF_HASHELEMENT + entry_size)
+
+
+def lock_table_shmem_bytes(server_version_num: int, lock_entries: int) -> int:
+    """Shared memory the main lock table is sized for (bytes), ``lock.c LockManagerShmemSize``.
+
+    One ``LOCK`` hash of ``lock_entries`` elements and a ``PROCLOCK`` hash of twice as many, each estimated as in
+    ``dynahash.c hash_estimate_size``; PG 13-18 add a 10 % safety margin (``size / 10``), PG 19 sizes the table
+    exactly. An estimate within a few per cent on 64-bit builds.
+
+    :param lock_entries: ``NLOCKENTS`` (count), see :func:`shared_lock_table_entries`.
+    """
+    size = _hash_estimate_bytes(lock_entries, _SIZEOF_LOCK)
+    size += _hash_estimate_bytes(2 * lock_entries, _SIZEOF_PROCLOCK)
+    if server_version_num < 190000:
+        size += size // 10
+    return size
+
+
+def fast_path_shmem_bytes(server_version_num: int, max_locks_per_transaction: int, procs: int) -> int:
+    """Shared memory of all backends' fast-path arrays (bytes), ``proc.c FastPathLockShmemSize`` (PG 18+).
+
+    Per PGPROC: a uint64 of lock bits per group and an Oid per slot. Before PG 18 the 16 slots live inside PGPROC
+    (constant, reported as 0 here).
+
+    :param procs: PGPROCs (count): MaxBackends + max_prepared_transactions + auxiliary processes.
+    """
+    if server_version_num < _PG18:
+        return 0
+    groups = fast_path_groups(server_version_num, max_locks_per_transaction)
+    per_proc = groups * 8 + ((groups * FP_LOCK_SLOTS_PER_GROUP * 4 + 7) // 8) * 8
+    return procs * per_proc
+
+
+def lock_shmem_bytes(server_version_num: int, max_locks_per_transaction: int, max_backends_count: int,
+                     max_prepared_transactions: int) -> int:
+    """Main lock table plus fast-path arrays for a setting (bytes): what ``max_locks_per_transaction`` costs.
+
+    See :func:`lock_table_shmem_bytes` and :func:`fast_path_shmem_bytes`.
+    """
+    entries = shared_lock_table_entries(max_locks_per_transaction, max_backends_count, max_prepared_transactions)
+    procs = max_backends_count + max_prepared_transactions + _NUM_AUXILIARY_PROCS
+    return (lock_table_shmem_bytes(server_version_num, entries)
+            + fast_path_shmem_bytes(server_version_num, max_locks_per_transaction, procs))
+
+
+def groups_overflow(model: CapacityModel, relation_oids: Iterable[int]) -> dict[int, int]:
+    """Fast-path groups holding more than 16 of these relations: ``{group: relations}`` (counts).
+
+    Follows ``lock.c FAST_PATH_REL_GROUP``; before PG 18 the single group overflows beyond 16 relations.
+    """
+    used: dict[int, int] = {}
+    for oid in set(relation_oids):
+        group = model.group_of(oid)
+        used[group] = used.get(group, 0) + 1
+    return {g: n for g, n in sorted(used.items()) if n > FP_LOCK_SLOTS_PER_GROUP}
+
+
+def smallest_fitting_groups(server_version_num: int, relation_sets: Iterable[Iterable[int]]) -> int | None:
+    """Smallest fast-path group count (a power of two, 1..1024) at which every set of relations fits (PG 18+ hash).
+
+    Each set is one statement's relations; a set fits when no group (``lock.c FAST_PATH_REL_GROUP`` with the real
+    OIDs) holds more than 16 of them. Evaluated with the PG 18 rules whatever ``server_version_num`` is below 18
+    (what an upgrade with ``pg_upgrade``, which keeps relation OIDs, would do).
+
+    :return: groups (count), or None when even 1024 groups (16384 slots) do not fit some set.
+    """
+    version = max(server_version_num, _PG18)
+    sets = [frozenset(s) for s in relation_sets]
+    groups = 1
+    while groups <= FP_LOCK_GROUPS_PER_BACKEND_MAX:
+        model = CapacityModel(version, groups * FP_LOCK_SLOTS_PER_GROUP)
+        if all(model.fits(s) for s in sets):
+            return groups
+        groups *= 2
+    return None
+
+
+def mlpt_range_for_groups(groups: int) -> tuple[int, int]:
+    """The ``max_locks_per_transaction`` values that give ``groups`` fast-path groups on PG 18+ (inclusive).
+
+    Inverse of ``postinit.c InitializeFastPathLocks``: 1 group for 10..16 (10 is the minimum), G >= 2 groups
+    for 8G+1 .. 16G; 1024 groups from 8193 up (reported as 8193..16384).
+    """
+    if groups <= 1:
+        return (10, 16)
+    return (8 * groups + 1, 16 * groups)

@@ -250,6 +250,24 @@ class Session:
         except psycopg.Error as exc:
             raise self._translate(exc, prefix_len=prefix_len) from None
 
+    def run_checked_text_simple(self, text: str, *, prefix_len: int = 0) -> list[tuple[Any, ...]]:
+        """Like :meth:`run_user_text` but through the simple query protocol.
+
+        Only for text whose single statement lockscope has verified with PostgreSQL's parser (pglast) and that
+        must keep ``$n`` placeholders unbound, i.e. ``EXPLAIN (GENERIC_PLAN) <statement>`` (the extended protocol
+        would treat ``$1`` as a protocol parameter and demand a value). Call it inside
+        :meth:`probe_transaction` (READ ONLY, rolled back), which is what keeps it safe.
+
+        :raises StatementError: invalid SQL, unknown relation, wrong parameters (with the server's message).
+        :raises LockBlockedError: lock_timeout expired.
+        """
+        try:
+            with self._conn.cursor() as cur:  # text cursor without parameters: simple query protocol
+                cur.execute(text.encode())  # type: ignore[arg-type]
+                return cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise self._translate(exc, prefix_len=prefix_len) from None
+
     @contextlib.contextmanager
     def probe_transaction(self, **local_settings: str) -> Iterator["Session"]:
         """A READ ONLY transaction with lock_timeout / statement_timeout that is always rolled back.

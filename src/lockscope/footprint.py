@@ -35,6 +35,7 @@ __all__ = [
     "Footprint",
     "measure_footprint",
     "measure_all_modes",
+    "measure_generic_plan",
     "acquisition_order",
     "relation_role",
 ]
@@ -445,3 +446,56 @@ def _phase(
     if plan_type == "generic":
         return "generic-reuse", plan_type, generic_built
     return "custom", plan_type, generic_built
+
+
+def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | None = None) -> Footprint:
+    """The planner locks of building the statement's generic plan, without parameter values.
+
+    For ``$1..$n`` texts such as pg_stat_statements keeps. PG 16+: ``EXPLAIN (GENERIC_PLAN) <statement>`` (commit
+    3c05284d83; it bypasses the plan cache and takes the locks of building a generic plan: every partition not
+    pruned by constants and every index, ``plancat.c get_relation_info``; sent with the simple query protocol,
+    which leaves ``$n`` unbound, and only after pglast verified a single statement). PG 13-15: ``PREPARE`` (parameter types
+    inferred by the server) and one ``EXPLAIN EXECUTE name(NULL, ...)`` with ``plan_cache_mode =
+    force_generic_plan``, which builds the generic plan (``plancache.c BuildCachedPlan``) with the same locks;
+    EXPLAIN without ANALYZE never runs the statement. Both in a READ ONLY transaction that is rolled back.
+
+    :return: a :class:`Footprint` with ``protocol`` ``generic_plan`` and one execution of phase ``generic-build``.
+    :raises UnsupportedStatementError: utility, several or no statements.
+    :raises StatementError: the server rejected the statement (e.g. a parameter type it cannot infer).
+    :raises LockBlockedError: another session holds a conflicting lock longer than lock_timeout.
+    """
+    checked = check_statement(sql)
+    prober = _Prober(session, checked, assume)
+    facts = session.facts
+    if facts.server_version_num >= 160000:
+        if checked.kind == "unknown":
+            raise BadInputError("lockscope's parser cannot verify this text as one statement: the generic plan is "
+                                "not probed (EXPLAIN (GENERIC_PLAN) goes through the simple query protocol)")
+        prefix = "EXPLAIN (GENERIC_PLAN) "
+        with session.probe_transaction():
+            plan = session.run_checked_text_simple(prefix + checked.text, prefix_len=len(prefix))
+            locks = prober.build_locks(prober.snapshot())
+    else:
+        name = f"lockscope_{os.getpid()}_{next(_name_counter)}"
+        prefix = f"PREPARE {name} AS "
+        with session.probe_transaction():
+            session.run_user_text(prefix + checked.text, prefix_len=len(prefix))
+        try:
+            args = "(" + ", ".join(["NULL"] * checked.param_count) + ")" if checked.param_count else ""
+            with session.probe_transaction(plan_cache_mode="force_generic_plan"):
+                plan = session.run_user_text(f"EXPLAIN EXECUTE {name}{args}")
+                locks = prober.build_locks(prober.snapshot())
+        finally:
+            with session.probe_transaction():
+                session.fetch_all(f"DEALLOCATE {name}")
+    return Footprint(
+        statement=checked.text,
+        protocol="generic_plan",
+        plan_cache_mode="force_generic_plan",
+        params=(),
+        server_version_num=facts.server_version_num,
+        server_version=facts.server_version,
+        capacity=facts.capacity,
+        executions=(Execution(1, "generic-build", "generic", locks, _plan_lines(plan)),),
+        assumed=assume,
+    )

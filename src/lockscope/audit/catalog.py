@@ -1,0 +1,290 @@
+"""The catalog facts ``lockscope audit`` needs, read in a few set-based queries (never one round trip per table).
+
+- ``audit_relations.sql``: tables, partitioned tables, partitions at any depth (``pg_inherits``), foreign tables,
+  materialized views.
+- ``audit_indexes.sql``: every index with what makes it undroppable (unique, primary key, exclusion, replica
+  identity, a constraint using it) and what makes two indexes equal (keys, opclasses, collations, options,
+  expressions, predicate), its scans (``pg_stat_all_indexes``) and size.
+- ``audit_settings.sql``: settings beyond :class:`~lockscope.db.ServerFacts`, stats reset time, pg_stat_statements.
+
+Nothing here prints; everything comes back as frozen dataclasses.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..db import Session
+
+__all__ = ["RelationInfo", "IndexInfo", "AuditSettings", "Catalog", "read_catalog", "build_catalog"]
+
+
+@dataclass(frozen=True)
+class RelationInfo:
+    """One table-like relation.
+
+    :ivar oid: pg_class OID.
+    :ivar qualified: quoted ``schema.name``.
+    :ivar relkind: ``r`` table, ``p`` partitioned table, ``m`` materialized view, ``f`` foreign table.
+    :ivar is_partition: True for a partition (of any level).
+    :ivar parent_oid: the parent (partitioned table or inheritance parent), or None.
+    :ivar partition_bound: ``FOR VALUES ...`` text of a partition, or None.
+    :ivar partition_strategy: ``r`` range, ``l`` list, ``h`` hash for a partitioned table, else None.
+    :ivar partition_key: ``pg_get_partkeydef`` text, e.g. ``RANGE (event_time)``.
+    :ivar reltuples: planner's row estimate (count; 0 when unknown).
+    :ivar scans: seq_scan + idx_scan since stats reset (count).
+    """
+
+    oid: int
+    schema: str
+    name: str
+    qualified: str
+    relkind: str
+    is_partition: bool
+    parent_oid: int | None
+    partition_bound: str | None = None
+    partition_strategy: str | None = None
+    partition_key: str | None = None
+    reltuples: float = 0.0
+    scans: int = 0
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """One index (``relkind`` ``i``, or ``I`` for a partitioned index).
+
+    :ivar oid: index OID.
+    :ivar table_oid: the indexed relation's OID.
+    :ivar valid: ``indisvalid`` (False after a failed CREATE INDEX CONCURRENTLY: still locked at planning).
+    :ivar live: ``indislive`` (False: being dropped; not in the planner's list).
+    :ivar constraint_name: a constraint (PK, unique, exclusion, or foreign key referencing it) using the index.
+    :ivar key_columns: ``indnkeyatts`` (count); ``all_columns``: ``indnatts`` including INCLUDE columns.
+    :ivar parent_index_oid: the partitioned index this partition index is attached to, or None.
+    :ivar idx_scan: scans since stats reset (count); for a partitioned index the sum over its partitions.
+    :ivar size_bytes: on-disk size (bytes; 0 for partitioned indexes).
+    """
+
+    oid: int
+    table_oid: int
+    schema: str
+    name: str
+    qualified: str
+    relkind: str
+    am: str
+    valid: bool
+    live: bool
+    is_unique: bool
+    is_primary: bool
+    is_exclusion: bool
+    is_replica_identity: bool
+    constraint_name: str | None
+    key_columns: int
+    all_columns: int
+    indkey: str
+    indclass: str
+    indcollation: str
+    indoption: str
+    expressions: str | None
+    predicate: str | None
+    parent_index_oid: int | None
+    idx_scan: int
+    size_bytes: int
+
+    @property
+    def protected_reason(self) -> str | None:
+        """Why lockscope never proposes dropping this index, or None when it may be dropped."""
+        if self.is_primary:
+            return "primary key"
+        if self.is_replica_identity:
+            return "replica identity"
+        if self.is_exclusion:
+            return "exclusion constraint"
+        if self.constraint_name:
+            return f"backs constraint {self.constraint_name}"
+        if self.is_unique:
+            return "unique"
+        if self.parent_index_oid is not None:
+            return "attached to a partitioned index (drop that one instead)"
+        return None
+
+    def signature(self) -> tuple[Any, ...]:
+        """What makes two indexes of one table interchangeable: AM, keys, opclasses, collations, options,
+        expressions, predicate, INCLUDE columns."""
+        return (self.am, self.indkey, self.indclass, self.indcollation, self.indoption, self.expressions,
+                self.predicate, self.key_columns, self.all_columns)
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """Settings and facts read once.
+
+    :ivar enable_partition_pruning: the setting.
+    :ivar now: server time of the read.
+    :ivar stats_since: when the index/table scan counters started (``pg_stat_database.stats_reset``, or the
+        postmaster start time when never reset).
+    :ivar stats_since_source: ``stats_reset`` or ``postmaster start``.
+    :ivar pgss_schema: schema of the pg_stat_statements extension in this database, or None.
+    :ivar read_all_stats: current user has pg_read_all_stats (sees every role's statements).
+    :ivar has_pg_stat_lock: the PG 19 ``pg_stat_lock`` view exists.
+    :ivar client_backends: client sessions connected now (count).
+    """
+
+    enable_partition_pruning: bool
+    now: _dt.datetime
+    stats_since: _dt.datetime
+    stats_since_source: str
+    pgss_schema: str | None
+    read_all_stats: bool
+    has_pg_stat_lock: bool
+    current_user: str
+    database_oid: int
+    client_backends: int
+
+    @property
+    def stats_age_s(self) -> float:
+        """Age of the scan counters (s)."""
+        return max(0.0, (self.now - self.stats_since).total_seconds())
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """The relations and indexes of one database, with look-ups.
+
+    :ivar relations: by OID.
+    :ivar indexes: by OID (live and not live).
+    :ivar indexes_of: table OID -> its live index OIDs in OID order (``relcache.c RelationGetIndexList``).
+    :ivar children_of: table OID -> its partitions / inheritance children in OID order.
+    """
+
+    relations: dict[int, RelationInfo]
+    indexes: dict[int, IndexInfo]
+    settings: AuditSettings
+    indexes_of: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    children_of: dict[int, tuple[int, ...]] = field(default_factory=dict)
+
+    def top_level(self) -> list[RelationInfo]:
+        """Relations that are not partitions or inheritance children, in OID order."""
+        return [r for r in self.relations.values() if r.parent_oid is None]
+
+    def leaves(self, oid: int) -> list[int]:
+        """Leaf partitions (or inheritance children without children) under ``oid``, any depth, in OID order."""
+        out: list[int] = []
+        stack = list(reversed(self.children_of.get(oid, ())))
+        while stack:
+            child = stack.pop()
+            grandchildren = self.children_of.get(child, ())
+            if grandchildren:
+                stack.extend(reversed(grandchildren))
+            elif self.relations[child].relkind != "p":
+                out.append(child)
+        return sorted(out)
+
+    def descendants(self, oid: int) -> list[int]:
+        """Every partition / child under ``oid`` at any depth (intermediate partitioned tables included)."""
+        out: list[int] = []
+        stack = list(self.children_of.get(oid, ()))
+        while stack:
+            child = stack.pop()
+            out.append(child)
+            stack.extend(self.children_of.get(child, ()))
+        return sorted(out)
+
+    def ancestors(self, oid: int) -> list[int]:
+        """Parents of ``oid`` from the top-level table down (excluding ``oid``)."""
+        chain: list[int] = []
+        parent = self.relations[oid].parent_oid
+        while parent is not None and parent in self.relations:
+            chain.append(parent)
+            parent = self.relations[parent].parent_oid
+        return list(reversed(chain))
+
+    def top_of(self, oid: int) -> int:
+        """The top-level table of a partition (itself for a top-level table)."""
+        chain = self.ancestors(oid)
+        return chain[0] if chain else oid
+
+
+def _as_datetime(value: Any) -> _dt.datetime:
+    return value if isinstance(value, _dt.datetime) else _dt.datetime.fromisoformat(str(value))
+
+
+def build_catalog(relation_rows: list[dict[str, Any]], index_rows: list[dict[str, Any]],
+                  settings: AuditSettings) -> Catalog:
+    """Assemble a :class:`Catalog` from ``audit_relations.sql`` / ``audit_indexes.sql`` rows (no I/O)."""
+    relations = {int(r["oid"]): RelationInfo(
+        oid=int(r["oid"]), schema=r["schema"], name=r["name"], qualified=r["qualified"], relkind=r["relkind"],
+        is_partition=bool(r["is_partition"]),
+        parent_oid=int(r["parent_oid"]) if r["parent_oid"] is not None else None,
+        partition_bound=r["partition_bound"], partition_strategy=r["partition_strategy"],
+        partition_key=r["partition_key"], reltuples=float(r["reltuples"] or 0), scans=int(r["scans"] or 0),
+    ) for r in relation_rows}
+    # a parent outside the audited schemas is treated as absent
+    relations = {oid: (r if r.parent_oid is None or r.parent_oid in relations
+                       else RelationInfo(**{**r.__dict__, "parent_oid": None}))
+                 for oid, r in relations.items()}
+    indexes = {int(r["oid"]): IndexInfo(
+        oid=int(r["oid"]), table_oid=int(r["table_oid"]), schema=r["schema"], name=r["name"],
+        qualified=r["qualified"], relkind=r["relkind"], am=r["am"], valid=bool(r["valid"]), live=bool(r["live"]),
+        is_unique=bool(r["is_unique"]), is_primary=bool(r["is_primary"]), is_exclusion=bool(r["is_exclusion"]),
+        is_replica_identity=bool(r["is_replica_identity"]), constraint_name=r["constraint_name"],
+        key_columns=int(r["key_columns"]), all_columns=int(r["all_columns"]), indkey=r["indkey"],
+        indclass=r["indclass"], indcollation=r["indcollation"], indoption=r["indoption"],
+        expressions=r["expressions"], predicate=r["predicate"],
+        parent_index_oid=int(r["parent_index_oid"]) if r["parent_index_oid"] is not None else None,
+        idx_scan=int(r["idx_scan"] or 0), size_bytes=int(r["size_bytes"] or 0),
+    ) for r in index_rows if int(r["table_oid"]) in relations}
+    # a partitioned index has no scan counter of its own: the sum over the indexes attached to it, any depth
+    children_idx: dict[int, list[int]] = {}
+    for ix in indexes.values():
+        if ix.parent_index_oid is not None:
+            children_idx.setdefault(ix.parent_index_oid, []).append(ix.oid)
+
+    def scans_of(oid: int) -> int:
+        kids = children_idx.get(oid)
+        return indexes[oid].idx_scan if not kids else sum(scans_of(k) for k in kids)
+
+    for oid, ix in list(indexes.items()):
+        if ix.relkind == "I":
+            indexes[oid] = IndexInfo(**{**ix.__dict__, "idx_scan": scans_of(oid)})
+    indexes_of: dict[int, list[int]] = {}
+    for ix in indexes.values():
+        if ix.live:  # plancat.c get_relation_info: RelationGetIndexList skips !indislive only
+            indexes_of.setdefault(ix.table_oid, []).append(ix.oid)
+    children_of: dict[int, list[int]] = {}
+    for rel in relations.values():
+        if rel.parent_oid is not None:
+            children_of.setdefault(rel.parent_oid, []).append(rel.oid)
+    return Catalog(
+        relations=relations, indexes=indexes, settings=settings,
+        indexes_of={k: tuple(sorted(v)) for k, v in indexes_of.items()},
+        children_of={k: tuple(sorted(v)) for k, v in children_of.items()},
+    )
+
+
+def read_settings(session: Session) -> AuditSettings:
+    """Read ``audit_settings.sql`` (one row)."""
+    row = session.query("audit_settings")[0]
+    stats_reset = row["stats_reset"]
+    return AuditSettings(
+        enable_partition_pruning=str(row["enable_partition_pruning"]) == "on",
+        now=_as_datetime(row["now"]),
+        stats_since=_as_datetime(stats_reset if stats_reset is not None else row["postmaster_start"]),
+        stats_since_source="stats_reset" if stats_reset is not None else "postmaster start",
+        pgss_schema=row["pgss_schema"],
+        read_all_stats=bool(row["read_all_stats"]),
+        has_pg_stat_lock=bool(row["has_pg_stat_lock"]),
+        current_user=row["current_user"],
+        database_oid=int(row["database_oid"]),
+        client_backends=int(row["client_backends"]),
+    )
+
+
+def read_catalog(session: Session) -> Catalog:
+    """Read the whole catalog in three queries (relations, indexes, settings).
+
+    :raises DatabaseError: if the server refuses (the catalog is readable by every role).
+    """
+    settings = read_settings(session)
+    return build_catalog(session.query("audit_relations"), session.query("audit_indexes"), settings)

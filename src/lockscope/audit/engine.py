@@ -1,0 +1,421 @@
+"""``run_audit``: catalog + workload + capacity model -> ranked findings, each with evidence and a fix.
+
+Read-only and on one connection: three catalog queries, two pg_stat_statements snapshots, the top statements' texts,
+and paced EXPLAIN probes (READ ONLY transactions, always rolled back). Works on a standby.
+
+Severity (documented in docs/audit.md):
+
+- **high**: a table whose every statement spills (pruned/plain footprint over the fast-path capacity) and that is
+  read; a statement with >= 1000 main-lock-table acquisitions/s; the shared lock table exhausted by spilled locks
+  alone at max_connections sessions.
+- **medium**: a spilling statement with any rate; an unread table that spills; a partitioned table whose unpruned
+  footprint spills; a statement that does not prune and spills; a generic plan that spills where the custom plan
+  does not; the shared lock table exhausted if fast-path locks move to it; a settings change that removes spills.
+- **low**: near the limit (2 or fewer free slots in the fullest group), non-pruning or generic > custom without spill,
+  invalid / duplicate / redundant indexes, partition granularity options.
+- **info**: unused or protected indexes, skipped inputs, server counters.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..capacity import CapacityModel, FP_LOCK_SLOTS_PER_GROUP
+from ..db import Session
+from .advice import (
+    GranularityAdvice,
+    MlptAdvice,
+    SharedLockRisk,
+    granularity_advice,
+    mlpt_advice,
+    shared_lock_risk,
+)
+from .catalog import Catalog, read_catalog
+from .indexes import DropPlan, IndexFinding, index_findings, smallest_drop_set
+from .tables import TableFootprint, headroom, table_footprints
+from .workload import StatementAudit, Workload, probe_statements, read_workload
+
+__all__ = ["SEVERITIES", "HIGH_MAIN_PER_S", "AuditOptions", "Finding", "AuditReport", "run_audit",
+           "build_findings"]
+
+SEVERITIES = ("high", "medium", "low", "info")
+#: main-lock-table acquisitions per second from which a statement is a high risk.
+HIGH_MAIN_PER_S = 1000.0
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """What to read and how hard.
+
+    :ivar interval_s: seconds between the two pg_stat_statements snapshots (0 = rates since the last reset).
+    :ivar top_n: statements audited (count, top by calls).
+    :ivar probe_rate_hz: EXPLAIN probes per second at most (each reads pg_locks once).
+    :ivar unused_min_age_s: statistics age (s) from which idx_scan = 0 counts as unused.
+    :ivar statements: False skips pg_stat_statements entirely.
+    """
+
+    interval_s: float = 10.0
+    top_n: int = 200
+    probe_rate_hz: float = 20.0
+    unused_min_age_s: float = 7 * 86400
+    statements: bool = True
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One risk with its evidence and fix.
+
+    :ivar severity: one of :data:`SEVERITIES`.
+    :ivar kind: e.g. ``table-spill``, ``statement-spill``, ``non-pruning``, ``generic-over-custom``,
+        ``shared-lock-table``, ``index-invalid``, ``index-duplicate``, ``index-redundant``, ``index-unused``,
+        ``drop-set``, ``max-locks-per-transaction``, ``plan-cache-mode``, ``partition-granularity``,
+        ``table-near-limit``, ``table-unpruned-spill``, ``pg-stat-lock``.
+    :ivar subject: the table, index, statement (``queryid``) or setting concerned.
+    :ivar title: one line.
+    :ivar evidence: the numbers.
+    :ivar fix: the smallest change that helps.
+    :ivar sql: statements for the ``--sql`` script (lockscope never runs them).
+    :ivar score: ranking within a severity (higher first): main-lock-table acquisitions/s, spilled locks, ...
+    """
+
+    severity: str
+    kind: str
+    subject: str
+    title: str
+    evidence: str
+    fix: str
+    sql: tuple[str, ...] = ()
+    score: float = 0.0
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """Everything ``lockscope audit`` found.
+
+    :ivar capacity: the server's fast-path capacity.
+    :ivar tables: per top-level table footprints, ranked.
+    :ivar workload: pg_stat_statements results with probed statements.
+    :ivar index_findings: invalid / duplicate / redundant / unused indexes.
+    :ivar drop_plans: per table over capacity, the smallest droppable set.
+    :ivar findings: ranked (severity, then score).
+    :ivar names: OID -> qualified name for every relation and index.
+    :ivar timings_s: seconds per phase (catalog, footprints, workload, probes, total).
+    """
+
+    server_version: str
+    server_version_num: int
+    database: str
+    in_recovery: bool
+    capacity: CapacityModel
+    max_connections: int
+    max_backends: int
+    max_prepared_transactions: int
+    plan_cache_mode: str
+    enable_partition_pruning: bool
+    shared_lock_table_entries: int
+    stats_age_s: float
+    stats_since_source: str
+    relations: int
+    indexes: int
+    tables: tuple[TableFootprint, ...]
+    workload: Workload
+    index_findings: tuple[IndexFinding, ...]
+    drop_plans: tuple[DropPlan, ...]
+    mlpt: MlptAdvice
+    shared_lock: SharedLockRisk
+    granularity: tuple[GranularityAdvice, ...]
+    findings: tuple[Finding, ...]
+    names: dict[int, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    timings_s: dict[str, float] = field(default_factory=dict)
+    demo: bool = False
+
+    def count(self, severity: str) -> int:
+        """Findings at this severity (count)."""
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def at_or_above(self, severity: str) -> int:
+        """Findings at this severity or worse (count)."""
+        limit = SEVERITIES.index(severity)
+        return sum(1 for f in self.findings if SEVERITIES.index(f.severity) <= limit)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _groups_text(groups: dict[int, int]) -> str:
+    return ", ".join(f"group {g}: {n}" for g, n in groups.items())
+
+
+def _quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _drop_sql(report_names: dict[int, str], ix: IndexFinding) -> str:
+    if ix.partitioned:
+        # DROP INDEX CONCURRENTLY is refused for partitioned indexes; this takes ACCESS EXCLUSIVE on the tree.
+        return f"DROP INDEX {ix.qualified};  -- partitioned index: no CONCURRENTLY; locks {ix.table} exclusively"
+    return f"DROP INDEX CONCURRENTLY {ix.qualified};"
+
+
+def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFootprint],
+                   idx: list[IndexFinding], plans: list[DropPlan], workload: Workload, mlpt: MlptAdvice,
+                   risk: SharedLockRisk, granularity: list[GranularityAdvice], database: str,
+                   max_connections: int) -> list[Finding]:
+    """Turn footprints and advice into ranked :class:`Finding` objects (pure; see the module docstring)."""
+    out: list[Finding] = []
+    cap = model.describe()
+    plan_by_table = {p.table_oid: p for p in plans}
+    idx_by_oid = {f.index_oid: f for f in idx}
+    statements = workload.statements
+    used_tables: set[int] = set()
+    for s in statements:
+        if s.steady is not None:
+            used_tables.update(catalog.top_of(o) for o in s.steady.relation_oids if o in catalog.relations)
+    in_plans: set[int] = set()
+    mlpt_fix = ""
+    if mlpt.mlpt_recommended is not None and mlpt.change_needed:
+        mlpt_fix = (f"max_locks_per_transaction = {mlpt.mlpt_recommended}"
+                    + (" on PostgreSQL 18" if mlpt.upgrade else ""))
+    for t in tables:
+        rel = catalog.relations[t.oid]
+        p = t.pruned
+        if p.spilled:
+            plan = plan_by_table.get(t.oid)
+            fixes = []
+            sql: list[str] = []
+            if plan is not None and plan.index_oids and plan.sufficient:
+                names = ", ".join(idx_by_oid[o].qualified for o in plan.index_oids)
+                fixes.append(f"drop {_plural(len(plan.index_oids), 'index')} ({names}): the smallest safe set "
+                             f"that fits{'' if plan.exact else ' found (greedy)'}")
+                for o in plan.index_oids:
+                    in_plans.add(o)
+                    f = idx_by_oid[o]
+                    sql.append(f"-- {t.qualified}: {p.locks} planner locks, {p.spilled} spill at {cap}; "
+                               f"{f.qualified} is {f.kind} ({f.evidence})\n{_drop_sql({}, f)}")
+            elif plan is not None:
+                fixes.append(f"no safe index set suffices ({_plural(plan.short_by, 'more lock')} over after "
+                             "dropping every droppable index)")
+            if mlpt_fix:
+                fixes.append(mlpt_fix)
+            read = rel.scans > 0 or t.oid in used_tables
+            case = {"plain": "a statement on it", "pruned": "a statement pruned to one partition",
+                    "inheritance": "a statement on it (all children)"}[p.case]
+            overflow = ""
+            if p.overflowing_groups and p.locks <= model.slots:
+                overflow = (f"; fast-path group overflow below the slot count ({_groups_text(p.overflowing_groups)}"
+                            f" of 16, lock.c FAST_PATH_REL_GROUP)")
+            out.append(Finding(
+                "high" if read else "medium", "table-spill", t.qualified,
+                f"{t.qualified}: {case} spills {_plural(p.spilled, 'lock')} to the main lock table",
+                f"{p.locks} planner locks ({'1 table + ' + str(t.indexes) + ' indexes' if p.case == 'plain' else p.case}) "
+                f"vs {cap}: {p.spilled} spilled{overflow}; table scans since stats reset: {rel.scans}",
+                "; or ".join(fixes) or "fewer indexes or a larger max_locks_per_transaction (PG 18+)",
+                tuple(sql), float(p.spilled)))
+        elif t.unpruned is not None and t.unpruned.spilled and t.kind == "partitioned table":
+            u = t.unpruned
+            out.append(Finding(
+                "medium", "table-unpruned-spill", t.qualified,
+                f"{t.qualified}: a statement that does not prune locks {u.locks} relations, {u.spilled} spill",
+                f"{t.partitions} partitions, {t.all_relations} relations in the tree; pruned to one partition: "
+                f"{p.locks} locks (fits {cap}); unpruned: {u.locks} locks, {u.spilled} spilled",
+                "make every statement prune at plan time (constant partition-key clause; plan_cache_mode = "
+                "force_custom_plan for prepared statements), or coarser partitions",
+                (), float(u.spilled) / 100))
+        else:
+            room = headroom(p, model)
+            if 0 <= room <= 2 and p.locks >= FP_LOCK_SLOTS_PER_GROUP - 2:
+                out.append(Finding(
+                    "low", "table-near-limit", t.qualified,
+                    f"{t.qualified}: {_plural(room, 'free fast-path slot')} left in its fullest group",
+                    f"{p.locks} planner locks vs {cap}; a join with another table or {room + 1} more indexes spills",
+                    "avoid adding indexes; drop unused ones", (), float(p.locks) / 100))
+    for s in statements:
+        if s.skipped_reason or s.steady is None:
+            continue
+        steady = s.steady
+        if s.spilled_per_call > 0:
+            rate = s.main_lock_table_per_s
+            sev = "high" if rate >= HIGH_MAIN_PER_S else "medium" if s.calls_per_s > 0 else "low"
+            out.append(Finding(
+                sev, "statement-spill", f"queryid {s.queryid}",
+                f"{rate:,.0f} main-lock-table acquisitions/s: {s.short_query}",
+                f"{s.calls_per_s:,.1f} calls/s x {s.spilled_per_call:g} spilled locks per call ({s.basis} plan: "
+                f"{steady.locks} locks at {cap}); role {s.rolname}",
+                mlpt_fix or "see the table findings for its tables", (), rate + s.spilled_per_call))
+        for check in s.non_pruning:
+            spills = s.custom is not None and s.custom.spilled > 0
+            out.append(Finding(
+                "medium" if spills else "low", "non-pruning", f"queryid {s.queryid}",
+                f"does not prune {check.qualified} at plan time: {s.short_query}",
+                f"custom plan locks {check.partitions_locked}/{check.partitions_total} partitions, "
+                f"{s.custom.locks if s.custom else 0} locks in all; {s.calls_per_s:,.1f} calls/s",
+                "compare the partition key with a constant or parameter directly (not a subquery, a stable "
+                "function or an expression on the key), or keep enable_partition_pruning on", (),
+                s.calls_per_s))
+        if s.generic_locks_more and s.custom is not None and s.generic is not None:
+            reuse = s.generic_reuse
+            spills = (s.generic.spilled > 0 or (reuse is not None and reuse.spilled > 0))
+            sev = "medium" if spills and not s.custom.spilled else "low"
+            out.append(Finding(
+                sev, "generic-over-custom", f"queryid {s.queryid}",
+                f"its generic plan locks more than its custom plan: {s.short_query}",
+                f"custom plan {s.custom.locks} locks ({s.custom.spilled} spilled); building the generic plan "
+                f"(execution 6 of a prepared statement) {s.generic.locks} ({s.generic.spilled} spilled); reusing it "
+                f"{reuse.locks if reuse else '-'} per execution ({reuse.spilled if reuse else '-'} spilled)",
+                f"plan_cache_mode = force_custom_plan for role {s.rolname}" if s.rolname else
+                "plan_cache_mode = force_custom_plan for the application's role", (), s.calls_per_s))
+    if risk.severity != "ok":
+        out.append(Finding(
+            risk.severity, "shared-lock-table", "max_locks_per_transaction",
+            f"shared lock table: {max_connections} sessions running the largest statement need "
+            f"{max(risk.need_spilled, risk.need_all) if risk.severity == 'medium' else risk.need_spilled:,} of "
+            f"{risk.entries:,} entries",
+            f"capacity max_locks_per_transaction x (MaxBackends + max_prepared_transactions) = {risk.entries:,}; "
+            f"largest footprint {risk.largest_locks} locks ({risk.largest_subject}) x {max_connections} = "
+            f"{risk.need_all:,}; largest spilled {risk.largest_spilled} ({risk.spilled_subject}) x "
+            f"{max_connections} = {risk.need_spilled:,}; beyond it: ERROR 53200 out of shared memory",
+            "raise max_locks_per_transaction, lower max_connections (a pooler), or shrink the footprints", (),
+            float(risk.need_spilled)))
+    for f in idx:
+        if f.index_oid in in_plans:
+            continue
+        sql: tuple[str, ...] = ()
+        if f.droppable and f.kind in ("invalid", "duplicate"):
+            sql = (f"-- {f.qualified} on {f.table} is {f.kind}: {f.evidence}; every statement on {f.table} "
+                   f"locks it at planning\n{_drop_sql({}, f)}",)
+        sev = "low" if f.kind in ("invalid", "duplicate", "redundant") and f.droppable else "info"
+        protected = f" (kept: {f.protected_reason})" if f.protected_reason else ""
+        out.append(Finding(
+            sev, f"index-{f.kind}", f.qualified, f"{f.kind} index {f.qualified} on {f.table}{protected}",
+            f"{f.evidence}; idx_scan {f.idx_scan}; {f.size_bytes / 2**20:.1f} MiB",
+            "drop it (no plan can use it)" if f.kind in ("invalid", "duplicate") and f.droppable else
+            "drop it if no query needs it" if f.droppable else f"keep it ({f.protected_reason})",
+            sql, float(f.idx_scan == 0)))
+    if mlpt.change_needed and mlpt.mlpt_recommended is not None:
+        target = "PostgreSQL 18" if mlpt.upgrade else "this server"
+        low, high = mlpt.mlpt_min, mlpt.mlpt_recommended
+        sev = "medium" if mlpt.spilling_now or mlpt.tables_spilling_now else "low"
+        shmem = ""
+        if mlpt.shmem_after_bytes is not None:
+            shmem = (f"; lock table + fast-path shared memory {mlpt.shmem_now_bytes / 2**20:.1f} MiB -> "
+                     f"{mlpt.shmem_after_bytes / 2**20:.1f} MiB")
+        sql_text = (f"-- {mlpt.groups_needed} fast-path groups fit every audited statement and table "
+                    f"(hash-aware, real OIDs); any value {low}..{high} gives them{shmem}. Needs a restart; set it "
+                    f"on standbys first (they need >= the primary's value).\n"
+                    f"ALTER SYSTEM SET max_locks_per_transaction = {high};")
+        if mlpt.upgrade:
+            sql_text = "-- after upgrading to PostgreSQL 18 (pg_upgrade keeps relation OIDs):\n" + sql_text
+        out.append(Finding(
+            sev, "max-locks-per-transaction", "max_locks_per_transaction",
+            f"on {target}, max_locks_per_transaction = {high} ({mlpt.groups_needed} fast-path groups) removes "
+            f"{mlpt.spilling_now - mlpt.spilling_after} of {mlpt.spilling_now} spilling statements",
+            f"main-lock-table acquisitions/s {mlpt.main_per_s_now:,.0f} -> {mlpt.main_per_s_after:,.0f}; tables "
+            f"spilling {mlpt.tables_spilling_now} -> {mlpt.tables_spilling_after}; now "
+            f"{mlpt.current_mlpt}{shmem}",
+            f"ALTER SYSTEM SET max_locks_per_transaction = {high} (restart)"
+            + (" after upgrading to PostgreSQL 18" if mlpt.upgrade else ""),
+            (sql_text,) if not mlpt.upgrade else (), mlpt.main_per_s_now))
+    roles: dict[str, list[StatementAudit]] = {}
+    for s in statements:
+        if (s.generic_locks_more and s.rolname and s.generic is not None and s.custom is not None
+                and not s.custom.spilled
+                and (s.generic.spilled or (s.generic_reuse is not None and s.generic_reuse.spilled))):
+            roles.setdefault(s.rolname, []).append(s)
+    for role, stmts in sorted(roles.items()):
+        ids = ", ".join(str(s.queryid) for s in stmts[:5])
+        out.append(Finding(
+            "medium", "plan-cache-mode", f"role {role}",
+            f"role {role}: {_plural(len(stmts), 'statement')} lock more with a generic plan",
+            f"queryids {ids}: generic plans spill, custom plans do not",
+            f"ALTER ROLE {_quote_ident(role)} IN DATABASE {_quote_ident(database)} SET plan_cache_mode = "
+            "force_custom_plan",
+            (f"-- role {role}: queryids {ids} spill to the main lock table with a generic plan "
+             f"(execution 6 builds it: every partition and index; each reuse locks every partition), not with "
+             f"a custom plan\nALTER ROLE {_quote_ident(role)} IN DATABASE {_quote_ident(database)} "
+             "SET plan_cache_mode = force_custom_plan;",),
+            sum(s.calls_per_s for s in stmts)))
+    for g in granularity:
+        opts = "; ".join(f"{o.label}: {o.partitions} partitions, {o.unpruned_locks} locks unpruned, "
+                         f"{o.generic_reuse_locks} per generic-plan reuse{' (fits)' if o.fits else ''}"
+                         for o in g.options)
+        out.append(Finding(
+            "low", "partition-granularity", g.qualified,
+            f"{g.qualified}: {g.partitions} partitions ({g.current_label}) lock {g.unpruned_locks} relations "
+            "when not pruned",
+            f"{g.indexes_per_partition:g} indexes per partition; coarser: {opts}",
+            "coarser partitions when statements cannot prune (generic plans, no key in WHERE)", (), 0.0))
+    if workload.pg_stat_lock_fastpath_exceeded is not None:
+        out.append(Finding(
+            "info", "pg-stat-lock", "pg_stat_lock",
+            f"the server counted {workload.pg_stat_lock_fastpath_exceeded:,} fast-path overflows (pg_stat_lock)",
+            "pg_stat_lock.fastpath_exceeded for locktype relation since its stats_reset", "-", (), 0.0))
+    out.sort(key=lambda f: (SEVERITIES.index(f.severity), -f.score, f.kind, f.subject))
+    return out
+
+
+def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
+              progress: Callable[[str], None] | None = None,
+              during_interval: Callable[[], None] | None = None,
+              demo: bool = False) -> AuditReport:
+    """Audit the session's database (read-only; see the module docstring).
+
+    :param progress: called with short status texts.
+    :param during_interval: called between the two pg_stat_statements snapshots (the demo runs its workload).
+    :raises DatabaseError: when the catalog cannot be read; pg_stat_statements problems become notes.
+    """
+    say = progress or (lambda _msg: None)
+    facts = session.facts
+    model = facts.capacity
+    t0 = time.monotonic()
+    say("reading the catalog")
+    catalog = read_catalog(session)
+    t_catalog = time.monotonic()
+    tables = table_footprints(catalog, model)
+    idx = index_findings(catalog, unused_min_age_s=options.unused_min_age_s)
+    plans = [smallest_drop_set(catalog, model, t, idx) for t in tables if t.pruned.spilled]
+    t_footprints = time.monotonic()
+    notes: list[str] = []
+    if facts.in_recovery:
+        notes.append("standby: audited read-only; idx_scan and pg_stat_statements count this standby's queries only")
+    if options.statements:
+        say("reading pg_stat_statements" + (f" ({options.interval_s:g} s interval)" if options.interval_s else ""))
+        workload, rows = read_workload(session, catalog, interval_s=options.interval_s, top_n=options.top_n,
+                                       during_interval=during_interval)
+        t_workload = time.monotonic()
+        probed = probe_statements(session, catalog, rows, probe_rate_hz=options.probe_rate_hz, progress=say)
+        workload = Workload(**{**workload.__dict__, "statements": probed,
+                               "probe_seconds": time.monotonic() - t_workload})
+    else:
+        workload = Workload(False, notes=("statement audit skipped (--no-statements)",))
+        t_workload = time.monotonic()
+    t_probes = time.monotonic()
+    mlpt = mlpt_advice(catalog, model, facts.max_backends, facts.max_prepared_transactions, tables,
+                       workload.statements)
+    risk = shared_lock_risk(facts.shared_lock_table_entries, facts.max_connections, tables, workload.statements)
+    gran = [g for g in (granularity_advice(catalog, model, t) for t in tables) if g is not None]
+    findings = build_findings(catalog, model, tables, idx, plans, workload, mlpt, risk, gran, facts.database,
+                              facts.max_connections)
+    names = {oid: r.qualified for oid, r in catalog.relations.items()}
+    names.update({oid: i.qualified for oid, i in catalog.indexes.items()})
+    if not catalog.settings.enable_partition_pruning:
+        notes.append("enable_partition_pruning is off: every statement on a partitioned table locks all partitions")
+    end = time.monotonic()
+    return AuditReport(
+        server_version=facts.server_version, server_version_num=facts.server_version_num, database=facts.database,
+        in_recovery=facts.in_recovery, capacity=model, max_connections=facts.max_connections,
+        max_backends=facts.max_backends, max_prepared_transactions=facts.max_prepared_transactions,
+        plan_cache_mode=facts.plan_cache_mode, enable_partition_pruning=catalog.settings.enable_partition_pruning,
+        shared_lock_table_entries=facts.shared_lock_table_entries, stats_age_s=catalog.settings.stats_age_s,
+        stats_since_source=catalog.settings.stats_since_source, relations=len(catalog.relations),
+        indexes=len(catalog.indexes), tables=tuple(tables), workload=workload, index_findings=tuple(idx),
+        drop_plans=tuple(plans), mlpt=mlpt, shared_lock=risk, granularity=tuple(gran), findings=tuple(findings),
+        names=names, notes=tuple(notes + list(workload.notes)),
+        timings_s={"catalog": t_catalog - t0, "footprints": t_footprints - t_catalog,
+                   "workload": t_workload - t_footprints if options.statements else 0.0,
+                   "probes": t_probes - t_workload, "total": end - t0},
+        demo=demo,
+    )

@@ -1,0 +1,453 @@
+"""The workload side of ``lockscope audit``: pg_stat_statements snapshots and each top statement's footprints.
+
+- Two snapshots of pg_stat_statements counters (``showtext = false``, cheap even with 50,000 entries) ``interval_s``
+  apart give calls/s; with ``interval_s = 0`` calls/s is calls since the last reset (``pg_stat_statements_info``,
+  PG 14+; the postmaster start on PG 13). The top N statements by calls in the interval (then by total calls) are
+  kept; only their texts are read.
+- Each statement is probed with the footprint engine: the generic plan (``footprint.measure_generic_plan``:
+  ``EXPLAIN (GENERIC_PLAN)`` on PG 16+), and the custom plan with parameter values derived from pg_stats
+  (:mod:`lockscope.audit.params`), else marked "not measured" with the reason. A cached generic plan's executor
+  locks (``plancache.c AcquireExecutorLocks``: every range-table relation, i.e. the generic plan's tables and
+  partitions, no indexes) are derived from the generic-build locks.
+- Probes are paced (``probe_rate_hz``): each reads pg_locks once, which takes all 16 lock-partition LWLocks.
+
+**Main-lock-table acquisitions per second** = calls/s x spilled locks per call, where a call's spilled locks are
+the custom plan's (what a simple-protocol client or one of the first five executions of a prepared statement
+takes), or the cached generic plan's when the custom plan is not measured; on PG 19 the two are weighted by
+``custom_plan_calls`` / ``generic_plan_calls``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..capacity import CapacityModel, LockRequest
+from ..db import Session
+from ..errors import DatabaseError, LockscopeError
+from ..footprint import Footprint, measure_footprint, measure_generic_plan
+from ..statement import check_statement
+from .catalog import Catalog
+from .params import derive_params
+
+__all__ = ["PlanFootprint", "PruneCheck", "StatementAudit", "Workload", "read_workload", "probe_statements",
+           "plan_footprint", "Pacer"]
+
+#: lockscope's own queries: the audit SQL carries a /* lockscope */ marker; the footprint engine's are recognised.
+_OWN_QUERY = re.compile(r"/\*\s*lockscope\s*\*/|AS pg_locks_oid|toast_owner\.oid|pg_backend_pid\(\)\s+AND\s+locktype"
+                        r"|FROM pg_catalog\.pg_prepared_statements|pg_catalog\.pg_blocking_pids", re.I)
+_PROBEABLE = re.compile(r"^\s*(\(\s*)*(select|with|insert|update|delete|merge|values|table)\b", re.I)
+_SQL_PREPARE = re.compile(r"^\s*prepare\s+\w+\s*(\([^)]*\))?\s+as\s+", re.I | re.S)
+_INDEX_ROLES = ("index", "partitioned index", "partition index")
+
+
+@dataclass(frozen=True)
+class PlanFootprint:
+    """The locks of one plan of one statement.
+
+    :ivar phase: ``custom``, ``generic-build`` or ``generic-reuse`` (derived).
+    :ivar relation_oids: locked relations in modelled acquisition order.
+    :ivar roles: the role of each (``table``, ``partition``, ``index``, ...).
+    :ivar modes: the lock mode of each.
+    :ivar locks: relation locks (count).
+    :ivar spilled: measured main-lock-table locks (count; predicted for the derived generic-reuse phase).
+    :ivar predicted_spilled: the capacity model's count.
+    :ivar measured: False for the derived generic-reuse phase.
+    """
+
+    phase: str
+    relation_oids: tuple[int, ...]
+    roles: tuple[str, ...]
+    modes: tuple[str, ...]
+    locks: int
+    spilled: int
+    predicted_spilled: int
+    measured: bool = True
+
+
+@dataclass(frozen=True)
+class PruneCheck:
+    """Plan-time pruning of one partitioned table in a statement's custom plan.
+
+    :ivar table_oid: the partitioned table.
+    :ivar partitions_locked: leaf partitions locked (count).
+    :ivar partitions_total: leaf partitions it has (count).
+    """
+
+    table_oid: int
+    qualified: str
+    partitions_locked: int
+    partitions_total: int
+
+    @property
+    def prunes(self) -> bool:
+        """True when fewer partitions than all were locked (or there is at most one)."""
+        return self.partitions_total <= 1 or self.partitions_locked < self.partitions_total
+
+
+@dataclass(frozen=True)
+class StatementAudit:
+    """One pg_stat_statements entry with its footprints and rates.
+
+    :ivar queryid: pg_stat_statements queryid.
+    :ivar rolname: the role that ran it (None if the role is gone).
+    :ivar calls: calls since the last reset (count).
+    :ivar calls_per_s: calls per second (interval delta, or since reset).
+    :ivar params: derived parameter values (text) used for the custom plan.
+    :ivar custom: custom-plan footprint, or None (see ``custom_reason``).
+    :ivar generic: generic-plan footprint as built (``EXPLAIN (GENERIC_PLAN)``), or None (``generic_reason``).
+    :ivar generic_reuse: locks of reusing a cached generic plan (derived from ``generic``), or None.
+    :ivar spilled_per_call: main-lock-table locks per call (count, may be fractional when weighted).
+    :ivar basis: which plan ``spilled_per_call`` comes from: ``custom``, ``generic-reuse``, ``weighted`` or ``none``.
+    :ivar prune_checks: per partitioned table in the custom plan, whether it pruned.
+    """
+
+    queryid: int
+    userid: int
+    rolname: str | None
+    query: str
+    calls: int
+    calls_per_s: float
+    kind: str = "unknown"
+    params: tuple[str, ...] = ()
+    param_sources: tuple[str, ...] = ()
+    custom: PlanFootprint | None = None
+    custom_reason: str | None = None
+    generic: PlanFootprint | None = None
+    generic_reuse: PlanFootprint | None = None
+    generic_reason: str | None = None
+    spilled_per_call: float = 0.0
+    basis: str = "none"
+    prune_checks: tuple[PruneCheck, ...] = ()
+    skipped_reason: str | None = None
+    generic_plan_calls: int | None = None
+    custom_plan_calls: int | None = None
+
+    @property
+    def main_lock_table_per_s(self) -> float:
+        """Main-lock-table acquisitions per second: calls/s x spilled locks per call."""
+        return self.calls_per_s * self.spilled_per_call
+
+    @property
+    def steady(self) -> PlanFootprint | None:
+        """The footprint a call usually takes: custom when measured, else the cached generic plan's."""
+        return self.custom or self.generic_reuse
+
+    @property
+    def generic_locks_more(self) -> bool:
+        """True when building or reusing the generic plan locks more relations than the custom plan."""
+        if self.custom is None or self.generic is None:
+            return False
+        reuse = self.generic_reuse.locks if self.generic_reuse else 0
+        return max(self.generic.locks, reuse) > self.custom.locks
+
+    @property
+    def non_pruning(self) -> tuple[PruneCheck, ...]:
+        """Partitioned tables the custom plan did not prune at plan time."""
+        return tuple(c for c in self.prune_checks if not c.prunes)
+
+    @property
+    def short_query(self) -> str:
+        """The text on one line, at most 120 characters."""
+        text = " ".join(self.query.split())
+        return text if len(text) <= 120 else text[:117] + "..."
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What pg_stat_statements gave.
+
+    :ivar available: False when it could not be read (see ``notes``).
+    :ivar entries: entries of this database (count; all roles visible to the user).
+    :ivar hidden: entries of other roles whose texts are hidden (count; grant pg_read_all_stats).
+    :ivar interval_s: measured interval (s), 0 when rates are since reset.
+    :ivar since_s: seconds since the reset, for rates since reset.
+    :ivar statements: the top statements, probed.
+    :ivar notes: what was skipped and how to enable it.
+    :ivar pg_stat_lock_fastpath_exceeded: PG 19 server counter of fast-path overflows, or None.
+    """
+
+    available: bool
+    entries: int = 0
+    hidden: int = 0
+    interval_s: float = 0.0
+    since_s: float | None = None
+    statements: tuple[StatementAudit, ...] = ()
+    notes: tuple[str, ...] = ()
+    pg_stat_lock_fastpath_exceeded: int | None = None
+    probe_seconds: float = 0.0
+    top_n: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Pacer:
+    """Keeps probes at or below ``rate_hz`` (each probe reads pg_locks once)."""
+
+    def __init__(self, rate_hz: float, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.interval_s = 1.0 / rate_hz if rate_hz > 0 else 0.0
+        self._next = 0.0
+        self._sleep = sleep
+
+    def wait(self) -> None:
+        """Sleep until the next probe is allowed."""
+        now = time.monotonic()
+        if now < self._next:
+            self._sleep(self._next - now)
+            now = self._next
+        self._next = now + self.interval_s
+
+
+def plan_footprint(fp: Footprint, phase: str | None = None) -> PlanFootprint:
+    """The first execution of a :class:`~lockscope.footprint.Footprint` as a :class:`PlanFootprint`."""
+    e = fp.executions[0]
+    return PlanFootprint(
+        phase=phase or e.phase,
+        relation_oids=tuple(lk.relation_oid for lk in e.locks),
+        roles=tuple(lk.role for lk in e.locks),
+        modes=tuple(lk.mode for lk in e.locks),
+        locks=e.lock_count,
+        spilled=e.main_table_count,
+        predicted_spilled=e.predicted_main_table_count,
+    )
+
+
+def reuse_footprint(generic: PlanFootprint, model: CapacityModel) -> PlanFootprint:
+    """Executor locks of reusing a cached generic plan, derived from its build locks.
+
+    ``plancache.c CheckCachedPlan -> AcquireExecutorLocks`` locks each RTE_RELATION of the PlannedStmt range table:
+    the tables, views' tables and every partition not pruned at plan time; no indexes. Predicted with the model.
+    """
+    keep = [i for i, role in enumerate(generic.roles) if role not in _INDEX_ROLES]
+    oids = tuple(generic.relation_oids[i] for i in keep)
+    modes = tuple(generic.modes[i] for i in keep)
+    flags = model.predict([LockRequest(o, m) for o, m in zip(oids, modes)])
+    spilled = sum(not f for f in flags)
+    return PlanFootprint("generic-reuse", oids, tuple(generic.roles[i] for i in keep), modes, len(oids), spilled,
+                         spilled, measured=False)
+
+
+def _prune_checks(catalog: Catalog, plan: PlanFootprint) -> tuple[PruneCheck, ...]:
+    locked = set(plan.relation_oids)
+    out = []
+    for oid in plan.relation_oids:
+        rel = catalog.relations.get(oid)
+        if rel is None or rel.relkind != "p" or rel.parent_oid is not None:
+            continue
+        leaves = catalog.leaves(oid)
+        out.append(PruneCheck(oid, rel.qualified, sum(1 for leaf in leaves if leaf in locked), len(leaves)))
+    return tuple(out)
+
+
+def _snapshot(session: Session, schema_sql: str, extra: str) -> dict[tuple[int, int], dict[str, Any]]:
+    from ..db import load_sql
+
+    text = load_sql("audit_pgss_snapshot", session.facts.server_version_num).format(schema=schema_sql, extra=extra)
+    out: dict[tuple[int, int], dict[str, Any]] = {}
+    for row in session.fetch_all(text):
+        if row["queryid"] is None:
+            key = (0, -len(out) - 1)  # hidden entry of another role: counted, never probed
+        else:
+            key = (int(row["queryid"]), int(row["userid"]))
+        if key in out and row["queryid"] is not None:  # toplevel and nested entries of the same statement
+            for name in ("calls", "generic_plan_calls", "custom_plan_calls"):
+                if name in row and row[name] is not None:
+                    out[key][name] = (out[key].get(name) or 0) + int(row[name])
+        else:
+            out[key] = dict(row)
+    return out
+
+
+def read_workload(session: Session, catalog: Catalog, *, interval_s: float, top_n: int,
+                  sleep: Callable[[float], None] = time.sleep,
+                  during_interval: Callable[[], None] | None = None) -> tuple[Workload, list[dict[str, Any]]]:
+    """Take the pg_stat_statements snapshots and read the top statements' texts.
+
+    :param interval_s: seconds between the two snapshots; 0 = rates since the last reset.
+    :param top_n: statements kept (count).
+    :param during_interval: called right after the first snapshot (the demo starts its workload there).
+    :return: the :class:`Workload` (without probes) and the chosen rows (queryid, userid, rolname, query, calls,
+        calls_per_s, ...).
+    """
+    from ..db import load_sql
+
+    settings = catalog.settings
+    notes: list[str] = []
+    if settings.pgss_schema is None:
+        return Workload(False, notes=(
+            "pg_stat_statements is not installed in this database: statement footprints and main-lock-table "
+            "rates skipped. Enable with shared_preload_libraries = 'pg_stat_statements' (restart) and "
+            "CREATE EXTENSION pg_stat_statements;",)), []
+    schema_sql = session.identifier(settings.pgss_schema)
+    try:
+        columns = {r["name"] for r in session.query("audit_pgss_columns",
+                                                     [f"{schema_sql}.pg_stat_statements"])}
+        extra = "".join(f", s.{c}::int8 AS {c}" for c in ("generic_plan_calls", "custom_plan_calls")
+                        if c in columns)
+        first = _snapshot(session, schema_sql, extra)
+        t0 = time.monotonic()
+        if during_interval is not None:
+            during_interval()
+        if interval_s > 0:
+            sleep(max(0.0, interval_s - (time.monotonic() - t0)))
+            second = _snapshot(session, schema_sql, extra)
+            elapsed = max(time.monotonic() - t0, 1e-6)
+            since_s = None
+        else:
+            second, elapsed = first, 0.0
+            since_s = _since_reset_s(session, schema_sql, catalog)
+    except DatabaseError as exc:
+        grant = "" if settings.read_all_stats else " (GRANT pg_read_all_stats TO " + settings.current_user + ")"
+        return Workload(False, notes=(
+            f"pg_stat_statements could not be read ({exc}): statement footprints skipped. It must be in "
+            f"shared_preload_libraries and readable by {settings.current_user}{grant}.",)), []
+    hidden = sum(1 for key in second if key[0] == 0)
+    if hidden:
+        notes.append(f"{hidden} pg_stat_statements entries of other roles are hidden from "
+                     f"{settings.current_user}: GRANT pg_read_all_stats TO {settings.current_user} to audit them.")
+    rows = []
+    for key, row in second.items():
+        if key[0] == 0:
+            continue
+        calls = int(row["calls"])
+        if interval_s > 0:
+            delta = calls - int(first.get(key, {}).get("calls", 0))
+            rate = max(delta, 0) / elapsed
+        else:
+            rate = calls / since_s if since_s else 0.0
+        gp = row.get("generic_plan_calls")
+        cp = row.get("custom_plan_calls")
+        if interval_s > 0 and gp is not None and key in first:
+            gp = int(gp) - int(first[key].get("generic_plan_calls") or 0)
+            cp = int(cp or 0) - int(first[key].get("custom_plan_calls") or 0)
+        rows.append({"queryid": key[0], "userid": key[1], "calls": calls, "calls_per_s": rate,
+                     "generic_plan_calls": gp, "custom_plan_calls": cp})
+    rows.sort(key=lambda r: (-r["calls_per_s"], -r["calls"], r["queryid"]))
+    # texts for a few more than N, so utility statements (BEGIN, SET, ...) and lockscope's own queries do not
+    # take the places of the statements that lock tables
+    candidates = rows[: top_n * 2 + 20]
+    if candidates:
+        text = load_sql("audit_pgss_texts", session.facts.server_version_num).format(schema=schema_sql)
+        texts: dict[tuple[int, int], dict[str, Any]] = {}
+        for r in session.fetch_all(text, [[r["queryid"] for r in candidates]]):
+            texts[(int(r["queryid"]), int(r["userid"]))] = r
+        for r in candidates:
+            t = texts.get((r["queryid"], r["userid"]), {})
+            r["query"] = t.get("query") or ""
+            r["rolname"] = t.get("rolname")
+    own = [r for r in candidates if _OWN_QUERY.search(r["query"])]
+    utility = [r for r in candidates if r not in own and not _PROBEABLE.match(_SQL_PREPARE.sub("", r["query"], 1))]
+    kept = [r for r in candidates if r not in own and r not in utility]
+    chosen = kept[:top_n]
+    if utility:
+        notes.append(f"{len(utility)} utility statements among the top ones (e.g. "
+                     f"{' '.join(utility[0]['query'].split())[:40]}) take no table locks worth auditing: skipped.")
+    if len(rows) > len(own) + len(utility) + top_n:
+        notes.append(f"{len(rows)} statements in pg_stat_statements: the top {top_n} by calls are audited "
+                     f"(--top N to change).")
+    fastpath_exceeded = None
+    if settings.has_pg_stat_lock:
+        try:
+            lock_rows = session.query("audit_pg_stat_lock")
+            fastpath_exceeded = sum(int(r["fastpath_exceeded"] or 0) for r in lock_rows)
+        except DatabaseError as exc:
+            notes.append(f"pg_stat_lock could not be read ({exc}).")
+    workload = Workload(True, entries=len(second), hidden=hidden, interval_s=elapsed, since_s=since_s,
+                        notes=tuple(notes), pg_stat_lock_fastpath_exceeded=fastpath_exceeded, top_n=top_n)
+    return workload, chosen
+
+
+def _since_reset_s(session: Session, schema_sql: str, catalog: Catalog) -> float | None:
+    from ..db import load_sql
+
+    if session.facts.server_version_num >= 140000:
+        try:
+            text = load_sql("audit_pgss_reset", session.facts.server_version_num).format(schema=schema_sql)
+            row = session.fetch_one(text)
+            if row["stats_reset"] is not None:
+                return max((catalog.settings.now - row["stats_reset"]).total_seconds(), 1e-6)
+        except DatabaseError:
+            pass
+    return max(catalog.settings.stats_age_s, 1e-6) if catalog.settings.stats_since_source == "postmaster start" \
+        else None
+
+
+def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], pacer: Pacer,
+               cache: dict[str, Any]) -> StatementAudit:
+    model = session.facts.capacity
+    base = dict(queryid=row["queryid"], userid=row["userid"], rolname=row.get("rolname"), query=row["query"],
+                calls=row["calls"], calls_per_s=row["calls_per_s"], generic_plan_calls=row.get("generic_plan_calls"),
+                custom_plan_calls=row.get("custom_plan_calls"))
+    text = _SQL_PREPARE.sub("", row["query"], count=1)
+    if _OWN_QUERY.search(text):
+        return StatementAudit(**base, skipped_reason="lockscope's own query")
+    try:
+        checked = check_statement(text)
+    except LockscopeError as exc:
+        return StatementAudit(**base, skipped_reason=str(exc).split(":")[0])
+    kind = checked.kind
+    generic: PlanFootprint | None = None
+    generic_reason: str | None = None
+    custom: PlanFootprint | None = None
+    custom_reason: str | None = None
+    binding = derive_params(session, checked.text, checked.param_count, cache)
+    if checked.param_count and binding.reason is None:
+        pacer.wait()
+        try:
+            custom = plan_footprint(measure_footprint(session, checked.text, params=list(binding.values)),
+                                    "custom")
+        except LockscopeError as exc:
+            custom_reason = f"probe failed: {exc}"
+    elif checked.param_count:
+        custom_reason = binding.reason
+    else:
+        pacer.wait()
+        try:
+            custom = plan_footprint(measure_footprint(session, checked.text), "custom")
+        except LockscopeError as exc:
+            custom_reason = f"probe failed: {exc}"
+    if checked.param_count == 0 and custom is not None:
+        generic = PlanFootprint("generic-build", custom.relation_oids, custom.roles, custom.modes, custom.locks,
+                                custom.spilled, custom.predicted_spilled)
+    elif checked.param_count == 0:
+        generic_reason = custom_reason
+    else:
+        pacer.wait()
+        try:
+            generic = plan_footprint(measure_generic_plan(session, checked.text), "generic-build")
+        except LockscopeError as exc:
+            generic_reason = f"probe failed: {exc}"
+    reuse = reuse_footprint(generic, model) if generic is not None else None
+    gp, cp = row.get("generic_plan_calls"), row.get("custom_plan_calls")
+    if gp is not None and cp is not None and (gp + cp) > 0 and custom is not None and reuse is not None:
+        spilled = (cp * custom.spilled + gp * reuse.spilled) / (gp + cp)
+        basis = "weighted"
+    elif custom is not None:
+        spilled, basis = float(custom.spilled), "custom"
+    elif reuse is not None:
+        spilled, basis = float(reuse.spilled), "generic-reuse"
+    else:
+        spilled, basis = 0.0, "none"
+    checks = _prune_checks(catalog, custom) if custom is not None else ()
+    return StatementAudit(**base, kind=kind, params=binding.values, param_sources=binding.sources, custom=custom,
+                          custom_reason=custom_reason, generic=generic, generic_reuse=reuse,
+                          generic_reason=generic_reason, spilled_per_call=spilled, basis=basis,
+                          prune_checks=checks)
+
+
+def probe_statements(session: Session, catalog: Catalog, rows: list[dict[str, Any]], *,
+                     probe_rate_hz: float = 20.0,
+                     progress: Callable[[str], None] | None = None) -> tuple[StatementAudit, ...]:
+    """Probe each chosen statement (custom and generic plan), paced at ``probe_rate_hz`` probes per second.
+
+    Never raises for one statement: a failed probe becomes a "not measured" reason.
+    """
+    pacer = Pacer(probe_rate_hz)
+    cache: dict[str, Any] = {}
+    out = []
+    for n, row in enumerate(rows, 1):
+        if progress is not None and n % 10 == 1:
+            progress(f"probing statement {n}/{len(rows)}")
+        out.append(_probe_one(session, catalog, row, pacer, cache))
+    return tuple(out)
