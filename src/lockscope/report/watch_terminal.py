@@ -77,9 +77,9 @@ def _aas_bar(by_class: dict[str, float], width: int = 56) -> Text:
 
 def _statements_table(statements: Sequence[StatementStat], lm_total: int, title: str) -> Table:
     table = Table(title=title, title_justify="left", expand=False, show_edge=False, pad_edge=False)
-    table.add_column("query_id", justify="right", no_wrap=True, min_width=8)
-    table.add_column("LM samples", justify="right", no_wrap=True, min_width=7)
-    table.add_column("% of LM", justify="right", no_wrap=True, min_width=5)
+    table.add_column("query_id", justify="right", no_wrap=True, min_width=20)
+    table.add_column("LM samples", justify="right", no_wrap=True, min_width=10)
+    table.add_column("% of LM", justify="right", no_wrap=True, min_width=7)
     table.add_column("statement", overflow="ellipsis", no_wrap=True, ratio=1, min_width=20)
     for st in statements:
         share = f"{100.0 * st.lockmanager_samples / lm_total:.0f}%" if lm_total else "-"

@@ -106,6 +106,7 @@ class WatchState:
     :ivar window: rolling per-second statistics.
     :ivar connected: True while sampling works.
     :ivar server_version: of the current connection.
+    :ivar backend_pid: pid of lockscope's own sampling backend (current connection).
     :ivar gaps: breaks so far.
     :ivar reconnect_attempts: failed attempts in the current break (count).
     :ivar next_attempt_s: monotonic time of the next attempt during a break.
@@ -123,6 +124,7 @@ class WatchState:
     window: RollingWindow
     connected: bool = False
     server_version: str = ""
+    backend_pid: int | None = None
     max_locks_per_transaction: int | None = None
     gaps: list[GapEvent] = field(default_factory=list)
     reconnect_attempts: int = 0
@@ -323,6 +325,7 @@ class Watcher:
             raise
         st = self.state
         st.server_version = session.facts.server_version
+        st.backend_pid = session.backend_pid
         st.max_locks_per_transaction = session.facts.max_locks_per_transaction
         st.has_stat_lock = bool(features["has_stat_lock"])
         self._pgss_schema = features["pgss_schema"]

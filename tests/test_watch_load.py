@@ -1,0 +1,110 @@
+"""lockscope watch under real conditions: the contended demo load vs few indexes, connection loss, a server
+restart mid-run, and the observer-effect measurement (short)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from lockscope.db import run_script
+from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.watch.engine import WatchConfig, Watcher
+from lockscope.watch.observer import CONDITIONS, measure_observer_effect
+from lockscope.watch.recorded import load_summary
+from lockscope.watch.store import open_recording
+
+from .test_cli import run
+
+
+@pytest.mark.slow
+def test_demo_load_shows_lockmanager_and_few_indexes_do_not(tmp_path: Path, load_lock: None) -> None:
+    """`lockscope watch` alone (embedded PG 18, pgbench -S -c16, mlpt 16): with 100 extra indexes the recording's
+    top wait event is LWLock:LockManager; the same load with 5 extra indexes (7 locks, all fast-path) shows a far
+    smaller LockManager share. Both measured in this one test run."""
+    contended, few = tmp_path / "contended.db", tmp_path / "few.db"
+    proc = run("watch", "--duration", "6s", "--record", str(contended), "--no-live", timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert "LWLock:LockManager" in proc.stdout
+    proc = run("watch", "--duration", "6s", "--record", str(few), "--demo-indexes", "5", "--no-live", timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    a, b = load_summary(contended), load_summary(few)
+    assert a.meta["max_locks_per_transaction"] == b.meta["max_locks_per_transaction"] == "16"
+    assert a.top_wait == "LWLock:LockManager", a.by_wait  # above CPU too
+    assert a.lockmanager_share_total >= 0.3, a.by_wait
+    assert b.lockmanager_share_total <= a.lockmanager_share_total / 5, (a.by_wait, b.by_wait)
+    assert a.ticks >= 50 and b.ticks >= 50
+    # the top statement is pgbench's, with its pg_stat_statements text
+    top = a.top_statements[0]
+    assert top.text is not None and "pgbench_accounts" in top.text
+    with open_recording(contended) as rec:
+        assert rec.rows("SELECT source FROM statements WHERE query_id = ?", (top.query_id,)) == [
+            ("pg_stat_statements",)]
+
+
+def test_connection_loss_reconnects_and_records_the_gap(pg18: ScratchServer, tmp_path: Path) -> None:
+    record = tmp_path / "loss.db"
+    watcher = Watcher(WatchConfig(pg18.conninfo(), hz=20, duration_s=3.0, record_path=record)).start()
+    time.sleep(1.0)
+    first_pid = watcher.state.backend_pid
+    run_script(pg18.conninfo(), f"select pg_terminate_backend({first_pid})")
+    assert watcher.wait(20)
+    summary = watcher.stop()
+    assert watcher.error is None and summary.end_reason == "duration"
+    assert len(summary.gaps) == 1 and summary.gaps[0].end_s is not None
+    assert watcher.state.backend_pid != first_pid
+    with open_recording(record) as rec:
+        gaps = rec.gaps()
+        n = rec.rows("SELECT count(*) FROM samples")[0][0]
+        before = rec.rows("SELECT count(*) FROM samples WHERE ts <= ?", (gaps[0].start_s,))[0][0]
+        after = rec.rows("SELECT count(*) FROM samples WHERE ts >= ?", (gaps[0].end_s,))[0][0]
+    assert len(gaps) == 1 and gaps[0].end_s is not None and gaps[0].duration_s < 2.0
+    assert n == summary.ticks and before >= 15 and after >= 15
+
+
+@pytest.mark.slow
+def test_survives_server_restart(scratch_base: Path, tmp_path: Path) -> None:
+    """A restart mid-run: reconnect with backoff, the gap recorded, every sample before the break kept."""
+    record = tmp_path / "restart.db"
+    with ScratchServer(settings=ScratchSettings(), base_dir=scratch_base) as server:
+        watcher = Watcher(WatchConfig(server.conninfo(), hz=20, record_path=record)).start()
+        time.sleep(1.5)
+        ticks_before = watcher.state.window.total_ticks
+        server.restart()
+        deadline = time.monotonic() + 30
+        while not (watcher.state.connected and watcher.state.gaps) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.5)
+        summary = watcher.stop()
+    assert watcher.error is None
+    assert len(summary.gaps) == 1 and summary.gaps[0].end_s is not None
+    with open_recording(record) as rec:
+        gaps = rec.gaps()
+        n = rec.rows("SELECT count(*) FROM samples")[0][0]
+        before = rec.rows("SELECT count(*) FROM samples WHERE ts <= ?", (gaps[0].start_s,))[0][0]
+        after = rec.rows("SELECT count(*) FROM samples WHERE ts >= ?", (gaps[0].end_s,))[0][0]
+        assert rec.meta["end_reason"] == "stopped"
+    assert n == summary.ticks == summary.samples_recorded
+    assert before >= ticks_before >= 20 and after >= 20
+    assert 0 < gaps[0].duration_s < 15
+    report = load_summary(record)
+    assert report.gaps == tuple(gaps)
+
+
+@pytest.mark.slow
+def test_observer_effect_measurement_runs(scratch_base: Path, load_lock: None) -> None:
+    """The benchmark's library function, very short: every condition runs and its observer really ran at its
+    rate (the figures themselves are benchmarks/observer_effect.py's business)."""
+    messages: list[str] = []
+    with ScratchServer(settings=ScratchSettings(max_locks_per_transaction=16), base_dir=scratch_base) as server:
+        result = measure_observer_effect(server, duration_s=2, rounds=1, conditions=CONDITIONS, warmup_s=0,
+                                         progress=messages.append)
+    assert result.conditions == CONDITIONS and result.max_locks_per_transaction == 16
+    assert all(len(result.tps[c]) == 1 and result.tps[c][0] > 0 for c in CONDITIONS)
+    assert result.ratio("none") == 1.0
+    assert 8 <= result.observer_hz["watch_10hz"][0] <= 11
+    assert result.observer_hz["watch_100hz"][0] >= 60
+    assert result.observer_hz["blocking_pids_100hz"][0] >= 50
+    assert result.lockmanager_share is not None and result.lockmanager_share >= 0.3
+    assert any("round 1/1: blocking_pids_100hz" in m for m in messages)
