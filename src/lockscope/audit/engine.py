@@ -32,7 +32,7 @@ from .advice import (
     mlpt_advice,
     shared_lock_risk,
 )
-from .catalog import Catalog, read_catalog
+from .catalog import Catalog, read_catalog, read_settings
 from .indexes import DropPlan, IndexFinding, index_findings, smallest_drop_set
 from .tables import TableFootprint, headroom, table_footprints
 from .workload import StatementAudit, Workload, probe_statements, read_workload
@@ -143,7 +143,9 @@ class AuditReport:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word + 'es' if word.endswith('x') else word + 's'}"
 
 
 def _groups_text(groups: dict[int, int]) -> str:
@@ -371,6 +373,19 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     facts = session.facts
     model = facts.capacity
     t0 = time.monotonic()
+    notes: list[str] = []
+    if facts.in_recovery:
+        notes.append("standby: audited read-only; idx_scan and pg_stat_statements count this standby's queries only")
+    settings = read_settings(session)
+    rows: list[dict[str, object]] = []
+    if options.statements:
+        # the workload interval first, so the catalog's scan counters include it
+        say("reading pg_stat_statements" + (f" ({options.interval_s:g} s interval)" if options.interval_s else ""))
+        workload, rows = read_workload(session, settings, interval_s=options.interval_s, top_n=options.top_n,
+                                       during_interval=during_interval)
+    else:
+        workload = Workload(False, notes=("statement audit skipped (--no-statements)",))
+    t_workload = time.monotonic()
     say("reading the catalog")
     catalog = read_catalog(session)
     t_catalog = time.monotonic()
@@ -378,20 +393,11 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     idx = index_findings(catalog, unused_min_age_s=options.unused_min_age_s)
     plans = [smallest_drop_set(catalog, model, t, idx) for t in tables if t.pruned.spilled]
     t_footprints = time.monotonic()
-    notes: list[str] = []
-    if facts.in_recovery:
-        notes.append("standby: audited read-only; idx_scan and pg_stat_statements count this standby's queries only")
-    if options.statements:
-        say("reading pg_stat_statements" + (f" ({options.interval_s:g} s interval)" if options.interval_s else ""))
-        workload, rows = read_workload(session, catalog, interval_s=options.interval_s, top_n=options.top_n,
-                                       during_interval=during_interval)
-        t_workload = time.monotonic()
-        probed = probe_statements(session, catalog, rows, probe_rate_hz=options.probe_rate_hz, progress=say)
+    if options.statements and workload.available:
+        probed = probe_statements(session, catalog, rows, probe_rate_hz=options.probe_rate_hz,  # type: ignore
+                                  progress=say)
         workload = Workload(**{**workload.__dict__, "statements": probed,
-                               "probe_seconds": time.monotonic() - t_workload})
-    else:
-        workload = Workload(False, notes=("statement audit skipped (--no-statements)",))
-        t_workload = time.monotonic()
+                               "probe_seconds": time.monotonic() - t_footprints})
     t_probes = time.monotonic()
     mlpt = mlpt_advice(catalog, model, facts.max_backends, facts.max_prepared_transactions, tables,
                        workload.statements)
@@ -414,8 +420,7 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
         indexes=len(catalog.indexes), tables=tuple(tables), workload=workload, index_findings=tuple(idx),
         drop_plans=tuple(plans), mlpt=mlpt, shared_lock=risk, granularity=tuple(gran), findings=tuple(findings),
         names=names, notes=tuple(notes + list(workload.notes)),
-        timings_s={"catalog": t_catalog - t0, "footprints": t_footprints - t_catalog,
-                   "workload": t_workload - t_footprints if options.statements else 0.0,
-                   "probes": t_probes - t_workload, "total": end - t0},
+        timings_s={"workload": t_workload - t0, "catalog": t_catalog - t_workload,
+                   "footprints": t_footprints - t_catalog, "probes": t_probes - t_footprints, "total": end - t0},
         demo=demo,
     )

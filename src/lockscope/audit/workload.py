@@ -29,7 +29,7 @@ from ..db import Session
 from ..errors import DatabaseError, LockscopeError
 from ..footprint import Footprint, measure_footprint, measure_generic_plan
 from ..statement import check_statement
-from .catalog import Catalog
+from .catalog import AuditSettings, Catalog
 from .params import derive_params
 
 __all__ = ["PlanFootprint", "PruneCheck", "StatementAudit", "Workload", "read_workload", "probe_statements",
@@ -259,7 +259,7 @@ def _snapshot(session: Session, schema_sql: str, extra: str) -> dict[tuple[int, 
     return out
 
 
-def read_workload(session: Session, catalog: Catalog, *, interval_s: float, top_n: int,
+def read_workload(session: Session, settings: AuditSettings, *, interval_s: float, top_n: int,
                   sleep: Callable[[float], None] = time.sleep,
                   during_interval: Callable[[], None] | None = None) -> tuple[Workload, list[dict[str, Any]]]:
     """Take the pg_stat_statements snapshots and read the top statements' texts.
@@ -272,7 +272,6 @@ def read_workload(session: Session, catalog: Catalog, *, interval_s: float, top_
     """
     from ..db import load_sql
 
-    settings = catalog.settings
     notes: list[str] = []
     if settings.pgss_schema is None:
         return Workload(False, notes=(
@@ -296,7 +295,7 @@ def read_workload(session: Session, catalog: Catalog, *, interval_s: float, top_
             since_s = None
         else:
             second, elapsed = first, 0.0
-            since_s = _since_reset_s(session, schema_sql, catalog)
+            since_s = _since_reset_s(session, schema_sql, settings)
     except DatabaseError as exc:
         grant = "" if settings.read_all_stats else " (GRANT pg_read_all_stats TO " + settings.current_user + ")"
         return Workload(False, notes=(
@@ -358,7 +357,7 @@ def read_workload(session: Session, catalog: Catalog, *, interval_s: float, top_
     return workload, chosen
 
 
-def _since_reset_s(session: Session, schema_sql: str, catalog: Catalog) -> float | None:
+def _since_reset_s(session: Session, schema_sql: str, settings: AuditSettings) -> float | None:
     from ..db import load_sql
 
     if session.facts.server_version_num >= 140000:
@@ -366,11 +365,12 @@ def _since_reset_s(session: Session, schema_sql: str, catalog: Catalog) -> float
             text = load_sql("audit_pgss_reset", session.facts.server_version_num).format(schema=schema_sql)
             row = session.fetch_one(text)
             if row["stats_reset"] is not None:
-                return max((catalog.settings.now - row["stats_reset"]).total_seconds(), 1e-6)
+                return max((settings.now - row["stats_reset"]).total_seconds(), 1e-6)
         except DatabaseError:
             pass
-    return max(catalog.settings.stats_age_s, 1e-6) if catalog.settings.stats_since_source == "postmaster start" \
-        else None
+    # PG 13 has no pg_stat_statements_info: the postmaster start bounds the counters' age
+    row = session.fetch_one("SELECT /* lockscope */ extract(epoch FROM now() - pg_postmaster_start_time())::float8 AS s")
+    return max(float(row["s"]), 1e-6)
 
 
 def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], pacer: Pacer,

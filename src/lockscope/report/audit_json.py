@@ -1,0 +1,120 @@
+"""An :class:`~lockscope.audit.AuditReport` as a JSON-ready dict, schema ``lockscope/audit/v1`` (docs/audit.md).
+
+Adding keys keeps the version; renaming or removing one bumps it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from .. import __version__
+from ..audit.engine import AuditReport
+from ..audit.tables import FootprintCase
+from ..audit.workload import PlanFootprint
+from .jsonout import capacity_to_dict
+
+__all__ = ["AUDIT_SCHEMA", "audit_to_dict"]
+
+AUDIT_SCHEMA = "lockscope/audit/v1"
+
+
+def _case(c: FootprintCase | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {"case": c.case, "locks": c.locks, "spilled": c.spilled, "fits": c.fits,
+            "overflowing_groups": {str(g): n for g, n in c.overflowing_groups.items()},
+            "partition_oid": c.partition_oid, "relation_oids": list(c.relation_oids)}
+
+
+def _plan(p: PlanFootprint | None) -> dict[str, Any] | None:
+    if p is None:
+        return None
+    return {"phase": p.phase, "locks": p.locks, "spilled": p.spilled, "predicted_spilled": p.predicted_spilled,
+            "measured": p.measured, "relation_oids": list(p.relation_oids), "roles": list(p.roles)}
+
+
+def audit_to_dict(report: AuditReport) -> dict[str, Any]:
+    """The whole report (see docs/audit.md for every key)."""
+    w = report.workload
+    return {
+        "schema": AUDIT_SCHEMA,
+        "lockscope_version": __version__,
+        "audited_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "demo": report.demo,
+        "server": {
+            "server_version": report.server_version, "server_version_num": report.server_version_num,
+            "database": report.database, "in_recovery": report.in_recovery,
+            "max_connections": report.max_connections, "max_backends": report.max_backends,
+            "max_prepared_transactions": report.max_prepared_transactions,
+            "plan_cache_mode": report.plan_cache_mode, "enable_partition_pruning": report.enable_partition_pruning,
+            "shared_lock_table_entries": report.shared_lock_table_entries,
+            "stats_age_s": round(report.stats_age_s, 1), "stats_since": report.stats_since_source,
+        },
+        "capacity": capacity_to_dict(report.capacity),
+        "catalog": {"relations": report.relations, "indexes": report.indexes},
+        "summary": {s: report.count(s) for s in ("high", "medium", "low", "info")},
+        "findings": [
+            {"severity": f.severity, "kind": f.kind, "subject": f.subject, "title": f.title,
+             "evidence": f.evidence, "fix": f.fix, "sql": list(f.sql)}
+            for f in report.findings
+        ],
+        "tables": [
+            {"oid": t.oid, "table": t.qualified, "kind": t.kind, "indexes": t.indexes, "partitions": t.partitions,
+             "all_relations": t.all_relations, "pruned": _case(t.pruned), "unpruned": _case(t.unpruned)}
+            for t in report.tables
+        ],
+        "statements": {
+            "available": w.available, "entries": w.entries, "hidden": w.hidden, "top_n": w.top_n,
+            "interval_s": round(w.interval_s, 3), "since_reset_s": w.since_s,
+            "pg_stat_lock_fastpath_exceeded": w.pg_stat_lock_fastpath_exceeded,
+            "items": [
+                {"queryid": s.queryid, "role": s.rolname, "query": s.query, "kind": s.kind, "calls": s.calls,
+                 "calls_per_s": round(s.calls_per_s, 3), "params": list(s.params),
+                 "param_sources": list(s.param_sources), "custom": _plan(s.custom), "custom_reason": s.custom_reason,
+                 "generic": _plan(s.generic), "generic_reuse": _plan(s.generic_reuse),
+                 "generic_reason": s.generic_reason, "spilled_per_call": s.spilled_per_call, "basis": s.basis,
+                 "main_lock_table_per_s": round(s.main_lock_table_per_s, 3),
+                 "non_pruning": [c.qualified for c in s.non_pruning], "generic_locks_more": s.generic_locks_more,
+                 "skipped_reason": s.skipped_reason}
+                for s in w.statements
+            ],
+        },
+        "indexes": [
+            {"oid": f.index_oid, "index": f.qualified, "table": f.table, "kind": f.kind, "evidence": f.evidence,
+             "droppable": f.droppable, "protected_reason": f.protected_reason, "idx_scan": f.idx_scan,
+             "size_bytes": f.size_bytes, "partitioned": f.partitioned,
+             "other": report.names.get(f.other_oid) if f.other_oid else None}
+            for f in report.index_findings
+        ],
+        "drop_plans": [
+            {"table": report.names.get(p.table_oid), "indexes": [report.names.get(o) for o in p.index_oids],
+             "spilled_before": p.before_spilled, "spilled_after": p.after_spilled, "sufficient": p.sufficient,
+             "exact": p.exact}
+            for p in report.drop_plans
+        ],
+        "max_locks_per_transaction": {
+            "target_version_num": report.mlpt.target_version_num, "current": report.mlpt.current_mlpt,
+            "groups_needed": report.mlpt.groups_needed, "smallest": report.mlpt.mlpt_min,
+            "recommended": report.mlpt.mlpt_recommended, "change_needed": report.mlpt.change_needed,
+            "upgrade": report.mlpt.upgrade, "shmem_now_bytes": report.mlpt.shmem_now_bytes,
+            "shmem_after_bytes": report.mlpt.shmem_after_bytes,
+            "main_lock_table_per_s_now": round(report.mlpt.main_per_s_now, 3),
+            "main_lock_table_per_s_after": round(report.mlpt.main_per_s_after, 3),
+        },
+        "shared_lock_table": {
+            "entries": report.shared_lock.entries, "sessions": report.shared_lock.sessions,
+            "largest_locks": report.shared_lock.largest_locks, "largest_subject": report.shared_lock.largest_subject,
+            "largest_spilled": report.shared_lock.largest_spilled, "need_all": report.shared_lock.need_all,
+            "need_spilled": report.shared_lock.need_spilled, "severity": report.shared_lock.severity,
+        },
+        "partition_granularity": [
+            {"table": g.qualified, "current": g.current_label, "partitions": g.partitions,
+             "unpruned_locks": g.unpruned_locks,
+             "options": [{"label": o.label, "partitions": o.partitions, "unpruned_locks": o.unpruned_locks,
+                          "generic_reuse_locks": o.generic_reuse_locks, "fits": o.fits} for o in g.options]}
+            for g in report.granularity
+        ],
+        "notes": list(report.notes),
+        "timings_s": {k: round(v, 3) for k, v in report.timings_s.items()},
+    }

@@ -1,0 +1,97 @@
+"""Rich renderables for ``lockscope audit`` (nothing here prints): top risks first, with evidence and the fix."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ..audit.engine import AuditReport
+
+__all__ = ["render_audit"]
+
+_STYLE = {"high": "bold white on red", "medium": "bold yellow", "low": "cyan", "info": "dim"}
+
+
+def _header(report: AuditReport) -> Panel:
+    w = report.workload
+    lines = Text()
+    lines.append(f"PostgreSQL {report.server_version}", style="bold")
+    lines.append(f"  database {report.database}{'  (standby)' if report.in_recovery else ''}"
+                 f"{'  (embedded demo)' if report.demo else ''}\n")
+    lines.append(f"fast path: {report.capacity.describe()} per backend (max_locks_per_transaction "
+                 f"{report.capacity.max_locks_per_transaction}); shared lock table {report.shared_lock_table_entries:,}"
+                 f" entries; max_connections {report.max_connections}; plan_cache_mode {report.plan_cache_mode}\n")
+    lines.append(f"catalog: {report.relations:,} tables/partitions, {report.indexes:,} indexes; ")
+    if w.available:
+        rate = f"{w.interval_s:.1f} s interval" if w.interval_s else "since reset"
+        lines.append(f"pg_stat_statements: {w.entries:,} entries, {len(w.statements)} audited (rates {rate})\n")
+    else:
+        lines.append("pg_stat_statements: not available\n")
+    summary = Text("findings: ")
+    for sev in ("high", "medium", "low", "info"):
+        summary.append(f" {report.count(sev)} {sev} ", style=_STYLE[sev] if report.count(sev) else "dim")
+    lines.append_text(summary)
+    lines.append(f"   ({report.timings_s.get('total', 0):.1f} s)", style="dim")
+    return Panel(lines, title="lockscope audit", title_align="left")
+
+
+def _findings(report: AuditReport, limit: int) -> Table:
+    table = Table(title="Top risks", title_justify="left", header_style="bold", show_lines=True, expand=True)
+    table.add_column("sev", no_wrap=True)
+    table.add_column("finding / evidence", ratio=3)
+    table.add_column("fix", ratio=2)
+    for f in [f for f in report.findings if f.severity != "info"][:limit]:
+        body = Text(f.title, style="bold")
+        body.append("\n" + f.evidence, style="")
+        table.add_row(Text(f.severity, style=_STYLE[f.severity]), body, Text(f.fix))
+    return table
+
+
+def _tables(report: AuditReport, limit: int) -> Table:
+    cap = report.capacity
+    table = Table(title=f"Planner-lock footprint per table (capacity {cap.describe()})", title_justify="left",
+                  header_style="bold")
+    for col, just in (("table", "left"), ("kind", "left"), ("indexes", "right"), ("partitions", "right"),
+                      ("pruned locks", "right"), ("spilled", "right"), ("unpruned locks", "right"),
+                      ("spilled", "right")):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    for t in report.tables[:limit]:
+        u = t.unpruned
+        table.add_row(
+            t.qualified, t.kind, str(t.indexes), str(t.partitions or ""), str(t.pruned.locks),
+            Text(str(t.pruned.spilled), style="bold red" if t.pruned.spilled else "green"),
+            str(u.locks) if u else "", Text(str(u.spilled), style="bold red" if u.spilled else "green") if u else "",
+        )
+    if len(report.tables) > limit:
+        table.caption = f"{len(report.tables) - limit} more tables in --json / --html"
+    return table
+
+
+def _statements(report: AuditReport, limit: int) -> Table:
+    table = Table(title="Statements by main-lock-table acquisitions/s", title_justify="left", header_style="bold")
+    for col, just in (("queryid", "right"), ("calls/s", "right"), ("custom", "right"), ("generic build/reuse",
+                      "right"), ("spilled/call", "right"), ("main-lock-table/s", "right"), ("query", "left")):
+        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    stmts = sorted((s for s in report.workload.statements if not s.skipped_reason),
+                   key=lambda s: (-s.main_lock_table_per_s, -s.calls_per_s))
+    for s in stmts[:limit]:
+        custom = f"{s.custom.locks}/{s.custom.spilled}" if s.custom else Text("not measured", style="dim")
+        generic = (f"{s.generic.locks}/{s.generic_reuse.locks if s.generic_reuse else '-'}" if s.generic
+                   else Text("not measured", style="dim"))
+        rate = s.main_lock_table_per_s
+        table.add_row(str(s.queryid), f"{s.calls_per_s:,.1f}", custom, generic, f"{s.spilled_per_call:g}",
+                      Text(f"{rate:,.0f}", style="bold red" if rate else "green"), s.short_query[:70])
+    return table
+
+
+def render_audit(report: AuditReport, *, limit: int = 15) -> RenderableType:
+    """The terminal report: header, top risks (evidence and fix), tables, statements, notes."""
+    parts: list[RenderableType] = [_header(report), _findings(report, limit), _tables(report, limit)]
+    if report.workload.statements:
+        parts.append(_statements(report, limit))
+    if report.notes:
+        parts.append(Panel("\n".join(f"- {n}" for n in report.notes), title="notes", title_align="left",
+                           border_style="dim"))
+    return Group(*parts)
