@@ -1,0 +1,299 @@
+"""lockscope audit on real servers: a real application schema (GitLab subset, tests/data/gitlab), PG 18 and PG 15.
+
+The audit's table footprints are checked against pg_locks measurements (the footprint engine) of the same
+statements: exact lock counts and exact main-lock-table counts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Iterator
+
+import psycopg
+import pytest
+
+from lockscope.audit import AuditOptions, AuditReport, run_audit
+from lockscope.audit.tables import relation_set_pruned
+from lockscope.cli import main
+from lockscope.db import Session, connect, run_script
+from lockscope.errors import EXIT_SPILL
+from lockscope.footprint import measure_footprint
+from lockscope.server import ScratchServer, ScratchSettings
+
+from .conftest import OLD_PG_BIN
+
+DATA = Path(__file__).parent / "data" / "gitlab"
+SCHEMA = (DATA / "schema.sql").read_text()
+WORKLOAD = [ln for ln in (DATA / "workload.sql").read_text().splitlines() if ln and not ln.startswith("--")]
+ROWS = """
+create extension if not exists pg_stat_statements;
+insert into namespaces (id, name, path, type, parent_id, organization_id, traversal_ids)
+  select g, 'ns' || g, 'path' || g, case when g % 3 = 0 then 'Group' else 'User' end,
+         case when g % 5 = 0 then null else g / 5 end, 1, array[g] from generate_series(1, 300) g;
+insert into merge_requests (id, target_branch, source_branch, target_project_id, iid, title, created_at, state_id)
+  select g, 'main', 'feature' || g, 1 + g % 20, g, 'MR ' || g, now(), 1 + g % 3 from generate_series(1, 400) g;
+insert into merge_request_diffs (id, merge_request_id, project_id) select g, 1 + g % 400, 1 from generate_series(1, 400) g;
+insert into members (id, access_level, source_id, source_type, notification_level, member_namespace_id)
+  select g, 30, 1 + g % 50, 'Namespace', 3, 1 + g % 50 from generate_series(1, 300) g;
+insert into p_ci_builds (id, partition_id, commit_id, type, stage_idx, status)
+  select g, 100 + g % 4, 1 + g % 40, 'Ci::Build', g % 5, 'success' from generate_series(1, 800) g;
+analyze;
+"""
+PARAMS = {
+    "select * from namespaces where id = $1": ["7"],
+    "select * from namespaces where type = 'Group' and parent_id is null and lower(path) = lower($1)": ["path15"],
+    "select * from merge_requests where target_project_id = $1 and iid = $2": ["3", "42"],
+    "select id, title from merge_requests where target_project_id = $1 and state_id = 1 order by created_at desc "
+    "limit 20": ["3"],
+    "update merge_requests set updated_at = now() where id = $1": ["9"],
+    "select * from merge_request_diffs where merge_request_id = $1 order by id desc limit 1": ["5"],
+    "select * from members where source_id = $1 and source_type = 'Namespace' and requested_at is null": ["4"],
+    "select * from p_ci_builds where partition_id = $1 and id = $2": ["101", "5"],
+    "select * from p_ci_builds where commit_id = $1 and type = 'Ci::Build' order by stage_idx": ["4"],
+}
+
+
+def _gitlab_server(bin_dir: Path | None) -> Iterator[tuple[ScratchServer, AuditReport]]:
+    if bin_dir is not None and not (bin_dir / "postgres").exists():
+        pytest.fail(f"no PostgreSQL at {bin_dir}: run scripts/test.sh", pytrace=False)
+    with ScratchServer(bin_dir, ScratchSettings(max_locks_per_transaction=64)) as server:
+        run_script(server.conninfo(), SCHEMA + ROWS)
+        # the application's workload: every statement 8 times as a prepared statement (generic plans from the 6th)
+        with psycopg.connect(server.conninfo(), autocommit=True, prepare_threshold=0) as conn:
+            for sql in WORKLOAD:
+                for _ in range(8):
+                    conn.execute(re.sub(r"\$\d+", "%s", sql), PARAMS[sql])  # type: ignore[arg-type]
+        with connect(server.conninfo()) as session:
+            report = run_audit(session, AuditOptions(interval_s=0, probe_rate_hz=0, unused_min_age_s=0))
+        yield server, report
+
+
+@pytest.fixture(scope="module")
+def gitlab18() -> Iterator[tuple[ScratchServer, AuditReport]]:
+    yield from _gitlab_server(None)
+
+
+@pytest.fixture(scope="module")
+def gitlab_old() -> Iterator[tuple[ScratchServer, AuditReport]]:
+    yield from _gitlab_server(OLD_PG_BIN)
+
+
+def _table(report: AuditReport, name: str):  # type: ignore[no-untyped-def]
+    return next(t for t in report.tables if t.qualified == f"public.{name}")
+
+
+def _assert_tables_match_pg_locks(server: ScratchServer, report: AuditReport) -> None:
+    with connect(server.conninfo()) as session:
+        for t in report.tables:
+            if t.kind == "partitioned table":
+                continue
+            e = measure_footprint(session, f"select * from {t.qualified}").executions[0]
+            assert sorted(lk.relation_oid for lk in e.locks) == sorted(t.pruned.relation_oids), t.qualified
+            assert (e.lock_count, e.main_table_count) == (t.pruned.locks, t.pruned.spilled), t.qualified
+        builds = _table(report, "p_ci_builds")
+        catalog_leaves = {report.names[o]: o for o in builds.unpruned.relation_oids
+                          if re.fullmatch(r"public\.ci_builds_\d+", report.names.get(o, ""))}
+        assert len(catalog_leaves) == 4
+        version = report.server_version_num
+        for name, leaf in catalog_leaves.items():
+            value = name.rsplit("_", 1)[1]
+            e = measure_footprint(session, f"select * from p_ci_builds where partition_id = {value}").executions[0]
+            assert leaf in {lk.relation_oid for lk in e.locks}
+            if leaf == builds.pruned.partition_oid:  # the audit reports the worst partition
+                assert (e.lock_count, e.main_table_count) == (builds.pruned.locks, builds.pruned.spilled)
+            assert e.lock_count == builds.pruned.locks
+        e = measure_footprint(session, "select * from p_ci_builds where partition_id = (select 100)").executions[0]
+        assert sorted(lk.relation_oid for lk in e.locks) == sorted(builds.unpruned.relation_oids)
+        assert (e.lock_count, e.main_table_count) == (builds.unpruned.locks, builds.unpruned.spilled)
+        assert version // 10000 in (15, 18)
+
+
+# -- table footprints = pg_locks ---------------------------------------------------------------------------------
+def test_gitlab_table_footprints_match_pg_locks_pg18(gitlab18: tuple[ScratchServer, AuditReport]) -> None:
+    server, report = gitlab18
+    assert report.capacity.slots == 64
+    # PostgreSQL is exact here: 1 table + its indexes; partitioned (PG 16+): parent + 19 partitioned indexes
+    # + 1 partition + its 19 indexes; unpruned: parent + 19 + 4 x (1 + 19)
+    assert (_table(report, "namespaces").pruned.locks, _table(report, "merge_requests").pruned.locks,
+            _table(report, "members").pruned.locks, _table(report, "merge_request_diffs").pruned.locks) == (
+        25, 29, 17, 10)
+    builds = _table(report, "p_ci_builds")
+    assert (builds.pruned.locks, builds.unpruned.locks, builds.partitions) == (40, 100, 4)
+    _assert_tables_match_pg_locks(server, report)
+
+
+def test_gitlab_table_footprints_match_pg_locks_old(gitlab_old: tuple[ScratchServer, AuditReport]) -> None:
+    server, report = gitlab_old
+    assert report.capacity.slots == 16
+    assert [(_table(report, n).pruned.locks, _table(report, n).pruned.spilled)
+            for n in ("namespaces", "merge_requests", "members", "merge_request_diffs")] == [
+        (25, 9), (29, 13), (17, 1), (10, 0)]
+    builds = _table(report, "p_ci_builds")  # PG 13-15 do not lock the partitioned indexes
+    assert (builds.pruned.locks, builds.pruned.spilled, builds.unpruned.locks, builds.unpruned.spilled) == (
+        21, 5, 81, 65)
+    _assert_tables_match_pg_locks(server, report)
+    high = {f.subject for f in report.findings if f.kind == "table-spill"}
+    assert {"public.namespaces", "public.merge_requests", "public.members"} <= high
+
+
+# -- statements ------------------------------------------------------------------------------------------------------
+def _stmt(report: AuditReport, prefix: str):  # type: ignore[no-untyped-def]
+    return next(s for s in report.workload.statements if s.query.startswith(prefix))
+
+
+@pytest.mark.parametrize("fixture", ["gitlab18", "gitlab_old"])
+def test_gitlab_statement_footprints(fixture: str, request: pytest.FixtureRequest) -> None:
+    server, report = request.getfixturevalue(fixture)
+    w = report.workload
+    assert w.available and w.entries >= len(WORKLOAD)
+    mr = _stmt(report, "select * from merge_requests where target_project_id = $1 and iid = $2")
+    assert mr.custom is not None and mr.custom.locks == _table(report, "merge_requests").pruned.locks
+    assert mr.custom.spilled == _table(report, "merge_requests").pruned.spilled
+    assert mr.calls == 8 and mr.calls_per_s > 0
+    assert mr.main_lock_table_per_s == pytest.approx(mr.calls_per_s * mr.spilled_per_call)
+    # pruned at plan time by the derived partition_id value
+    builds = _table(report, "p_ci_builds")
+    pruned = _stmt(report, "select * from p_ci_builds where partition_id = $1 and id = $2")
+    assert pruned.custom is not None and pruned.custom.locks == builds.pruned.locks
+    assert not pruned.non_pruning
+    # the generic plan cannot prune with $1: building it locks the whole tree; reusing it, parent + 4 partitions
+    assert pruned.generic is not None and pruned.generic.locks == builds.unpruned.locks
+    assert pruned.generic_reuse is not None and pruned.generic_reuse.locks == 5
+    assert pruned.generic_locks_more
+    assert any(f.kind == "generic-over-custom" and f.subject == f"queryid {pruned.queryid}" for f in report.findings)
+    # no partition key: never prunes
+    commit = _stmt(report, "select * from p_ci_builds where commit_id = $1")
+    assert [(c.partitions_locked, c.partitions_total) for c in commit.non_pruning] == [(4, 4)]
+    assert commit.custom is not None and commit.custom.locks == builds.unpruned.locks
+    assert any(f.kind == "non-pruning" and f.subject == f"queryid {commit.queryid}" for f in report.findings)
+    # measured = the capacity model, for every probed plan
+    for s in w.statements:
+        for fp in (s.custom, s.generic):
+            if fp is not None:
+                assert fp.spilled == fp.predicted_spilled, s.query
+
+
+def test_gitlab_drop_plan_and_index_rules_old(gitlab_old: tuple[ScratchServer, AuditReport]) -> None:
+    _, report = gitlab_old
+    findings = {f.qualified: f for f in report.index_findings}
+    for f in report.index_findings:  # never unique, PK, constraint or attached partition index
+        if f.droppable:
+            assert f.protected_reason is None
+    protected = {n: f for n, f in findings.items() if n.endswith("_pkey") or "unique" in n or "_iid" in n
+                 or n.endswith("invite_token") or "parent_id_and_id" in n}
+    assert protected and not any(f.droppable for f in protected.values())
+    assert {f.protected_reason for f in protected.values()} <= {"primary key", "unique",
+                                                                 "attached to a partitioned index (drop that one "
+                                                                 "instead)"} | {f.protected_reason for f in
+                                                                                protected.values()
+                                                                                if f.protected_reason and
+                                                                                f.protected_reason.startswith("backs")}
+    plans = {report.names[p.table_oid]: p for p in report.drop_plans}
+    mr = plans["public.merge_requests"]
+    assert mr.sufficient and mr.exact and len(mr.index_oids) == 13  # 29 locks, 16 slots: exactly 13 to drop
+    assert all(findings[report.names[o]].droppable for o in mr.index_oids)
+    builds = plans["public.p_ci_builds"]  # a partitioned index removes one lock per partition pruned to
+    assert builds.sufficient and len(builds.index_oids) == 5
+    assert all(findings[report.names[o]].partitioned for o in builds.index_oids)
+
+
+def test_gitlab_mlpt_advice_pg18_and_upgrade_old(gitlab18: tuple[ScratchServer, AuditReport],
+                                                 gitlab_old: tuple[ScratchServer, AuditReport]) -> None:
+    _, new = gitlab18
+    _, old = gitlab_old
+    assert old.mlpt.upgrade and old.mlpt.groups_needed is not None
+    assert old.mlpt.mlpt_recommended == max(16 * old.mlpt.groups_needed, 64)
+    assert old.mlpt.tables_spilling_now >= 3 and old.mlpt.tables_spilling_after == 0
+    assert not new.mlpt.upgrade and new.mlpt.shmem_now_bytes > 0
+    # shared lock table capacity: mlpt x (MaxBackends + max_prepared_transactions)
+    assert new.shared_lock.entries == 64 * (new.max_backends + new.max_prepared_transactions)
+
+
+# -- bad input and degraded modes ------------------------------------------------------------------------------------
+def test_missing_pg_stat_statements_is_a_note(session_old: Session) -> None:
+    report = run_audit(session_old, AuditOptions(interval_s=0))
+    assert not report.workload.available
+    assert any("CREATE EXTENSION pg_stat_statements" in n for n in report.notes)
+    assert report.tables  # the catalog part still works
+
+
+def test_no_privileges_on_pg_stat_statements(gitlab18: tuple[ScratchServer, AuditReport]) -> None:
+    server, _ = gitlab18
+    run_script(server.conninfo(), "create role auditor login; grant select on all tables in schema public to auditor")
+    with connect(server.conninfo().replace("user=postgres", "user=auditor")) as session:
+        report = run_audit(session, AuditOptions(interval_s=0))
+    assert report.workload.available and report.workload.hidden >= len(WORKLOAD)
+    assert any("GRANT pg_read_all_stats TO auditor" in n for n in report.notes)
+    run_script(server.conninfo(), "revoke execute on function pg_stat_statements(boolean) from public")
+    try:
+        with connect(server.conninfo().replace("user=postgres", "user=auditor")) as session:
+            report = run_audit(session, AuditOptions(interval_s=0))
+        assert not report.workload.available
+        assert any("could not be read" in n and "pg_read_all_stats" in n for n in report.notes)
+    finally:
+        run_script(server.conninfo(), "grant execute on function pg_stat_statements(boolean) to public")
+
+
+def test_standby_is_audited_read_only(scratch_base: Path) -> None:
+    with ScratchServer(base_dir=scratch_base) as server:
+        run_script(server.conninfo(), "create extension pg_stat_statements; create table s (id int primary key, v int);"
+                                      "create index on s (v); select * from s where id = 1;")
+        signal = server.data_dir / "standby.signal"
+        signal.write_text("")
+        import os
+        import pwd
+
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam("lockscope")
+            os.chown(signal, entry.pw_uid, entry.pw_gid)
+        server.restart()
+        with connect(server.conninfo()) as session:
+            assert session.facts.in_recovery
+            report = run_audit(session, AuditOptions(interval_s=0, probe_rate_hz=0))
+        assert report.in_recovery and any(n.startswith("standby") for n in report.notes)
+        assert _table(report, "s").pruned.locks == 3
+        assert report.workload.available
+
+
+def test_cli_unreachable_and_bad_dsn(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["audit", "--dsn", "host=127.0.0.1 port=1 user=x password=hunter2secret connect_timeout=2"])
+    err = capsys.readouterr().err
+    assert code == 3 and "hunter2secret" not in err and len(err.strip().splitlines()) == 1
+    assert main(["audit", "--dsn", "host=x", "--mlpt", "32"]) == 2
+
+
+# -- the embedded demo through the CLI: files, SQL script, exit code ---------------------------------------------------
+@pytest.mark.slow
+def test_cli_demo_writes_report_sql_and_fails_on_high(tmp_path: Path, load_lock: None,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = {k: tmp_path / f"audit.{k}" for k in ("json", "html", "sql")}
+    code = main(["audit", "--interval", "2", "--json", str(out["json"]), "--html", str(out["html"]),
+                 "--sql", str(out["sql"]), "--fail-on", "high"])
+    assert code == EXIT_SPILL, capsys.readouterr().err
+    doc = json.loads(out["json"].read_text())
+    assert doc["schema"] == "lockscope/audit/v1" and doc["demo"] is True
+    assert doc["summary"]["high"] >= 1 and doc["statements"]["available"]
+    kinds = {f["kind"] for f in doc["findings"]}
+    assert {"table-spill", "statement-spill", "non-pruning", "generic-over-custom", "shared-lock-table",
+            "index-duplicate", "max-locks-per-transaction", "plan-cache-mode", "partition-granularity"} <= kinds
+    assert {(i["index"], i["kind"], i["droppable"]) for i in doc["indexes"]} >= {
+        ("public.orders_ratio", "invalid", True), ("public.orders_customer_id_again", "duplicate", True),
+        ("public.orders_status_copy", "duplicate", True)}
+    orders = next(t for t in doc["tables"] if t["table"] == "public.orders")
+    assert (orders["pruned"]["locks"], orders["pruned"]["spilled"]) == (19, 3)
+    plan = next(p for p in doc["drop_plans"] if p["table"] == "public.orders")
+    assert plan["sufficient"] and len(plan["indexes"]) == 3 and "public.orders_ratio" in plan["indexes"]
+    sql = out["sql"].read_text()
+    assert "DROP INDEX CONCURRENTLY public.orders_ratio;" in sql
+    assert "ALTER SYSTEM SET max_locks_per_transaction = " in sql
+    assert 'ALTER ROLE "postgres" IN DATABASE "postgres" SET plan_cache_mode = force_custom_plan;' in sql
+    for stmt in re.findall(r"^(DROP|ALTER)[^\n]*", sql, re.M):
+        assert stmt  # every statement is preceded by its evidence comment:
+    for block in sql.split("\n\n")[1:]:
+        if block.strip() and not block.startswith("-- nothing"):
+            assert block.lstrip().startswith("-- [")
+    html = out["html"].read_text()
+    assert "<svg" in html and "<script" not in html and "http://" not in html.replace("http://www.w3.org", "")
+    assert main(["audit", "--interval", "1", "--fail-on", "high", "--no-statements", "--mlpt", "64"]) == 0
