@@ -133,8 +133,13 @@ def _rich_table(title: str, rows: Sequence[Row], columns: Sequence[str]) -> Tabl
         table.add_column(c.replace("_", " "), justify="left" if c in ("pg_version", "case", "plan_cache_mode",
                                                                       "top_wait", "phase", "figure") else "right")
     for r in rows:
-        table.add_row(*[fmt(r.get(c), c) for c in columns])
+        table.add_row(*[fmt(r.get(c), _key(r, c)) for c in columns])
     return table
+
+
+def _key(row: Row, column: str) -> str:
+    """The unit key of a cell: a before/after table formats by the row's figure."""
+    return str(row.get("figure", column)) if column in ("before", "after") else column
 
 
 def render_lab(result: LabResult, written: Sequence[Path] = ()) -> Group:
@@ -168,7 +173,7 @@ def _meta_table(results: Sequence[LabResult]) -> str:
 
 
 def _rows_html(rows: Sequence[Row], columns: Sequence[str]) -> str:
-    return h.table(columns, [[fmt(r.get(c), c) for c in columns] for r in rows], left=1)
+    return h.table(columns, [[fmt(r.get(c), _key(r, c)) for c in columns] for r in rows], left=1)
 
 
 def _published_html(scenario: str) -> str:
