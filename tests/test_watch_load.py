@@ -107,4 +107,7 @@ def test_observer_effect_measurement_runs(scratch_base: Path, load_lock: None) -
     assert result.observer_hz["watch_100hz"][0] >= 60
     assert result.observer_hz["blocking_pids_100hz"][0] >= 50
     assert result.lockmanager_share is not None and result.lockmanager_share >= 0.3
+    # CPU used by each observer (client + its backend), % of the machine: 100 Hz costs more than 10 Hz
+    assert set(result.observer_cpu_pct) == set(CONDITIONS) - {"none"}
+    assert 0 < result.median_cpu_pct("watch_10hz") < result.median_cpu_pct("watch_100hz")
     assert any("round 1/1: blocking_pids_100hz" in m for m in messages)

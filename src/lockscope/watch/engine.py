@@ -28,7 +28,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..db import Session, connect, load_sql
-from ..errors import DatabaseError, LockscopeError
+from ..errors import DatabaseError, LockscopeError, RecordFileError
 from .sampler import ActivityReader, LOCK_MANAGER, Sample, Schedule
 from .store import RecordWriter
 from .window import BackendLocks, LockSnapshot, RollingWindow, StatementStat
@@ -258,6 +258,7 @@ class Watcher:
                     "max_locks_per_transaction": facts.max_locks_per_transaction,
                     "max_connections": facts.max_connections,
                     "database": facts.database,
+                    "backend_pid": session.backend_pid,
                 })
         except BaseException:
             session.close()
@@ -449,6 +450,8 @@ class Watcher:
                 if now >= next_texts:
                     next_texts = now + TEXTS_EVERY_S
                     self._statement_texts(session)
+                    if writer is not None and writer.error is not None:
+                        raise RecordFileError(f"writing {writer.path} failed: {writer.error}")
             except DatabaseError as exc:
                 if session.closed:
                     return str(exc)

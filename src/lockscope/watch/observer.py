@@ -25,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -60,6 +60,10 @@ class ObserverResult:
     :ivar observer_hz: condition -> achieved observer rate per round (Hz; 0 for the baseline).
     :ivar lockmanager_share: fraction (0..1) of active-session samples on LWLock:LockManager in the 10 Hz watch
         recordings (median over rounds; None if that condition was not run) - shows the load was contended.
+    :ivar observer_cpu_pct: condition -> CPU time the observer used during each run, its client (the watch
+        process, or the loop's thread) plus its server backend, as % of the machine's CPU capacity (all cores
+        over the run): on a CPU-bound load this bounds the TPS the observer can take through CPU alone, and it
+        is precise where TPS ratios on a busy machine are noisy (Linux /proc; empty elsewhere).
     """
 
     server_version: str
@@ -72,6 +76,12 @@ class ObserverResult:
     tps: dict[str, tuple[float, ...]]
     observer_hz: dict[str, tuple[float, ...]]
     lockmanager_share: float | None
+    observer_cpu_pct: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def median_cpu_pct(self, condition: str) -> float:
+        """Median over rounds of :attr:`observer_cpu_pct` (%), NaN when not measured."""
+        values = self.observer_cpu_pct.get(condition, ())
+        return statistics.median(values) if values else float("nan")
 
     def round_ratios(self, condition: str) -> tuple[float, ...]:
         """TPS of ``condition`` / baseline TPS, per round."""
@@ -96,6 +106,42 @@ class ObserverResult:
         return statistics.median(self.tps[condition])
 
 
+def _cpu_s(path: str) -> float | None:
+    """utime + stime of a process (``/proc/PID/stat``) or thread (``/proc/PID/task/TID/stat``), in s."""
+    try:
+        with open(path) as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _CpuMeter:
+    """CPU seconds used by some processes/threads between :meth:`start` and :meth:`stop`, as % of the machine."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = list(paths)
+        self._t0 = 0.0
+        self._cpu0: list[float | None] = []
+
+    def _read(self) -> list[float | None]:
+        return [_cpu_s(p) for p in self.paths]
+
+    def start(self) -> None:
+        self._cpu0 = self._read()
+        self._t0 = time.monotonic()
+
+    def stop(self) -> float | None:
+        cpu1 = self._read()
+        elapsed = time.monotonic() - self._t0
+        before = [v for v in self._cpu0 if v is not None]
+        after = [v for v in cpu1 if v is not None]
+        if not self.paths or len(before) != len(self.paths) or len(after) != len(self.paths) or elapsed <= 0:
+            return None
+        used = sum(after) - sum(before)
+        return 100.0 * used / (elapsed * (os.cpu_count() or 1))
+
+
 class _BlockingLoop:
     """``SELECT pg_blocking_pids(pid) FROM pg_stat_activity`` at ``hz`` on one connection, in a thread."""
 
@@ -104,13 +150,17 @@ class _BlockingLoop:
         self.hz = hz
         self.calls = 0
         self.error: BaseException | None = None
+        self.thread_id: int | None = None
+        self.backend_pid: int | None = None
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lockscope-blocking-loop", daemon=True)
 
     def _run(self) -> None:
         try:
+            self.thread_id = threading.get_native_id()
             with connect(self.conninfo, sampler=True, statement_timeout_ms=2000) as session:
+                self.backend_pid = session.backend_pid
                 sql = load_sql("watch_blocking_loop", session.facts.server_version_num)
                 self._ready.set()
                 schedule = Schedule(self.hz)
@@ -184,6 +234,14 @@ class _WatchProcess:
                 self.proc.wait()
         self._stderr.close()
 
+    def cpu_paths(self) -> list[str]:
+        """/proc stat files of the watch process and of its server backend (from the recording's meta)."""
+        from .store import open_recording
+
+        with open_recording(self.record) as rec:
+            backend = rec.meta.get("backend_pid")
+        return [f"/proc/{self.proc.pid}/stat"] + ([f"/proc/{backend}/stat"] if backend else [])
+
     def achieved_hz(self, start_wall_s: float, end_wall_s: float) -> float:
         """Samples per second recorded between two wall times (Hz)."""
         ts = [t for t in self._samples() if start_wall_s <= t <= end_wall_s]
@@ -247,6 +305,7 @@ def measure_observer_effect(
         run_pgbench(server, clients=clients, duration_s=warmup_s)
     tps: dict[str, list[float]] = {c: [] for c in names}
     hz: dict[str, list[float]] = {c: [] for c in names}
+    cpu: dict[str, list[float]] = {c: [] for c in names if c != BASELINE}
     shares: list[float] = []
     with tempfile.TemporaryDirectory(prefix="lockscope-observer-") as tmp:
         for r in range(rounds):
@@ -262,25 +321,36 @@ def measure_observer_effect(
                     loop = _BlockingLoop(conninfo, 100.0)
                     loop.start()
                     try:
+                        meter = _CpuMeter([f"/proc/{os.getpid()}/task/{loop.thread_id}/stat",
+                                           f"/proc/{loop.backend_pid}/stat"])
+                        meter.start()
                         t0 = time.monotonic()
                         calls0 = loop.calls
                         result = run_pgbench(server, clients=clients, duration_s=duration_s)
                         rate = (loop.calls - calls0) / (time.monotonic() - t0)
+                        used = meter.stop()
                     finally:
                         loop.stop()
                     tps[cond].append(result.tps)
                     hz[cond].append(rate)
+                    if used is not None:
+                        cpu[cond].append(used)
                 else:
                     rate_hz = 100.0 if cond == "watch_100hz" else 10.0
                     extra = ("--locks-every", "1") if cond == "watch_10hz_locks_1s" else ()
                     watch = _WatchProcess(conninfo, rate_hz, record, extra)
                     try:
                         watch.wait_sampling()
+                        meter = _CpuMeter(watch.cpu_paths())
+                        meter.start()
                         start = time.time()
                         result = run_pgbench(server, clients=clients, duration_s=duration_s)
                         end = time.time()
+                        used = meter.stop()
                     finally:
                         watch.stop()
+                    if used is not None:
+                        cpu[cond].append(used)
                     tps[cond].append(result.tps)
                     hz[cond].append(watch.achieved_hz(start, end))
                     if cond == "watch_10hz":
@@ -297,4 +367,5 @@ def measure_observer_effect(
         tps={c: tuple(v) for c, v in tps.items()},
         observer_hz={c: tuple(v) for c, v in hz.items()},
         lockmanager_share=statistics.median(shares) if shares else None,
+        observer_cpu_pct={c: tuple(v) for c, v in cpu.items() if v},
     )
