@@ -22,7 +22,7 @@ from rich.text import Text
 from ..errors import BadInputError
 from ._common import EXIT_CODES, add_parser, positive_int
 
-_PROFILE_HELP = "--quick: a short profile (under 3 minutes on 2 cores); otherwise the default profile"
+_PROFILE_HELP = "the short profile (under 3 minutes on 2 cores; the description gives both profiles)"
 
 
 def _float(text: str) -> float:

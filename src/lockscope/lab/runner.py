@@ -524,8 +524,9 @@ def run_lab(
 
     The run stops after the current point when ``stop`` is set (the CLI sets it on the first Ctrl-C) or
     ``time_limit_s`` has passed; what was measured is kept, and plots and report are still written. A
-    :class:`KeyboardInterrupt` (second Ctrl-C) or an error ends it at once: rows measured so far are saved with
-    the status ``interrupted`` / ``failed: ...`` and the exception propagates; scratch servers are always stopped.
+    :class:`KeyboardInterrupt` (second Ctrl-C), SIGTERM or an error ends it at once: rows measured so far are saved
+    with the status ``interrupted`` / ``failed: ...`` and the exception propagates; scratch servers are always
+    stopped.
 
     :param scenario: a configured scenario (``lockscope.lab.indexes.IndexesScenario(...)`` etc.).
     :param out: results directory (must be empty or absent; default ``./lockscope-lab-SCENARIO-<stamp>``).
@@ -551,13 +552,13 @@ def run_lab(
         scenario.run(ctx)
     except _StopRun as exc:
         status = str(exc)
-    except KeyboardInterrupt:
-        ctx.save("interrupted")
-        _report_quietly(ctx.result("interrupted"), write_report)
-        raise
     except LockscopeError as exc:
         ctx.save(f"failed: {exc}")
         _report_quietly(ctx.result(f"failed: {exc}"), write_report)
+        raise
+    except BaseException:  # a second Ctrl-C (KeyboardInterrupt), SIGTERM (SystemExit), a bug
+        ctx.save("interrupted")
+        _report_quietly(ctx.result("interrupted"), write_report)
         raise
     finally:
         progress.end()
