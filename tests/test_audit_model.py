@@ -1,0 +1,139 @@
+"""The audit's pure parts (no server): capacity additions, index classification, drop sets, parameter columns."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from lockscope import capacity
+from lockscope.audit.catalog import AuditSettings, build_catalog
+from lockscope.audit.indexes import index_findings, smallest_drop_set
+from lockscope.audit.params import param_columns
+from lockscope.audit.tables import table_footprints
+from lockscope.audit.workload import Pacer
+from lockscope.capacity import CapacityModel
+
+NOW = dt.datetime(2026, 11, 21, tzinfo=dt.timezone.utc)
+SETTINGS = AuditSettings(True, NOW, NOW - dt.timedelta(days=30), "stats_reset", None, True, False, "me", 5, 1)
+
+
+def _rel(oid: int, name: str, relkind: str = "r", parent: int | None = None) -> dict[str, object]:
+    return {"oid": oid, "schema": "public", "name": name, "qualified": f"public.{name}", "relkind": relkind,
+            "is_partition": parent is not None, "parent_oid": parent, "partition_bound": None,
+            "partition_strategy": "r" if relkind == "p" else None, "partition_key": None, "reltuples": 0,
+            "scans": 10}
+
+
+def _idx(oid: int, table: int, name: str, keys: str = "1", *, unique: bool = False, primary: bool = False,
+         valid: bool = True, scans: int = 0, parent: int | None = None, relkind: str = "i",
+         predicate: str | None = None, am: str = "btree") -> dict[str, object]:
+    n = len(keys.split())
+    return {"oid": oid, "table_oid": table, "schema": "public", "name": name, "qualified": f"public.{name}",
+            "relkind": relkind, "am": am, "valid": valid, "live": True, "is_unique": unique or primary,
+            "is_primary": primary, "is_exclusion": False, "is_replica_identity": False,
+            "constraint_name": f"{name}_c" if primary else None, "key_columns": n, "all_columns": n,
+            "indkey": keys, "indclass": " ".join(["3124"] * n), "indcollation": " ".join(["0"] * n),
+            "indoption": " ".join(["0"] * n), "expressions": None, "predicate": predicate,
+            "parent_index_oid": parent, "idx_scan": scans, "size_bytes": 8192}
+
+
+def test_smallest_fitting_groups_and_mlpt_range() -> None:
+    assert capacity.mlpt_range_for_groups(1) == (10, 16)
+    assert capacity.mlpt_range_for_groups(4) == (33, 64)
+    assert capacity.mlpt_range_for_groups(8) == (65, 128)
+    for groups in (1, 2, 4, 8, 1024):  # the range maps back to the groups (postinit.c InitializeFastPathLocks)
+        low, high = capacity.mlpt_range_for_groups(groups)
+        assert capacity.fast_path_groups(180000, max(low, 10)) == groups == capacity.fast_path_groups(180000, high)
+    oids = range(20000, 20040)  # 40 relations never fit one group of 16, and fit once every group holds <= 16
+    groups = capacity.smallest_fitting_groups(170000, [oids])
+    assert groups is not None and groups >= 4
+    assert CapacityModel(180000, 16 * groups).fits(oids)
+    assert not CapacityModel(180000, 8 * groups).fits(oids)
+    assert capacity.smallest_fitting_groups(180000, [range(1, 20000)]) is None
+
+
+def test_groups_overflow_below_the_slot_count() -> None:
+    model = CapacityModel(180000, 64)  # 4 groups: FAST_PATH_REL_GROUP = (oid * 49157) & 3
+    same_group = [o for o in range(16384, 20000) if model.group_of(o) == 0][:17]
+    assert capacity.groups_overflow(model, same_group) == {0: 17}  # 17 relations < 64 slots, yet one spills
+    assert sum(not f for f in model.predict([capacity.LockRequest(o, "AccessShareLock") for o in same_group])) == 1
+
+
+def test_lock_shmem_grows_with_the_setting() -> None:
+    small = capacity.lock_shmem_bytes(180000, 64, 120, 0)
+    big = capacity.lock_shmem_bytes(180000, 1024, 120, 0)
+    per_entry = (big - small) / ((1024 - 64) * 120)
+    assert 300 < per_entry < 500  # LOCK + 2 PROCLOCK hash elements + buckets + 10 % margin, bytes per entry
+    assert capacity.fast_path_shmem_bytes(170000, 1024, 100) == 0
+
+
+def _plain_catalog() -> tuple[object, list[dict[str, object]]]:
+    rels = [_rel(100, "orders")]
+    idx = [_idx(101, 100, "orders_pkey", "1", primary=True, scans=5),
+           _idx(102, 100, "orders_a", "2", scans=3), _idx(103, 100, "orders_a_copy", "2"),
+           _idx(104, 100, "orders_ab", "2 3", scans=1), _idx(105, 100, "orders_bad", "4", valid=False),
+           _idx(106, 100, "orders_u", "5", unique=True)]
+    idx += [_idx(110 + i, 100, f"orders_x{i}", str(6 + i), scans=1) for i in range(12)]
+    return build_catalog(rels, idx, SETTINGS), idx
+
+
+def test_index_kinds_and_protection() -> None:
+    catalog, _ = _plain_catalog()
+    found = {f.qualified: f for f in index_findings(catalog, unused_min_age_s=86400)}  # type: ignore[arg-type]
+    assert found["public.orders_bad"].kind == "invalid" and found["public.orders_bad"].droppable
+    assert found["public.orders_a_copy"].kind == "duplicate" and found["public.orders_a_copy"].other_oid == 102
+    assert found["public.orders_a"].kind == "redundant"  # prefix of (2 3)
+    assert found["public.orders_u"].kind == "unused" and found["public.orders_u"].protected_reason == "unique"
+    assert not found["public.orders_u"].droppable
+    assert "public.orders_pkey" not in found  # scanned
+    young = index_findings(catalog, unused_min_age_s=60 * 86400)  # type: ignore[arg-type]
+    assert not [f for f in young if f.kind == "unused"]
+
+
+def test_smallest_drop_set_plain_table_is_exact() -> None:
+    catalog, _ = _plain_catalog()
+    model = CapacityModel(170000, 64)  # 16 slots
+    (table,) = table_footprints(catalog, model)  # type: ignore[arg-type]
+    assert (table.pruned.locks, table.pruned.spilled) == (19, 3)
+    plan = smallest_drop_set(catalog, model, table, index_findings(catalog))  # type: ignore[arg-type]
+    assert plan.sufficient and plan.exact and plan.index_oids == (105, 103, 102)  # invalid, duplicate, redundant
+    assert plan.before_spilled == 3 and plan.after_spilled == 0
+
+
+def test_partitioned_footprints_and_drop_set_per_version() -> None:
+    rels = [_rel(200, "ev", "p")] + [_rel(201 + i, f"ev_{i}", "r", 200) for i in range(3)]
+    idx = [_idx(300 + j, 200, f"ev_i{j}", str(j + 1), relkind="I") for j in range(8)]
+    idx += [_idx(400 + 10 * i + j, 201 + i, f"ev_{i}_i{j}", str(j + 1), parent=300 + j, scans=0)
+            for i in range(3) for j in range(8)]
+    catalog = build_catalog(rels, idx, SETTINGS)
+    for version, pruned, unpruned in ((150000, 1 + 1 + 8, 1 + 3 * 9), (180000, 1 + 8 + 1 + 8, 1 + 8 + 3 * 9)):
+        model = CapacityModel(version, 16)
+        (t,) = table_footprints(catalog, model)
+        assert (t.pruned.locks, t.unpruned.locks, t.partitions) == (pruned, unpruned, 3)  # type: ignore[union-attr]
+    model = CapacityModel(180000, 16)
+    (t,) = table_footprints(catalog, model)
+    assert t.pruned.spilled == 2
+    found = index_findings(catalog, unused_min_age_s=0)
+    assert all(f.partitioned for f in found if f.droppable)  # partition indexes go with their partitioned index
+    plan = smallest_drop_set(catalog, model, t, found)
+    assert plan.sufficient and len(plan.index_oids) == 1  # one partitioned index = 2 locks (parent + partition)
+
+
+def test_param_columns() -> None:
+    cols, consts, rels, order = param_columns(
+        "select * from a x join b on b.id = x.b_id where x.k = $1 and b.v in ($2, $3) limit $4 offset $5")
+    assert cols == {1: ("x", "k"), 2: ("b", "v"), 3: ("b", "v")} and consts == {4: "1", 5: "0"}
+    assert rels["x"] == "a" and order == ["a", "b"]
+    with pytest.raises(ValueError):
+        param_columns("select from where")
+
+
+def test_pacer_limits_the_probe_rate() -> None:
+    import time
+
+    pacer = Pacer(50.0)
+    t0 = time.monotonic()
+    for _ in range(6):
+        pacer.wait()
+    assert time.monotonic() - t0 >= 5 / 50 * 0.9  # 6 probes at 50 Hz: at least 5 intervals
