@@ -369,7 +369,7 @@ def _since_reset_s(session: Session, schema_sql: str, settings: AuditSettings) -
         except DatabaseError:
             pass
     # PG 13 has no pg_stat_statements_info: the postmaster start bounds the counters' age
-    row = session.fetch_one("SELECT /* lockscope */ extract(epoch FROM now() - pg_postmaster_start_time())::float8 AS s")
+    row = session.query("audit_postmaster_age")[0]
     return max(float(row["s"]), 1e-6)
 
 
