@@ -162,7 +162,8 @@ def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                           and (spill is None or r["extra_indexes"] < spill)), default=None)
         step_ratio = math.nan
         if spill is not None and spill - 1 in by_k:
-            before, after = by_k[spill - 1].get("mean_plan_ms"), by_k[spill].get("mean_plan_ms")
+            before: Any = by_k[spill - 1].get("mean_plan_ms")
+            after: Any = by_k[spill].get("mean_plan_ms")
             if _num(before) and _num(after):
                 step_ratio = after / before
         kmax = pts[-1]["extra_indexes"]

@@ -85,11 +85,15 @@ class ObserverScenario:
             with ctx.server(bin_dir, ScratchSettings(max_locks_per_transaction=DEMO_MLPT)) as (server, info):
                 for r in range(self.rounds):
                     ctx.check_stop()
+                    prefix = f"PG {info.pg_version}: round {r + 1}/{self.rounds}: "
+
+                    def say(msg: str, prefix: str = prefix) -> None:
+                        ctx.progress.step(prefix + msg)
+
                     result = measure_observer_effect(
                         server, clients=self.clients, duration_s=self.duration_s, rounds=1,
                         conditions=self._conditions(), prepare=(r == 0), warmup_s=3.0 if r == 0 else 0.0,
-                        progress=lambda msg, r=r: ctx.progress.step(f"PG {info.pg_version}: round {r + 1}/"
-                                                                    f"{self.rounds}: {msg}"))
+                        progress=say)
                     base = result.tps[BASELINE][0]
                     rows = [{
                         "pg_version": info.pg_version, "pg_major": info.major, "round": r + 1, "condition": cond,

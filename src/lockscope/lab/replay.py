@@ -63,12 +63,13 @@ def _eval_expr(expr: str, values: Mapping[str, int | float], scale: int) -> int 
         if isinstance(node, ast.Expression):
             return ev(node.body)
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return node.value
+            return float(node.value) if isinstance(node.value, float) else int(node.value)
         if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
             right = ev(node.right)
             if isinstance(node.op, (ast.FloorDiv, ast.Div, ast.Mod)) and right == 0:
                 return 1
-            return _BIN[type(node.op)](ev(node.left), right)
+            value: int | float = _BIN[type(node.op)](ev(node.left), right)
+            return value
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -ev(node.operand)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):

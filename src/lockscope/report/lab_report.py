@@ -166,7 +166,7 @@ def _meta_table(results: Sequence[LabResult]) -> str:
     rows = []
     for r in results:
         rows.append((str(r.out_dir), r.scenario, r.status, r.started, f"{r.elapsed_s:.0f} s",
-                     ", ".join(f"{s.pg_version} ({s.bin_dir})" for s in r.servers), str(r.cores), r.machine,
+                     ", ".join(f"PG {s.pg_version} ({s.bin_dir})" for s in r.servers), str(r.cores), r.machine,
                      r.lockscope_version))
     return h.table(("results", "scenario", "status", "started", "elapsed", "PostgreSQL (bin dir)", "cores",
                     "machine", "lockscope"), rows, left=9)
@@ -224,13 +224,13 @@ def write_lab_report(result: LabResult) -> list[Path]:
 
 # -- compare ---------------------------------------------------------------------------------------------------
 def _run_label(result: LabResult, index: int) -> str:
-    versions = "+".join(s.pg_version for s in result.servers) or "?"
-    return f"#{index + 1} PG {versions} ({result.out_dir.name})"
+    """``#1 <results dir name>`` (the PostgreSQL version is part of each series label)."""
+    return f"#{index + 1} {result.out_dir.name}"
 
 
 def compare_rows(results: Sequence[LabResult]) -> list[Row]:
     """All runs' rows with a ``run`` field naming the run."""
-    out = []
+    out: list[Row] = []
     for i, r in enumerate(results):
         label = _run_label(r, i)
         out.extend({**row, "run": label} for row in r.rows)
