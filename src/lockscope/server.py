@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import os
 import pwd
 import re
@@ -315,7 +316,10 @@ class ScratchServer:
         if not self._run_as or _reachable_by_others(self.bin_dir / "postgres"):
             return self.bin_dir
         prefix = self.bin_dir.parent
-        cache = Path(tempfile.gettempdir()) / f"lockscope-bin-{SYSTEM_USER}" / f"{abs(hash(str(prefix))):x}"
+        postgres = (self.bin_dir / "postgres").stat()
+        # stable across processes: the installation's path and its server binary's size and mtime
+        key = hashlib.sha256(f"{prefix}|{postgres.st_size}|{postgres.st_mtime_ns}".encode()).hexdigest()[:16]
+        cache = Path(tempfile.gettempdir()) / f"lockscope-bin-{SYSTEM_USER}" / key
         marker = cache / ".complete"
         if not marker.exists():
             shutil.rmtree(cache, ignore_errors=True)
