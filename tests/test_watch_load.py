@@ -11,7 +11,7 @@ import pytest
 from lockscope.db import run_script
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.watch.engine import WatchConfig, Watcher
-from lockscope.watch.observer import CONDITIONS, measure_observer_effect
+from lockscope.watch.observer import CONDITIONS, measure_observer_effect, measure_observer_effect_paired
 from lockscope.watch.recorded import load_summary
 from lockscope.watch.store import open_recording
 
@@ -111,3 +111,18 @@ def test_observer_effect_measurement_runs(scratch_base: Path, load_lock: None) -
     assert set(result.observer_cpu_pct) == set(CONDITIONS) - {"none"}
     assert 0 < result.median_cpu_pct("watch_10hz") < result.median_cpu_pct("watch_100hz")
     assert any("round 1/1: blocking_pids_100hz" in m for m in messages)
+
+
+@pytest.mark.slow
+def test_paired_observer_measurement_runs(scratch_base: Path, load_lock: None) -> None:
+    """The paired within-run method, very short (4 blocks of 2 s): one real watch process, toggled with
+    SIGSTOP/SIGCONT, samples only in "on" blocks at its rate; every block got pgbench progress seconds; ratios and
+    an interval come out (the figures themselves are benchmarks/observer_effect.py --paired's business)."""
+    with ScratchServer(settings=ScratchSettings(max_locks_per_transaction=16), base_dir=scratch_base) as server:
+        r = measure_observer_effect_paired(server, duration_s=8, block_s=2, settle_s=0.5, warmup_s=0, seed=3)
+    assert len(r.blocks) == 4 and [b.on for b in r.blocks] in ([True, False] * 2, [False, True] * 2)
+    assert all(b.seconds >= 1 and b.mean_tps > 0 for b in r.blocks)
+    assert len(r.pair_ratios) == 2 and r.ratio_ci95[0] <= r.ratio_mean <= r.ratio_ci95[1]
+    assert 7 <= r.achieved_hz <= 13
+    assert r.observer_cpu_pct is not None and r.observer_cpu_pct > 0
+    assert r.lockmanager_share is not None and r.lockmanager_share >= 0.3
