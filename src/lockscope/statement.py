@@ -78,9 +78,10 @@ def check_statement(sql: str) -> CheckedStatement:
     node = stmts[0].stmt
     name = type(node).__name__
     if name not in PROBEABLE_KINDS:
-        word = _UTILITY_WORD.sub("", name)
+        word = text.split(None, 1)[0].upper() if text.split() else _UTILITY_WORD.sub("", name)
         raise UnsupportedStatementError(
-            f"{word} is a utility statement: lockscope probes only SELECT, INSERT, UPDATE, DELETE and MERGE"
+            f"{word} is a utility statement ({name}): lockscope probes only SELECT, INSERT, UPDATE, DELETE "
+            "and MERGE"
         )
     if name == "SelectStmt" and getattr(node, "intoClause", None) is not None:
         raise UnsupportedStatementError("SELECT ... INTO creates a table: probe the SELECT without INTO")
