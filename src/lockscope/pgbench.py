@@ -86,6 +86,23 @@ def parse_pgbench_output(text: str, clients: int, duration_s: float) -> PgbenchR
     )
 
 
+def _bench_argv(server: ScratchServer, clients: int, duration_s: float, jobs: int | None, protocol: str,
+                extra_args: Sequence[str]) -> tuple[list[str], int]:
+    """Checked pgbench arguments for a timed run (without transaction choice and dbname) and its seconds.
+
+    :raises BadInputError: for out-of-range arguments.
+    """
+    if clients < 1 or duration_s < 1:
+        raise BadInputError("pgbench needs at least 1 client and 1 s")
+    if protocol not in ("simple", "extended", "prepared"):
+        raise BadInputError(f"unknown pgbench protocol {protocol!r}")
+    jobs = jobs or max(1, min(clients, os.cpu_count() or 1))
+    seconds = max(1, round(duration_s))
+    argv = [str(server.tool("pgbench")), *_base_args(server), "-n", "-c", str(clients), "-j", str(jobs),
+            "-T", str(seconds), "-M", protocol, *extra_args]
+    return argv, seconds
+
+
 def run_pgbench(
     server: ScratchServer,
     *,
@@ -109,14 +126,7 @@ def run_pgbench(
     :raises BadInputError: for out-of-range arguments.
     :raises ScratchServerError: if pgbench fails.
     """
-    if clients < 1 or duration_s < 1:
-        raise BadInputError("pgbench needs at least 1 client and 1 s")
-    if protocol not in ("simple", "extended", "prepared"):
-        raise BadInputError(f"unknown pgbench protocol {protocol!r}")
-    jobs = jobs or max(1, min(clients, os.cpu_count() or 1))
-    seconds = max(1, round(duration_s))
-    argv = [str(server.tool("pgbench")), *_base_args(server), "-n", "-c", str(clients), "-j", str(jobs),
-            "-T", str(seconds), "-M", protocol, *extra_args]
+    argv, seconds = _bench_argv(server, clients, duration_s, jobs, protocol, extra_args)
     script_file = None
     try:
         if script is not None:
@@ -229,14 +239,7 @@ def start_pgbench(
     :raises BadInputError: for out-of-range arguments.
     :raises ScratchServerError: if pgbench cannot be started.
     """
-    if clients < 1 or duration_s < 1:
-        raise BadInputError("pgbench needs at least 1 client and 1 s")
-    if protocol not in ("simple", "extended", "prepared"):
-        raise BadInputError(f"unknown pgbench protocol {protocol!r}")
-    jobs = jobs or max(1, min(clients, os.cpu_count() or 1))
-    seconds = max(1, round(duration_s))
-    argv = [str(server.tool("pgbench")), *_base_args(server), "-n", "-c", str(clients), "-j", str(jobs),
-            "-T", str(seconds), "-M", protocol, *extra_args]
+    argv, seconds = _bench_argv(server, clients, duration_s, jobs, protocol, extra_args)
     if select_only:
         argv.append("-S")
     argv.append(dbname)

@@ -277,6 +277,23 @@ class _WatchProcess:
         return (row[1] or 0) / row[0] if row[0] else 0.0
 
 
+def _prepare_run(server: ScratchServer, *, prepare: bool, extra_indexes: int, mlpt: int | None, clients: int,
+                 warmup_s: float, say: Callable[[str], None]) -> tuple[str, int]:
+    """Shared start of both observer benchmarks: schema, server facts, optional warm-up run.
+
+    :return: (server_version, max_locks_per_transaction in force).
+    """
+    if prepare:
+        prepare_contended_schema(server, extra_indexes=extra_indexes, mlpt=mlpt, progress=say)
+    with connect(server.conninfo()) as session:
+        version = session.facts.server_version
+        server_mlpt = session.facts.max_locks_per_transaction
+    if warmup_s >= 1:
+        say(f"warm-up pgbench run ({warmup_s:g} s)")
+        run_pgbench(server, clients=clients, duration_s=warmup_s)
+    return version, server_mlpt
+
+
 def measure_observer_effect(
     server: ScratchServer,
     *,
@@ -314,15 +331,9 @@ def measure_observer_effect(
     if rounds < 1 or duration_s < 1:
         raise BadInputError("observer benchmark needs at least 1 round of at least 1 s")
     names = (BASELINE, *[c for c in conditions if c != BASELINE])
-    if prepare:
-        prepare_contended_schema(server, extra_indexes=extra_indexes, mlpt=mlpt, progress=say)
+    version, server_mlpt = _prepare_run(server, prepare=prepare, extra_indexes=extra_indexes, mlpt=mlpt,
+                                        clients=clients, warmup_s=warmup_s, say=say)
     conninfo = server.conninfo()
-    with connect(conninfo) as session:
-        version = session.facts.server_version
-        server_mlpt = session.facts.max_locks_per_transaction
-    if warmup_s >= 1:
-        say(f"warm-up pgbench run ({warmup_s:g} s)")
-        run_pgbench(server, clients=clients, duration_s=warmup_s)
     tps: dict[str, list[float]] = {c: [] for c in names}
     hz: dict[str, list[float]] = {c: [] for c in names}
     cpu: dict[str, list[float]] = {c: [] for c in names if c != BASELINE}
@@ -578,15 +589,9 @@ def measure_observer_effect_paired(
         raise BadInputError("paired observer benchmark needs hz > 0, block_s >= settle_s + 1 and at least 4 blocks")
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     rng = random.Random(seed)
-    if prepare:
-        prepare_contended_schema(server, extra_indexes=extra_indexes, mlpt=mlpt, progress=say)
+    version, server_mlpt = _prepare_run(server, prepare=prepare, extra_indexes=extra_indexes, mlpt=mlpt,
+                                        clients=clients, warmup_s=warmup_s, say=say)
     conninfo = server.conninfo()
-    with connect(conninfo) as session:
-        version = session.facts.server_version
-        server_mlpt = session.facts.max_locks_per_transaction
-    if warmup_s >= 1:
-        say(f"warm-up pgbench run ({warmup_s:g} s)")
-        run_pgbench(server, clients=clients, duration_s=warmup_s)
     n_blocks = int(duration_s // block_s)
     seconds = int(round(n_blocks * block_s))
     first_on = rng.random() < 0.5
