@@ -45,7 +45,7 @@ def _f(v: Any, digits: int = 3) -> str:
 
 
 def indexes_section(out: Path) -> str:
-    res = run_lab(IndexesScenario(scale=10, extra_indexes=tuple(range(21)) + (25, 30, 50, 100), mlpts=(16, 128),
+    res = run_lab(IndexesScenario(scale=10, extra_indexes=(*tuple(range(21)), 25, 30, 50, 100), mlpts=(16, 128),
                                   clients=16, duration_s=5, warmup_s=1, profile="benchmark"),
                   out=out / "indexes", write_report=write_lab_report)
     rows = list(res.rows)

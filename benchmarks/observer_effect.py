@@ -28,8 +28,12 @@ import sys
 import time
 
 from lockscope.server import ScratchServer, ScratchSettings
-from lockscope.watch.observer import (CONDITIONS, PAIRED_OBSERVERS, measure_observer_effect,
-                                      measure_observer_effect_paired)
+from lockscope.watch.observer import (
+    CONDITIONS,
+    PAIRED_OBSERVERS,
+    measure_observer_effect,
+    measure_observer_effect_paired,
+)
 
 
 def _cpu_model() -> str:

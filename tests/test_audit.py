@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import psycopg
 import pytest
 
 from lockscope.audit import AuditOptions, AuditReport, run_audit
-from lockscope.audit.tables import relation_set_pruned
 from lockscope.cli import main
 from lockscope.db import Session, connect, run_script
 from lockscope.errors import EXIT_SPILL
@@ -34,7 +33,8 @@ insert into namespaces (id, name, path, type, parent_id, organization_id, traver
          case when g % 5 = 0 then null else g / 5 end, 1, array[g] from generate_series(1, 300) g;
 insert into merge_requests (id, target_branch, source_branch, target_project_id, iid, title, created_at, state_id)
   select g, 'main', 'feature' || g, 1 + g % 20, g, 'MR ' || g, now(), 1 + g % 3 from generate_series(1, 400) g;
-insert into merge_request_diffs (id, merge_request_id, project_id) select g, 1 + g % 400, 1 from generate_series(1, 400) g;
+insert into merge_request_diffs (id, merge_request_id, project_id)
+    select g, 1 + g % 400, 1 from generate_series(1, 400) g;
 insert into members (id, access_level, source_id, source_type, notification_level, member_namespace_id)
   select g, 30, 1 + g % 50, 'Namespace', 3, 1 + g % 50 from generate_series(1, 300) g;
 insert into p_ci_builds (id, partition_id, commit_id, type, stage_idx, status)
@@ -145,7 +145,7 @@ def _stmt(report: AuditReport, prefix: str):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("fixture", ["gitlab18", "gitlab_old"])
 def test_gitlab_statement_footprints(fixture: str, request: pytest.FixtureRequest) -> None:
-    server, report = request.getfixturevalue(fixture)
+    _server, report = request.getfixturevalue(fixture)
     w = report.workload
     assert w.available and w.entries >= len(WORKLOAD)
     mr = _stmt(report, "select * from merge_requests where target_project_id = $1 and iid = $2")
@@ -300,7 +300,7 @@ def test_cli_demo_writes_report_sql_and_fails_on_high(tmp_path: Path, load_lock:
     assert main(["audit", "--interval", "1", "--fail-on", "high", "--no-statements", "--mlpt", "64"]) == 0
 
 
-# -- scale: a 50,000-entry pg_stat_statements is capped (top N) and fast ------------------------------------------------
+# -- scale: a 50,000-entry pg_stat_statements is capped (top N) and fast -----------------------------------------
 MANY_STATEMENTS = """
 create extension pg_stat_statements;
 create table w (c0 int, c1 int, c2 int, c3 int, c4 int, c5 int, c6 int, c7 int, c8 int, c9 int,

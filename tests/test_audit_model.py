@@ -14,7 +14,7 @@ from lockscope.audit.tables import table_footprints
 from lockscope.audit.workload import Pacer
 from lockscope.capacity import CapacityModel
 
-NOW = dt.datetime(2026, 11, 21, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 SETTINGS = AuditSettings(True, NOW, NOW - dt.timedelta(days=30), "stats_reset", None, True, False, "me", 5, 1)
 
 

@@ -69,11 +69,11 @@ def test_full_group_spills_even_when_other_groups_are_empty_pg18() -> None:
 def test_second_weak_mode_shares_the_slot_but_not_in_a_full_group() -> None:
     model = CapacityModel(170000, 64)
     oids = list(range(30000, 30016))
-    reqs = _reqs(oids[:15]) + [LockRequest(30000, "RowExclusiveLock"), LockRequest(30015, "AccessShareLock")]
+    reqs = [*_reqs(oids[:15]), LockRequest(30000, "RowExclusiveLock"), LockRequest(30015, "AccessShareLock")]
     assert simulate_fast_path(model, reqs) == (True,) * 17  # slot of 30000 gets a second mode bit
-    reqs = _reqs(oids) + [LockRequest(30000, "AccessShareLock"), LockRequest(30099, "AccessShareLock")]
+    reqs = [*_reqs(oids), LockRequest(30000, "AccessShareLock"), LockRequest(30099, "AccessShareLock")]
     assert simulate_fast_path(model, reqs)[-2:] == (True, False)  # already held; new relation spills
-    full = _reqs(oids) + [LockRequest(30001, "RowExclusiveLock")]
+    full = [*_reqs(oids), LockRequest(30001, "RowExclusiveLock")]
     # lock.c checks the group's use count before FastPathGrantRelationLock: a full group refuses a second mode
     assert simulate_fast_path(model, full)[-1] is False
     small = [LockRequest(1, "AccessShareLock"), LockRequest(1, "RowExclusiveLock")]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -10,8 +10,8 @@ import pytest
 from lockscope.capacity import CapacityModel, LockRequest, simulate_fast_path
 from lockscope.db import Session, connect, run_script
 from lockscope.demo import EVENTS_STATEMENT, PK_SELECT, extra_index_sweep, load_events_rows
-from lockscope.pgbench import pgbench_init
 from lockscope.footprint import Footprint, measure_all_modes, measure_footprint
+from lockscope.pgbench import pgbench_init
 from lockscope.server import ScratchServer, ScratchSettings
 
 from .conftest import DEMO_SCHEMA, OLD_PG_BIN

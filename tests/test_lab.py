@@ -17,17 +17,18 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from lockscope.errors import BadInputError
 from lockscope.lab import PreparedScenario, run_lab
+from lockscope.lab.indexes import IndexesScenario
 from lockscope.lab.partitions import required_mlpt
 from lockscope.lab.replay import parse_workload
-from lockscope.lab.runner import (MAX_POINTS, NullProgress, load_results, new_results_dir, parse_int_list)
-from lockscope.lab.indexes import IndexesScenario
+from lockscope.lab.runner import MAX_POINTS, NullProgress, load_results, new_results_dir, parse_int_list
 
 from .conftest import OLD_PG_BIN
 

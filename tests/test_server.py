@@ -99,7 +99,7 @@ def test_cli_interrupted_leaves_no_orphan(scratch_base: Path, sig: signal.Signal
     root = _wait_for_server(scratch_base)
     time.sleep(delay_s)
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
     assert "Traceback" not in err
     assert not root.exists(), (list(root.rglob("*"))[:20], err)

@@ -3,6 +3,7 @@ bad input and bad record files."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -11,8 +12,8 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -156,7 +157,7 @@ def test_watch_record_report_round_trip(pg18: ScratchServer, watch_table: str, b
         # pg_blocking_pids: only for the Lock waiter, at most once per second
         blocking = rec.rows("SELECT ts, pid, blocking_pids FROM blocking ORDER BY ts")
         assert 1 <= len(blocking) <= 3
-        assert all(b - a >= 0.99 for (a, _, _), (b, _, _) in zip(blocking, blocking[1:]))
+        assert all(b - a >= 0.99 for (a, _, _), (b, _, _) in itertools.pairwise(blocking))
         waiter_pid = blocking[0][1]
         holder = json.loads(blocking[0][2])
         assert len(holder) == 1 and holder[0] != waiter_pid

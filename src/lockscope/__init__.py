@@ -17,7 +17,6 @@ from .footprint import Execution, Footprint, RelationLock, measure_all_modes, me
 from .server import ScratchServer, ScratchSettings
 
 __all__ = [
-    "__version__",
     "CapacityModel",
     "Execution",
     "Footprint",
@@ -26,6 +25,7 @@ __all__ = [
     "ScratchServer",
     "ScratchSettings",
     "Session",
+    "__version__",
     "connect",
     "measure_all_modes",
     "measure_footprint",

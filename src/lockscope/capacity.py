@@ -22,27 +22,27 @@ measurement shows it; the model assumes no concurrent strong locks.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 __all__ = [
-    "FP_LOCK_SLOTS_PER_GROUP",
     "FP_LOCK_GROUPS_PER_BACKEND_MAX",
-    "WEAK_LOCK_MODES",
+    "FP_LOCK_SLOTS_PER_GROUP",
     "LOCK_MODES",
+    "WEAK_LOCK_MODES",
     "CapacityModel",
     "LockRequest",
     "fast_path_groups",
     "fast_path_rel_group",
-    "simulate_fast_path",
-    "max_backends",
-    "shared_lock_table_entries",
-    "lock_table_shmem_bytes",
     "fast_path_shmem_bytes",
-    "lock_shmem_bytes",
     "groups_overflow",
-    "smallest_fitting_groups",
+    "lock_shmem_bytes",
+    "lock_table_shmem_bytes",
+    "max_backends",
     "mlpt_range_for_groups",
+    "shared_lock_table_entries",
+    "simulate_fast_path",
+    "smallest_fitting_groups",
 ]
 
 #: ``proc.h`` / ``lock.h``: fast-path slots per group (and the whole array before PG 18).

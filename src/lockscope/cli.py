@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from rich.console import Console
 
@@ -14,7 +15,7 @@ from .commands import COMMANDS
 from .commands._common import EXIT_CODES
 from .errors import LockscopeError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -37,9 +38,9 @@ __all__ = [
     "ServerFacts",
     "Session",
     "connect",
+    "load_sql",
     "redact",
     "redact_dsn",
-    "load_sql",
     "run_script",
 ]
 
@@ -179,7 +180,7 @@ class Session:
                 self._conn.rollback()
             self._conn.close()
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -269,7 +270,7 @@ class Session:
             raise self._translate(exc, prefix_len=prefix_len) from None
 
     @contextlib.contextmanager
-    def probe_transaction(self, **local_settings: str) -> Iterator["Session"]:
+    def probe_transaction(self, **local_settings: str) -> Iterator[Session]:
         """A READ ONLY transaction with lock_timeout / statement_timeout that is always rolled back.
 
         :param local_settings: extra ``SET LOCAL name = value`` (e.g. ``plan_cache_mode``).

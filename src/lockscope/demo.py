@@ -18,17 +18,27 @@ Nothing here prints: progress goes to a callback, results come back as frozen da
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .db import connect, run_script
 from .footprint import Footprint, measure_all_modes, measure_footprint
 from .pgbench import pgbench_init
 from .server import ScratchServer, ScratchSettings
 
-__all__ = ["CliffPoint", "DemoResult", "run_demo", "EVENTS_SQL", "EVENTS_STATEMENT", "T5_SQL", "P40_SQL",
-           "load_events_rows", "extra_index_sweep", "PK_SELECT"]
+__all__ = [
+    "EVENTS_SQL",
+    "EVENTS_STATEMENT",
+    "P40_SQL",
+    "PK_SELECT",
+    "T5_SQL",
+    "CliffPoint",
+    "DemoResult",
+    "extra_index_sweep",
+    "load_events_rows",
+    "run_demo",
+]
 
 EVENTS_SQL = """
 create table events (event_id bigint, event_time timestamptz, event_data text) partition by range (event_time);

@@ -21,19 +21,19 @@ each into one line on stderr and the exit code named by its ``exit_code``::
 from __future__ import annotations
 
 __all__ = [
-    "LockscopeError",
-    "BadInputError",
-    "UnsupportedStatementError",
-    "DatabaseError",
-    "ConnectionFailedError",
-    "StatementError",
-    "LockBlockedError",
-    "UnsupportedServerError",
-    "ScratchServerError",
-    "ModelMismatchError",
     "EXIT_SPILL",
-    "RecordFileError",
+    "BadInputError",
+    "ConnectionFailedError",
+    "DatabaseError",
+    "LockBlockedError",
+    "LockscopeError",
+    "ModelMismatchError",
     "PostgresInstallError",
+    "RecordFileError",
+    "ScratchServerError",
+    "StatementError",
+    "UnsupportedServerError",
+    "UnsupportedStatementError",
 ]
 
 #: Exit code of ``lockscope footprint --fail-on-spill`` when an execution spilled.

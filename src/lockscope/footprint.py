@@ -17,8 +17,9 @@ from __future__ import annotations
 import itertools
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from . import capacity
 from .capacity import CapacityModel, LockRequest
@@ -30,13 +31,13 @@ __all__ = [
     "PLAN_CACHE_MODES",
     "PROTOCOLS",
     "ROLES",
-    "RelationLock",
     "Execution",
     "Footprint",
-    "measure_footprint",
-    "measure_all_modes",
-    "measure_generic_plan",
+    "RelationLock",
     "acquisition_order",
+    "measure_all_modes",
+    "measure_footprint",
+    "measure_generic_plan",
     "relation_role",
 ]
 
@@ -284,7 +285,7 @@ class _Prober:
         predicted = self.model.predict(requests)
         assumed = self.assumed.predict(requests) if self.assumed else [None] * len(requests)
         locks = []
-        for row, pred, assume in zip(rows, predicted, assumed):
+        for row, pred, assume in zip(rows, predicted, assumed, strict=False):
             oid = int(row["relation_oid"])
             info = infos.get(oid)
             locks.append(RelationLock(
@@ -454,7 +455,8 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
     For ``$1..$n`` texts such as pg_stat_statements keeps. PG 16+: ``EXPLAIN (GENERIC_PLAN) <statement>`` (commit
     3c05284d83; it bypasses the plan cache and takes the locks of building a generic plan: every partition not
     pruned by constants and every index, ``plancat.c get_relation_info``; sent with the simple query protocol,
-    which leaves ``$n`` unbound, and only after pglast verified a single statement). PG 13-15: ``PREPARE`` (parameter types
+    which leaves ``$n`` unbound, and only after pglast verified a single statement). PG 13-15: ``PREPARE``
+    (parameter types
     inferred by the server) and one ``EXPLAIN EXECUTE name(NULL, ...)`` with ``plan_cache_mode =
     force_generic_plan``, which builds the generic plan (``plancache.c BuildCachedPlan``) with the same locks;
     EXPLAIN without ANALYZE never runs the statement. Both in a READ ONLY transaction that is rolled back.

@@ -11,14 +11,14 @@ import re
 import signal
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from .errors import BadInputError, ScratchServerError
 from .server import ScratchServer
 
-__all__ = ["PgbenchResult", "pgbench_init", "run_pgbench", "parse_pgbench_output", "PgbenchRun", "start_pgbench"]
+__all__ = ["PgbenchResult", "PgbenchRun", "parse_pgbench_output", "pgbench_init", "run_pgbench", "start_pgbench"]
 
 _TPS = re.compile(r"^tps = ([\d.]+) \((?:without initial connection time|excluding connections establishing)\)",
                   re.M)
@@ -169,7 +169,7 @@ class PgbenchRun:
     :ivar duration_s: ``-T`` (s).
     """
 
-    def __init__(self, proc: "subprocess.Popen[bytes]", output: "tempfile._TemporaryFileWrapper[bytes]",
+    def __init__(self, proc: subprocess.Popen[bytes], output: tempfile._TemporaryFileWrapper[bytes],
                  clients: int, duration_s: float) -> None:
         self._proc = proc
         self._output = output
@@ -213,7 +213,7 @@ class PgbenchRun:
         with contextlib.suppress(OSError, ValueError):
             self._output.close()
 
-    def __enter__(self) -> "PgbenchRun":
+    def __enter__(self) -> PgbenchRun:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -243,7 +243,7 @@ def start_pgbench(
     if select_only:
         argv.append("-S")
     argv.append(dbname)
-    output = tempfile.TemporaryFile(prefix="lockscope-pgbench-")
+    output = tempfile.TemporaryFile(prefix="lockscope-pgbench-")  # noqa: SIM115 - lives as long as pgbench
     try:
         proc = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
     except OSError as exc:

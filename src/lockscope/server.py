@@ -23,13 +23,13 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from .errors import ScratchServerError
 
-__all__ = ["ScratchServer", "ScratchSettings", "default_bin_dir", "SYSTEM_USER"]
+__all__ = ["SYSTEM_USER", "ScratchServer", "ScratchSettings", "default_bin_dir"]
 
 #: System user the scratch server runs as when lockscope runs as root.
 SYSTEM_USER = "lockscope"
@@ -69,7 +69,7 @@ class ScratchSettings:
     track_planning: bool = True
     extra: Mapping[str, str] = field(default_factory=dict)
 
-    def replace(self, **changes: object) -> "ScratchSettings":
+    def replace(self, **changes: object) -> ScratchSettings:
         """A copy with some settings changed; unknown names go to ``extra``."""
         known = {"max_locks_per_transaction", "max_connections", "track_planning"}
         base = {k: getattr(self, k) for k in known}
@@ -177,14 +177,14 @@ class ScratchServer:
         return path
 
     # -- life cycle ----------------------------------------------------------------------------------------------
-    def __enter__(self) -> "ScratchServer":
+    def __enter__(self) -> ScratchServer:
         self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def start(self) -> "ScratchServer":
+    def start(self) -> ScratchServer:
         """initdb into a new private directory and start the server (waits until it accepts connections).
 
         :raises ScratchServerError: if initdb or start fails.

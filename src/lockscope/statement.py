@@ -10,15 +10,15 @@ rolled-back transaction, sent with the extended protocol, which refuses several 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from pglast import parse_sql
 from pglast.parser import ParseError, scan
 
 from .errors import BadInputError, UnsupportedStatementError
 
-__all__ = ["CheckedStatement", "check_statement", "bind_params", "PROBEABLE_KINDS"]
+__all__ = ["PROBEABLE_KINDS", "CheckedStatement", "bind_params", "check_statement"]
 
 #: pglast node names of the statements lockscope probes, with the word shown to users.
 PROBEABLE_KINDS = {
@@ -114,7 +114,7 @@ def _relation_names(node: object) -> tuple[str, ...]:
     names: list[str] = []
 
     class _Collect(Visitor):  # type: ignore[misc]
-        def visit_RangeVar(self, ancestors: object, rv: ast.RangeVar) -> None:  # noqa: N802 (pglast API)
+        def visit_RangeVar(self, ancestors: object, rv: ast.RangeVar) -> None:
             names.append(rv.relname)
 
     _Collect()(node)

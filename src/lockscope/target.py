@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from .db import Session, connect, run_script
 from .server import ScratchServer, ScratchSettings

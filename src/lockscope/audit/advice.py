@@ -30,8 +30,15 @@ from .catalog import Catalog
 from .tables import PG16, TableFootprint
 from .workload import StatementAudit
 
-__all__ = ["MlptAdvice", "SharedLockRisk", "GranularityOption", "GranularityAdvice", "mlpt_advice",
-           "shared_lock_risk", "granularity_advice"]
+__all__ = [
+    "GranularityAdvice",
+    "GranularityOption",
+    "MlptAdvice",
+    "SharedLockRisk",
+    "granularity_advice",
+    "mlpt_advice",
+    "shared_lock_risk",
+]
 
 _PG18 = 180000
 
@@ -133,7 +140,7 @@ class GranularityAdvice:
 
 
 def _replay(model: CapacityModel, oids: tuple[int, ...], modes: tuple[str, ...]) -> int:
-    return sum(not f for f in model.predict([LockRequest(o, m) for o, m in zip(oids, modes)]))
+    return sum(not f for f in model.predict([LockRequest(o, m) for o, m in zip(oids, modes, strict=False)]))
 
 
 def mlpt_advice(catalog: Catalog, model: CapacityModel, max_backends: int, max_prepared: int,

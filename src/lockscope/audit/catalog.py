@@ -18,7 +18,7 @@ from typing import Any
 
 from ..db import Session
 
-__all__ = ["RelationInfo", "IndexInfo", "AuditSettings", "Catalog", "read_catalog", "build_catalog"]
+__all__ = ["AuditSettings", "Catalog", "IndexInfo", "RelationInfo", "build_catalog", "read_catalog"]
 
 
 @dataclass(frozen=True)

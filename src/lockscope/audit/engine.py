@@ -19,10 +19,10 @@ Severity (documented in docs/audit.md):
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from ..capacity import CapacityModel, FP_LOCK_SLOTS_PER_GROUP
+from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel
 from ..db import Session
 from .advice import (
     GranularityAdvice,
@@ -37,8 +37,15 @@ from .indexes import DropPlan, IndexFinding, index_findings, smallest_drop_set
 from .tables import TableFootprint, headroom, table_footprints
 from .workload import StatementAudit, Workload, probe_statements, read_workload
 
-__all__ = ["SEVERITIES", "HIGH_MAIN_PER_S", "AuditOptions", "Finding", "AuditReport", "run_audit",
-           "build_findings"]
+__all__ = [
+    "HIGH_MAIN_PER_S",
+    "SEVERITIES",
+    "AuditOptions",
+    "AuditReport",
+    "Finding",
+    "build_findings",
+    "run_audit",
+]
 
 SEVERITIES = ("high", "medium", "low", "info")
 #: main-lock-table acquisitions per second from which a statement is a high risk.
@@ -213,7 +220,8 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
             out.append(Finding(
                 "high" if read else "medium", "table-spill", t.qualified,
                 f"{t.qualified}: {case} spills {_plural(p.spilled, 'lock')} to the main lock table",
-                f"{p.locks} planner locks ({'1 table + ' + str(t.indexes) + ' indexes' if p.case == 'plain' else p.case}) "
+                f"{p.locks} planner locks "
+                f"({'1 table + ' + str(t.indexes) + ' indexes' if p.case == 'plain' else p.case}) "
                 f"vs {cap}: {p.spilled} spilled{overflow}; table scans since stats reset: {rel.scans}",
                 "; or ".join(fixes) or "fewer indexes or a larger max_locks_per_transaction (PG 18+)",
                 tuple(sql), float(p.spilled)))

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel
 from .catalog import Catalog, IndexInfo
-from .tables import PG16, TableFootprint, footprint_case, relation_set_pruned
+from .tables import TableFootprint, footprint_case, relation_set_pruned
 
-__all__ = ["IndexFinding", "DropPlan", "index_findings", "smallest_drop_set", "KINDS"]
+__all__ = ["KINDS", "DropPlan", "IndexFinding", "index_findings", "smallest_drop_set"]
 
 KINDS = ("invalid", "duplicate", "redundant", "unused")
 #: exhaustive search over candidate subsets up to this many candidates (2^12 = 4096 subsets), greedy beyond.

@@ -20,7 +20,7 @@ from pglast.parser import ParseError
 from ..db import Session
 from ..errors import DatabaseError
 
-__all__ = ["ParamBinding", "param_columns", "derive_params"]
+__all__ = ["ParamBinding", "derive_params", "param_columns"]
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class _Collector:
             target = node.relation.relname
             names = [c.name for c in node.cols]
             for row in node.selectStmt.valuesLists or ():
-                for name, value in zip(names, row):
+                for name, value in zip(names, row, strict=False):
                     number = _param_number(value)
                     if number is not None:
                         self.columns.setdefault(number, (target, name))

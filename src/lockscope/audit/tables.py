@@ -18,15 +18,23 @@ through ``capacity.simulate_fast_path``: the spilled count is exact for an other
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, LockRequest, groups_overflow
 from ..footprint import acquisition_order
 from .catalog import Catalog
 
-__all__ = ["FootprintCase", "TableFootprint", "table_footprints", "footprint_case", "relation_set_pruned",
-           "relation_set_unpruned", "PG16"]
+__all__ = [
+    "PG16",
+    "FootprintCase",
+    "TableFootprint",
+    "footprint_case",
+    "relation_set_pruned",
+    "relation_set_unpruned",
+    "table_footprints",
+]
 
 #: First version whose planner locks a partitioned table's own (partitioned) indexes (commit 3c569049b7).
 PG16 = 160000

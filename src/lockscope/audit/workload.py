@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..capacity import CapacityModel, LockRequest
 from ..db import Session
@@ -32,8 +33,16 @@ from ..statement import check_statement
 from .catalog import AuditSettings, Catalog
 from .params import derive_params
 
-__all__ = ["PlanFootprint", "PruneCheck", "StatementAudit", "Workload", "read_workload", "probe_statements",
-           "plan_footprint", "Pacer"]
+__all__ = [
+    "Pacer",
+    "PlanFootprint",
+    "PruneCheck",
+    "StatementAudit",
+    "Workload",
+    "plan_footprint",
+    "probe_statements",
+    "read_workload",
+]
 
 #: lockscope's own queries: the audit SQL carries a /* lockscope */ marker; the footprint engine's are recognised.
 _OWN_QUERY = re.compile(r"/\*\s*lockscope\s*\*/|AS pg_locks_oid|toast_owner\.oid|pg_backend_pid\(\)\s+AND\s+locktype"
@@ -222,7 +231,7 @@ def reuse_footprint(generic: PlanFootprint, model: CapacityModel) -> PlanFootpri
     keep = [i for i, role in enumerate(generic.roles) if role not in _INDEX_ROLES]
     oids = tuple(generic.relation_oids[i] for i in keep)
     modes = tuple(generic.modes[i] for i in keep)
-    flags = model.predict([LockRequest(o, m) for o, m in zip(oids, modes)])
+    flags = model.predict([LockRequest(o, m) for o, m in zip(oids, modes, strict=False)])
     spilled = sum(not f for f in flags)
     return PlanFootprint("generic-reuse", oids, tuple(generic.roles[i] for i in keep), modes, len(oids), spilled,
                          spilled, measured=False)

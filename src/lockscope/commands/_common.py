@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import EXIT_SPILL
 
-__all__ = ["EXIT_CODES", "positive_int", "add_server_options", "add_parser"]
+__all__ = ["EXIT_CODES", "add_parser", "add_server_options", "positive_int"]
 
 EXIT_CODES = f"""exit codes:
   0  success
@@ -41,7 +41,7 @@ def add_server_options(p: argparse.ArgumentParser, *, mlpt: bool = True) -> None
                        help="max_locks_per_transaction of the scratch server (default 64)")
 
 
-def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]", name: str, *, help: str,
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, *, help: str,
                description: str) -> argparse.ArgumentParser:
     """A sub-command parser with the exit-code epilog."""
     return sub.add_parser(name, help=help, description=description, epilog=EXIT_CODES,

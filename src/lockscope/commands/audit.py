@@ -25,7 +25,7 @@ def _non_negative(text: str) -> float:
     return value
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``audit`` sub-command."""
     p = add_parser(
         sub, "audit",
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _run_demo(args: argparse.Namespace, options: "object", progress: "object") -> "object":
+def _run_demo(args: argparse.Namespace, options: object, progress: object) -> object:
     from ..audit import run_audit
     from ..audit.demo import DemoWorkload, create_demo_database
     from ..db import connect

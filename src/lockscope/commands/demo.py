@@ -12,7 +12,7 @@ from ..errors import BadInputError, ModelMismatchError
 from ._common import add_parser
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``demo`` sub-command."""
     demo = add_parser(
         sub, "demo",

@@ -15,7 +15,7 @@ from ..errors import EXIT_SPILL, BadInputError
 from ._common import add_parser, add_server_options, positive_int
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``footprint`` sub-command."""
     fp = add_parser(
         sub, "footprint",

@@ -11,12 +11,21 @@ import argparse
 import signal
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, SpinnerColumn, Task,
-                           TextColumn, TimeElapsedColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    SpinnerColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.text import Text
 
 from ..errors import BadInputError
@@ -51,7 +60,7 @@ def _common(p: argparse.ArgumentParser, *, load: bool = True) -> None:
                        help="wait-event sampling rate (default 10)")
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``lab`` sub-command and its scenarios."""
     lab = add_parser(
         sub, "lab", help="reproduce the lock-manager cliff on a scratch PostgreSQL, with plots and a report",

@@ -10,7 +10,7 @@ from rich.console import Console
 from ._common import add_parser
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``report`` sub-command."""
     p = add_parser(
         sub, "report",

@@ -56,7 +56,7 @@ def _number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
 
 
-def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``watch`` sub-command."""
     p = add_parser(sub, "watch",
                    help="sample pg_stat_activity at up to 100 Hz and catch LWLock:LockManager waits live",
@@ -74,7 +74,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
                         "relation locks and how many are not fast-path (in the main lock table). COST: each "
                         "snapshot takes every backend's fast-path LWLock and then all 16 lock-partition LWLocks "
                         "in shared mode while it copies the lock table, stalling backends that are acquiring or "
-                        "releasing main-table locks meanwhile (the contended ones); measured on the contended demo load: "
+                        "releasing main-table locks meanwhile (the contended ones); measured on the contended demo "
+                        "load: "
                         "one snapshot per second added ~0.1%% of a 2-core machine's CPU, its TPS effect below the "
                         "noise (BENCHMARKS.md)")
     p.add_argument("--prometheus", metavar="[HOST:]PORT",
@@ -132,8 +133,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 def _demo(args: argparse.Namespace, console: Console, listen: tuple[str, int] | None) -> int:
     from ..server import ScratchServer, ScratchSettings
-    from ..watch.demo_load import (DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema,
-                                   start_demo_load)
+    from ..watch.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema, start_demo_load
 
     duration = args.duration if args.duration is not None else 60.0
     mlpt = args.mlpt or DEMO_MLPT

@@ -14,17 +14,17 @@ from .runner import LabContext, LabProgress, LabResult, NullProgress, load_resul
 
 __all__ = [
     "IndexesScenario",
-    "PartitionsScenario",
-    "PreparedScenario",
-    "ReplayScenario",
     "LabContext",
     "LabProgress",
     "LabResult",
     "NullProgress",
-    "load_results",
-    "run_lab",
+    "PartitionsScenario",
+    "PreparedScenario",
+    "ReplayScenario",
     "cache_dir",
     "install_postgresql",
     "installed",
+    "load_results",
     "resolve_pg_bin",
+    "run_lab",
 ]

@@ -27,19 +27,22 @@ from ..pgbench import pgbench_init
 from ..server import ScratchSettings
 from .runner import LabContext, StatementFigures, check_load_options, install_pg_stat_statements, measure_load
 
-__all__ = ["IndexesScenario", "QUICK", "DEFAULT", "index_name"]
+__all__ = ["DEFAULT", "QUICK", "IndexesScenario", "index_name"]
 
 #: ``--quick``: about 1 minute on 2 cores.
 QUICK: dict[str, Any] = dict(scale=1, extra_indexes=(0, 14, 15, 100), mlpts=(16, 128), clients=16,
                              duration_s=3.0, warmup_s=0.0)
 #: The default profile: 0..30 step 1, 50 and 100 extra indexes x mlpt 16, 64, 128, 1024 (132 points, ~15 min).
-DEFAULT: dict[str, Any] = dict(scale=10, extra_indexes=tuple(range(31)) + (50, 100), mlpts=(16, 64, 128, 1024),
+DEFAULT: dict[str, Any] = dict(scale=10, extra_indexes=(*tuple(range(31)), 50, 100), mlpts=(16, 64, 128, 1024),
                                clients=16, duration_s=5.0, warmup_s=0.0)
 _POINT_OVERHEAD_S = 1.2
 
 
 def index_name(k: int) -> str:
-    """Name of the k-th extra index (1-based): ``pgbench_accounts_extra_k`` (as :func:`lockscope.demo.extra_index_sweep`)."""
+    """Name of the k-th extra index (1-based): ``pgbench_accounts_extra_k``.
+
+    The same names as :func:`lockscope.demo.extra_index_sweep`.
+    """
     return f"pgbench_accounts_extra_{k}"
 
 
@@ -93,7 +96,8 @@ class IndexesScenario:
     def parameters(self) -> dict[str, Any]:
         return {
             "profile": self.profile, "pg_bins": [str(p) if p else "embedded" for p in self.pg_bins],
-            "scale": self.scale, "extra_indexes": list(self.extra_indexes), "max_locks_per_transaction": list(self.mlpts),
+            "scale": self.scale, "extra_indexes": list(self.extra_indexes),
+            "max_locks_per_transaction": list(self.mlpts),
             "clients": self.clients, "duration_s": self.duration_s, "warmup_s": self.warmup_s,
             "sample_hz": self.sample_hz, "protocol": "simple", "transaction": "pgbench -S (select-only)",
             "statement": PK_SELECT,

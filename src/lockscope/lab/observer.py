@@ -19,7 +19,7 @@ from ..errors import BadInputError
 from ..server import ScratchSettings
 from .runner import LabContext, check_load_options
 
-__all__ = ["ObserverScenario", "QUICK", "DEFAULT", "summary"]
+__all__ = ["DEFAULT", "QUICK", "ObserverScenario", "summary"]
 
 #: ``--quick``: 2 rounds of 3 s per condition (about 1 minute).
 QUICK: dict[str, Any] = dict(clients=16, duration_s=3.0, rounds=2)

@@ -31,7 +31,7 @@ from ..pgbench import pgbench_init
 from ..server import ScratchSettings
 from .runner import LabContext, StatementFigures, check_load_options, install_pg_stat_statements, measure_load
 
-__all__ = ["PartitionsScenario", "QUICK", "DEFAULT", "MODES", "required_mlpt"]
+__all__ = ["DEFAULT", "MODES", "QUICK", "PartitionsScenario", "required_mlpt"]
 
 #: Modes in the order the lab measures them.
 MODES = ("force_generic_plan", "force_custom_plan", "auto")

@@ -26,7 +26,7 @@ from ..footprint import Footprint, measure_footprint
 from ..server import ScratchSettings
 from .runner import LabContext
 
-__all__ = ["PreparedScenario", "QUICK", "DEFAULT", "CASES"]
+__all__ = ["CASES", "DEFAULT", "QUICK", "PreparedScenario"]
 
 #: (case, statement) in the order measured.
 CASES = (

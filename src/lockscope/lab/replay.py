@@ -20,9 +20,10 @@ import math
 import operator
 import re
 import subprocess
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..db import connect, run_script
 from ..errors import BadInputError, LockscopeError, ScratchServerError, UnsupportedStatementError
@@ -30,7 +31,7 @@ from ..footprint import PLAN_CACHE_MODES, measure_footprint
 from ..server import ScratchServer, ScratchSettings
 from .runner import LabContext, check_load_options, install_pg_stat_statements, measure_load
 
-__all__ = ["ReplayScenario", "WorkloadStatement", "parse_workload", "PHASES"]
+__all__ = ["PHASES", "ReplayScenario", "WorkloadStatement", "parse_workload"]
 
 PHASES = ("before", "after")
 _VAR = re.compile(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)")
@@ -134,7 +135,7 @@ def parse_workload(text: str, *, scale: int = 1) -> tuple[WorkloadStatement, ...
     for piece in pieces:
         used: list[int] = []
 
-        def renumber(m: re.Match[str]) -> str:
+        def renumber(m: re.Match[str], used: list[int] = used) -> str:
             n = int(m.group(1))
             if n not in used:
                 used.append(n)

@@ -20,9 +20,10 @@ import os
 import platform
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from .. import __version__
 from ..db import Session, connect, run_script
@@ -32,24 +33,24 @@ from ..server import ScratchServer, ScratchSettings
 from ..watch.sampler import CPU, BackgroundSampler, WaitSummary, summarize
 
 __all__ = [
-    "RESULTS_SCHEMA",
-    "LabProgress",
-    "NullProgress",
-    "LabContext",
-    "LabResult",
-    "ServerInfo",
-    "LoadFigures",
-    "StatementFigures",
-    "measure_load",
-    "reset_statements",
-    "read_statements",
-    "new_results_dir",
-    "write_results",
-    "load_results",
-    "run_lab",
-    "Scenario",
-    "MAX_POINTS",
     "MAX_DURATION_S",
+    "MAX_POINTS",
+    "RESULTS_SCHEMA",
+    "LabContext",
+    "LabProgress",
+    "LabResult",
+    "LoadFigures",
+    "NullProgress",
+    "Scenario",
+    "ServerInfo",
+    "StatementFigures",
+    "load_results",
+    "measure_load",
+    "new_results_dir",
+    "read_statements",
+    "reset_statements",
+    "run_lab",
+    "write_results",
 ]
 
 #: ``schema`` key of results.json.

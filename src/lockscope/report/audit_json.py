@@ -40,7 +40,7 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
     return {
         "schema": AUDIT_SCHEMA,
         "lockscope_version": __version__,
-        "audited_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "audited_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "demo": report.demo,
         "server": {
             "server_version": report.server_version, "server_version_num": report.server_version_num,

@@ -16,7 +16,7 @@ def audit_sql_script(report: AuditReport) -> str:
     ``DROP INDEX CONCURRENTLY`` cannot run inside a transaction block: run the script statement by statement
     (e.g. ``psql -f``, without ``--single-transaction``).
     """
-    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     lines = [
         f"-- lockscope {__version__} audit of database {report.database} on PostgreSQL {report.server_version}, {now}",
         f"-- fast-path capacity: {report.capacity.describe()}; findings: "

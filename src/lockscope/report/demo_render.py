@@ -17,7 +17,7 @@ from . import html as h
 from .jsonout import footprints_to_dict
 from .terminal import footprint_table, mismatch_panel
 
-__all__ = ["render_demo", "demo_to_dict", "demo_html", "write_demo_html"]
+__all__ = ["demo_html", "demo_to_dict", "render_demo", "write_demo_html"]
 
 DEMO_SCHEMA = "lockscope/demo/v1"
 
@@ -88,7 +88,7 @@ def demo_to_dict(result: DemoResult) -> dict[str, Any]:
     return {
         "schema": DEMO_SCHEMA,
         "lockscope_version": __version__,
-        "measured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "measured_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "server_version": result.server_version,
         "server_version_num": result.server_version_num,
         "events_empty": footprints_to_dict(result.events_empty),

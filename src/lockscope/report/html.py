@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import html
 import io
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-__all__ = ["page", "table", "svg_bar_chart", "escape"]
+__all__ = ["escape", "page", "svg_bar_chart", "table"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222}
@@ -71,7 +72,7 @@ def svg_bar_chart(
     for i, (name, values) in enumerate(series.items()):
         if stacked:
             ax.bar(list(positions), list(values), width, bottom=bottom, label=name)
-            bottom = [b + v for b, v in zip(bottom, values)]
+            bottom = [b + v for b, v in zip(bottom, values, strict=False)]
         else:
             ax.bar([p + (i - (n - 1) / 2) * width for p in positions], list(values), width, label=name)
     if hline is not None:

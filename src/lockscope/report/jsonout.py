@@ -6,13 +6,14 @@ Adding keys keeps the version; renaming or removing one bumps it.
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .. import __version__
 from ..capacity import CapacityModel
 from ..footprint import Execution, Footprint
 
-__all__ = ["FOOTPRINT_SCHEMA", "footprints_to_dict", "capacity_to_dict"]
+__all__ = ["FOOTPRINT_SCHEMA", "capacity_to_dict", "footprints_to_dict"]
 
 FOOTPRINT_SCHEMA = "lockscope/footprint/v1"
 
@@ -71,7 +72,7 @@ def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
     return {
         "schema": FOOTPRINT_SCHEMA,
         "lockscope_version": __version__,
-        "measured_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "measured_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "server": {"server_version_num": first.server_version_num, "server_version": first.server_version},
         "capacity": capacity_to_dict(first.capacity),
         "assumed": capacity_to_dict(first.assumed),

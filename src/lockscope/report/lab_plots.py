@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-__all__ = ["ChartSpec", "CHARTS", "figure", "save_png", "to_svg", "series_label"]
+__all__ = ["CHARTS", "ChartSpec", "figure", "save_png", "series_label", "to_svg"]
 
 Row = dict[str, Any]
 

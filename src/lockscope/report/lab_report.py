@@ -7,8 +7,9 @@ figures it shows the published ones the scenario reproduces (``published-benchma
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -18,8 +19,16 @@ from ..lab.runner import LabResult
 from . import html as h
 from .lab_plots import CHARTS, figure, save_png, to_svg
 
-__all__ = ["write_lab_report", "render_lab", "summary_rows", "COLUMNS", "PUBLISHED", "write_compare_report",
-           "render_compare", "fmt"]
+__all__ = [
+    "COLUMNS",
+    "PUBLISHED",
+    "fmt",
+    "render_compare",
+    "render_lab",
+    "summary_rows",
+    "write_compare_report",
+    "write_lab_report",
+]
 
 Row = dict[str, Any]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..footprint import Execution, Footprint
 
-__all__ = ["footprint_table", "relations_table", "mismatch_panel", "render_footprints"]
+__all__ = ["footprint_table", "mismatch_panel", "relations_table", "render_footprints"]
 
 
 def _main_cell(e: Execution) -> Text:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import io
 import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..errors import BadInputError
 from ..watch.recorded import RecordingSummary

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -15,7 +15,7 @@ from ..watch.recorded import RecordingSummary
 from ..watch.sampler import LOCK_MANAGER
 from ..watch.window import WAIT_CLASSES, StatementStat, wait_class
 
-__all__ = ["LiveHeader", "render_live", "render_summary", "render_recording", "CLASS_STYLES"]
+__all__ = ["CLASS_STYLES", "LiveHeader", "render_live", "render_recording", "render_summary"]
 
 #: Display style of each wait class.
 CLASS_STYLES = {"CPU": "green", "LockManager": "bold red", "LWLock": "magenta", "Lock": "dark_orange",
@@ -55,7 +55,7 @@ def _sparkline(values: Sequence[float | None], top: float) -> Text:
         if v is None:
             text.append("·", style="grey37")
         else:
-            level = 0 if top <= 0 else min(len(_SPARK) - 1, int(round(v / top * (len(_SPARK) - 1))))
+            level = 0 if top <= 0 else min(len(_SPARK) - 1, round(v / top * (len(_SPARK) - 1)))
             text.append(_SPARK[level] if v > 0 else "▁", style="red" if level >= 4 else "yellow")
     return text
 
@@ -66,7 +66,7 @@ def _aas_bar(by_class: dict[str, float], width: int = 56) -> Text:
     text = Text()
     used = 0
     for cls in WAIT_CLASSES:
-        n = int(round(by_class.get(cls, 0.0) / scale * width))
+        n = round(by_class.get(cls, 0.0) / scale * width)
         n = min(n, width - used)
         if n:
             text.append("█" * n, style=CLASS_STYLES[cls])

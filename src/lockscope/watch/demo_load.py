@@ -11,7 +11,7 @@ Load only ever goes to a :class:`~lockscope.server.ScratchServer` lockscope star
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..db import connect, run_script
 from ..pgbench import PgbenchRun, pgbench_init, start_pgbench
@@ -35,7 +35,8 @@ def set_extra_indexes(server: ScratchServer, count: int) -> None:
         rows = session.fetch_all(
             "SELECT c.relname::text AS name FROM pg_catalog.pg_index i "
             "JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
-            "WHERE i.indrelid = 'public.pgbench_accounts'::regclass AND c.relname LIKE 'pgbench_accounts_watch_extra_%'")
+            "WHERE i.indrelid = 'public.pgbench_accounts'::regclass "
+            "AND c.relname LIKE 'pgbench_accounts_watch_extra_%'")
     have = {str(r["name"]) for r in rows}
     want = {_INDEX.format(k) for k in range(1, count + 1)}
     script = "".join(f"drop index {name};" for name in sorted(have - want))

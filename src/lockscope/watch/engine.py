@@ -29,12 +29,21 @@ from pathlib import Path
 from .. import __version__
 from ..db import Session, connect, load_sql
 from ..errors import DatabaseError, LockscopeError, RecordFileError
-from .sampler import ActivityReader, LOCK_MANAGER, Sample, Schedule
+from .sampler import LOCK_MANAGER, ActivityReader, Sample, Schedule
 from .store import RecordWriter
 from .window import BackendLocks, LockSnapshot, RollingWindow, StatementStat
 
-__all__ = ["WatchConfig", "Watcher", "WatchState", "WatchSummary", "GapEvent", "stat_lock_deltas",
-           "MIN_HZ", "MAX_HZ", "MIN_LOCKS_EVERY_S"]
+__all__ = [
+    "MAX_HZ",
+    "MIN_HZ",
+    "MIN_LOCKS_EVERY_S",
+    "GapEvent",
+    "WatchConfig",
+    "WatchState",
+    "WatchSummary",
+    "Watcher",
+    "stat_lock_deltas",
+]
 
 MIN_HZ = 1.0
 MAX_HZ = 100.0
@@ -237,7 +246,7 @@ class Watcher:
         self._pgss_schema: str | None = None
 
     # -- life cycle ----------------------------------------------------------------------------------------------
-    def start(self) -> "Watcher":
+    def start(self) -> Watcher:
         """Validate, connect (errors raised here: bad DSN, authentication, old server), create the recording,
         and start sampling in a thread.
 

@@ -27,9 +27,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 from ..db import connect, load_sql
 from ..errors import LockscopeError, ScratchServerError
@@ -38,9 +38,19 @@ from ..server import ScratchServer
 from .demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema
 from .sampler import Schedule
 
-__all__ = ["ObserverResult", "measure_observer_effect", "CONDITIONS", "DEFAULT_CONDITIONS", "BASELINE",
-           "PairedObserverResult", "PairedBlock", "measure_observer_effect_paired", "paired_ratios",
-           "parse_progress", "PAIRED_OBSERVERS"]
+__all__ = [
+    "BASELINE",
+    "CONDITIONS",
+    "DEFAULT_CONDITIONS",
+    "PAIRED_OBSERVERS",
+    "ObserverResult",
+    "PairedBlock",
+    "PairedObserverResult",
+    "measure_observer_effect",
+    "measure_observer_effect_paired",
+    "paired_ratios",
+    "parse_progress",
+]
 
 BASELINE = "none"
 #: Every condition :func:`measure_observer_effect` knows.
@@ -89,7 +99,7 @@ class ObserverResult:
 
     def round_ratios(self, condition: str) -> tuple[float, ...]:
         """TPS of ``condition`` / baseline TPS, per round."""
-        return tuple(c / b for c, b in zip(self.tps[condition], self.tps[BASELINE]) if b > 0)
+        return tuple(c / b for c, b in zip(self.tps[condition], self.tps[BASELINE], strict=False) if b > 0)
 
     def ratio(self, condition: str) -> float:
         """Median over rounds of the per-round TPS ratio to the baseline (1.0 = no cost)."""
@@ -213,7 +223,7 @@ class _WatchProcess:
         self.record = record
         argv = [sys.executable, "-m", "lockscope", "watch", "--dsn", conninfo, "--hz", f"{hz:g}",
                 "--record", str(record), "--no-live", *extra]
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self._stderr, start_new_session=True)
 
     def _samples(self) -> list[float]:
@@ -593,7 +603,7 @@ def measure_observer_effect_paired(
                                         clients=clients, warmup_s=warmup_s, say=say)
     conninfo = server.conninfo()
     n_blocks = int(duration_s // block_s)
-    seconds = int(round(n_blocks * block_s))
+    seconds = round(n_blocks * block_s)
     first_on = rng.random() < 0.5
     states = [(k % 2 == 0) == first_on for k in range(n_blocks)]
 
@@ -651,14 +661,14 @@ def measure_observer_effect_paired(
                 text = run._output.read().decode(errors="replace")
                 summary = run.wait()
             switch(True)
-            ends = switched[1:] + [t0 + seconds]
+            ends = [*switched[1:], t0 + seconds]
             rows = parse_progress(text)
             blocks = []
-            for on, start, end in zip(states, switched, ends):
+            for on, start, end in zip(states, switched, ends, strict=False):
                 tps = [v for t, v in rows if t - 1.0 >= start + settle_s - 1e-6 and t <= end + 0.05]
                 blocks.append(PairedBlock(on=on, start_s=start, end_s=end, seconds=len(tps),
                                           mean_tps=statistics.fmean(tps) if tps else float("nan")))
-            on_s = sum(e - s for on, s, e in zip(states, switched, ends) if on)
+            on_s = sum(e - s for on, s, e in zip(states, switched, ends, strict=False) if on)
             cpu_pct = None
             if all(v is not None for v in cpu0 + cpu1) and on_s > 0:
                 used = sum(v for v in cpu1 if v is not None) - sum(v for v in cpu0 if v is not None)
@@ -674,7 +684,8 @@ def measure_observer_effect_paired(
         # after the watch process has exited: its recording holds every sample
         if watch is not None:
             samples = watch._samples()
-            n_on = sum(1 for t in samples for on, s, e in zip(states, switched, ends) if on and s <= t < e)
+            n_on = sum(1 for t in samples
+                       for on, s, e in zip(states, switched, ends, strict=False) if on and s <= t < e)
             achieved = n_on / on_s if on_s > 0 else 0.0
             share: float | None = watch.lockmanager_share()
         else:

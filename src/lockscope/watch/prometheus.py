@@ -31,7 +31,8 @@ metric                                                      type     meaning
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from prometheus_client import start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -43,7 +44,7 @@ from .sampler import CPU
 if TYPE_CHECKING:
     from .engine import WatchState
 
-__all__ = ["WatchCollector", "PrometheusExporter", "parse_listen"]
+__all__ = ["PrometheusExporter", "WatchCollector", "parse_listen"]
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -75,7 +76,7 @@ def _labels(label: str) -> tuple[str, str]:
 class WatchCollector(Collector):
     """Collects the metrics from a :class:`WatchState` at scrape time."""
 
-    def __init__(self, state: "WatchState") -> None:
+    def __init__(self, state: WatchState) -> None:
         self.state = state
 
     def collect(self) -> Iterator[Metric]:
@@ -116,7 +117,8 @@ class WatchCollector(Collector):
         locks = st.locks
         if locks is not None:
             yield GaugeMetricFamily("lockscope_relation_locks",
-                                    "Relation locks held or awaited, last pg_locks snapshot", value=locks.relation_locks)
+                                    "Relation locks held or awaited, last pg_locks snapshot",
+                                    value=locks.relation_locks)
             yield GaugeMetricFamily("lockscope_main_table_relation_locks",
                                     "Relation locks in the main lock table (not fast-path), last pg_locks snapshot",
                                     value=locks.main_table_locks)
@@ -141,7 +143,7 @@ class PrometheusExporter:
     :raises BadInputError: if the address cannot be bound (in use, not local).
     """
 
-    def __init__(self, state: "WatchState", host: str = "127.0.0.1", port: int = 9187) -> None:
+    def __init__(self, state: WatchState, host: str = "127.0.0.1", port: int = 9187) -> None:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(WatchCollector(state))
         self.host = host

@@ -14,7 +14,7 @@ from .sampler import CPU, LOCK_MANAGER
 from .store import GapRow, Recording, open_recording
 from .window import StatementStat
 
-__all__ = ["RecordingSummary", "summarize_recording", "load_summary"]
+__all__ = ["RecordingSummary", "load_summary", "summarize_recording"]
 
 _LABEL = ("CASE WHEN x.wait_event_type IS NULL THEN 'CPU' "
           "ELSE x.wait_event_type || ':' || coalesce(x.wait_event, '') END")
@@ -133,11 +133,11 @@ def summarize_recording(rec: Recording, *, max_buckets: int = 600, series: int =
     ordered = [label for label, _ in by_wait.most_common()]
     keep = ordered[:series]
     if LOCK_MANAGER in by_wait and LOCK_MANAGER not in keep:
-        keep = keep[:-1] + [LOCK_MANAGER]
+        keep = [*keep[:-1], LOCK_MANAGER]
     rest = [label for label in ordered if label not in keep]
 
     def aas(counts: list[int]) -> tuple[float | None, ...]:
-        return tuple(c / t if t else None for c, t in zip(counts, ticks_per))
+        return tuple(c / t if t else None for c, t in zip(counts, ticks_per, strict=False))
 
     aas_series = {label: aas(per_label[label]) for label in keep}
     if rest:
@@ -146,7 +146,7 @@ def summarize_recording(rec: Recording, *, max_buckets: int = 600, series: int =
     totals_per = [sum(per_label[label][i] for label in ordered) for i in range(n_buckets)]
     lm = per_label.get(LOCK_MANAGER, [0] * n_buckets)
     lm_share = tuple(m / t if t else (0.0 if ticks_per[i] else None)
-                     for i, (m, t) in enumerate(zip(lm, totals_per)))
+                     for i, (m, t) in enumerate(zip(lm, totals_per, strict=False)))
     texts = rec.statement_texts()
     statements = tuple(
         StatementStat(None if q is None else int(q), int(n), int(total), texts.get(int(q)) if q is not None else None)

@@ -16,24 +16,24 @@ import threading
 import time
 import weakref
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 from ..db import Session, connect, load_sql
 
 __all__ = [
+    "CPU",
+    "LOCK_MANAGER",
     "ActiveSession",
+    "ActivityReader",
+    "BackgroundSampler",
     "Sample",
     "Schedule",
     "WaitSummary",
     "read_activity",
-    "ActivityReader",
     "sample_stream",
     "summarize",
     "wait_label",
-    "BackgroundSampler",
-    "LOCK_MANAGER",
-    "CPU",
 ]
 
 #: The wait event this project exists for, as ``type:event``.
@@ -137,7 +137,7 @@ class ActivityReader:
         return tuple(out)
 
 
-_readers: "weakref.WeakKeyDictionary[Session, ActivityReader]" = weakref.WeakKeyDictionary()
+_readers: weakref.WeakKeyDictionary[Session, ActivityReader] = weakref.WeakKeyDictionary()
 
 
 def read_activity(session: Session) -> tuple[ActiveSession, ...]:
@@ -288,7 +288,7 @@ class BackgroundSampler:
         except BaseException as exc:  # reported by stop()
             self.error = exc
 
-    def __enter__(self) -> "BackgroundSampler":
+    def __enter__(self) -> BackgroundSampler:
         self._thread.start()
         return self
 

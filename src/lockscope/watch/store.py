@@ -29,15 +29,16 @@ import sqlite3
 import threading
 import time
 import urllib.parse
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from ..errors import RecordFileError
 from .sampler import Sample
 from .window import LockSnapshot
 
-__all__ = ["FORMAT", "SCHEMA_VERSION", "RecordWriter", "Recording", "open_recording", "GapRow", "SCHEMA_SQL"]
+__all__ = ["FORMAT", "SCHEMA_SQL", "SCHEMA_VERSION", "GapRow", "RecordWriter", "Recording", "open_recording"]
 
 #: ``meta.format`` of a lockscope recording.
 FORMAT = "lockscope-watch"
@@ -276,7 +277,7 @@ class Recording:
         """Close the file."""
         self._conn.close()
 
-    def __enter__(self) -> "Recording":
+    def __enter__(self) -> Recording:
         return self
 
     def __exit__(self, *exc: object) -> None:

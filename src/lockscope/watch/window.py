@@ -13,8 +13,15 @@ from dataclasses import dataclass, field
 
 from .sampler import CPU, LOCK_MANAGER, Sample
 
-__all__ = ["RollingWindow", "LiveStats", "StatementStat", "LockSnapshot", "BackendLocks", "wait_class",
-           "WAIT_CLASSES"]
+__all__ = [
+    "WAIT_CLASSES",
+    "BackendLocks",
+    "LiveStats",
+    "LockSnapshot",
+    "RollingWindow",
+    "StatementStat",
+    "wait_class",
+]
 
 #: Wait classes the live view shows, in display order: ``LWLock:LockManager`` is split from other LWLock waits.
 WAIT_CLASSES = ("CPU", "LockManager", "LWLock", "Lock", "IO", "IPC", "Client", "other")
