@@ -14,6 +14,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .errors import BadInputError, ScratchServerError
 from .server import ScratchServer
@@ -169,7 +170,7 @@ class PgbenchRun:
     :ivar duration_s: ``-T`` (s).
     """
 
-    def __init__(self, proc: subprocess.Popen[bytes], output: tempfile._TemporaryFileWrapper[bytes],
+    def __init__(self, proc: subprocess.Popen[bytes], output: IO[bytes],
                  clients: int, duration_s: float) -> None:
         self._proc = proc
         self._output = output

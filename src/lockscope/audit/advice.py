@@ -152,12 +152,12 @@ def mlpt_advice(catalog: Catalog, model: CapacityModel, max_backends: int, max_p
     """
     version = model.server_version_num
     target = version if version >= _PG18 else _PG18
-    steady = [s for s in statements if s.steady is not None]
-    sets = [s.steady.relation_oids for s in steady] + [t.pruned.relation_oids for t in tables]  # type: ignore
+    steady = [(s, fp) for s in statements if (fp := s.steady) is not None]  # (statement, its steady plan)
+    sets = [fp.relation_oids for _, fp in steady] + [t.pruned.relation_oids for t in tables]
     groups = smallest_fitting_groups(target, sets)
     now_shmem = lock_shmem_bytes(version, model.max_locks_per_transaction, max_backends, max_prepared)
-    spilling_now = sum(1 for s in steady if s.steady.spilled)  # type: ignore[union-attr]
-    main_now = sum(s.main_lock_table_per_s for s in steady)
+    spilling_now = sum(1 for _, fp in steady if fp.spilled)
+    main_now = sum(s.main_lock_table_per_s for s, _ in steady)
     tables_now = sum(1 for t in tables if t.pruned.spilled)
     if groups is None:
         return MlptAdvice(target, model.max_locks_per_transaction, None, None, None, now_shmem, None, len(sets),
@@ -171,9 +171,8 @@ def mlpt_advice(catalog: Catalog, model: CapacityModel, max_backends: int, max_p
     after_model = CapacityModel(target, recommended)
     after_spilling = 0
     main_after = 0.0
-    for s in steady:
-        fp = s.steady
-        spilled = _replay(after_model, fp.relation_oids, fp.modes)  # type: ignore[union-attr]
+    for s, fp in steady:
+        spilled = _replay(after_model, fp.relation_oids, fp.modes)
         after_spilling += spilled > 0
         main_after += s.calls_per_s * spilled
     tables_after = sum(1 for t in tables if _replay(after_model, t.pruned.relation_oids,

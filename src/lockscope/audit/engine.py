@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel
 from ..db import Session
@@ -195,7 +196,7 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
         if p.spilled:
             plan = plan_by_table.get(t.oid)
             fixes = []
-            sql: list[str] = []
+            drop_sql: list[str] = []
             if plan is not None and plan.index_oids and plan.sufficient:
                 names = ", ".join(idx_by_oid[o].qualified for o in plan.index_oids)
                 fixes.append(f"drop {_plural(len(plan.index_oids), 'index')} ({names}): the smallest safe set "
@@ -203,7 +204,7 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
                 for o in plan.index_oids:
                     in_plans.add(o)
                     f = idx_by_oid[o]
-                    sql.append(f"-- {t.qualified}: {p.locks} planner locks, {p.spilled} spill at {cap}; "
+                    drop_sql.append(f"-- {t.qualified}: {p.locks} planner locks, {p.spilled} spill at {cap}; "
                                f"{f.qualified} is {f.kind} ({f.evidence})\n{_drop_sql({}, f)}")
             elif plan is not None:
                 fixes.append(f"no safe index set suffices ({_plural(plan.short_by, 'more lock')} over after "
@@ -224,7 +225,7 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
                 f"({'1 table + ' + str(t.indexes) + ' indexes' if p.case == 'plain' else p.case}) "
                 f"vs {cap}: {p.spilled} spilled{overflow}; table scans since stats reset: {rel.scans}",
                 "; or ".join(fixes) or "fewer indexes or a larger max_locks_per_transaction (PG 18+)",
-                tuple(sql), float(p.spilled)))
+                tuple(drop_sql), float(p.spilled)))
         elif t.unpruned is not None and t.unpruned.spilled and t.kind == "partitioned table":
             u = t.unpruned
             out.append(Finding(
@@ -293,9 +294,9 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
     for f in idx:
         if f.index_oid in in_plans:
             continue
-        sql: tuple[str, ...] = ()
+        index_sql: tuple[str, ...] = ()
         if f.droppable and f.kind in ("invalid", "duplicate"):
-            sql = (f"-- {f.qualified} on {f.table} is {f.kind}: {f.evidence}; every statement on {f.table} "
+            index_sql = (f"-- {f.qualified} on {f.table} is {f.kind}: {f.evidence}; every statement on {f.table} "
                    f"locks it at planning\n{_drop_sql({}, f)}",)
         sev = "low" if f.kind in ("invalid", "duplicate", "redundant") and f.droppable else "info"
         protected = f" (kept: {f.protected_reason})" if f.protected_reason else ""
@@ -304,7 +305,7 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
             f"{f.evidence}; idx_scan {f.idx_scan}; {f.size_bytes / 2**20:.1f} MiB",
             "drop it (no plan can use it)" if f.kind in ("invalid", "duplicate") and f.droppable else
             "drop it if no query needs it" if f.droppable else f"keep it ({f.protected_reason})",
-            sql, float(f.idx_scan == 0)))
+            index_sql, float(f.idx_scan == 0)))
     if mlpt.change_needed and mlpt.mlpt_recommended is not None:
         target = "PostgreSQL 18" if mlpt.upgrade else "this server"
         low, high = mlpt.mlpt_min, mlpt.mlpt_recommended
@@ -385,7 +386,7 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     if facts.in_recovery:
         notes.append("standby: audited read-only; idx_scan and pg_stat_statements count this standby's queries only")
     settings = read_settings(session)
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     if options.statements:
         # the workload interval first, so the catalog's scan counters include it
         say("reading pg_stat_statements" + (f" ({options.interval_s:g} s interval)" if options.interval_s else ""))
@@ -402,7 +403,7 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     plans = [smallest_drop_set(catalog, model, t, idx) for t in tables if t.pruned.spilled]
     t_footprints = time.monotonic()
     if options.statements and workload.available:
-        probed = probe_statements(session, catalog, rows, probe_rate_hz=options.probe_rate_hz,  # type: ignore
+        probed = probe_statements(session, catalog, rows, probe_rate_hz=options.probe_rate_hz,
                                   progress=say)
         workload = Workload(**{**workload.__dict__, "statements": probed,
                                "probe_seconds": time.monotonic() - t_footprints})

@@ -255,15 +255,15 @@ def smallest_drop_set(catalog: Catalog, model: CapacityModel, table: TableFootpr
             if found is not None:
                 break
     else:
-        chosen: list[int] = []
+        greedy: list[int] = []
         current = before
         for oid in oids:
-            trial = _pruned_after(catalog, model, table, removed([*chosen, oid]), probe)
+            trial = _pruned_after(catalog, model, table, removed([*greedy, oid]), probe)
             if trial < current:
-                chosen.append(oid)
+                greedy.append(oid)
                 current = trial
             if current == 0:
-                found = tuple(chosen)
+                found = tuple(greedy)
                 break
     if found is None:
         after = _pruned_after(catalog, model, table, removed(oids))

@@ -40,8 +40,8 @@ class ParamBinding:
 def _param_number(node: Any) -> int | None:
     while isinstance(node, ast.TypeCast):
         node = node.arg
-    if isinstance(node, ast.ParamRef):
-        return int(node.number)
+    if isinstance(node, ast.ParamRef) and node.number is not None:
+        return node.number
     return None
 
 
@@ -49,7 +49,7 @@ def _column(node: Any) -> tuple[str | None, str] | None:
     while isinstance(node, ast.TypeCast):
         node = node.arg
     if isinstance(node, ast.ColumnRef):
-        fields = [f.sval for f in node.fields if isinstance(f, ast.String)]
+        fields = [f.sval for f in node.fields or () if isinstance(f, ast.String) and f.sval is not None]
         if not fields:
             return None
         return (fields[-2] if len(fields) >= 2 else None, fields[-1])
@@ -80,9 +80,10 @@ class _Collector:
             self.columns.setdefault(number, column)
 
     def node(self, node: ast.Node) -> None:
-        if isinstance(node, ast.RangeVar):
+        if isinstance(node, ast.RangeVar) and node.relname is not None:
             written = f"{node.schemaname}.{node.relname}" if node.schemaname else node.relname
-            self.relations[node.alias.aliasname if node.alias else node.relname] = written
+            alias = node.alias.aliasname if node.alias is not None else None
+            self.relations[alias or node.relname] = written
             self.relations.setdefault(node.relname, written)
             self.order.append(written)
         elif isinstance(node, ast.A_Expr):
@@ -98,7 +99,8 @@ class _Collector:
                 number = _param_number(clause)
                 if number is not None:
                     self.constants[number] = value
-        elif isinstance(node, ast.InsertStmt) and node.cols and isinstance(node.selectStmt, ast.SelectStmt):
+        elif (isinstance(node, ast.InsertStmt) and node.cols and node.relation is not None
+              and isinstance(node.selectStmt, ast.SelectStmt)):
             target = node.relation.relname
             names = [c.name for c in node.cols]
             for row in node.selectStmt.valuesLists or ():
@@ -106,8 +108,9 @@ class _Collector:
                     number = _param_number(value)
                     if number is not None:
                         self.columns.setdefault(number, (target, name))
-        elif isinstance(node, ast.UpdateStmt):
-            target = node.relation.alias.aliasname if node.relation.alias else node.relation.relname
+        elif isinstance(node, ast.UpdateStmt) and node.relation is not None:
+            relation = node.relation
+            target = relation.alias.aliasname if relation.alias is not None else relation.relname
             for res in node.targetList or ():
                 number = _param_number(res.val)
                 if number is not None and res.name:
@@ -157,7 +160,7 @@ def derive_params(session: Session, sql: str, param_count: int,
         for name in written:
             cache["tables"][name] = None
         for row in rows:
-            entry = cache["tables"].get(row["written"]) or (int(row["table_oid"]), set())
+            entry: tuple[int, set[str]] = cache["tables"].get(row["written"]) or (int(row["table_oid"]), set())
             entry[1].add(row["column_name"])
             cache["tables"][row["written"]] = entry
     stats = cache.setdefault("stats", {})

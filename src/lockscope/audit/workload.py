@@ -23,6 +23,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ..capacity import CapacityModel, LockRequest
@@ -314,7 +315,7 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
     if hidden:
         notes.append(f"{hidden} pg_stat_statements entries of other roles are hidden from "
                      f"{settings.current_user}: GRANT pg_read_all_stats TO {settings.current_user} to audit them.")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key, row in second.items():
         if key[0] == 0:
             continue
@@ -373,8 +374,9 @@ def _since_reset_s(session: Session, schema_sql: str, settings: AuditSettings) -
         try:
             text = load_sql("audit_pgss_reset", session.facts.server_version_num).format(schema=schema_sql)
             row = session.fetch_one(text)
-            if row["stats_reset"] is not None:
-                return max((settings.now - row["stats_reset"]).total_seconds(), 1e-6)
+            reset: datetime | None = row["stats_reset"]
+            if reset is not None:
+                return max((settings.now - reset).total_seconds(), 1e-6)
         except DatabaseError:
             pass
     # PG 13 has no pg_stat_statements_info: the postmaster start bounds the counters' age

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from rich.console import Group, JustifyMethod, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -53,10 +53,11 @@ def _tables(report: AuditReport, limit: int) -> Table:
     cap = report.capacity
     table = Table(title=f"Planner-lock footprint per table (capacity {cap.describe()})", title_justify="left",
                   header_style="bold")
-    for col, just in (("table", "left"), ("kind", "left"), ("indexes", "right"), ("partitions", "right"),
-                      ("pruned locks", "right"), ("spilled", "right"), ("unpruned locks", "right"),
-                      ("spilled", "right")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("table", "left"), ("kind", "left"), ("indexes", "right"), ("partitions", "right"), ("pruned locks", "right"),
+        ("spilled", "right"), ("unpruned locks", "right"), ("spilled", "right"))
+    for col, just in columns:
+        table.add_column(col, justify=just)
     for t in report.tables[:limit]:
         u = t.unpruned
         table.add_row(
@@ -71,9 +72,11 @@ def _tables(report: AuditReport, limit: int) -> Table:
 
 def _statements(report: AuditReport, limit: int) -> Table:
     table = Table(title="Statements by main-lock-table acquisitions/s", title_justify="left", header_style="bold")
-    for col, just in (("queryid", "right"), ("calls/s", "right"), ("custom", "right"), ("generic build/reuse",
-                      "right"), ("spilled/call", "right"), ("main-lock-table/s", "right"), ("query", "left")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("queryid", "right"), ("calls/s", "right"), ("custom", "right"), ("generic build/reuse", "right"),
+        ("spilled/call", "right"), ("main-lock-table/s", "right"), ("query", "left"))
+    for col, just in columns:
+        table.add_column(col, justify=just)
     stmts = sorted((s for s in report.workload.statements if not s.skipped_reason),
                    key=lambda s: (-s.main_lock_table_per_s, -s.calls_per_s))
     for s in stmts[:limit]:

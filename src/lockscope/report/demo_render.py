@@ -29,7 +29,8 @@ def _cliff_rows(result: DemoResult) -> list[tuple[int, int, int, int, int, int]]
     rows = []
     for k in ks:
         p16, p64 = by.get((16, k)), by.get((64, k))
-        rows.append((k, (p16 or p64).locks if (p16 or p64) else 0,  # type: ignore[union-attr]
+        either = p16 or p64
+        rows.append((k, either.locks if either else 0,
                      p16.main_table if p16 else 0, p16.predicted_main_table if p16 else 0,
                      p64.main_table if p64 else 0, p64.predicted_main_table if p64 else 0))
     return rows

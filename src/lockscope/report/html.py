@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["escape", "page", "svg_bar_chart", "table"]
@@ -44,7 +44,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, left: int = 
 
 def svg_bar_chart(
     categories: Sequence[str],
-    series: dict[str, Sequence[float]],
+    series: Mapping[str, Sequence[float]],
     *,
     title: str,
     ylabel: str,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.console import Group, RenderableType
+from rich.console import Group, JustifyMethod, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -54,9 +54,11 @@ def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -
             cells += [_mode_cell(fp.executions[i]) if i < len(fp.executions) else "" for fp in footprints]
             table.add_row(*cells)
         return table
-    for col, just in (("exec", "right"), ("phase", "left"), ("plan", "left"), ("locks", "right"),
-                      ("fast-path", "right"), ("main", "right"), ("predicted", "right"), ("slots", "right")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("exec", "right"), ("phase", "left"), ("plan", "left"), ("locks", "right"), ("fast-path", "right"),
+        ("main", "right"), ("predicted", "right"), ("slots", "right"))
+    for col, just in columns:
+        table.add_column(col, justify=just)
     if first.assumed is not None:
         a = first.assumed
         table.add_column(f"main if PG{a.server_version_num // 10000}/{a.max_locks_per_transaction}", justify="right")
@@ -72,9 +74,11 @@ def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -
 def relations_table(e: Execution, title: str) -> Table:
     """The relation list of one execution: name, OID, role, mode, group, measured and predicted fast-path."""
     table = Table(title=title, title_justify="left", header_style="bold")
-    for col, just in (("#", "right"), ("relation", "left"), ("oid", "right"), ("role", "left"), ("mode", "left"),
-                      ("group", "right"), ("fastpath", "left"), ("predicted", "left")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("#", "right"), ("relation", "left"), ("oid", "right"), ("role", "left"), ("mode", "left"),
+        ("group", "right"), ("fastpath", "left"), ("predicted", "left"))
+    for col, just in columns:
+        table.add_column(col, justify=just)
     for lock in e.locks:
         measured = Text("yes" if lock.fastpath else "no (main table)", style="" if lock.fastpath else "red")
         predicted = Text("yes" if lock.predicted_fastpath else "no",

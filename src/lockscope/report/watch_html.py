@@ -8,11 +8,16 @@ import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import BadInputError
 from ..watch.recorded import RecordingSummary
 from ..watch.sampler import CPU, LOCK_MANAGER
 from .html import escape, page, table
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["recording_html", "write_recording_html"]
 
@@ -20,33 +25,31 @@ _COLORS = {CPU: "#4caf50", LOCK_MANAGER: "#d62728", "other": "#bbbbbb"}
 _PALETTE = ["#9467bd", "#ff7f0e", "#1f77b4", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"]
 
 
-def _svg(fig: object) -> str:
+def _svg(fig: Figure) -> str:
     import matplotlib.pyplot as plt
 
     buf = io.StringIO()
-    fig.savefig(buf, format="svg")  # type: ignore[attr-defined]
-    plt.close(fig)  # type: ignore[arg-type]
+    fig.savefig(buf, format="svg")
+    plt.close(fig)
     svg = buf.getvalue()
     return "<figure>" + svg[svg.index("<svg"):] + "</figure>"
 
 
-def _xaxis(ax: object, rec: RecordingSummary, *, label: bool = True) -> None:
+def _xaxis(ax: Axes, rec: RecordingSummary, *, label: bool = True) -> None:
     if label:
-        ax.set_xlabel(f"seconds since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(rec.start_s))}"  # type: ignore[attr-defined]
+        ax.set_xlabel(f"seconds since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(rec.start_s))}"
                       + (f" (buckets of {rec.bucket_s:g} s)" if rec.bucket_s > 1 else ""))
-    ax.set_xlim(0, max(1.0, rec.duration_s))  # type: ignore[attr-defined]
+    ax.set_xlim(0, max(1.0, rec.duration_s))
     for gap in rec.gaps:
         end = gap.end_s if gap.end_s is not None else rec.end_s
-        ax.axvspan(gap.start_s - rec.start_s, end - rec.start_s, color="#999999", alpha=0.25, lw=0)  # type: ignore[attr-defined]
+        ax.axvspan(gap.start_s - rec.start_s, end - rec.start_s, color="#999999", alpha=0.25, lw=0)
 
 
-def _plt():  # type: ignore[no-untyped-def]
+def _use_agg() -> None:
+    """Select matplotlib's non-interactive Agg backend (no display) before pyplot is imported."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _nan(values: Sequence[float | None]) -> list[float]:
@@ -55,7 +58,9 @@ def _nan(values: Sequence[float | None]) -> list[float]:
 
 def aas_chart(rec: RecordingSummary) -> str:
     """Stacked-area chart of AAS by wait event over time (inline SVG); gaps shaded grey."""
-    plt = _plt()
+    _use_agg()
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(11.0, 4.0))
     labels = list(rec.aas_series)
     # LockManager at the bottom, CPU next, the rest above
@@ -82,7 +87,9 @@ def aas_chart(rec: RecordingSummary) -> str:
 def lockmanager_chart(rec: RecordingSummary) -> str:
     """LWLock:LockManager timeline: waiting sessions (AAS) and share of active-session samples; main-table locks
     from pg_locks snapshots and PG19 fastpath_exceeded/s when recorded."""
-    plt = _plt()
+    _use_agg()
+    import matplotlib.pyplot as plt
+
     extra = bool(rec.locks) or bool(rec.fastpath_exceeded)
     fig, axes = plt.subplots(2 if extra else 1, 1, figsize=(11.0, 5.2 if extra else 3.4), sharex=True,
                              squeeze=False)
