@@ -25,6 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from .versions import PG13 as _PG13
+from .versions import PG18 as _PG18
+
 __all__ = [
     "FP_LOCK_GROUPS_PER_BACKEND_MAX",
     "FP_LOCK_SLOTS_PER_GROUP",
@@ -62,9 +65,6 @@ LOCK_MODES = (
 )
 #: Modes below ShareUpdateExclusiveLock: the only ones eligible for the fast path.
 WEAK_LOCK_MODES = frozenset(LOCK_MODES[:3])
-#: First major version with fast-path groups sized by max_locks_per_transaction (commit c4d5cb71d2).
-_PG18 = 180000
-_PG13 = 130000
 
 
 def _next_power_of_2(value: int) -> int:

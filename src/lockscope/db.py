@@ -32,12 +32,14 @@ from .errors import (
     StatementError,
     UnsupportedServerError,
 )
+from .versions import MIN_SUPPORTED, major_of
 
 __all__ = [
     "APPLICATION_NAME",
     "ServerFacts",
     "Session",
     "connect",
+    "load_script",
     "load_sql",
     "redact",
     "redact_dsn",
@@ -45,8 +47,12 @@ __all__ = [
 ]
 
 APPLICATION_NAME = "lockscope"
-_MIN_VERSION_NUM = 130000
-_SQL_FILE = re.compile(r"^(?P<name>[a-z_]+)(?:-(?P<since>\d{6}))?\.sql$")
+#: SQLSTATE classes (first two characters, PostgreSQL ``errcodes.txt``) mapped to :class:`StatementError`: the
+#: statement or its parameters are at fault (42 syntax/access rule, 22 data exception, 0A feature not supported,
+#: 08 connection exception, 26 invalid statement name, 07 dynamic SQL, 25 invalid transaction state, 54 program
+#: limit exceeded, 53 insufficient resources).
+_STATEMENT_ERROR_CLASSES = frozenset({"42", "22", "0A", "08", "26", "07", "25", "54", "53"})
+_SQL_FILE = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)(?:-(?P<since>\d{6}))?\.sql$")
 
 
 def redact_dsn(dsn: str) -> str:
@@ -91,6 +97,34 @@ def load_sql(name: str, server_version_num: int) -> str:
     return best[1]
 
 
+_PLACEHOLDER = re.compile(r"@([a-z_]+)@")
+_SCRIPT_WORD = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def load_script(name: str, **params: int | str) -> str:
+    """Text of the set-up script ``sql/NAME.sql`` (scenario DDL for scratch servers, run with :func:`run_script`)
+    with its ``@param@`` placeholders filled in.
+
+    :param name: file stem, e.g. ``scenario_events``.
+    :param params: placeholder -> value: an int, or a lower-case word (``[a-z_][a-z0-9_]*``, e.g. an index name
+        prefix), inserted as is.
+    :raises ValueError: a placeholder without a value, a value without a placeholder, or a value that is not an
+        int or such a word.
+    :raises FileNotFoundError: if there is no such file.
+    """
+    text = load_sql(name, 0)
+    wanted = set(_PLACEHOLDER.findall(text))
+    if wanted != set(params):
+        raise ValueError(f"script {name!r} takes {sorted(wanted)}, got {sorted(params)}")
+    values: dict[str, str] = {}
+    for key, value in params.items():
+        if isinstance(value, bool) or not isinstance(value, (int, str)) or \
+                (isinstance(value, str) and not _SCRIPT_WORD.match(value)):
+            raise ValueError(f"script {name!r}: {key}={value!r} is neither an int nor a lower-case word")
+        values[key] = str(value)
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
+
+
 @dataclass(frozen=True)
 class ServerFacts:
     """What lockscope needs to know about a server, read once per session.
@@ -125,7 +159,7 @@ class ServerFacts:
     @property
     def major(self) -> int:
         """Major version, e.g. 18."""
-        return self.server_version_num // 10000
+        return major_of(self.server_version_num)
 
     @property
     def capacity(self) -> capacity.CapacityModel:
@@ -166,7 +200,7 @@ class Session:
         self.statement_timeout_ms = statement_timeout_ms
         self._in_probe = False
         row = self.fetch_one(load_sql("server_facts", 0))
-        if int(row["server_version_num"]) < _MIN_VERSION_NUM:
+        if int(row["server_version_num"]) < MIN_SUPPORTED:
             raise UnsupportedServerError(
                 f"PostgreSQL {row['server_version']} is not supported: lockscope needs 13 or later"
             )
@@ -214,7 +248,7 @@ class Session:
         """
         try:
             with self._conn.cursor(row_factory=dict_row) as cur:
-                cur.execute(query.encode(), params)  # type: ignore[arg-type]
+                cur.execute(query.encode(), params)
                 return cur.fetchall() if cur.description else []
         except psycopg.Error as exc:
             raise self._translate(exc) from None
@@ -246,7 +280,7 @@ class Session:
             # A binary-result cursor always uses the extended protocol (Parse/Bind/Execute), which refuses
             # several statements; psycopg's prepared-statement cache (and its DEALLOCATE ALL) stays unused.
             with self._conn.cursor(binary=True) as cur:
-                cur.execute(text.encode())  # type: ignore[arg-type]
+                cur.execute(text.encode())
                 return cur.fetchall() if cur.description else []
         except psycopg.Error as exc:
             raise self._translate(exc, prefix_len=prefix_len) from None
@@ -264,7 +298,7 @@ class Session:
         """
         try:
             with self._conn.cursor() as cur:  # text cursor without parameters: simple query protocol
-                cur.execute(text.encode())  # type: ignore[arg-type]
+                cur.execute(text.encode())
                 return cur.fetchall() if cur.description else []
         except psycopg.Error as exc:
             raise self._translate(exc, prefix_len=prefix_len) from None
@@ -308,18 +342,19 @@ class Session:
         if isinstance(exc, pg_errors.LockNotAvailable):
             self._rollback()
             return self._blocked_error()
+        sqlstate = diag.sqlstate
         if isinstance(exc, pg_errors.QueryCanceled):
             return StatementError(
-                f"statement_timeout ({self.statement_timeout_ms} ms) expired: {primary}"
+                f"statement_timeout ({self.statement_timeout_ms} ms) expired: {primary}", sqlstate=sqlstate
             )
         if isinstance(exc, pg_errors.OperationalError) and self._conn.closed:
-            return ConnectionFailedError(f"connection lost: {primary}")
-        if diag.sqlstate and diag.sqlstate[:2] in {"42", "22", "0A", "08", "26", "07", "25", "54", "53"}:
+            return ConnectionFailedError(f"connection lost: {primary}", sqlstate=sqlstate)
+        if sqlstate and sqlstate[:2] in _STATEMENT_ERROR_CLASSES:
             position = int(diag.statement_position) - prefix_len if diag.statement_position else None
             where = f" (at character {position})" if position and position > 0 else ""
             detail = f"; {diag.message_hint}" if diag.message_hint else ""
-            return StatementError(f"{diag.sqlstate}: {primary}{where}{detail}", position)
-        return DatabaseError(f"{diag.sqlstate or 'error'}: {primary}")
+            return StatementError(f"{sqlstate}: {primary}{where}{detail}", position, sqlstate=sqlstate)
+        return DatabaseError(f"{sqlstate or 'error'}: {primary}", sqlstate=sqlstate)
 
     def _blocked_error(self) -> LockBlockedError:
         """Who holds the conflicting lock: one pg_locks look-up after the timeout (never a polling loop)."""
@@ -359,7 +394,8 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
     params.setdefault("connect_timeout", "5")
     params["application_name"] = APPLICATION_NAME
     if sampler:
-        params["options"] = (params.get("options", "") + f" -c statement_timeout={statement_timeout_ms}"
+        options = str(params.get("options") or "")
+        params["options"] = (f"{options} -c statement_timeout={statement_timeout_ms}"
                              f" -c lock_timeout={lock_timeout_ms}").strip()
     try:
         conn = psycopg.connect(make_conninfo("", **params), autocommit=sampler)
@@ -368,7 +404,8 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
         message = lines[-1] if lines else "connection failed"
         message = re.sub(r"^connection to server .*? failed: ", "", message)
         raise ConnectionFailedError(
-            f"cannot connect to {redact_dsn(dsn) if dsn else 'the default server'}: {redact(message, dsn)}"
+            f"cannot connect to {redact_dsn(dsn) if dsn else 'the default server'}: {redact(message, dsn)}",
+            sqlstate=exc.sqlstate,
         ) from None
     try:
         return Session(conn, dsn, lock_timeout_ms, statement_timeout_ms)
@@ -398,12 +435,14 @@ def run_script(conninfo: str, script: str) -> int:
     try:
         conn = psycopg.connect(conninfo, autocommit=True, application_name=APPLICATION_NAME)
     except psycopg.Error as exc:
-        raise ConnectionFailedError(f"cannot connect to the scratch server: {str(exc).strip()}") from None
+        raise ConnectionFailedError(f"cannot connect to the scratch server: {str(exc).strip()}",
+                                    sqlstate=exc.sqlstate) from None
     with conn:
         for stmt in statements:
             try:
                 conn.execute(stmt.encode())
             except psycopg.Error as exc:
                 short = " ".join(stmt.split())[:80]
-                raise StatementError(f"set-up statement failed: {short}: {exc.diag.message_primary}") from None
+                raise StatementError(f"set-up statement failed: {short}: {exc.diag.message_primary}",
+                                     sqlstate=exc.sqlstate) from None
     return len(statements)

@@ -57,9 +57,20 @@ class UnsupportedStatementError(BadInputError):
 
 
 class DatabaseError(LockscopeError):
-    """The server refused or failed an operation; the message is the server's, on one line."""
+    """The server refused or failed an operation; the message is the server's, on one line.
+
+    Callers that must tell failures apart branch on the subclass or on :attr:`sqlstate`, never on the message.
+
+    :ivar sqlstate: the server's five-character SQLSTATE (e.g. ``42P01`` undefined_table, ``57014``
+        query_canceled; PostgreSQL ``errcodes.txt``), or None when the failure did not come with one (a lost
+        connection, a client-side check).
+    """
 
     exit_code = 3
+
+    def __init__(self, message: str, *, sqlstate: str | None = None) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
 
 
 class ConnectionFailedError(DatabaseError):
@@ -72,8 +83,8 @@ class StatementError(DatabaseError):
     :ivar position: 1-based character position in the statement reported by the server, or None.
     """
 
-    def __init__(self, message: str, position: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, position: int | None = None, *, sqlstate: str | None = None) -> None:
+        super().__init__(message, sqlstate=sqlstate)
         self.position = position
 
 
@@ -83,8 +94,8 @@ class LockBlockedError(DatabaseError):
     :ivar blocking_pids: pids of the sessions holding conflicting locks (may be empty if they ended).
     """
 
-    def __init__(self, message: str, blocking_pids: tuple[int, ...] = ()) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, blocking_pids: tuple[int, ...] = (), *, sqlstate: str | None = "55P03") -> None:
+        super().__init__(message, sqlstate=sqlstate)
         self.blocking_pids = blocking_pids
 
 

@@ -26,6 +26,7 @@ from ..capacity import (
     mlpt_range_for_groups,
     smallest_fitting_groups,
 )
+from ..versions import PG18 as _PG18
 from .catalog import Catalog
 from .tables import PG16, TableFootprint
 from .workload import StatementAudit
@@ -39,8 +40,6 @@ __all__ = [
     "mlpt_advice",
     "shared_lock_risk",
 ]
-
-_PG18 = 180000
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, LockRequest, groups_overflow
 from ..footprint import acquisition_order
+from ..versions import PG16
 from .catalog import Catalog
 
 __all__ = [
@@ -36,8 +37,6 @@ __all__ = [
     "table_footprints",
 ]
 
-#: First version whose planner locks a partitioned table's own (partitioned) indexes (commit 3c569049b7).
-PG16 = 160000
 
 
 @dataclass(frozen=True)
