@@ -27,13 +27,13 @@ import statistics
 import sys
 import time
 
-from lockscope.server import ScratchServer, ScratchSettings
-from lockscope.watch.observer import (
+from lockscope.lab.observer_effect import (
     CONDITIONS,
     PAIRED_OBSERVERS,
     measure_observer_effect,
     measure_observer_effect_paired,
 )
+from lockscope.server import ScratchServer, ScratchSettings
 
 
 def _cpu_model() -> str:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from lockscope.db import run_script
+from lockscope.lab.observer_effect import CONDITIONS, measure_observer_effect, measure_observer_effect_paired
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.watch.engine import WatchConfig, Watcher
-from lockscope.watch.observer import CONDITIONS, measure_observer_effect, measure_observer_effect_paired
 from lockscope.watch.recorded import load_summary
 from lockscope.watch.store import open_recording
 

@@ -22,14 +22,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .db import connect, run_script
+from .db import connect, load_script, run_script
 from .footprint import Footprint, measure_all_modes, measure_footprint
 from .pgbench import pgbench_init
 from .server import ScratchServer, ScratchSettings
 
 __all__ = [
+    "EVENTS_PARAM",
     "EVENTS_SQL",
     "EVENTS_STATEMENT",
+    "EXTRA_INDEX_PREFIX",
     "P40_SQL",
     "PK_SELECT",
     "T5_SQL",
@@ -38,42 +40,17 @@ __all__ = [
     "extra_index_sweep",
     "load_events_rows",
     "run_demo",
+    "set_extra_indexes",
 ]
 
-EVENTS_SQL = """
-create table events (event_id bigint, event_time timestamptz, event_data text) partition by range (event_time);
-do $$
-declare i int; start_date date;
-begin
-  for i in 0..11 loop
-    start_date := '2024-01-01'::date + make_interval(months => i);
-    execute format('create table events_%s partition of events for values from (%L) to (%L)',
-                   to_char(start_date, 'YYYY_MM'), start_date, start_date + interval '1 month');
-  end loop;
-end $$;
-create index on events (event_id);
-create index on events (event_time);
-create index on events (event_data);
-vacuum analyze events;
-"""
+#: The seed scenarios' DDL (``sql/scenario_*.sql``), run on scratch servers only.
+EVENTS_SQL = load_script("scenario_events")
+T5_SQL = load_script("scenario_t5")
+P40_SQL = load_script("scenario_p40")
 EVENTS_STATEMENT = "select event_id, event_data from events where event_time = $1"
 EVENTS_PARAM = "2024-06-06 00:00:00+00"
-
-T5_SQL = """
-create table t ();
-create index on t ((1)); create index on t ((1)); create index on t ((1));
-create index on t ((1)); create index on t ((1));
-"""
-
-P40_SQL = """
-create table p40 (k int, v text) partition by range (k);
-do $$ begin
-  for i in 0..39 loop
-    execute format('create table p40_%s partition of p40 for values from (%s) to (%s)', i, i * 10, i * 10 + 10);
-  end loop;
-end $$;
-create index on p40 (k);
-"""
+#: Name prefix of the extra indexes on pgbench_accounts (``pgbench_accounts_extra_1`` ...).
+EXTRA_INDEX_PREFIX = "pgbench_accounts_extra"
 PK_SELECT = "select abalance from pgbench_accounts where aid = $1"
 
 
@@ -147,21 +124,20 @@ class DemoResult:
 
 
 def load_events_rows(conninfo: str, rows_per_partition: int) -> None:
-    """Load ``rows_per_partition`` rows into each events partition (one second apart) and VACUUM ANALYZE."""
-    run_script(conninfo, f"""
-do $$
-declare i int; start_date date;
-begin
-  for i in 0..11 loop
-    start_date := '2024-01-01'::date + make_interval(months => i);
-    execute format('insert into %I (event_id, event_time, event_data)
-                    select s, %L::timestamptz + (s * interval ''1 second''), ''data_'' || s
-                    from generate_series(1, {int(rows_per_partition)}) s',
-                   'events_' || to_char(start_date, 'YYYY_MM'), start_date);
-  end loop;
-end $$;
-vacuum analyze events;
-""")
+    """Load ``rows_per_partition`` rows into each events partition (one second apart) and VACUUM ANALYZE
+    (``sql/scenario_events_rows.sql``)."""
+    run_script(conninfo, load_script("scenario_events_rows", rows_per_partition=int(rows_per_partition)))
+
+
+def set_extra_indexes(conninfo: str, count: int, *, prefix: str = EXTRA_INDEX_PREFIX) -> None:
+    """Make pgbench_accounts have exactly ``count`` extra indexes on ``bid`` named ``PREFIX_1`` .. ``PREFIX_count``
+    besides its primary key: those above ``count`` are dropped, missing ones created, one transaction each
+    (``sql/scenario_extra_indexes.sql``).
+
+    :param prefix: index name prefix (lower-case word).
+    :raises StatementError: if pgbench_accounts does not exist.
+    """
+    run_script(conninfo, load_script("scenario_extra_indexes", count=int(count), prefix=prefix))
 
 
 def extra_index_sweep(server: ScratchServer, mlpts: tuple[int, ...], max_extra: int,
@@ -175,13 +151,11 @@ def extra_index_sweep(server: ScratchServer, mlpts: tuple[int, ...], max_extra: 
     for mlpt in mlpts:
         progress(f"extra-index sweep at max_locks_per_transaction={mlpt}")
         server.reconfigure(max_locks_per_transaction=mlpt)
-        drops = "".join(f"drop index if exists pgbench_accounts_extra_{k};" for k in range(1, max_extra + 1))
-        run_script(server.conninfo(), drops)
+        set_extra_indexes(server.conninfo(), 0)
         with connect(server.conninfo()) as session:
             for k in range(max_extra + 1):
                 if k:
-                    run_script(server.conninfo(),
-                               f"create index pgbench_accounts_extra_{k} on pgbench_accounts (bid)")
+                    set_extra_indexes(server.conninfo(), k)
                 fp = measure_footprint(session, PK_SELECT, params=["1"])
                 points.append(CliffPoint(mlpt, k, fp))
     return tuple(points)

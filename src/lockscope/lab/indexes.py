@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..db import connect, run_script
-from ..demo import PK_SELECT
+from ..db import connect
+from ..demo import PK_SELECT, set_extra_indexes
 from ..errors import BadInputError, ScratchServerError
 from ..footprint import measure_footprint
 from ..pgbench import pgbench_init
 from ..server import ScratchSettings
 from .runner import LabContext, StatementFigures, check_load_options, install_pg_stat_statements, measure_load
 
-__all__ = ["DEFAULT", "QUICK", "IndexesScenario", "index_name"]
+__all__ = ["DEFAULT", "QUICK", "IndexesScenario", "summary"]
 
 #: ``--quick``: about 1 minute on 2 cores.
 QUICK: dict[str, Any] = dict(scale=1, extra_indexes=(0, 14, 15, 100), mlpts=(16, 128), clients=16,
@@ -36,14 +36,6 @@ QUICK: dict[str, Any] = dict(scale=1, extra_indexes=(0, 14, 15, 100), mlpts=(16,
 DEFAULT: dict[str, Any] = dict(scale=10, extra_indexes=(*tuple(range(31)), 50, 100), mlpts=(16, 64, 128, 1024),
                                clients=16, duration_s=5.0, warmup_s=0.0)
 _POINT_OVERHEAD_S = 1.2
-
-
-def index_name(k: int) -> str:
-    """Name of the k-th extra index (1-based): ``pgbench_accounts_extra_k``.
-
-    The same names as :func:`lockscope.demo.extra_index_sweep`.
-    """
-    return f"pgbench_accounts_extra_{k}"
 
 
 def _is_pk_select(s: StatementFigures) -> bool:
@@ -117,8 +109,7 @@ class IndexesScenario:
                     ctx.check_stop()
                     if k > built:
                         ctx.progress.step(f"PG {info.pg_version}: creating extra indexes {built + 1}..{k}")
-                        run_script(server.conninfo(), ";".join(
-                            f"create index {index_name(i)} on pgbench_accounts (bid)" for i in range(built + 1, k + 1)))
+                        set_extra_indexes(server.conninfo(), k)
                         built = k
                     for mlpt in self.mlpts:
                         ctx.check_stop()

@@ -1,6 +1,6 @@
 """``lockscope lab observer``: the observer-effect comparison of ``lockscope watch`` as a lab scenario.
 
-Wraps :func:`lockscope.watch.observer.measure_observer_effect` (PostgresAI #PostgresMarathon 2-007): pgbench on the
+Wraps :func:`lockscope.lab.observer_effect.measure_observer_effect` (PostgresAI #PostgresMarathon 2-007): pgbench on the
 contended load (100 extra indexes at max_locks_per_transaction 16, 16 clients) with no observer, with
 ``lockscope watch`` at 10 and 100 Hz, and with a ~100 Hz ``pg_blocking_pids()`` loop. One point is one round (every
 condition once, the baseline first), so Ctrl-C stops between rounds; a condition's TPS ratio is taken against the
@@ -35,7 +35,7 @@ class ObserverScenario:
     :ivar clients: pgbench clients (count).
     :ivar duration_s: pgbench run per condition and round (s).
     :ivar rounds: rounds (count).
-    :ivar conditions: observer conditions (``lockscope.watch.observer.CONDITIONS``); None = its defaults.
+    :ivar conditions: observer conditions (``lockscope.lab.observer_effect.CONDITIONS``); None = its defaults.
     :ivar hz: unused placeholder for a future single-rate run (None).
     """
 
@@ -56,7 +56,7 @@ class ObserverScenario:
             raise BadInputError("no PostgreSQL to run")
 
     def _conditions(self) -> tuple[str, ...]:
-        from ..watch.observer import DEFAULT_CONDITIONS
+        from .observer_effect import DEFAULT_CONDITIONS
 
         return self.conditions or tuple(DEFAULT_CONDITIONS)
 
@@ -66,7 +66,7 @@ class ObserverScenario:
         return points, len(self.pg_bins) * 15 + points * per_round
 
     def parameters(self) -> dict[str, Any]:
-        from ..watch.demo_load import DEMO_EXTRA_INDEXES, DEMO_MLPT
+        from .demo_load import DEMO_EXTRA_INDEXES, DEMO_MLPT
 
         return {
             "profile": self.profile, "pg_bins": [str(p) if p else "embedded" for p in self.pg_bins],
@@ -77,8 +77,8 @@ class ObserverScenario:
 
     def run(self, ctx: LabContext) -> None:
         """One :func:`measure_observer_effect` round per point; see the module docstring."""
-        from ..watch.demo_load import DEMO_MLPT
-        from ..watch.observer import BASELINE, measure_observer_effect
+        from .demo_load import DEMO_MLPT
+        from .observer_effect import BASELINE, measure_observer_effect
 
         for bin_dir in self.pg_bins:
             ctx.check_stop()

@@ -32,11 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..db import connect, load_sql
-from ..errors import LockscopeError, ScratchServerError
+from ..errors import BadInputError, LockscopeError, ScratchServerError
 from ..pgbench import run_pgbench, start_pgbench
 from ..server import ScratchServer
+from ..watch.aas import achieved_hz, share
+from ..watch.sampler import Schedule
+from ..watch.store import open_recording
 from .demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema
-from .sampler import Schedule
 
 __all__ = [
     "BASELINE",
@@ -227,8 +229,6 @@ class _WatchProcess:
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=self._stderr, start_new_session=True)
 
     def _samples(self) -> list[float]:
-        from .store import open_recording
-
         if not self.record.exists() or self.record.stat().st_size == 0:
             return []
         try:
@@ -266,8 +266,6 @@ class _WatchProcess:
 
     def cpu_paths(self) -> list[str]:
         """/proc stat files of the watch process and of its server backend (from the recording's meta)."""
-        from .store import open_recording
-
         with open_recording(self.record) as rec:
             backend = rec.meta.get("backend_pid")
         return [f"/proc/{self.proc.pid}/stat"] + ([f"/proc/{backend}/stat"] if backend else [])
@@ -275,16 +273,14 @@ class _WatchProcess:
     def achieved_hz(self, start_wall_s: float, end_wall_s: float) -> float:
         """Samples per second recorded between two wall times (Hz)."""
         ts = [t for t in self._samples() if start_wall_s <= t <= end_wall_s]
-        return len(ts) / max(1e-9, end_wall_s - start_wall_s)
+        return achieved_hz(len(ts), end_wall_s - start_wall_s)
 
     def lockmanager_share(self) -> float:
         """Fraction of active-session samples on LWLock:LockManager in the recording."""
-        from .store import open_recording
-
         with open_recording(self.record) as rec:
             row = rec.rows("SELECT count(*), sum(wait_event_type = 'LWLock' AND wait_event = 'LockManager') "
                            "FROM sessions")[0]
-        return (row[1] or 0) / row[0] if row[0] else 0.0
+        return share(row[1] or 0, row[0])
 
 
 def _prepare_run(server: ScratchServer, *, prepare: bool, extra_indexes: int, mlpt: int | None, clients: int,
@@ -332,8 +328,6 @@ def measure_observer_effect(
     :raises BadInputError: unknown condition or out-of-range argument.
     :raises ScratchServerError, DatabaseError: when pgbench, the watch CLI or the server fails.
     """
-    from ..errors import BadInputError
-
     say = progress or (lambda _: None)
     unknown = [c for c in conditions if c not in CONDITIONS]
     if unknown:
@@ -368,7 +362,7 @@ def measure_observer_effect(
                         t0 = time.monotonic()
                         calls0 = loop.calls
                         result = run_pgbench(server, clients=clients, duration_s=duration_s)
-                        rate = (loop.calls - calls0) / (time.monotonic() - t0)
+                        rate = achieved_hz(loop.calls - calls0, time.monotonic() - t0)
                         used = meter.stop()
                     finally:
                         loop.stop()
@@ -590,8 +584,6 @@ def measure_observer_effect_paired(
     :raises BadInputError: unknown observer or out-of-range argument.
     :raises ScratchServerError, DatabaseError: when pgbench, the watch CLI or the server fails.
     """
-    from ..errors import BadInputError
-
     say = progress or (lambda _: None)
     if observer not in PAIRED_OBSERVERS:
         raise BadInputError(f"unknown paired observer {observer!r} (known: {', '.join(PAIRED_OBSERVERS)})")
@@ -686,11 +678,11 @@ def measure_observer_effect_paired(
             samples = watch._samples()
             n_on = sum(1 for t in samples
                        for on, s, e in zip(states, switched, ends, strict=False) if on and s <= t < e)
-            achieved = n_on / on_s if on_s > 0 else 0.0
+            achieved = achieved_hz(n_on, on_s)
             share: float | None = watch.lockmanager_share()
         else:
             calls = sum(calls_at[k + 1] - calls_at[k] for k in range(n_blocks) if states[k])
-            achieved = calls / on_s if on_s > 0 else 0.0
+            achieved = achieved_hz(calls, on_s)
             share = None
     ratios = paired_ratios(blocks)
     if not ratios:

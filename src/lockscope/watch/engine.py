@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..db import Session, connect, load_sql
-from ..errors import DatabaseError, LockscopeError, RecordFileError
-from .sampler import LOCK_MANAGER, ActivityReader, Sample, Schedule
+from ..db import Endpoint, Session, connect, load_sql
+from ..errors import BadInputError, DatabaseError, LockscopeError, RecordFileError
+from ..versions import PG14
+from .aas import aas, achieved_hz, lockmanager_share
+from .sampler import ActivityReader, Sample, Schedule
 from .store import RecordWriter
 from .window import BackendLocks, LockSnapshot, RollingWindow, StatementStat
 
@@ -83,8 +85,6 @@ class WatchConfig:
 
     def validate(self) -> None:
         """:raises BadInputError: for values out of range."""
-        from ..errors import BadInputError
-
         if not MIN_HZ <= self.hz <= MAX_HZ:
             raise BadInputError(f"--hz {self.hz:g}: sampling rate must be between {MIN_HZ:g} and {MAX_HZ:g} Hz")
         if self.locks_every_s is not None and self.locks_every_s < MIN_LOCKS_EVERY_S:
@@ -115,6 +115,7 @@ class WatchState:
     :ivar window: rolling per-second statistics.
     :ivar connected: True while sampling works.
     :ivar server_version: of the current connection.
+    :ivar endpoint: where the current connection is (host or socket, port, database, user).
     :ivar backend_pid: pid of lockscope's own sampling backend (current connection).
     :ivar gaps: breaks so far.
     :ivar reconnect_attempts: failed attempts in the current break (count).
@@ -133,6 +134,7 @@ class WatchState:
     window: RollingWindow
     connected: bool = False
     server_version: str = ""
+    endpoint: Endpoint | None = None
     backend_pid: int | None = None
     max_locks_per_transaction: int | None = None
     gaps: list[GapEvent] = field(default_factory=list)
@@ -182,8 +184,8 @@ class WatchSummary:
 
     @property
     def achieved_hz(self) -> float:
-        """Samples per second over the whole watch, gaps included (Hz)."""
-        return self.ticks / self.duration_s if self.duration_s > 0 else 0.0
+        """Samples per second over the whole watch, gaps included (Hz): all ticks / wall time from start to stop."""
+        return achieved_hz(self.ticks, self.duration_s)
 
     @property
     def active_session_samples(self) -> int:
@@ -193,13 +195,12 @@ class WatchSummary:
     @property
     def aas(self) -> float:
         """Average active sessions (sessions)."""
-        return self.active_session_samples / self.ticks if self.ticks else 0.0
+        return aas(self.active_session_samples, self.ticks)
 
     @property
     def lockmanager_share(self) -> float:
         """Fraction (0..1) of active-session samples waiting on LWLock:LockManager."""
-        total = self.active_session_samples
-        return self.by_wait.get(LOCK_MANAGER, 0) / total if total else 0.0
+        return lockmanager_share(self.by_wait)
 
 
 def stat_lock_deltas(previous: dict[str, tuple[int, int]], current: dict[str, tuple[int, int]]
@@ -335,6 +336,7 @@ class Watcher:
             raise
         st = self.state
         st.server_version = session.facts.server_version
+        st.endpoint = session.endpoint
         st.backend_pid = session.backend_pid
         st.max_locks_per_transaction = session.facts.max_locks_per_transaction
         st.has_stat_lock = bool(features["has_stat_lock"])
@@ -517,7 +519,7 @@ class Watcher:
             for r in session.fetch_all(sql, [missing]):
                 found[int(r["query_id"])] = (str(r["query"]), "pg_stat_statements")
         rest = [q for q in missing if q not in found]
-        if rest and session.facts.server_version_num >= 140000:
+        if rest and session.facts.server_version_num >= PG14:
             for r in session.query("watch_activity_text", [rest]):
                 found[int(r["query_id"])] = (str(r["query"]), "pg_stat_activity")
         for query_id, (text, source) in found.items():

@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .sampler import CPU, LOCK_MANAGER
+from .aas import CPU, LOCK_MANAGER, aas, achieved_hz, lockmanager_share, share
 from .store import GapRow, Recording, open_recording
 from .window import StatementStat
 
@@ -74,8 +74,9 @@ class RecordingSummary:
 
     @property
     def achieved_hz(self) -> float:
-        """Samples per second, first to last sample, gaps included (Hz)."""
-        return (self.ticks - 1) / self.duration_s if self.duration_s > 0 and self.ticks > 1 else 0.0
+        """Samples per second, first to last sample, gaps included (Hz): the ticks after the first one / the time
+        from the first to the last sample."""
+        return achieved_hz(self.ticks - 1, self.duration_s) if self.ticks > 1 else 0.0
 
     @property
     def active_session_samples(self) -> int:
@@ -85,7 +86,7 @@ class RecordingSummary:
     @property
     def aas(self) -> float:
         """Average active sessions (sessions)."""
-        return self.active_session_samples / self.ticks if self.ticks else 0.0
+        return aas(self.active_session_samples, self.ticks)
 
     @property
     def lockmanager_samples(self) -> int:
@@ -95,8 +96,7 @@ class RecordingSummary:
     @property
     def lockmanager_share_total(self) -> float:
         """Fraction (0..1) of all active-session samples on LWLock:LockManager."""
-        total = self.active_session_samples
-        return self.lockmanager_samples / total if total else 0.0
+        return lockmanager_share(self.by_wait)
 
     @property
     def top_wait(self) -> str | None:
@@ -136,16 +136,16 @@ def summarize_recording(rec: Recording, *, max_buckets: int = 600, series: int =
         keep = [*keep[:-1], LOCK_MANAGER]
     rest = [label for label in ordered if label not in keep]
 
-    def aas(counts: list[int]) -> tuple[float | None, ...]:
-        return tuple(c / t if t else None for c, t in zip(counts, ticks_per, strict=False))
+    def aas_per_bucket(counts: list[int]) -> tuple[float | None, ...]:
+        return tuple(aas(c, t) if t else None for c, t in zip(counts, ticks_per, strict=False))
 
-    aas_series = {label: aas(per_label[label]) for label in keep}
+    aas_series = {label: aas_per_bucket(per_label[label]) for label in keep}
     if rest:
         other = [sum(per_label[label][i] for label in rest) for i in range(n_buckets)]
-        aas_series["other"] = aas(other)
+        aas_series["other"] = aas_per_bucket(other)
     totals_per = [sum(per_label[label][i] for label in ordered) for i in range(n_buckets)]
     lm = per_label.get(LOCK_MANAGER, [0] * n_buckets)
-    lm_share = tuple(m / t if t else (0.0 if ticks_per[i] else None)
+    lm_share = tuple(share(m, t) if ticks_per[i] else None
                      for i, (m, t) in enumerate(zip(lm, totals_per, strict=False)))
     texts = rec.statement_texts()
     statements = tuple(
@@ -163,7 +163,7 @@ def summarize_recording(rec: Recording, *, max_buckets: int = 600, series: int =
         path=rec.path, meta=dict(rec.meta), start_s=start, end_s=end, ticks=ticks, late_ticks=late,
         by_wait=dict(by_wait.most_common()), top_statements=statements, gaps=tuple(rec.gaps()),
         bucket_s=bucket_s, bucket_starts_s=tuple(i * bucket_s for i in range(n_buckets)),
-        aas_series=aas_series, lockmanager_aas=aas(lm), lockmanager_share=lm_share,
+        aas_series=aas_series, lockmanager_aas=aas_per_bucket(lm), lockmanager_share=lm_share,
         locks=locks, fastpath_exceeded=fastpath, blocking_reads=blocking,
     )
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..db import Session, connect, load_sql
+from .aas import CPU, LOCK_MANAGER, aas, share
 
 __all__ = [
     "CPU",
@@ -35,12 +36,6 @@ __all__ = [
     "summarize",
     "wait_label",
 ]
-
-#: The wait event this project exists for, as ``type:event``.
-LOCK_MANAGER = "LWLock:LockManager"
-#: Label for an active session with no wait event (running on CPU, or waiting on something not instrumented).
-CPU = "CPU"
-
 
 @dataclass(frozen=True)
 class ActiveSession:
@@ -225,8 +220,8 @@ class WaitSummary:
 
     @property
     def aas(self) -> float:
-        """Average active sessions (sessions)."""
-        return self.active_session_samples / self.samples if self.samples else 0.0
+        """Average active sessions (sessions), :func:`lockscope.watch.aas.aas`."""
+        return aas(self.active_session_samples, self.samples)
 
     @property
     def lockmanager_samples(self) -> int:
@@ -236,7 +231,7 @@ class WaitSummary:
     @property
     def lockmanager_share(self) -> float:
         """Fraction (0..1) of active-session samples waiting on ``LWLock:LockManager``."""
-        return self.lockmanager_samples / self.active_session_samples if self.active_session_samples else 0.0
+        return share(self.lockmanager_samples, self.active_session_samples)
 
     def top(self, n: int = 5) -> list[tuple[str, int]]:
         """The ``n`` most frequent waits, most first."""

@@ -11,7 +11,8 @@ import threading
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from .sampler import CPU, LOCK_MANAGER, Sample
+from .aas import CPU, LOCK_MANAGER, aas, achieved_hz, share
+from .sampler import Sample
 
 __all__ = [
     "WAIT_CLASSES",
@@ -97,7 +98,8 @@ class LiveStats:
 
     :ivar window_s: seconds the figures cover (s, up to the window length).
     :ivar ticks: samples taken in the window (count).
-    :ivar achieved_hz: samples per second over the last 10 s (Hz).
+    :ivar achieved_hz: samples per second over the last 10 complete seconds that had samples (Hz; the current
+        second's count while there is no complete one).
     :ivar aas_by_wait: wait label -> average active sessions over the window (sessions).
     :ivar recent_aas_by_class: wait class -> AAS over the last ``recent_s`` seconds (sessions).
     :ivar lockmanager_aas_per_s: per second, oldest first, AAS waiting on LWLock:LockManager (None: no sample).
@@ -127,7 +129,7 @@ class LiveStats:
     @property
     def lockmanager_share(self) -> float:
         """Fraction (0..1) of the window's active-session samples waiting on LWLock:LockManager."""
-        return self.lockmanager_samples / self.active_session_samples if self.active_session_samples else 0.0
+        return share(self.lockmanager_samples, self.active_session_samples)
 
     @property
     def lockmanager_aas(self) -> float:
@@ -238,13 +240,13 @@ class RollingWindow:
             last10 = [b for b in buckets if b.second > now - 11 and b.second < now]
             by_second = {b.second: b for b in buckets}
             lm_series = tuple(
-                (by_second[s].waits.get(LOCK_MANAGER, 0) / by_second[s].ticks)
+                aas(by_second[s].waits.get(LOCK_MANAGER, 0), by_second[s].ticks)
                 if s in by_second and by_second[s].ticks else None
                 for s in range(now - self.window_s + 1, now + 1)
             )
             total_ticks, total_late = self.total_ticks, self.total_late_ticks
         span_10 = len({b.second for b in last10})
-        achieved = (sum(b.ticks for b in last10) / span_10) if span_10 else (float(ticks) if ticks else 0.0)
+        achieved = achieved_hz(sum(b.ticks for b in last10), span_10) if span_10 else achieved_hz(ticks, 1.0)
         window_s = float(len({b.second for b in buckets}))
         statements = tuple(
             StatementStat(q, n, by_stmt.get(q, n), self.texts.get(q) if q is not None else None)
@@ -254,9 +256,9 @@ class RollingWindow:
             window_s=window_s,
             ticks=ticks,
             achieved_hz=achieved,
-            aas_by_wait={k: v / ticks for k, v in waits.items()} if ticks else {},
+            aas_by_wait={k: aas(v, ticks) for k, v in waits.items()} if ticks else {},
             recent_s=recent_s,
-            recent_aas_by_class={k: v / recent_ticks for k, v in recent_classes.items()} if recent_ticks else {},
+            recent_aas_by_class={k: aas(v, recent_ticks) for k, v in recent_classes.items()} if recent_ticks else {},
             lockmanager_aas_per_s=lm_series,
             top_statements=statements,
             total_ticks=total_ticks,
