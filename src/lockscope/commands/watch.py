@@ -133,7 +133,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 def _demo(args: argparse.Namespace, console: Console, listen: tuple[str, int] | None) -> int:
     from ..server import ScratchServer, ScratchSettings
-    from ..watch.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema, start_demo_load
+    from ..lab.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema, start_demo_load
 
     duration = args.duration if args.duration is not None else 60.0
     mlpt = args.mlpt or DEMO_MLPT
