@@ -26,9 +26,11 @@ import pytest
 from lockscope.errors import BadInputError
 from lockscope.lab import PreparedScenario, run_lab
 from lockscope.lab.indexes import IndexesScenario
+from lockscope.lab.options import parse_int_list
 from lockscope.lab.partitions import required_mlpt
 from lockscope.lab.replay import parse_workload
-from lockscope.lab.runner import MAX_POINTS, NullProgress, load_results, new_results_dir, parse_int_list
+from lockscope.lab.results import load_results, new_results_dir
+from lockscope.lab.runner import MAX_POINTS, NullProgress
 
 from .conftest import OLD_PG_BIN
 

@@ -293,7 +293,7 @@ def _execute(args: argparse.Namespace, console: Console, scenario: Any) -> int:
 
 def _run_indexes(args: argparse.Namespace, console: Console) -> int:
     from ..lab.indexes import DEFAULT, QUICK, IndexesScenario
-    from ..lab.runner import parse_int_list
+    from ..lab.options import parse_int_list
 
     profile = QUICK if args.quick else DEFAULT
     if args.extra_indexes and args.max_extra is not None:
@@ -318,8 +318,8 @@ def _run_indexes(args: argparse.Namespace, console: Console) -> int:
 
 
 def _run_partitions(args: argparse.Namespace, console: Console) -> int:
+    from ..lab.options import parse_int_list
     from ..lab.partitions import DEFAULT, QUICK, PartitionsScenario
-    from ..lab.runner import parse_int_list
 
     profile = QUICK if args.quick else DEFAULT
     parts = parse_int_list(args.partitions, what="--partitions", maximum=8192) if args.partitions \
@@ -397,7 +397,7 @@ def _run_install(args: argparse.Namespace, console: Console) -> int:
 
 def _run_compare(args: argparse.Namespace, console: Console) -> int:
     from ..lab.compare import load_for_compare
-    from ..lab.runner import new_results_dir
+    from ..lab.results import new_results_dir
     from ..report.lab_report import render_compare, write_compare_report
 
     results = load_for_compare(args.dirs)

@@ -10,7 +10,8 @@ from .install import cache_dir, install_postgresql, installed, resolve_pg_bin
 from .partitions import PartitionsScenario
 from .prepared import PreparedScenario
 from .replay import ReplayScenario
-from .runner import LabContext, LabProgress, LabResult, NullProgress, load_results, run_lab
+from .results import LabResult, load_results
+from .runner import LabContext, LabProgress, NullProgress, run_lab
 
 __all__ = [
     "IndexesScenario",

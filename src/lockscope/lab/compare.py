@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import BadInputError
-from .runner import LabResult, load_results
+from .results import LabResult, load_results
 
 __all__ = ["load_for_compare"]
 

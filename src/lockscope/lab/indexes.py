@@ -25,7 +25,9 @@ from ..errors import BadInputError, ScratchServerError
 from ..footprint import measure_footprint
 from ..pgbench import pgbench_init
 from ..server import ScratchSettings
-from .runner import LabContext, StatementFigures, check_load_options, install_pg_stat_statements, measure_load
+from .load import install_pg_stat_statements, is_pk_select, measure_load
+from .options import check_options, pg_bins_parameter
+from .runner import LabContext
 
 __all__ = ["DEFAULT", "QUICK", "IndexesScenario", "summary"]
 
@@ -36,10 +38,6 @@ QUICK: dict[str, Any] = dict(scale=1, extra_indexes=(0, 14, 15, 100), mlpts=(16,
 DEFAULT: dict[str, Any] = dict(scale=10, extra_indexes=(*tuple(range(31)), 50, 100), mlpts=(16, 64, 128, 1024),
                                clients=16, duration_s=5.0, warmup_s=0.0)
 _POINT_OVERHEAD_S = 1.2
-
-
-def _is_pk_select(s: StatementFigures) -> bool:
-    return s.query.lower().startswith("select abalance from pgbench_accounts where aid =")
 
 
 @dataclass(frozen=True)
@@ -69,16 +67,12 @@ class IndexesScenario:
     name: str = field(default="indexes", init=False)
 
     def __post_init__(self) -> None:
-        check_load_options(clients=self.clients, duration_s=self.duration_s, sample_hz=self.sample_hz,
-                           warmup_s=self.warmup_s)
-        if not 1 <= self.scale <= 1000:
-            raise BadInputError("--scale must be between 1 and 1000")
+        check_options(pg_bins=self.pg_bins, mlpts=self.mlpts, scale=self.scale, clients=self.clients,
+                      duration_s=self.duration_s, warmup_s=self.warmup_s, sample_hz=self.sample_hz)
+        if not self.mlpts:
+            raise BadInputError("--mlpt: no value")
         if not self.extra_indexes or min(self.extra_indexes) < 0 or max(self.extra_indexes) > 1000:
             raise BadInputError("extra indexes must be between 0 and 1000")
-        if not self.mlpts or min(self.mlpts) < 10 or max(self.mlpts) > 1_000_000:
-            raise BadInputError("--mlpt values must be between 10 and 1000000")
-        if not self.pg_bins:
-            raise BadInputError("no PostgreSQL to run")
 
     def plan(self) -> tuple[int, float]:
         points = len(self.pg_bins) * len(self.extra_indexes) * len(self.mlpts)
@@ -87,7 +81,7 @@ class IndexesScenario:
 
     def parameters(self) -> dict[str, Any]:
         return {
-            "profile": self.profile, "pg_bins": [str(p) if p else "embedded" for p in self.pg_bins],
+            "profile": self.profile, "pg_bins": pg_bins_parameter(self.pg_bins),
             "scale": self.scale, "extra_indexes": list(self.extra_indexes),
             "max_locks_per_transaction": list(self.mlpts),
             "clients": self.clients, "duration_s": self.duration_s, "warmup_s": self.warmup_s,
@@ -131,7 +125,7 @@ class IndexesScenario:
         }
         try:
             load = measure_load(server, clients=self.clients, duration_s=self.duration_s, sample_hz=self.sample_hz,
-                                warmup_s=self.warmup_s, statement_filter=_is_pk_select)
+                                warmup_s=self.warmup_s, statement_filter=is_pk_select)
             row.update(load.row())
             row["error"] = ""
         except ScratchServerError as exc:

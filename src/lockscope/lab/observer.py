@@ -17,7 +17,8 @@ from typing import Any
 
 from ..errors import BadInputError
 from ..server import ScratchSettings
-from .runner import LabContext, check_load_options
+from .options import check_options, pg_bins_parameter
+from .runner import LabContext
 
 __all__ = ["DEFAULT", "QUICK", "ObserverScenario", "summary"]
 
@@ -49,11 +50,9 @@ class ObserverScenario:
     name: str = field(default="observer", init=False)
 
     def __post_init__(self) -> None:
-        check_load_options(clients=self.clients, duration_s=self.duration_s, sample_hz=10)
+        check_options(pg_bins=self.pg_bins, clients=self.clients, duration_s=self.duration_s)
         if not 1 <= self.rounds <= 50:
             raise BadInputError("--rounds must be between 1 and 50")
-        if not self.pg_bins:
-            raise BadInputError("no PostgreSQL to run")
 
     def _conditions(self) -> tuple[str, ...]:
         from .observer_effect import DEFAULT_CONDITIONS
@@ -69,7 +68,7 @@ class ObserverScenario:
         from .demo_load import DEMO_EXTRA_INDEXES, DEMO_MLPT
 
         return {
-            "profile": self.profile, "pg_bins": [str(p) if p else "embedded" for p in self.pg_bins],
+            "profile": self.profile, "pg_bins": pg_bins_parameter(self.pg_bins),
             "clients": self.clients, "duration_s": self.duration_s, "rounds": self.rounds,
             "conditions": list(self._conditions()), "extra_indexes": DEMO_EXTRA_INDEXES,
             "max_locks_per_transaction": DEMO_MLPT, "transaction": "pgbench -S (select-only)",

@@ -29,7 +29,9 @@ from ..errors import BadInputError, ScratchServerError
 from ..footprint import PLAN_CACHE_MODES, measure_footprint
 from ..pgbench import pgbench_init
 from ..server import ScratchSettings
-from .runner import LabContext, StatementFigures, check_load_options, install_pg_stat_statements, measure_load
+from .load import install_pg_stat_statements, is_pk_select, measure_load
+from .options import check_options, pg_bins_parameter
+from .runner import LabContext
 
 __all__ = ["DEFAULT", "MODES", "QUICK", "PartitionsScenario", "required_mlpt"]
 
@@ -51,10 +53,6 @@ def required_mlpt(partitions: int, clients: int, base_mlpt: int, max_connections
     """
     needed = math.ceil(clients * (2 * partitions + 4) * 1.25 / (max_connections + 20))
     return max(base_mlpt, _next_power_of_2(max(needed, 1)))
-
-
-def _is_pk_select(s: StatementFigures) -> bool:
-    return s.query.lower().startswith("select abalance from pgbench_accounts where aid =")
 
 
 @dataclass(frozen=True)
@@ -85,10 +83,8 @@ class PartitionsScenario:
     name: str = field(default="partitions", init=False)
 
     def __post_init__(self) -> None:
-        check_load_options(clients=self.clients, duration_s=self.duration_s, sample_hz=self.sample_hz,
-                           warmup_s=self.warmup_s)
-        if not 1 <= self.scale <= 1000:
-            raise BadInputError("--scale must be between 1 and 1000")
+        check_options(pg_bins=self.pg_bins, mlpts=(self.mlpt,), scale=self.scale, clients=self.clients,
+                      duration_s=self.duration_s, warmup_s=self.warmup_s, sample_hz=self.sample_hz)
         if not self.partitions or min(self.partitions) < 0 or max(self.partitions) > 8192:
             raise BadInputError("--partitions values must be between 0 and 8192")
         if max(self.partitions) > self.scale * 100_000:
@@ -96,10 +92,6 @@ class PartitionsScenario:
         bad = [m for m in self.modes if m not in PLAN_CACHE_MODES]
         if bad or not self.modes:
             raise BadInputError(f"unknown plan_cache_mode {bad[0] if bad else ''!r}: use {', '.join(MODES)}")
-        if not 10 <= self.mlpt <= 1_000_000:
-            raise BadInputError("--mlpt must be between 10 and 1000000")
-        if not self.pg_bins:
-            raise BadInputError("no PostgreSQL to run")
 
     def plan(self) -> tuple[int, float]:
         points = len(self.pg_bins) * len(self.partitions) * len(self.modes)
@@ -108,7 +100,7 @@ class PartitionsScenario:
 
     def parameters(self) -> dict[str, Any]:
         return {
-            "profile": self.profile, "pg_bins": [str(p) if p else "embedded" for p in self.pg_bins],
+            "profile": self.profile, "pg_bins": pg_bins_parameter(self.pg_bins),
             "scale": self.scale, "partitions": list(self.partitions), "plan_cache_modes": list(self.modes),
             "clients": self.clients, "duration_s": self.duration_s, "warmup_s": self.warmup_s,
             "max_locks_per_transaction": self.mlpt, "sample_hz": self.sample_hz, "protocol": "prepared",
@@ -152,7 +144,7 @@ class PartitionsScenario:
         }
         try:
             load = measure_load(server, clients=self.clients, duration_s=self.duration_s, protocol="prepared",
-                                sample_hz=self.sample_hz, warmup_s=self.warmup_s, statement_filter=_is_pk_select)
+                                sample_hz=self.sample_hz, warmup_s=self.warmup_s, statement_filter=is_pk_select)
             row.update(load.row())
             row["error"] = ""
         except ScratchServerError as exc:

@@ -24,6 +24,7 @@ from ..demo import EVENTS_PARAM, EVENTS_SQL, EVENTS_STATEMENT, T5_SQL, load_even
 from ..errors import BadInputError
 from ..footprint import Footprint, measure_footprint
 from ..server import ScratchSettings
+from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
 __all__ = ["CASES", "DEFAULT", "QUICK", "PreparedScenario"]
@@ -59,14 +60,11 @@ class PreparedScenario:
     name: str = field(default="prepared", init=False)
 
     def __post_init__(self) -> None:
+        check_options(pg_bins=self.pg_bins, mlpts=(self.mlpt,))
         if not 1 <= self.executions <= 100:
             raise BadInputError("--executions must be between 1 and 100")
         if not 0 <= self.rows_per_partition <= 10_000_000:
             raise BadInputError("--rows-per-partition must be between 0 and 10000000")
-        if not 10 <= self.mlpt <= 1_000_000:
-            raise BadInputError("--mlpt must be between 10 and 1000000")
-        if not self.pg_bins:
-            raise BadInputError("no PostgreSQL to run")
 
     def plan(self) -> tuple[int, float]:
         per = len(CASES) * len(_MODES) + (1 if self.rows_per_partition else 0)
@@ -75,7 +73,7 @@ class PreparedScenario:
 
     def parameters(self) -> dict[str, Any]:
         return {
-            "profile": self.profile, "pg_bins": [str(p) if p else "embedded" for p in self.pg_bins],
+            "profile": self.profile, "pg_bins": pg_bins_parameter(self.pg_bins),
             "max_locks_per_transaction": self.mlpt, "executions": self.executions,
             "rows_per_partition": self.rows_per_partition, "events_statement": EVENTS_STATEMENT,
             "events_param": EVENTS_PARAM, "t_statement": "select from t ($1 int, unused)",

@@ -29,7 +29,9 @@ from ..db import connect, run_script
 from ..errors import BadInputError, LockscopeError, ScratchServerError, UnsupportedStatementError
 from ..footprint import PLAN_CACHE_MODES, measure_footprint
 from ..server import ScratchServer, ScratchSettings
-from .runner import LabContext, check_load_options, install_pg_stat_statements, measure_load
+from .load import install_pg_stat_statements, measure_load
+from .options import check_options, pg_bins_parameter
+from .runner import LabContext
 
 __all__ = ["PHASES", "ReplayScenario", "WorkloadStatement", "parse_workload"]
 
@@ -220,8 +222,8 @@ class ReplayScenario:
     name: str = field(default="replay", init=False)
 
     def __post_init__(self) -> None:
-        check_load_options(clients=self.clients, duration_s=self.duration_s, sample_hz=self.sample_hz,
-                           warmup_s=self.warmup_s)
+        check_options(pg_bins=self.pg_bins, mlpts=(self.mlpt,), clients=self.clients, duration_s=self.duration_s,
+                      warmup_s=self.warmup_s, sample_hz=self.sample_hz)
         if self.protocol not in ("simple", "extended", "prepared"):
             raise BadInputError("--protocol must be simple, extended or prepared")
         if self.plan_cache_mode is not None and self.plan_cache_mode not in PLAN_CACHE_MODES:
@@ -232,8 +234,6 @@ class ReplayScenario:
         for name in self.drop_indexes:
             if not name.strip():
                 raise BadInputError("--drop-index: empty name")
-        if not self.pg_bins:
-            raise BadInputError("no PostgreSQL to run")
         _read(self.schema, "--schema")
         parse_workload(_read(self.workload, "--workload"), scale=self.scale)
         if self.setup is not None:
@@ -258,7 +258,7 @@ class ReplayScenario:
 
     def parameters(self) -> dict[str, Any]:
         return {
-            "profile": self.profile, "pg_bins": [str(p) if p else "embedded" for p in self.pg_bins],
+            "profile": self.profile, "pg_bins": pg_bins_parameter(self.pg_bins),
             "schema": str(self.schema), "workload": str(self.workload),
             "setup": str(self.setup) if self.setup else None, "clients": self.clients,
             "duration_s": self.duration_s, "protocol": self.protocol, "max_locks_per_transaction": self.mlpt,
@@ -313,7 +313,7 @@ class ReplayScenario:
                statements: tuple[WorkloadStatement, ...], workload: Path) -> dict[str, Any]:
         probes = []
         with connect(server.conninfo()) as session:
-            mode = session.fetch_one("select current_setting('plan_cache_mode') as m")["m"]
+            mode = session.facts.plan_cache_mode
             for st in statements:
                 entry: dict[str, Any] = {"phase": phase, "pg_version": info.pg_version, "statement": st.original}
                 try:

@@ -15,7 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..lab.runner import LabResult
+from ..lab.results import LabResult
 from . import html as h
 from .lab_plots import CHARTS, figure, save_png, to_svg
 

@@ -1,0 +1,206 @@
+"""What one point of a load scenario measures: pgbench with pg_stat_statements reset first and wait events
+sampled (:func:`measure_load`), and the figures it returns (:class:`LoadFigures`).
+
+Load goes only to a :class:`~lockscope.server.ScratchServer` lockscope started.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..db import Session, connect, run_script
+from ..errors import LockscopeError, ScratchServerError
+from ..pgbench import PgbenchResult, run_pgbench
+from ..server import ScratchServer
+from ..watch.aas import CPU, share
+from ..watch.sampler import BackgroundSampler, WaitSummary, summarize
+from .results import Row
+
+__all__ = [
+    "LoadFigures",
+    "StatementFigures",
+    "install_pg_stat_statements",
+    "is_pk_select",
+    "measure_load",
+    "read_statements",
+    "reset_statements",
+]
+
+
+@dataclass(frozen=True)
+class StatementFigures:
+    """pg_stat_statements figures of one statement over one point (counters reset before the point).
+
+    :ivar query: normalised query text.
+    :ivar calls: executions (count).
+    :ivar plans: plannings (count; 0 when a cached generic plan was reused).
+    :ivar mean_plan_ms: mean planning time per planning (ms; NaN without plannings).
+    :ivar mean_exec_ms: mean execution time (ms).
+    :ivar total_plan_ms: total planning time (ms).
+    :ivar total_exec_ms: total execution time (ms).
+    """
+
+    query: str
+    calls: int
+    plans: int
+    mean_plan_ms: float
+    mean_exec_ms: float
+    total_plan_ms: float
+    total_exec_ms: float
+
+
+@dataclass(frozen=True)
+class LoadFigures:
+    """What one concurrent pgbench run measured.
+
+    :ivar tps: transactions per second (without connection time).
+    :ivar latency_ms: mean transaction latency (ms).
+    :ivar transactions: transactions processed (count).
+    :ivar failed: failed transactions (count).
+    :ivar mean_plan_ms: mean planning time per statement execution (ms; total planning / calls; NaN if unknown).
+    :ivar mean_exec_ms: mean execution time per statement execution (ms; NaN if unknown).
+    :ivar statement_calls: statement executions seen by pg_stat_statements (count).
+    :ivar samples: active-session sampling ticks (count).
+    :ivar active_session_samples: active client sessions summed over ticks (count).
+    :ivar aas: average active sessions (sessions).
+    :ivar lockmanager_share: fraction (0..1) of active-session samples waiting on ``LWLock:LockManager``.
+    :ivar cpu_share: fraction (0..1) of active-session samples not waiting (CPU).
+    :ivar top_wait: the most sampled wait event (``type:event``; CPU excluded), or ``""``.
+    :ivar top_wait_share: its fraction (0..1) of active-session samples.
+    :ivar waits: ``type:event`` (or ``CPU``) -> active-session samples (count).
+    :ivar statements: per-statement pg_stat_statements figures.
+    """
+
+    tps: float
+    latency_ms: float
+    transactions: int
+    failed: int
+    mean_plan_ms: float
+    mean_exec_ms: float
+    statement_calls: int
+    samples: int
+    active_session_samples: int
+    aas: float
+    lockmanager_share: float
+    cpu_share: float
+    top_wait: str
+    top_wait_share: float
+    waits: dict[str, int] = field(default_factory=dict)
+    statements: tuple[StatementFigures, ...] = ()
+
+    def row(self) -> Row:
+        """The flat part of these figures for a results row (``waits`` as ``a=1;b=2`` text)."""
+        out = {k: v for k, v in asdict(self).items() if k not in ("waits", "statements")}
+        out["waits"] = ";".join(f"{k}={v}" for k, v in sorted(self.waits.items(), key=lambda kv: -kv[1]))
+        return out
+
+
+def reset_statements(session: Session) -> None:
+    """``pg_stat_statements_reset()`` (needs the extension in the session's database)."""
+    session.query("lab_statements_reset")
+
+
+def read_statements(session: Session) -> tuple[StatementFigures, ...]:
+    """pg_stat_statements rows of the session's database since the last reset, busiest first (lockscope's
+    own sampling and probing statements left out)."""
+    out = []
+    for r in session.query("lab_statements"):
+        plans = int(r["plans"] or 0)
+        out.append(StatementFigures(
+            query=" ".join(str(r["query"]).split()),
+            calls=int(r["calls"]),
+            plans=plans,
+            mean_plan_ms=float(r["mean_plan_time"]) if plans else math.nan,
+            mean_exec_ms=float(r["mean_exec_time"]),
+            total_plan_ms=float(r["total_plan_time"]),
+            total_exec_ms=float(r["total_exec_time"]),
+        ))
+    return tuple(out)
+
+
+def _wait_figures(summary: WaitSummary) -> dict[str, Any]:
+    total = summary.active_session_samples
+    waits = {k: v for k, v in summary.by_wait.items() if k != CPU}
+    top = max(waits.items(), key=lambda kv: kv[1]) if waits else ("", 0)
+    return {
+        "samples": summary.samples,
+        "active_session_samples": total,
+        "aas": summary.aas,
+        "lockmanager_share": summary.lockmanager_share,
+        "cpu_share": share(summary.by_wait.get(CPU, 0), total),
+        "top_wait": top[0],
+        "top_wait_share": share(top[1], total),
+        "waits": dict(summary.by_wait),
+    }
+
+
+def measure_load(
+    server: ScratchServer,
+    *,
+    clients: int,
+    duration_s: float,
+    protocol: str = "simple",
+    select_only: bool = True,
+    script_file: Path | None = None,
+    sample_hz: float = 10.0,
+    warmup_s: float = 0.0,
+    statement_filter: Callable[[StatementFigures], bool] = lambda s: True,
+) -> LoadFigures:
+    """Run pgbench on the scratch server while sampling wait events, with pg_stat_statements reset first.
+
+    :param clients: ``-c`` (count).
+    :param duration_s: ``-T`` (s).
+    :param protocol: ``simple``, ``extended`` or ``prepared``.
+    :param select_only: built-in select-only transaction (``-S``); ignored with ``script_file``.
+    :param script_file: a pgbench script (``-f``) instead of the built-in transaction.
+    :param sample_hz: pg_stat_activity sampling rate (Hz).
+    :param warmup_s: an unmeasured pgbench run first (s; 0 = none): fills caches after the restart.
+    :param statement_filter: which pg_stat_statements rows make up the planning/execution means.
+    :raises ScratchServerError: if pgbench fails.
+    """
+    extra: list[str] = ["-f", str(script_file)] if script_file is not None else []
+    only = select_only and script_file is None
+    if warmup_s >= 1:
+        run_pgbench(server, clients=clients, duration_s=warmup_s, protocol=protocol, select_only=only,
+                    extra_args=extra)
+    with connect(server.conninfo()) as session:
+        reset_statements(session)
+    with BackgroundSampler(server.conninfo(), hz=sample_hz) as sampler:
+        result: PgbenchResult = run_pgbench(server, clients=clients, duration_s=duration_s, protocol=protocol,
+                                            select_only=only, extra_args=extra)
+    waits = summarize(sampler.samples)
+    with connect(server.conninfo()) as session:
+        statements = tuple(s for s in read_statements(session) if statement_filter(s))
+    calls = sum(s.calls for s in statements)
+    return LoadFigures(
+        tps=result.tps,
+        latency_ms=result.latency_ms,
+        transactions=result.transactions,
+        failed=result.failed,
+        mean_plan_ms=sum(s.total_plan_ms for s in statements) / calls if calls else math.nan,
+        mean_exec_ms=sum(s.total_exec_ms for s in statements) / calls if calls else math.nan,
+        statement_calls=calls,
+        statements=statements,
+        **_wait_figures(waits),
+    )
+
+
+def install_pg_stat_statements(server: ScratchServer) -> None:
+    """``CREATE EXTENSION pg_stat_statements`` on the scratch server.
+
+    :raises ScratchServerError: when the installation lacks it (the lab's planning figures need it).
+    """
+    try:
+        run_script(server.conninfo(), "create extension if not exists pg_stat_statements")
+    except LockscopeError as exc:
+        raise ScratchServerError(f"pg_stat_statements is not usable with {server.bin_dir}: {exc}") from None
+
+
+def is_pk_select(s: StatementFigures) -> bool:
+    """The pgbench_accounts primary-key SELECT of ``pgbench -S`` (:data:`lockscope.demo.PK_SELECT`), as
+    pg_stat_statements normalises it."""
+    return s.query.lower().startswith("select abalance from pgbench_accounts where aid =")
