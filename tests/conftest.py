@@ -3,6 +3,8 @@
 - ``pg18``: the embedded PostgreSQL 18 (max_locks_per_transaction 64) with the demo schemas.
 - ``pg_old``: a PostgreSQL <= 17 for the 16-slot rules: ``$LOCKSCOPE_TEST_OLD_PG_BIN`` or Debian's
   ``/usr/lib/postgresql/15/bin`` (installed by ``scripts/test.sh``). Missing → the tests FAIL, they do not skip.
+- ``any_pg`` / ``any_session``: the same test once on each of them (ids ``pg18`` and ``pg_old``), for the rules that
+  hold on every version; a test states its version-specific numbers in a dict by major (:func:`by_major`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -17,6 +20,7 @@ from lockscope.db import Session, connect, run_script
 from lockscope.demo import EVENTS_SQL, P40_SQL, T5_SQL
 from lockscope.server import ScratchServer, ScratchSettings
 
+T = TypeVar("T")
 OLD_PG_BIN = Path(os.environ.get("LOCKSCOPE_TEST_OLD_PG_BIN", "/usr/lib/postgresql/15/bin"))
 DEMO_SCHEMA = EVENTS_SQL + T5_SQL + P40_SQL + """
 create table acct (id int primary key, owner text not null, balance int not null default 0);
@@ -59,8 +63,31 @@ def pg18() -> Iterator[ScratchServer]:
 @pytest.fixture(scope="session")
 def pg_old() -> Iterator[ScratchServer]:
     with _server(OLD_PG_BIN) as server:
+        if server.major > 17:
+            pytest.fail(f"{OLD_PG_BIN} is PostgreSQL {server.major}: the <= 17 tests need PostgreSQL 13-17",
+                        pytrace=False)
         run_script(server.conninfo(), DEMO_SCHEMA)
         yield server
+
+
+@pytest.fixture(scope="session", params=["pg18", "pg_old"])
+def any_pg(request: pytest.FixtureRequest) -> ScratchServer:
+    """Each of the session's servers in turn (``pg18``, then ``pg_old``), both with the demo schemas."""
+    server: ScratchServer = request.getfixturevalue(request.param)
+    return server
+
+
+@pytest.fixture()
+def any_session(any_pg: ScratchServer) -> Iterator[Session]:
+    with connect(any_pg.conninfo()) as session:
+        yield session
+
+
+def by_major(expected: dict[int, T], major: int) -> T:
+    """``expected[major]``: a test's version-specific number; a server version the test does not declare fails."""
+    if major not in expected:
+        pytest.fail(f"no expectation declared for PostgreSQL {major} (declared: {sorted(expected)})", pytrace=False)
+    return expected[major]
 
 
 @pytest.fixture()

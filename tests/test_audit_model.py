@@ -45,11 +45,12 @@ def test_smallest_fitting_groups_and_mlpt_range() -> None:
     for groups in (1, 2, 4, 8, 1024):  # the range maps back to the groups (postinit.c InitializeFastPathLocks)
         low, high = capacity.mlpt_range_for_groups(groups)
         assert capacity.fast_path_groups(180000, max(low, 10)) == groups == capacity.fast_path_groups(180000, high)
-    oids = range(20000, 20040)  # 40 relations never fit one group of 16, and fit once every group holds <= 16
-    groups = capacity.smallest_fitting_groups(170000, [oids])
-    assert groups is not None and groups >= 4
-    assert CapacityModel(180000, 16 * groups).fits(oids)
-    assert not CapacityModel(180000, 8 * groups).fits(oids)
+    # 40 consecutive OIDs: 49157 ≡ 1 (mod 4), so with 4 groups the group is oid & 3 -> 10 per group (fits); with 2
+    # groups oid & 1 -> 20 per group (> 16, spills)
+    oids = range(20000, 20040)
+    assert capacity.smallest_fitting_groups(170000, [oids]) == 4
+    assert CapacityModel(180000, 64).fits(oids)
+    assert not CapacityModel(180000, 32).fits(oids)
     assert capacity.smallest_fitting_groups(180000, [range(1, 20000)]) is None
 
 

@@ -41,10 +41,12 @@ def test_unsupported_version_and_setting() -> None:
 
 
 def test_rel_group_hash() -> None:
-    # (oid * 49157) & (groups - 1), uint64 arithmetic
-    assert fast_path_rel_group(16384, 4) == (16384 * 49157) & 3
+    # (oid * 49157) & (groups - 1), uint64 arithmetic. 49157 = 48 * 1024 + 5, so the product's low 10 bits are
+    # those of oid * 5: 16384 * 5 = 81920 -> & 3 = 0; 16385 * 5 = 81925 -> & 3 = 1; (2^32 - 1) * 5 ≡ -5 (mod 1024)
+    assert fast_path_rel_group(16384, 4) == 0
     assert fast_path_rel_group(16385, 4) == 1
-    assert fast_path_rel_group(4294967295, 1024) == (4294967295 * 49157) & 1023
+    assert fast_path_rel_group(4294967295, 1024) == 1019
+    assert fast_path_rel_group(4294967295, 16) == 11  # -5 mod 16
     assert fast_path_rel_group(16385, 1) == 0
 
 
@@ -94,4 +96,4 @@ def test_max_backends_and_lock_table() -> None:
     assert max_backends(180000, max_connections=100, autovacuum_workers=16, max_worker_processes=8,
                         max_wal_senders=10) == 136
     assert shared_lock_table_entries(64, 136, 0) == 8704
-    assert shared_lock_table_entries(64, 122, 5) == 64 * 127
+    assert shared_lock_table_entries(64, 122, 5) == 8128

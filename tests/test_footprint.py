@@ -14,7 +14,7 @@ from lockscope.footprint import Footprint, measure_all_modes, measure_footprint
 from lockscope.pgbench import pgbench_init
 from lockscope.server import ScratchServer, ScratchSettings
 
-from .conftest import DEMO_SCHEMA, OLD_PG_BIN
+from .conftest import DEMO_SCHEMA, OLD_PG_BIN, by_major
 
 EVENTS_PARAM = ["2024-06-06 00:00:00+00"]
 
@@ -29,94 +29,114 @@ def assert_model_agrees(*fps: Footprint) -> None:
             assert e.mismatches == (), [(lk.relation, lk.fastpath, lk.predicted_fastpath) for lk in e.mismatches]
 
 
-# -- PostgreSQL 18 -------------------------------------------------------------------------------------------------
-def test_events_prepared_three_modes_pg18(session18: Session) -> None:
-    auto, custom, generic = measure_all_modes(session18, EVENTS_STATEMENT, params=EVENTS_PARAM, executions=8)
-    assert counts(auto) == [8, 8, 8, 8, 8, 52, 13, 13]
+# -- every version (PG 18 and the old server): version-specific numbers declared by major -----------------------
+def test_events_prepared_three_modes(any_session: Session) -> None:
+    major = any_session.facts.major
+    auto, custom, generic = measure_all_modes(any_session, EVENTS_STATEMENT, params=EVENTS_PARAM, executions=8)
+    # custom plan: parent + pruned partition + its 3 indexes, and the parent's 3 partitioned indexes from PG 16
+    # (commit 3c569049b7); generic build: parent + 12 partitions + 36 indexes (+ 3 partitioned indexes from PG 16)
+    custom_locks = by_major({15: 5, 18: 8}, major)
+    build_locks = by_major({15: 49, 18: 52}, major)
+    assert counts(auto) == [custom_locks] * 5 + [build_locks, 13, 13]
     assert [e.phase for e in auto.executions] == ["custom"] * 5 + ["generic-build"] + ["generic-reuse"] * 2
     assert [e.plan_type for e in auto.executions] == ["custom"] * 5 + ["generic"] * 3
-    assert counts(generic) == [52] + [13] * 7
+    assert counts(generic) == [build_locks] + [13] * 7
     assert generic.executions[0].phase == "generic-build"
-    assert counts(custom) == [8] * 8
+    assert counts(custom) == [custom_locks] * 8
     assert all(e.plan_type == "custom" for e in custom.executions)
-    assert all(e.main_table_count == 0 for fp in (auto, custom, generic) for e in fp.executions)  # mlpt 64
+    # PG 18 at mlpt 64: 64 slots, nothing spills; before PG 18: 16 slots whatever mlpt says, the generic build spills
+    assert [e.main_table_count for e in generic.executions] == [by_major({15: 33, 18: 0}, major)] + [0] * 7
+    assert all(e.main_table_count == 0 for fp in (auto, custom) for e in fp.executions if e.phase != "generic-build")
     assert_model_agrees(auto, custom, generic)
 
 
-def test_events_roles_pg18(session18: Session) -> None:
-    fp = measure_footprint(session18, EVENTS_STATEMENT.replace("$1", "'2024-06-06'"))
+def test_events_roles(any_session: Session) -> None:
+    fp = measure_footprint(any_session, EVENTS_STATEMENT.replace("$1", "'2024-06-06'"))
     roles = sorted(lk.role for lk in fp.executions[0].locks)
-    assert roles == ["partition"] + ["partition index"] * 3 + ["partitioned index"] * 3 + ["partitioned table"]
+    partitioned_indexes = by_major({15: 0, 18: 3}, any_session.facts.major)
+    assert roles == (["partition"] + ["partition index"] * 3 + ["partitioned index"] * partitioned_indexes
+                     + ["partitioned table"])
     assert {lk.mode for lk in fp.executions[0].locks} == {"AccessShareLock"}
     assert fp.executions[0].locks[0].relation == "public.events"  # parser lock first
 
 
-def test_generic_reuse_locks_parent_and_all_partitions_only(session18: Session) -> None:
-    fp = measure_footprint(session18, EVENTS_STATEMENT, params=EVENTS_PARAM, protocol="prepared",
+def test_generic_reuse_locks_parent_and_all_partitions_only(any_session: Session) -> None:
+    fp = measure_footprint(any_session, EVENTS_STATEMENT, params=EVENTS_PARAM, protocol="prepared",
                            plan_cache_mode="force_generic_plan", executions=2)
     reuse = fp.executions[1]
-    assert sorted({lk.role for lk in reuse.locks}) == ["partition", "partitioned table"]
-    assert any("Subplans Removed: 11" in line for line in reuse.plan)
+    assert sorted(lk.role for lk in reuse.locks) == ["partition"] * 12 + ["partitioned table"]
+    assert sum("Subplans Removed: 11" in line for line in reuse.plan) == 1
 
 
-def test_unpartitioned_five_indexes_pg18(session18: Session) -> None:
-    fp = measure_footprint(session18, "select from t", protocol="prepared", param_types=["int"], params=["1"],
+def test_unpartitioned_five_indexes(any_session: Session) -> None:
+    fp = measure_footprint(any_session, "select from t", protocol="prepared", param_types=["int"], params=["1"],
                            executions=8)
     assert counts(fp) == [6, 6, 6, 6, 6, 6, 1, 1]
     assert [e.phase for e in fp.executions][5:] == ["generic-build", "generic-reuse", "generic-reuse"]
     assert_model_agrees(fp)
 
 
-def test_no_parameters_means_generic_from_the_first_execution(session18: Session) -> None:
-    fp = measure_footprint(session18, "select from t", protocol="prepared", executions=3)
+def test_no_parameters_means_generic_from_the_first_execution(any_session: Session) -> None:
+    fp = measure_footprint(any_session, "select from t", protocol="prepared", executions=3)
     assert counts(fp) == [6, 1, 1]
     assert [e.phase for e in fp.executions] == ["generic-build", "generic-reuse", "generic-reuse"]
 
 
-def test_p40_pruning_pg18(session18: Session) -> None:
-    pruned = measure_footprint(session18, "select * from p40 where k = 150")
-    unpruned = measure_footprint(session18, "select * from p40 where k = (select 150)")
-    assert pruned.executions[0].lock_count == 4
+def test_p40_pruning(any_session: Session) -> None:
+    major = any_session.facts.major
+    pruned = measure_footprint(any_session, "select * from p40 where k = 150")
+    unpruned = measure_footprint(any_session, "select * from p40 where k = (select 150)")
+    # parent (+ its partitioned index from PG 16) + one partition + its index; unpruned: all 40 partitions + indexes
+    assert pruned.executions[0].lock_count == by_major({15: 3, 18: 4}, major)
     e = unpruned.executions[0]
-    assert (e.lock_count, e.fastpath_count, e.main_table_count) == (82, 64, 18)
+    assert (e.lock_count, e.fastpath_count, e.main_table_count) == by_major({15: (81, 16, 65), 18: (82, 64, 18)},
+                                                                            major)
     assert_model_agrees(pruned, unpruned)
     assert unpruned.spilled and not pruned.spilled
 
 
-def test_dml_modes_and_index_locks_pg18(session18: Session) -> None:
-    upd = measure_footprint(session18, "update acct set balance = balance + 1 where id = 1").executions[0]
+def test_dml_modes_and_index_locks(any_session: Session) -> None:
+    upd = measure_footprint(any_session, "update acct set balance = balance + 1 where id = 1").executions[0]
     assert {(lk.relation, lk.mode) for lk in upd.locks} == {
         ("public.acct", "RowExclusiveLock"), ("public.acct_pkey", "RowExclusiveLock"),
         ("public.acct_owner_idx", "RowExclusiveLock")}
-    ins = measure_footprint(session18, "insert into acct values (1000, 'x')").executions[0]
+    ins = measure_footprint(any_session, "insert into acct values (1000, 'x')").executions[0]
     assert [(lk.relation, lk.mode) for lk in ins.locks] == [("public.acct", "RowExclusiveLock")]
-    upsert = measure_footprint(session18, "insert into acct values (1000, 'x') on conflict (id) do nothing")
+    upsert = measure_footprint(any_session, "insert into acct values (1000, 'x') on conflict (id) do nothing")
     assert {lk.relation for lk in upsert.executions[0].locks} == {"public.acct", "public.acct_pkey",
                                                                  "public.acct_owner_idx"}
-    lock_for_update = measure_footprint(session18, "select * from acct where id = 1 for update").executions[0]
+    lock_for_update = measure_footprint(any_session, "select * from acct where id = 1 for update").executions[0]
     assert {lk.mode for lk in lock_for_update.locks} == {"RowShareLock"}
 
 
-def test_view_and_sequence_roles_pg18(session18: Session) -> None:
-    view = measure_footprint(session18, "select * from acct_v where id = 3").executions[0]
+def test_view_and_sequence_roles(any_session: Session) -> None:
+    view = measure_footprint(any_session, "select * from acct_v where id = 3").executions[0]
     assert {lk.relation: lk.role for lk in view.locks} == {
         "public.acct_v": "view", "public.acct": "table", "public.acct_pkey": "index",
         "public.acct_owner_idx": "index"}
-    seq = measure_footprint(session18, "select nextval('acct_seq')").executions[0]
+    seq = measure_footprint(any_session, "select nextval('acct_seq')").executions[0]
     # EXPLAIN does not run nextval: no lock on the sequence. Nothing else is locked either.
     assert seq.lock_count == 0
 
 
-def test_assumed_version_and_setting(session18: Session) -> None:
-    fp = measure_footprint(session18, "select * from p40 where k = (select 150)",
+def test_assumed_version_and_setting(any_session: Session) -> None:
+    major = any_session.facts.major
+    fp = measure_footprint(any_session, "select * from p40 where k = (select 150)",
                            assume=CapacityModel(170000, 64))
-    e = fp.executions[0]
-    assert e.assumed_main_table_count == 82 - 16
-    fp = measure_footprint(session18, "select * from p40 where k = (select 150)",
+    assert fp.executions[0].assumed_main_table_count == by_major({15: 65, 18: 66}, major)  # 81 or 82 locks, 16 slots
+    fp = measure_footprint(any_session, "select * from p40 where k = (select 150)",
                            assume=CapacityModel(180000, 128))
-    assert fp.executions[0].assumed_main_table_count == 0
+    assert fp.executions[0].assumed_main_table_count == by_major({15: 0, 18: 0}, major)
 
 
+def test_pk_select_footprint(any_session: Session) -> None:
+    fp = measure_footprint(any_session, PK_SELECT.replace("pgbench_accounts", "acct").replace("abalance", "balance")
+                           .replace("aid", "id"), params=["1"])
+    assert sorted((lk.relation, lk.role) for lk in fp.executions[0].locks) == [
+        ("public.acct", "table"), ("public.acct_owner_idx", "index"), ("public.acct_pkey", "index")]
+
+
+# -- PostgreSQL 18 -------------------------------------------------------------------------------------------------
 def test_events_with_data_auto_keeps_custom_plans() -> None:
     with ScratchServer() as server:
         run_script(server.conninfo(), DEMO_SCHEMA)
@@ -177,29 +197,6 @@ def test_group_overflow_below_the_slot_count_pg18(pgbench18: ScratchServer) -> N
 
 
 # -- PostgreSQL <= 17 (Debian 15 by default) -------------------------------------------------------------------
-def test_events_prepared_three_modes_old_pg(session_old: Session) -> None:
-    assert session_old.facts.major <= 17
-    auto, custom, generic = measure_all_modes(session_old, EVENTS_STATEMENT, params=EVENTS_PARAM, executions=7)
-    # PG 13-15 do not lock the parent's partitioned indexes (locked from PG 16, commit 3c569049b7)
-    custom_locks = 5 if session_old.facts.major <= 15 else 8
-    build_locks = 49 if session_old.facts.major <= 15 else 52
-    assert counts(auto) == [custom_locks] * 5 + [build_locks, 13]
-    assert counts(custom) == [custom_locks] * 7
-    assert counts(generic) == [build_locks] + [13] * 6
-    # 16 slots whatever max_locks_per_transaction says: the generic build spills
-    assert generic.executions[0].main_table_count == build_locks - 16
-    assert generic.executions[1].main_table_count == 0
-    assert_model_agrees(auto, custom, generic)
-
-
-def test_p40_unpruned_old_pg(session_old: Session) -> None:
-    e = measure_footprint(session_old, "select * from p40 where k = (select 150)").executions[0]
-    parent_index = 0 if session_old.facts.major <= 15 else 1
-    assert e.lock_count == 81 + parent_index
-    assert (e.fastpath_count, e.main_table_count) == (16, 81 + parent_index - 16)
-    assert not e.mismatches
-
-
 def test_extra_index_cliff_old_pg_ignores_mlpt() -> None:
     with ScratchServer(OLD_PG_BIN, ScratchSettings(max_locks_per_transaction=128)) as server:
         pgbench_init(server)
@@ -235,10 +232,3 @@ def test_full_fast_path_refuses_a_second_mode_on_a_held_relation(pg_old: Scratch
         assert sum(measured.values()) == 16
     finally:
         run_script(pg_old.conninfo(), "".join(f"drop table {t};" for t in tables))
-
-
-def test_pk_select_footprint_matches_on_both(session18: Session, session_old: Session) -> None:
-    for session in (session18, session_old):
-        fp = measure_footprint(session, PK_SELECT.replace("pgbench_accounts", "acct").replace("abalance", "balance")
-                               .replace("aid", "id"), params=["1"])
-        assert fp.executions[0].lock_count == 3

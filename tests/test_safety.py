@@ -18,7 +18,7 @@ from lockscope.errors import (
     StatementError,
     UnsupportedStatementError,
 )
-from lockscope.footprint import measure_footprint
+from lockscope.footprint import measure_footprint, measure_generic_plan
 from lockscope.server import ScratchServer
 
 
@@ -28,31 +28,90 @@ def _rows(server: ScratchServer, sql: str) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.parametrize("protocol", ["simple", "prepared"])
-def test_dml_is_never_executed(pg18: ScratchServer, session18: Session, protocol: str) -> None:
-    before = _rows(pg18, "select id, owner, balance from acct order by id")
-    for sql in ("delete from acct", "update acct set balance = 0, owner = 'gone'",
-                "insert into acct select g, 'new' from generate_series(1000, 1100) g",
-                "with d as (delete from acct returning *) select count(*) from d",
-                "merge into acct a using (select 1 as id) s on a.id = s.id when matched then delete"):
-        measure_footprint(session18, sql, protocol=protocol, executions=2)
-    assert _rows(pg18, "select id, owner, balance from acct order by id") == before
+def test_dml_is_never_executed(any_pg: ScratchServer, any_session: Session, protocol: str) -> None:
+    before = _rows(any_pg, "select id, owner, balance from acct order by id")
+    assert len(before) == 100
+    statements = ["delete from acct", "update acct set balance = 0, owner = 'gone'",
+                  "insert into acct select g, 'new' from generate_series(1000, 1100) g",
+                  "with d as (delete from acct returning *) select count(*) from d"]
+    if any_pg.major >= 15:  # MERGE is PostgreSQL 15+
+        statements.append("merge into acct a using (select 1 as id) s on a.id = s.id when matched then delete")
+    for sql in statements:
+        fp = measure_footprint(any_session, sql, protocol=protocol, executions=2)
+        # probed for real (the target's RowExclusiveLock was seen), yet nothing changed
+        assert ("public.acct", "RowExclusiveLock") in {(lk.relation, lk.mode) for lk in fp.executions[0].locks}
+    assert _rows(any_pg, "select id, owner, balance from acct order by id") == before
 
 
-def test_nothing_left_on_the_server(pg18: ScratchServer) -> None:
-    session = connect(pg18.conninfo())
+def test_nothing_left_on_the_server(any_pg: ScratchServer) -> None:
+    session = connect(any_pg.conninfo())
     pid = session.backend_pid
     measure_footprint(session, "select * from acct where id = $1", params=["1"], protocol="prepared")
     assert session.fetch_all("select name from pg_prepared_statements") == []
-    activity = _rows(pg18, f"select application_name, state from pg_stat_activity where pid = {pid}")
+    activity = _rows(any_pg, f"select application_name, state from pg_stat_activity where pid = {pid}")
     assert activity == [("lockscope", "idle")]  # not idle in transaction
+    assert _rows(any_pg, f"select locktype, mode from pg_locks where pid = {pid}") == []
     session.close()
     time.sleep(0.2)
-    assert _rows(pg18, f"select 1 from pg_stat_activity where pid = {pid}") == []
+    assert _rows(any_pg, f"select 1 from pg_stat_activity where pid = {pid}") == []
 
 
-def test_probe_transaction_settings(session18: Session) -> None:
-    with session18.probe_transaction():
-        row = session18.fetch_one(
+GENERIC_PLAN_FIXTURE = """
+create table gp_t (id int primary key default nextval('gp_seq'), x int not null);
+create index gp_t_x on gp_t (x);
+create table gp_log (op text not null, at timestamptz not null default now());
+create function gp_record() returns trigger language plpgsql as
+  $$ begin insert into gp_log (op) values (tg_op); return null; end $$;
+create trigger gp_t_stmt after insert or update or delete on gp_t for each statement execute function gp_record();
+create trigger gp_t_row after insert or update or delete on gp_t for each row execute function gp_record();
+insert into gp_t (x) values (10), (20), (30);
+truncate gp_log;
+"""
+
+
+def test_generic_plan_probe_executes_nothing_and_leaves_nothing(any_pg: ScratchServer) -> None:
+    """measure_generic_plan on $n texts: PG 13-15 PREPARE + EXPLAIN EXECUTE name(NULL, ...) + DEALLOCATE, PG 16+
+    EXPLAIN (GENERIC_PLAN). A real execution would fire the triggers (rows in gp_log), advance gp_seq (nextval is
+    not rolled back) or change gp_t; none may happen, and the session must be left idle with no prepared
+    statement and no lock."""
+    run_script(any_pg.conninfo(), "create sequence gp_seq;" + GENERIC_PLAN_FIXTURE)
+    try:
+        seq_before = _rows(any_pg, "select last_value, is_called from gp_seq")
+        assert seq_before == [(3, True)]
+        rows_before = _rows(any_pg, "select id, x from gp_t order by id")
+        assert rows_before == [(1, 10), (2, 20), (3, 30)]
+        session = connect(any_pg.conninfo())
+        pid = session.backend_pid
+        probes = {
+            "insert into gp_t (x) values ($1)": {"public.gp_t"},
+            "insert into gp_t values ($1, $2)": {"public.gp_t"},
+            "update gp_t set x = $1 where id = $2": {"public.gp_t", "public.gp_t_pkey", "public.gp_t_x"},
+            "delete from gp_t where id = $1": {"public.gp_t", "public.gp_t_pkey", "public.gp_t_x"},
+        }
+        try:
+            for sql, relations in probes.items():
+                fp = measure_generic_plan(session, sql)
+                locks = fp.executions[0].locks
+                # the plan was built: the target and (UPDATE/DELETE) every index locked RowExclusive
+                assert {lk.relation for lk in locks} == relations, sql
+                assert {lk.mode for lk in locks} == {"RowExclusiveLock"}, sql
+                assert fp.executions[0].phase == "generic-build"
+            assert session.fetch_all("select name from pg_prepared_statements") == []
+            assert _rows(any_pg, f"select state from pg_stat_activity where pid = {pid}") == [("idle",)]
+            assert _rows(any_pg, f"select locktype, mode from pg_locks where pid = {pid}") == []
+        finally:
+            session.close()
+        assert _rows(any_pg, "select count(*) from gp_log") == [(0,)]
+        assert _rows(any_pg, "select last_value, is_called from gp_seq") == seq_before
+        assert _rows(any_pg, "select id, x from gp_t order by id") == rows_before
+        assert _rows(any_pg, "select count(*) from pg_prepared_statements") == [(0,)]
+    finally:
+        run_script(any_pg.conninfo(), "drop table gp_t, gp_log; drop function gp_record(); drop sequence gp_seq")
+
+
+def test_probe_transaction_settings(any_session: Session) -> None:
+    with any_session.probe_transaction():
+        row = any_session.fetch_one(
             "select current_setting('transaction_read_only') as ro, current_setting('lock_timeout') as lt, "
             "current_setting('statement_timeout') as st, current_setting('application_name') as app")
     assert row == {"ro": "on", "lt": "200ms", "st": "5s", "app": "lockscope"}
@@ -70,50 +129,50 @@ def test_probe_transaction_settings(session18: Session) -> None:
     ("lock table acct", "LOCK", "LockStmt"),
     ("  truncate acct", "TRUNCATE", "TruncateStmt"),
 ])
-def test_utility_statements_are_refused(session18: Session, sql: str, word: str, node: str) -> None:
+def test_utility_statements_are_refused(any_session: Session, sql: str, word: str, node: str) -> None:
     with pytest.raises(UnsupportedStatementError, match=rf"^{word} is a utility statement \({node}\)"):
-        measure_footprint(session18, sql)
+        measure_footprint(any_session, sql)
 
 
-def test_several_statements_empty_and_select_into(session18: Session) -> None:
+def test_several_statements_empty_and_select_into(any_session: Session) -> None:
     with pytest.raises(UnsupportedStatementError, match="2 statements given"):
-        measure_footprint(session18, "select 1; drop table acct")
+        measure_footprint(any_session, "select 1; drop table acct")
     for empty in ("", "   ", ";", "-- only a comment"):
         with pytest.raises(UnsupportedStatementError, match="empty statement"):
-            measure_footprint(session18, empty)
+            measure_footprint(any_session, empty)
     with pytest.raises(UnsupportedStatementError, match=r"SELECT \.\.\. INTO"):
-        measure_footprint(session18, "select * into acct2 from acct")
+        measure_footprint(any_session, "select * into acct2 from acct")
 
 
-def test_invalid_sql_gives_the_servers_message_and_position(session18: Session) -> None:
+def test_invalid_sql_gives_the_servers_message_and_position(any_session: Session) -> None:
     with pytest.raises(StatementError) as err:
-        measure_footprint(session18, "select * fro acct")
+        measure_footprint(any_session, "select * fro acct")
     assert str(err.value) == '42601: syntax error at or near "fro" (at character 10)'
     assert err.value.position == 10
 
 
-def test_unknown_relation_and_parameters(session18: Session) -> None:
+def test_unknown_relation_and_parameters(any_session: Session) -> None:
     with pytest.raises(StatementError, match='42P01: relation "nope" does not exist'):
-        measure_footprint(session18, "select * from nope")
+        measure_footprint(any_session, "select * from nope")
     with pytest.raises(BadInputError, match=r"uses 1 parameter\(s\).*but 0 --param"):
-        measure_footprint(session18, "select * from acct where id = $1")
+        measure_footprint(any_session, "select * from acct where id = $1")
     with pytest.raises(StatementError, match="wrong number of parameters"):
-        measure_footprint(session18, "select * from acct where id = $1", protocol="prepared")
+        measure_footprint(any_session, "select * from acct where id = $1", protocol="prepared")
     with pytest.raises(StatementError, match='22P02: invalid input syntax for type integer: "abc"'):
-        measure_footprint(session18, "select * from acct where id = $1", params=["abc"])
+        measure_footprint(any_session, "select * from acct where id = $1", params=["abc"])
     with pytest.raises(StatementError, match="22P02"):
-        measure_footprint(session18, "select * from acct where id = $1", params=["abc"], protocol="prepared")
-    assert session18.fetch_all("select name from pg_prepared_statements") == []
+        measure_footprint(any_session, "select * from acct where id = $1", params=["abc"], protocol="prepared")
+    assert any_session.fetch_all("select name from pg_prepared_statements") == []
 
 
-def test_blocked_by_an_access_exclusive_lock(pg18: ScratchServer, session18: Session) -> None:
-    holder = psycopg.connect(pg18.conninfo())
+def test_blocked_by_an_access_exclusive_lock(any_pg: ScratchServer, any_session: Session) -> None:
+    holder = psycopg.connect(any_pg.conninfo())
     holder.execute("lock table acct in access exclusive mode")
     holder_pid = holder.info.backend_pid
     try:
         start = time.monotonic()
         with pytest.raises(LockBlockedError) as err:
-            measure_footprint(session18, "select * from acct where id = 1")
+            measure_footprint(any_session, "select * from acct where id = 1")
         elapsed = time.monotonic() - start
         assert f"blocked by a lock held by pid {holder_pid}" in str(err.value)
         assert "AccessExclusiveLock on acct" in str(err.value)
@@ -122,11 +181,11 @@ def test_blocked_by_an_access_exclusive_lock(pg18: ScratchServer, session18: Ses
     finally:
         holder.rollback()
         holder.close()
-    measure_footprint(session18, "select * from acct where id = 1")  # the session is usable again
+    measure_footprint(any_session, "select * from acct where id = 1")  # the session is usable again
 
 
-def test_statement_timeout_is_enforced(pg18: ScratchServer) -> None:
-    with connect(pg18.conninfo(), statement_timeout_ms=1, lock_timeout_ms=1000) as session, \
+def test_statement_timeout_is_enforced(any_pg: ScratchServer) -> None:
+    with connect(any_pg.conninfo(), statement_timeout_ms=1, lock_timeout_ms=1000) as session, \
             pytest.raises(StatementError, match="statement_timeout"):
         measure_footprint(session, "select * from p40 a, p40 b, p40 c, p40 d, p40 e, p40 f, p40 g, p40 h "
                                    "where a.k = b.k and b.k = c.k and c.k = d.k and d.k = e.k and e.k = f.k "
@@ -173,14 +232,14 @@ def test_redact_dsn() -> None:
     assert sorted(redact_dsn("host=h dbname=d").split()) == ["dbname=d", "host=h"]
 
 
-def test_probe_does_not_hang_behind_a_waiting_strong_lock(pg18: ScratchServer, session18: Session) -> None:
+def test_probe_does_not_hang_behind_a_waiting_strong_lock(any_pg: ScratchServer, any_session: Session) -> None:
     """A DDL queued behind a reader blocks new readers; the probe gives up after lock_timeout."""
-    reader = psycopg.connect(pg18.conninfo())
+    reader = psycopg.connect(any_pg.conninfo())
     reader.execute("select * from acct limit 1")  # holds AccessShareLock
     ddl_done = threading.Event()
 
     def ddl() -> None:
-        with psycopg.connect(pg18.conninfo(), autocommit=True) as conn:
+        with psycopg.connect(any_pg.conninfo(), autocommit=True) as conn:
             conn.execute("set lock_timeout = '3s'")
             try:
                 conn.execute("alter table acct add column tmp int")
@@ -194,7 +253,7 @@ def test_probe_does_not_hang_behind_a_waiting_strong_lock(pg18: ScratchServer, s
     try:
         time.sleep(0.5)
         with pytest.raises(LockBlockedError, match="blocked by"):
-            measure_footprint(session18, "select * from acct where id = 1")
+            measure_footprint(any_session, "select * from acct where id = 1")
     finally:
         reader.rollback()
         reader.close()
