@@ -21,11 +21,11 @@ from typing import Any
 
 from ..db import connect
 from ..demo import PK_SELECT, set_extra_indexes
-from ..errors import BadInputError, ScratchServerError
+from ..errors import BadInputError
 from ..footprint import measure_footprint
 from ..pgbench import pgbench_init
 from ..server import ScratchSettings
-from .load import install_pg_stat_statements, is_pk_select, measure_load
+from .load import install_pg_stat_statements, is_pk_select, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
@@ -123,14 +123,10 @@ class IndexesScenario:
             "relation_locks": e.lock_count, "fastpath_locks": e.fastpath_count, "main_table_locks": e.main_table_count,
             "predicted_main_table_locks": e.predicted_main_table_count,
         }
-        try:
-            load = measure_load(server, clients=self.clients, duration_s=self.duration_s, sample_hz=self.sample_hz,
-                                warmup_s=self.warmup_s, statement_filter=is_pk_select)
-            row.update(load.row())
-            row["error"] = ""
-        except ScratchServerError as exc:
-            row.update(tps=math.nan, error=str(exc))
-        return row
+        columns, _ = measure_load_columns(server, clients=self.clients, duration_s=self.duration_s,
+                                          sample_hz=self.sample_hz, warmup_s=self.warmup_s,
+                                          statement_filter=is_pk_select)
+        return {**row, **columns}
 
 
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ __all__ = [
     "install_pg_stat_statements",
     "is_pk_select",
     "measure_load",
+    "measure_load_columns",
     "read_statements",
     "reset_statements",
 ]
@@ -204,3 +205,17 @@ def is_pk_select(s: StatementFigures) -> bool:
     """The pgbench_accounts primary-key SELECT of ``pgbench -S`` (:data:`lockscope.demo.PK_SELECT`), as
     pg_stat_statements normalises it."""
     return s.query.lower().startswith("select abalance from pgbench_accounts where aid =")
+
+
+def measure_load_columns(server: ScratchServer, **options: Any) -> tuple[Row, LoadFigures | None]:
+    """:func:`measure_load` for a results row: its figures as columns (:meth:`LoadFigures.row`) with ``error``
+    empty, or, when pgbench failed, ``tps`` NaN and ``error`` the one-line reason (the run goes on).
+
+    :param options: :func:`measure_load`'s keyword arguments.
+    :return: (columns to add to the row, the figures or None when pgbench failed).
+    """
+    try:
+        load = measure_load(server, **options)
+    except ScratchServerError as exc:
+        return {"tps": math.nan, "error": str(exc)}, None
+    return {**load.row(), "error": ""}, load

@@ -25,11 +25,11 @@ from typing import Any
 from ..capacity import _next_power_of_2
 from ..db import connect
 from ..demo import PK_SELECT
-from ..errors import BadInputError, ScratchServerError
+from ..errors import BadInputError
 from ..footprint import PLAN_CACHE_MODES, measure_footprint
 from ..pgbench import pgbench_init
 from ..server import ScratchSettings
-from .load import install_pg_stat_statements, is_pk_select, measure_load
+from .load import install_pg_stat_statements, is_pk_select, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
@@ -142,14 +142,10 @@ class PartitionsScenario:
             "peak_locks": peak.lock_count, "peak_execution": peak.number,
             "locks_by_execution": ",".join(str(e.lock_count) for e in fp.executions),
         }
-        try:
-            load = measure_load(server, clients=self.clients, duration_s=self.duration_s, protocol="prepared",
-                                sample_hz=self.sample_hz, warmup_s=self.warmup_s, statement_filter=is_pk_select)
-            row.update(load.row())
-            row["error"] = ""
-        except ScratchServerError as exc:
-            row.update(tps=math.nan, error=str(exc))
-        return row
+        columns, _ = measure_load_columns(server, clients=self.clients, duration_s=self.duration_s,
+                                          protocol="prepared", sample_hz=self.sample_hz, warmup_s=self.warmup_s,
+                                          statement_filter=is_pk_select)
+        return {**row, **columns}
 
 
 def summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from ..db import connect, run_script
 from ..errors import BadInputError, LockscopeError, ScratchServerError, UnsupportedStatementError
 from ..footprint import PLAN_CACHE_MODES, measure_footprint
 from ..server import ScratchServer, ScratchSettings
-from .load import install_pg_stat_statements, measure_load
+from .load import install_pg_stat_statements, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
@@ -346,16 +346,13 @@ class ReplayScenario:
             "main_table_locks": sum(p["main_table_locks"] for p in probed),
             "predicted_main_table_locks": sum(p["predicted_main_table_locks"] for p in probed),
         }
-        try:
-            load = measure_load(server, clients=self.clients, duration_s=self.duration_s, protocol=self.protocol,
-                                script_file=workload, sample_hz=self.sample_hz, warmup_s=self.warmup_s)
-            row.update(load.row())
-            row["error"] = ""
+        columns, load = measure_load_columns(server, clients=self.clients, duration_s=self.duration_s,
+                                             protocol=self.protocol, script_file=workload, sample_hz=self.sample_hz,
+                                             warmup_s=self.warmup_s)
+        if load is not None:
             ctx.extras.setdefault("pg_stat_statements", []).extend(
                 {"phase": phase, "pg_version": info.pg_version, **asdict(s)} for s in load.statements)
-        except ScratchServerError as exc:
-            row.update(tps=math.nan, error=str(exc))
-        return row
+        return {**row, **columns}
 
 
 def before_after(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -15,9 +15,7 @@ Pure functions, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-__all__ = ["CPU", "LOCK_MANAGER", "aas", "achieved_hz", "lockmanager_share", "share"]
+__all__ = ["CPU", "LOCK_MANAGER", "WaitTotals", "aas", "achieved_hz", "share"]
 
 #: The wait event this project exists for, as ``type:event``.
 LOCK_MANAGER = "LWLock:LockManager"
@@ -37,15 +35,10 @@ def aas(active_session_samples: float, ticks: int) -> float:
 
 
 def share(samples: float, active_session_samples: float) -> float:
-    """Fraction (0..1) of active-session samples: ``samples`` (those of one wait label, e.g. CPU) /
-    ``active_session_samples`` (all of them); 0.0 when there are none."""
+    """Fraction (0..1) of active-session samples: ``samples`` (those of one wait label) / ``active_session_samples``
+    (all of them); 0.0 when there are none. The *LockManager share* is ``share(samples waiting on
+    LWLock:LockManager, active-session samples)``; the CPU share the same with :data:`CPU`."""
     return samples / active_session_samples if active_session_samples else 0.0
-
-
-def lockmanager_share(by_wait: Mapping[str, int]) -> float:
-    """LockManager share (0..1) = active-session samples waiting on ``LWLock:LockManager`` / all active-session
-    samples, from wait label -> active-session samples (count); 0.0 without samples."""
-    return share(by_wait.get(LOCK_MANAGER, 0), sum(by_wait.values()))
 
 
 def achieved_hz(ticks: int, elapsed_s: float) -> float:
@@ -59,3 +52,27 @@ def achieved_hz(ticks: int, elapsed_s: float) -> float:
     :return: Hz; 0.0 when ``elapsed_s`` is not positive.
     """
     return ticks / elapsed_s if elapsed_s > 0 else 0.0
+
+
+class WaitTotals:
+    """Mixin for a frozen dataclass with ``ticks`` (count) and ``by_wait`` (wait label -> active-session samples,
+    count): the totals derived from them (:class:`~lockscope.watch.engine.WatchSummary`,
+    :class:`~lockscope.watch.recorded.RecordingSummary`)."""
+
+    ticks: int
+    by_wait: dict[str, int]
+
+    @property
+    def active_session_samples(self) -> int:
+        """Active sessions summed over the ticks (count)."""
+        return sum(self.by_wait.values())
+
+    @property
+    def lockmanager_samples(self) -> int:
+        """Active-session samples waiting on LWLock:LockManager (count)."""
+        return self.by_wait.get(LOCK_MANAGER, 0)
+
+    @property
+    def aas(self) -> float:
+        """Average active sessions over the ticks (sessions), :func:`aas`."""
+        return aas(self.active_session_samples, self.ticks)

@@ -30,7 +30,7 @@ from .. import __version__
 from ..db import Endpoint, Session, connect, load_sql
 from ..errors import BadInputError, DatabaseError, LockscopeError, RecordFileError
 from ..versions import PG14
-from .aas import aas, achieved_hz, lockmanager_share
+from .aas import WaitTotals, achieved_hz, share
 from .sampler import ActivityReader, Sample, Schedule
 from .store import RecordWriter
 from .window import BackendLocks, LockSnapshot, RollingWindow, StatementStat
@@ -154,7 +154,7 @@ class WatchState:
 
 
 @dataclass(frozen=True)
-class WatchSummary:
+class WatchSummary(WaitTotals):
     """A finished watch.
 
     :ivar duration_s: wall time watched (s).
@@ -188,19 +188,9 @@ class WatchSummary:
         return achieved_hz(self.ticks, self.duration_s)
 
     @property
-    def active_session_samples(self) -> int:
-        """Active sessions summed over samples (count)."""
-        return sum(self.by_wait.values())
-
-    @property
-    def aas(self) -> float:
-        """Average active sessions (sessions)."""
-        return aas(self.active_session_samples, self.ticks)
-
-    @property
     def lockmanager_share(self) -> float:
         """Fraction (0..1) of active-session samples waiting on LWLock:LockManager."""
-        return lockmanager_share(self.by_wait)
+        return share(self.lockmanager_samples, self.active_session_samples)
 
 
 def stat_lock_deltas(previous: dict[str, tuple[int, int]], current: dict[str, tuple[int, int]]

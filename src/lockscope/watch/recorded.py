@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .aas import CPU, LOCK_MANAGER, aas, achieved_hz, lockmanager_share, share
+from .aas import CPU, LOCK_MANAGER, WaitTotals, aas, achieved_hz, share
 from .store import GapRow, Recording, open_recording
 from .window import StatementStat
 
@@ -21,7 +21,7 @@ _LABEL = ("CASE WHEN x.wait_event_type IS NULL THEN 'CPU' "
 
 
 @dataclass(frozen=True)
-class RecordingSummary:
+class RecordingSummary(WaitTotals):
     """A recording, summarised.
 
     :ivar path: the file.
@@ -79,24 +79,9 @@ class RecordingSummary:
         return achieved_hz(self.ticks - 1, self.duration_s) if self.ticks > 1 else 0.0
 
     @property
-    def active_session_samples(self) -> int:
-        """Active sessions summed over samples (count)."""
-        return sum(self.by_wait.values())
-
-    @property
-    def aas(self) -> float:
-        """Average active sessions (sessions)."""
-        return aas(self.active_session_samples, self.ticks)
-
-    @property
-    def lockmanager_samples(self) -> int:
-        """Active-session samples on LWLock:LockManager (count)."""
-        return self.by_wait.get(LOCK_MANAGER, 0)
-
-    @property
     def lockmanager_share_total(self) -> float:
         """Fraction (0..1) of all active-session samples on LWLock:LockManager."""
-        return lockmanager_share(self.by_wait)
+        return share(self.lockmanager_samples, self.active_session_samples)
 
     @property
     def top_wait(self) -> str | None:
