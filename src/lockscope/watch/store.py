@@ -29,7 +29,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -140,10 +140,6 @@ class RecordWriter:
         """Queue a statement text for a query_id."""
         self._queue.put(("statement", (query_id, text, source)))
 
-    def set_meta(self, key: str, value: object) -> None:
-        """Queue a meta value (insert or replace)."""
-        self._queue.put(("meta", (key, str(value))))
-
     def close(self, end_reason: str = "stopped") -> None:
         """Write everything queued, record the end, checkpoint and close (leaves one file). Idempotent.
 
@@ -236,8 +232,6 @@ class RecordWriter:
                              [(wall_s, interval_s, t, fp, w) for t, (fp, w) in deltas.items()])
         elif kind == "statement":
             conn.execute("INSERT OR REPLACE INTO statements VALUES (?, ?, ?)", payload)
-        elif kind == "meta":
-            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", payload)
 
 
 # -- reading ---------------------------------------------------------------------------------------------------
@@ -290,13 +284,6 @@ class Recording:
         """
         try:
             return self._conn.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise RecordFileError(f"{self.path} is corrupt: {exc}") from None
-
-    def iter_rows(self, sql: str, params: Sequence[Any] = ()) -> Iterator[tuple[Any, ...]]:
-        """Like :meth:`rows`, streamed."""
-        try:
-            yield from self._conn.execute(sql, params)
         except sqlite3.DatabaseError as exc:
             raise RecordFileError(f"{self.path} is corrupt: {exc}") from None
 
