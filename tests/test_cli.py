@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,15 @@ from lockscope.cli import main
 from lockscope.server import ScratchServer
 
 
-def run(*args: str, stdin: str | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without libpq's PG* variables (which would name a server), plus ``extra``."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("PG")}, **extra}
+
+
+def run(*args: str, stdin: str | None = None, timeout: float = 300,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True, text=True,
-                          input=stdin, timeout=timeout, env={"COLUMNS": "160", **__import__("os").environ})
+                          input=stdin, timeout=timeout, env=env or clean_env())
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -35,13 +42,19 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["footprint", "--help"])
     out = capsys.readouterr().out
-    for word in ("--plan-cache-mode", "--fail-on-spill", "--assume-version", "exit codes:", "6  --fail-on-spill"):
+    for word in ("--plan-cache-mode", "--fail-on-spill", "--assume-version", "exit codes:",
+                 "6   the --fail-on-spill", "--json FILE|-", "--pg-bin DIR|MAJOR", "simple,extended,prepared"):
         assert word in out
+    # each command lists only the exit codes it can return
+    with pytest.raises(SystemExit):
+        main(["report", "--help"])
+    codes = capsys.readouterr().out.split("exit codes:")[1]
+    assert [line.split()[0] for line in codes.strip().splitlines()] == ["0", "1", "2", "130", "143"]
 
 
 def test_json_output(pg18: ScratchServer) -> None:
-    proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "--protocol", "prepared", "--plan-cache-mode", "all",
-               "--param", "2024-06-06 00:00:00+00", "--assume-version", "17",
+    proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "-", "--protocol", "prepared",
+               "--plan-cache-mode", "all", "--param", "2024-06-06 00:00:00+00", "--assume-version", "17",
                "select event_id, event_data from events where event_time = $1")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -114,7 +127,7 @@ def test_embedded_default_with_setup_and_mlpt(tmp_path: Path) -> None:
     f = tmp_path / "schema.sql"
     f.write_text("create table w (id int primary key);\n" +
                  "".join(f"create index on w ((id + {i}));\n" for i in range(15)))
-    proc = run("footprint", "--setup", str(f), "--mlpt", "16", "--json", "select * from w where id = 1")
+    proc = run("footprint", "--setup", str(f), "--mlpt", "16", "--json", "-", "select * from w where id = 1")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     e = doc["runs"][0]["executions"][0]

@@ -8,11 +8,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rich.console import Console
-
 from . import __version__
 from .commands import COMMANDS
 from .commands._common import EXIT_CODES
+from .commands._output import make_console
 from .errors import LockscopeError
 
 __all__ = ["build_parser", "main"]
@@ -44,10 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    console = Console()
-    errors = Console(stderr=True)
+    console = make_console()
+    errors = make_console(stderr=True)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    handler: Callable[[argparse.Namespace, Console], int] = args.handler
+    handler: Callable[..., int] = args.handler
     try:
         return handler(args, console)
     except LockscopeError as exc:

@@ -36,6 +36,7 @@ from .versions import MIN_SUPPORTED, major_of
 
 __all__ = [
     "APPLICATION_NAME",
+    "Endpoint",
     "ServerFacts",
     "Session",
     "connect",
@@ -185,6 +186,34 @@ class ServerFacts:
         )
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a session is connected, for the first line of every command's output (no password, ever).
+
+    :ivar host: host name, address, or Unix-socket directory (starts with ``/``).
+    :ivar port: TCP port (also names the socket file).
+    :ivar database: database name.
+    :ivar user: role name.
+    :ivar server_version: e.g. ``18.6``.
+    """
+
+    host: str
+    port: int
+    database: str
+    user: str
+    server_version: str
+
+    @property
+    def socket(self) -> bool:
+        """True for a Unix-domain socket connection."""
+        return self.host.startswith("/")
+
+    def label(self) -> str:
+        """E.g. ``PostgreSQL 18.6 at socket /tmp/x port 5433, database app, user me``."""
+        where = f"socket {self.host} port {self.port}" if self.socket else f"{self.host}:{self.port}"
+        return f"PostgreSQL {self.server_version} at {where}, database {self.database}, user {self.user}"
+
+
 class Session:
     """One lockscope connection with its rules; create with :func:`connect`, close with :meth:`close`.
 
@@ -229,6 +258,13 @@ class Session:
     def backend_pid(self) -> int:
         """pid of this session's server backend."""
         return int(self._conn.info.backend_pid)
+
+    @property
+    def endpoint(self) -> Endpoint:
+        """Where this session is connected (host or socket directory, port, database, user, version)."""
+        info = self._conn.info
+        return Endpoint(host=str(info.host), port=int(info.port), database=str(info.dbname),
+                        user=str(info.user), server_version=self.facts.server_version)
 
     def literal(self, value: str) -> str:
         """``value`` as a quoted SQL string literal (untyped, as a psql user would type it)."""

@@ -9,16 +9,17 @@ rolled-back transaction, sent with the extended protocol, which refuses several 
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pglast import parse_sql
-from pglast.parser import ParseError, scan
+from pglast.parser import ParseError, parse_sql_json, scan
 
 from .errors import BadInputError, UnsupportedStatementError
 
-__all__ = ["PROBEABLE_KINDS", "CheckedStatement", "bind_params", "check_statement"]
+__all__ = ["PROBEABLE_KINDS", "CheckedStatement", "bind_params", "check_param_count", "check_statement"]
 
 #: pglast node names of the statements lockscope probes, with the word shown to users.
 PROBEABLE_KINDS = {
@@ -54,8 +55,12 @@ def _strip(sql: str) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=8)
 def check_statement(sql: str) -> CheckedStatement:
-    """Refuse what lockscope must not or cannot probe.
+    """Refuse what lockscope must not or cannot probe; parses the text once (cached by text).
+
+    Uses libpg_query's JSON parse tree (pglast ``parse_sql_json``): a 1 MB statement is checked in well under a
+    second, and callers that check the same text again (the CLI, then the probe) get the cached result.
 
     :param sql: the user's input.
     :return: the statement to probe.
@@ -65,38 +70,62 @@ def check_statement(sql: str) -> CheckedStatement:
     if not text:
         raise UnsupportedStatementError("empty statement: give one SELECT, INSERT, UPDATE, DELETE or MERGE")
     try:
-        stmts = parse_sql(text)
+        tree = json.loads(parse_sql_json(text))
     except ParseError:
         # The server's parser decides (possibly a newer grammar); its message is clearer than ours.
         return CheckedStatement(text, "unknown", 0, ())
+    stmts = tree.get("stmts", [])
     if len(stmts) == 0:
         raise UnsupportedStatementError("empty statement: give one SELECT, INSERT, UPDATE, DELETE or MERGE")
     if len(stmts) > 1:
         raise UnsupportedStatementError(
             f"{len(stmts)} statements given: lockscope probes exactly one statement at a time"
         )
-    node = stmts[0].stmt
-    name = type(node).__name__
+    ((name, node),) = stmts[0]["stmt"].items()
     if name not in PROBEABLE_KINDS:
         word = text.split(None, 1)[0].upper() if text.split() else _UTILITY_WORD.sub("", name)
         raise UnsupportedStatementError(
             f"{word} is a utility statement ({name}): lockscope probes only SELECT, INSERT, UPDATE, DELETE "
             "and MERGE"
         )
-    if name == "SelectStmt" and getattr(node, "intoClause", None) is not None:
+    if name == "SelectStmt" and node.get("intoClause") is not None:
         raise UnsupportedStatementError("SELECT ... INTO creates a table: probe the SELECT without INTO")
     return CheckedStatement(text, PROBEABLE_KINDS[name], _max_param(text), _relation_names(node))
+
+
+def check_param_count(statement: CheckedStatement, params: Sequence[str], param_types: Sequence[str] = ()) -> None:
+    """Refuse a parameter count that cannot work, before any server is contacted.
+
+    ``$1..$n`` need one ``--param`` value each. With ``--param-type`` (prepared protocol), the statement has as
+    many parameters as declared types when that is more than its highest ``$n`` (``PREPARE name (int) AS ...``
+    declares an unused ``$1``), and ``EXECUTE`` needs a value for each.
+
+    :raises BadInputError: naming the counts.
+    """
+    wanted = max(statement.param_count, len(param_types))
+    if len(params) == wanted:
+        return
+    if statement.param_count >= len(param_types):
+        raise BadInputError(
+            f"the statement uses {statement.param_count} parameter(s) ($1..${statement.param_count}) "
+            f"but {len(params)} --param value(s) were given"
+        )
+    raise BadInputError(f"{len(param_types)} --param-type(s) declare {wanted} parameter(s) "
+                        f"but {len(params)} --param value(s) were given")
 
 
 def _param_tokens(text: str) -> list[tuple[int, int, int]]:
     """(start, end_exclusive, number) of each ``$n`` token, in character offsets."""
     data = text.encode("utf-8")
     out = []
+    chars = 0  # character offset of byte offset ``done``
+    done = 0
     for token in scan(text):
         if token.name == "PARAM":
+            chars += len(data[done : token.start].decode("utf-8"))
+            done = token.start
             raw = data[token.start : token.end + 1].decode("utf-8")
-            start = len(data[: token.start].decode("utf-8"))
-            out.append((start, start + len(raw), int(raw[1:])))
+            out.append((chars, chars + len(raw), int(raw[1:])))
     return out
 
 
@@ -108,17 +137,19 @@ def _max_param(text: str) -> int:
 
 
 def _relation_names(node: object) -> tuple[str, ...]:
-    from pglast import ast
-    from pglast.visitors import Visitor
-
-    names: list[str] = []
-
-    class _Collect(Visitor):  # type: ignore[misc]
-        def visit_RangeVar(self, ancestors: object, rv: ast.RangeVar) -> None:
-            names.append(rv.relname)
-
-    _Collect()(node)
-    return tuple(dict.fromkeys(names))
+    """Distinct ``RangeVar`` relation names of a JSON parse tree, in text order (by ``location``)."""
+    found: list[tuple[int, str]] = []
+    stack: list[object] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            rv = item.get("RangeVar")
+            if isinstance(rv, dict) and "relname" in rv:
+                found.append((int(rv.get("location", -1)), str(rv["relname"])))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return tuple(dict.fromkeys(name for _, name in sorted(found)))
 
 
 def bind_params(statement: CheckedStatement, params: Sequence[str], quote: Callable[[str], str]) -> str:
@@ -130,11 +161,7 @@ def bind_params(statement: CheckedStatement, params: Sequence[str], quote: Calla
     :param quote: turns a value into a SQL string literal (``Session.literal``).
     :raises BadInputError: when the number of values differs from the highest ``$n``.
     """
-    if statement.param_count != len(params):
-        raise BadInputError(
-            f"the statement uses {statement.param_count} parameter(s) ($1..${statement.param_count}) "
-            f"but {len(params)} --param value(s) were given"
-        )
+    check_param_count(statement, params)
     if not params:
         return statement.text
     text = statement.text

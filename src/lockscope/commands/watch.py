@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import re
 import time
 from pathlib import Path
 
 from rich.console import Console
 
 from ..errors import BadInputError
-from ._common import add_parser, positive_int
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$")
-_UNITS = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+from ._common import (
+    add_hz_option,
+    add_parser,
+    add_scratch_options,
+    add_target_options,
+    add_timeout_options,
+    non_negative_int,
+    parse_duration,
+    positive_float,
+    positive_int,
+)
+from ._output import make_console, steps, target_line
 
 DESCRIPTION = """\
 Sample pg_stat_activity on one connection at --hz (1-100 per second, steady schedule; late ticks are counted)
@@ -38,60 +45,35 @@ close it; a killed process loses at most the last second. Render it with `locksc
 """
 
 
-def parse_duration(text: str) -> float:
-    """argparse type: ``90``, ``90s``, ``1.5m``, ``2h``, ``500ms`` -> seconds (> 0)."""
-    match = _DURATION.match(text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"not a duration: {text!r} (e.g. 60s, 5m, 1h)")
-    seconds = float(match.group(1)) * _UNITS[match.group(2)]
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"duration must be positive: {text!r}")
-    return seconds
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``watch`` sub-command."""
     p = add_parser(sub, "watch",
                    help="sample pg_stat_activity at up to 100 Hz and catch LWLock:LockManager waits live",
-                   description=DESCRIPTION)
-    p.add_argument("--dsn", help="libpq conninfo or URI of the server to watch (default: an embedded PostgreSQL "
-                                 "18 running the contended demo load)")
-    p.add_argument("--hz", type=_number, default=10.0, metavar="N",
-                   help="samples per second, 1 to 100 (default 10)")
+                   description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, 143))
+    add_target_options(p, what="watch", scratch="a scratch PostgreSQL running the contended demo load")
+    add_hz_option(p)
     p.add_argument("--duration", type=parse_duration, metavar="TIME",
                    help="stop after this long, e.g. 60s, 5m, 1h (default: until Ctrl-C; 60s for the demo)")
     p.add_argument("--record", type=Path, metavar="FILE",
                    help="record every sample to a new SQLite file (committed every second)")
-    p.add_argument("--locks-every", type=_number, metavar="SECONDS",
+    p.add_argument("--locks-every", type=positive_float, metavar="SECONDS",
                    help="also take a pg_locks snapshot every SECONDS (minimum 1; default off): per backend its "
                         "relation locks and how many are not fast-path (in the main lock table). COST: each "
                         "snapshot takes every backend's fast-path LWLock and then all 16 lock-partition LWLocks "
                         "in shared mode while it copies the lock table, stalling backends that are acquiring or "
                         "releasing main-table locks meanwhile (the contended ones); measured on the contended demo "
-                        "load: "
-                        "one snapshot per second added ~0.1%% of a 2-core machine's CPU, its TPS effect below the "
-                        "noise (BENCHMARKS.md)")
+                        "load: one snapshot per second added ~0.1%% of a 2-core machine's CPU, its TPS effect "
+                        "below the noise (BENCHMARKS.md)")
     p.add_argument("--prometheus", metavar="[HOST:]PORT",
                    help="serve the figures as Prometheus metrics on HOST:PORT (host default 127.0.0.1), "
                         "e.g. lockscope_active_sessions, lockscope_lockmanager_waiting_sessions, "
                         "lockscope_main_table_relation_locks (with --locks-every)")
-    p.add_argument("--statement-timeout", type=positive_int, default=500, metavar="MS",
-                   help="statement_timeout of lockscope's own queries in ms (default 500)")
+    add_timeout_options(p, lock_ms=None, statement_ms=500, what="lockscope query")
     p.add_argument("--no-live", action="store_true",
                    help="no live view (also when stdout is not a terminal); print only the summary")
-    demo = p.add_argument_group("demo load (without --dsn only)")
-    demo.add_argument("--pg-bin", metavar="DIR", type=Path,
-                      help="bin directory of a PostgreSQL 13+ installation (default: the embedded PostgreSQL 18)")
-    demo.add_argument("--mlpt", type=positive_int, metavar="N",
-                      help="max_locks_per_transaction of the demo server (default 16)")
-    demo.add_argument("--demo-indexes", type=int, metavar="N",
+    demo = p.add_argument_group("demo load (scratch server only)")
+    add_scratch_options(demo, mlpt_default="16: one group of 16 fast-path slots, so the demo load contends")
+    demo.add_argument("--demo-indexes", type=non_negative_int, metavar="N",
                       help="extra indexes on pgbench_accounts (default 100)")
     demo.add_argument("--demo-clients", type=positive_int, metavar="N", help="pgbench clients (default 16)")
     p.set_defaults(handler=run)
@@ -105,12 +87,8 @@ def _check(args: argparse.Namespace) -> None:
     if args.locks_every is not None and args.locks_every < MIN_LOCKS_EVERY_S:
         raise BadInputError(f"--locks-every {args.locks_every:g}: at least {MIN_LOCKS_EVERY_S:g} s (each pg_locks "
                             "snapshot takes all 16 lock-partition LWLocks)")
-    if args.dsn is not None:
-        given = [name for name in ("pg_bin", "mlpt", "demo_indexes", "demo_clients") if getattr(args, name) is not None]
-        if given:
-            raise BadInputError(f"--{given[0].replace('_', '-')} applies to the demo server only, not to --dsn")
-    if args.demo_indexes is not None and args.demo_indexes < 0:
-        raise BadInputError("--demo-indexes must not be negative")
+    if args.mlpt is not None and args.mlpt < 10:
+        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
     if args.record is not None and args.record.exists() and (args.record.is_dir() or args.record.stat().st_size):
         from ..errors import RecordFileError
 
@@ -120,38 +98,41 @@ def _check(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     """Watch a server (or the demo), render live, print the summary; exit 0 also on Ctrl-C."""
+    from ..target import choose_target
     from ..watch.prometheus import parse_listen
 
     _check(args)
+    choice = choose_target(args.dsn, scratch=args.scratch, scratch_only={
+        "--pg-bin": args.pg_bin, "--mlpt": args.mlpt, "--demo-indexes": args.demo_indexes,
+        "--demo-clients": args.demo_clients})
     listen = parse_listen(args.prometheus) if args.prometheus else None
-    if args.dsn is not None:
-        from ..db import redact_dsn
-
-        return _watch(args, console, args.dsn, redact_dsn(args.dsn) or "libpq defaults", args.duration, listen)
+    if choice.dsn is not None:
+        return _watch(args, console, choice.dsn, choice.describe(0), args.duration, listen)
     return _demo(args, console, listen)
 
 
 def _demo(args: argparse.Namespace, console: Console, listen: tuple[str, int] | None) -> int:
-    from ..server import ScratchServer, ScratchSettings
     from ..lab.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema, start_demo_load
+    from ..lab.install import resolve_pg_bin
+    from ..server import ScratchServer, ScratchSettings
 
     duration = args.duration if args.duration is not None else 60.0
     mlpt = args.mlpt or DEMO_MLPT
     indexes = DEMO_EXTRA_INDEXES if args.demo_indexes is None else args.demo_indexes
     clients = args.demo_clients or DEMO_CLIENTS
-    with console.status("lockscope watch: starting an embedded PostgreSQL for the demo load ...") as status:
-        server = ScratchServer(args.pg_bin, ScratchSettings(max_locks_per_transaction=mlpt,
-                                                            max_connections=max(100, clients + 20)))
-        server.start()
+    pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
+    server = ScratchServer(pg_bin, ScratchSettings(max_locks_per_transaction=mlpt,
+                                                   max_connections=max(100, clients + 20)))
     try:
-        with console.status("lockscope watch: preparing the demo load ...") as status:
-            prepare_contended_schema(server, extra_indexes=indexes, mlpt=None,
-                                     progress=lambda msg: status.update(f"lockscope watch demo: {msg} ..."))
-        target = (f"demo: PostgreSQL {server.major} (scratch), pgbench -S -c{clients}, {indexes} extra indexes, "
-                  f"mlpt {mlpt}")
+        with steps(make_console(stderr=True), "lockscope watch demo") as step:
+            step("starting a scratch PostgreSQL")
+            server.start()
+            prepare_contended_schema(server, extra_indexes=indexes, mlpt=None, progress=step)
+        source = (f"scratch server started by lockscope, demo load: pgbench -S -c{clients}, {indexes} extra "
+                  f"indexes, max_locks_per_transaction {mlpt}")
         with start_demo_load(server, duration_s=duration + 5, clients=clients):
             time.sleep(0.5)
-            return _watch(args, console, server.conninfo(), target, duration, listen)
+            return _watch(args, console, server.conninfo(), source, duration, listen)
     finally:
         server.stop()
 
@@ -174,6 +155,9 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
         if exporter is not None:
             exporter.close()
         raise
+    endpoint = watcher.state.endpoint
+    if endpoint is not None:
+        console.print(target_line("watch", endpoint.label(), target), markup=False, highlight=False)
     header = LiveHeader(target=target, hz=args.hz, duration_s=duration,
                         record=str(args.record) if args.record else None,
                         prometheus_url=exporter.url if exporter else None,
@@ -190,9 +174,11 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
                 view.update(render_live(watcher.state, header))
         else:
             if not args.no_live:
-                console.print(f"lockscope watch: {target}, {args.hz:g} Hz"
+                console.print(f"lockscope watch: sampling at {args.hz:g} Hz"
                               + (f", recording {args.record}" if args.record else "")
-                              + (f", metrics {exporter.url}" if exporter else ""))
+                              + (f", metrics {exporter.url}" if exporter else "")
+                              + (f" for {args.duration:g} s" if args.duration else ", Ctrl-C to stop"),
+                              markup=False, highlight=False)
             while not watcher.wait(1.0):
                 pass
         reason = "duration"

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..footprint import Execution, Footprint
 
-__all__ = ["footprint_table", "mismatch_panel", "relations_table", "render_footprints"]
+__all__ = ["footprint_table", "mismatch_panel", "relations_table", "render_footprints", "short_statement"]
 
 
 def _main_cell(e: Execution) -> Text:
@@ -106,6 +106,15 @@ def mismatch_panel(footprints: Sequence[Footprint]) -> Panel | None:
     return Panel(body, title=f"MODEL MISMATCH: {len(lines)} lock(s)", style="bold red")
 
 
+def short_statement(text: str, *, max_lines: int = 6, max_chars: int = 600) -> str:
+    """The statement as shown in a terminal: whole when short, else its start and its size (lines, characters)."""
+    lines = text.splitlines()
+    if len(lines) <= max_lines and len(text) <= max_chars:
+        return text
+    head = "\n".join(lines[:max_lines])[:max_chars].rstrip()
+    return f"{head}\n... ({len(lines):,} lines, {len(text):,} characters in all; --json has the whole text)"
+
+
 def render_footprints(footprints: Sequence[Footprint], *, verbose: bool = False) -> Group:
     """Everything the ``footprint`` command shows: summary table, mismatches, relation lists with verbose."""
     first = footprints[0]
@@ -116,7 +125,7 @@ def render_footprints(footprints: Sequence[Footprint], *, verbose: bool = False)
         a = first.assumed
         head += (f"; assumed PostgreSQL {a.server_version_num // 10000} with max_locks_per_transaction="
                  f"{a.max_locks_per_transaction}: {a.describe()}")
-    parts: list[RenderableType] = [Text(head, style="bold"), Text(first.statement, style="cyan")]
+    parts: list[RenderableType] = [Text(head, style="bold"), Text(short_statement(first.statement), style="cyan")]
     parts.append(footprint_table(footprints))
     panel = mismatch_panel(footprints)
     if panel is not None:

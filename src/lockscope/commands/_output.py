@@ -1,0 +1,116 @@
+"""How every sub-command writes: results on stdout, progress and notices on stderr, files with one error mapping.
+
+- Results go to standard output. Outside a terminal (a file, a pipe, a CI log) lines are never cut to 80 columns:
+  the console is as wide as the widest line (:func:`make_console`), so relation names are printed whole.
+- Progress goes to standard error: a spinner or bar in a terminal, one plain line per step elsewhere
+  (:class:`Steps`), so a CI log shows where a long run is.
+- The first line of every command that talks to a server says which one (:func:`target_line`).
+- ``--json -`` prints JSON alone on standard output; everything else then goes to standard error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from ..errors import BadInputError
+
+__all__ = ["WIDE_COLUMNS", "Steps", "check_writable", "make_console", "target_line", "write_json", "write_text"]
+
+#: Width of a console that is not a terminal: wide enough that no table cell is ever cut.
+WIDE_COLUMNS = 1000
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A rich console on stdout (or stderr): the terminal's width in a terminal, :data:`WIDE_COLUMNS` elsewhere.
+
+    ``COLUMNS`` in the environment still wins, as everywhere in rich.
+    """
+    stream = sys.stderr if stderr else sys.stdout
+    tty = stream.isatty()
+    width = None if tty or os.environ.get("COLUMNS") else WIDE_COLUMNS
+    return Console(stderr=stderr, width=width, soft_wrap=not tty)
+
+
+class Steps:
+    """Progress of a command with steps: a spinner in a terminal, one line per new step elsewhere (on stderr).
+
+    Use as a context manager; call the instance with the text of each step.
+    """
+
+    def __init__(self, console: Console, title: str) -> None:
+        self.console = console
+        self.title = title
+        self._status: Any = None
+        self._last = ""
+        self._start = time.monotonic()
+
+    def __enter__(self) -> Steps:
+        if self.console.is_terminal:
+            self._status = self.console.status(f"{self.title}: starting ...")
+            self._status.__enter__()
+        return self
+
+    def __call__(self, text: str) -> None:
+        if text == self._last:
+            return
+        self._last = text
+        if self._status is not None:
+            self._status.update(f"{self.title}: {text} ...")
+        else:
+            self.console.print(f"{self.title}: [{time.monotonic() - self._start:5.1f} s] {text}",
+                               markup=False, highlight=False)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.__exit__(None, None, None)
+
+
+@contextmanager
+def steps(console: Console, title: str) -> Iterator[Steps]:
+    """:class:`Steps` as a ``with`` block."""
+    with Steps(console, title) as reporter:
+        yield reporter
+
+
+def target_line(command: str, label: str, source: str) -> str:
+    """The first output line: ``lockscope footprint: PostgreSQL 18.6 at ... (chosen by --dsn)``."""
+    return f"lockscope {command}: {label} ({source})"
+
+
+def check_writable(*paths: Path | None) -> None:
+    """Refuse, before any work, an output path whose directory does not exist (``-`` is standard output).
+
+    :raises BadInputError: naming the path.
+    """
+    for path in paths:
+        if path is not None and str(path) != "-" and not path.expanduser().resolve().parent.is_dir():
+            raise BadInputError(f"cannot write {path}: no such directory")
+
+
+def write_text(path: Path, text: str, console: Console, what: str, *, stdout: Console | None = None) -> None:
+    """Write ``text`` to ``path`` (``-``: to ``stdout``'s console) and say so on ``console``.
+
+    :raises BadInputError: the file cannot be written (one line, the OS reason).
+    """
+    if str(path) == "-":
+        (stdout or console).out(text, highlight=False)
+        return
+    try:
+        path.expanduser().write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise BadInputError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
+    console.print(f"wrote {path}", markup=False, highlight=False)
+
+
+def write_json(path: Path, doc: Any, console: Console, *, stdout: Console | None = None) -> None:
+    """Write ``doc`` as indented JSON to ``path`` (``-``: standard output); see :func:`write_text`."""
+    write_text(path, json.dumps(doc, indent=2, default=str), console, "JSON", stdout=stdout)
