@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ._common import FILE_ONLY_CODES, add_parser
+from ._output import write_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,15 +30,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace, console: Console) -> int:
     """Validate and summarise the recording; print it, or write the HTML."""
-    from ..report.watch_html import write_recording_html
+    from ..report.watch_html import recording_html
     from ..report.watch_terminal import render_recording
     from ..watch.recorded import load_summary
 
+    check_writable(args.html)
     summary = load_summary(args.file)
     if args.html is not None:
-        write_recording_html(summary, args.html)
-        console.print(f"wrote {args.html} ({summary.ticks:,} samples, {summary.duration_s:.0f} s, "
-                      f"LWLock:LockManager {100 * summary.lockmanager_share_total:.1f}% of active-session samples)")
+        write_text(args.html, recording_html(summary), console, "HTML")
+        console.print(f"{summary.ticks:,} samples, {summary.duration_s:.0f} s, LWLock:LockManager "
+                      f"{100 * summary.lockmanager_share_total:.1f}% of active-session samples", markup=False)
     else:
         console.print(render_recording(summary))
     return 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-from pathlib import Path
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -17,7 +16,7 @@ from . import html as h
 from .jsonout import footprints_to_dict
 from .terminal import footprint_table, mismatch_panel
 
-__all__ = ["demo_html", "demo_to_dict", "render_demo", "write_demo_html"]
+__all__ = ["demo_html", "demo_to_dict", "render_demo"]
 
 DEMO_SCHEMA = "lockscope/demo/v1"
 
@@ -160,16 +159,3 @@ def demo_html(result: DemoResult) -> str:
     body.append(f"<p>First spill: <b>{h.escape(_spill_text(result, 16))}</b> at mlpt 16, "
                 f"<b>{h.escape(_spill_text(result, 64))}</b> at mlpt 64.</p>")
     return h.page("lockscope demo: relation-lock footprints", body)
-
-
-def write_demo_html(result: DemoResult, path: Path) -> None:
-    """Write :func:`demo_html` to ``path``.
-
-    :raises BadInputError: if the file cannot be written.
-    """
-    from ..errors import BadInputError
-
-    try:
-        path.write_text(demo_html(result), encoding="utf-8")
-    except OSError as exc:
-        raise BadInputError(f"cannot write {path}: {exc.strerror}") from None

@@ -7,10 +7,8 @@ import io
 import math
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import BadInputError
 from ..watch.recorded import RecordingSummary
 from ..watch.sampler import CPU, LOCK_MANAGER
 from .html import escape, page, table
@@ -19,7 +17,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["recording_html", "write_recording_html"]
+__all__ = ["recording_html"]
 
 _COLORS = {CPU: "#4caf50", LOCK_MANAGER: "#d62728", "other": "#bbbbbb"}
 _PALETTE = ["#9467bd", "#ff7f0e", "#1f77b4", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"]
@@ -173,14 +171,3 @@ def recording_html(rec: RecordingSummary) -> str:
              "-" if g.end_s is None else time.strftime("%H:%M:%S", time.localtime(g.end_s)),
              "-" if g.duration_s is None else f"{g.duration_s:.1f}", g.reason) for g in rec.gaps], left=1))
     return page("lockscope watch report", body)
-
-
-def write_recording_html(rec: RecordingSummary, out: Path) -> None:
-    """Write the report.
-
-    :raises BadInputError: if the file cannot be written.
-    """
-    try:
-        out.write_text(recording_html(rec), encoding="utf-8")
-    except OSError as exc:
-        raise BadInputError(f"cannot write {out}: {exc.strerror}") from None
