@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ._common import FILE_ONLY_CODES, add_parser
-from ._output import write_text
+from ._output import check_writable, write_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
