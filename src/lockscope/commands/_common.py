@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -132,7 +133,12 @@ def parse_duration(text: str) -> float:
 # -- shared options ---------------------------------------------------------------------------------------------------
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, *, help: str,
                description: str, exit_codes: Iterable[int]) -> argparse.ArgumentParser:
-    """A sub-command parser whose epilog lists the exit codes it can return."""
+    """A sub-command parser whose epilog lists the exit codes it can return.
+
+    A one-paragraph ``description`` is wrapped at 100 columns; one with line breaks is kept as written.
+    """
+    if "\n" not in description:
+        description = textwrap.fill(description, 100)
     return sub.add_parser(name, help=help, description=description, epilog=exit_codes_text(exit_codes),
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
