@@ -14,6 +14,14 @@ if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ] && [ ! -x /usr/lib/postgresql/15/bin/
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql-15 >/dev/null
 fi
+# server headers for tests/test_lockpart.py, which builds tests/c with PGXS against each test server
+if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ] && [ ! -f /usr/include/postgresql/15/server/storage/lock.h ]; then
+  echo "installing Debian's postgresql-server-dev-15 for the lock-partition hash tests"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql-server-dev-15 >/dev/null
+fi
 
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
