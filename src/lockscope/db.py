@@ -340,6 +340,21 @@ class Session:
             raise self._translate(exc, prefix_len=prefix_len) from None
 
     @contextlib.contextmanager
+    def notices(self) -> Iterator[list[tuple[str, str, str]]]:
+        """Collect the server's notices (e.g. ``debug_print_rewritten`` LOG messages sent because of
+        ``client_min_messages = log``) while the block runs: a list of (severity, message, detail)."""
+        seen: list[tuple[str, str, str]] = []
+
+        def handler(diag: psycopg.errors.Diagnostic) -> None:
+            seen.append((diag.severity or "", diag.message_primary or "", diag.message_detail or ""))
+
+        self._conn.add_notice_handler(handler)
+        try:
+            yield seen
+        finally:
+            self._conn.remove_notice_handler(handler)
+
+    @contextlib.contextmanager
     def probe_transaction(self, **local_settings: str) -> Iterator[Session]:
         """A READ ONLY transaction with lock_timeout / statement_timeout that is always rolled back.
 

@@ -9,7 +9,10 @@ How a probe works (never executing the statement):
   the pg_locks read and the pg_prepared_statements counters, then ROLLBACK; finally ``DEALLOCATE``.
 
 Beside every measured lock stands the capacity model's prediction (``capacity.simulate_fast_path``), simulated in
-the modelled acquisition order (:func:`acquisition_order`).
+the modelled acquisition order (:mod:`lockscope.acquisition`, docs/footprint-model.md). The order comes from the
+server's own rewritten query tree: before measuring, the statement is ``PREPARE``d once with
+``debug_print_rewritten = on`` and ``client_min_messages = log`` (both user-settable on PG 13-19) in a rolled-back
+READ ONLY transaction, and the tree arrives as a LOG notice (:meth:`lockscope.db.Session.notices`).
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import capacity
+from . import acquisition, capacity
+from .acquisition import LockStep, acquisition_order
 from .capacity import CapacityModel, LockRequest
 from .db import Session
-from .errors import BadInputError
+from .errors import BadInputError, StatementError
 from .statement import CheckedStatement, bind_params, check_statement
 
 __all__ = [
@@ -65,6 +69,8 @@ class RelationLock:
     :ivar fast_path_group: the relation's fast-path group on the measured server (0 before PG 18).
     :ivar order: position in the modelled acquisition order (0-based).
     :ivar assumed_fastpath: the flag under ``--assume-version/--assume-mlpt``, or None.
+    :ivar order_rule: the acquisition-order rule that placed this lock (``acquisition.ORDER_RULES``, or
+        ``catalog`` when no query tree was available).
     """
 
     relation_oid: int
@@ -76,6 +82,7 @@ class RelationLock:
     fast_path_group: int
     order: int
     assumed_fastpath: bool | None = None
+    order_rule: str = ""
 
     @property
     def mismatch(self) -> bool:
@@ -193,70 +200,7 @@ def relation_role(relkind: str, relispartition: bool, parent_relkind: str | None
     return "other"
 
 
-def acquisition_order(
-    infos: dict[int, dict[str, Any]], oids: Sequence[int], relation_names: Sequence[str]
-) -> list[int]:
-    """Model the order in which a backend locked these relations.
-
-    Follows parser → planner → inheritance expansion: first the relations named in the statement, in text
-    order (parser: ``parse_relation.c addRangeTableEntry``; views before what they contain, rewriter); then,
-    per named relation, its indexes in OID order (``plancat.c get_relation_info`` → ``relcache.c
-    RelationGetIndexList``, sorted by OID); then partitions of each partitioned relation, each followed by its
-    indexes, recursively (``inherit.c expand_partitioned_rtentry``; partition bound order is approximated by
-    OID order); then anything else (TOAST, sequences, tables inside views) in OID order. Only the order within
-    one fast-path group matters for the flags, and only once that group holds more than 16 relations.
-
-    :param infos: relation facts by OID (``relation_info.sql`` rows).
-    :param oids: the locked relations (distinct).
-    :param relation_names: names as written in the statement, in text order.
-    :return: the OIDs in modelled acquisition order.
-    """
-    present = set(oids)
-    children: dict[int, list[int]] = {}
-    for oid in sorted(present):
-        parent = infos.get(oid, {}).get("parent_oid")
-        if parent is not None and parent in present:
-            children.setdefault(parent, []).append(oid)
-    name_rank = {name: i for i, name in enumerate(relation_names)}
-
-    def top_key(oid: int) -> tuple[int, int]:
-        return (name_rank.get(infos.get(oid, {}).get("relname", ""), len(name_rank)), oid)
-
-    tops = sorted((o for o in present if infos.get(o, {}).get("parent_oid") not in present), key=top_key)
-    tops_named = [o for o in tops if infos.get(o, {}).get("relname") in name_rank]
-    tops_other = [o for o in tops if o not in tops_named]
-    order: list[int] = []
-    seen: set[int] = set()
-
-    def add(oid: int) -> None:
-        if oid not in seen:
-            seen.add(oid)
-            order.append(oid)
-
-    def is_index(oid: int) -> bool:
-        return infos.get(oid, {}).get("relkind") in ("i", "I")
-
-    def expand(oid: int) -> None:
-        # children of a locked relation: its indexes first (planner), then partitions with theirs.
-        for idx in (c for c in children.get(oid, []) if is_index(c)):
-            add(idx)
-        for part in (c for c in children.get(oid, []) if not is_index(c)):
-            add(part)
-            expand(part)
-
-    for oid in tops_named:
-        add(oid)
-    for oid in tops_named:
-        for idx in (c for c in children.get(oid, []) if is_index(c)):
-            add(idx)
-    for oid in tops_named:
-        expand(oid)
-    for oid in tops_other:
-        add(oid)
-        expand(oid)
-    for oid in sorted(present):
-        add(oid)
-    return order
+_CTE_LINE = re.compile(r"^\s*CTE (.+?)\s*$")
 
 
 class _Prober:
@@ -267,6 +211,47 @@ class _Prober:
         self.checked = checked
         self.model = session.facts.capacity
         self.assumed = assumed
+        self.tree: dict[str, Any] | None = None
+        self._rows: list[dict[str, Any]] | None = None
+        self._volatile: frozenset[int] = frozenset()
+        self._server_order: dict[int, dict[int, int]] = {}
+
+    # -- the query tree and catalog facts the order model needs ---------------------------------------------
+    def prepare_capturing_tree(self, prepare_sql: str, prefix_len: int) -> None:
+        """Run ``PREPARE name AS <statement>`` with ``debug_print_rewritten`` and keep the rewritten tree.
+
+        ``postgres.c pg_rewrite_query`` prints the tree PREPARE stores (``prepare.c PrepareQuery``); the notice
+        arrives because ``client_min_messages = log``. Only SET LOCAL, in a READ ONLY rolled-back transaction.
+        The prepared statement outlives the transaction (the caller deallocates it).
+        """
+        settings = {"debug_print_rewritten": "on", "client_min_messages": "log", "debug_pretty_print": "off"}
+        with self.session.probe_transaction(**settings), self.session.notices() as notes:
+            self.session.run_user_text(prepare_sql, prefix_len=prefix_len)
+        self.tree = _rewritten_tree(notes)
+        if self.tree is not None:
+            self._load_facts()
+
+    def capture_tree(self, text: str) -> None:
+        """The rewritten tree of ``text`` through a throw-away ``PREPARE`` (simple protocol, generic plan)."""
+        name = f"lockscope_order_{os.getpid()}_{next(_name_counter)}"
+        prefix = f"PREPARE {name} AS "
+        try:
+            self.prepare_capturing_tree(prefix + text, len(prefix))
+        except StatementError:
+            self.tree = None  # e.g. an untyped $n: the probe itself reports the server's message
+            return
+        with self.session.probe_transaction():
+            self.session.fetch_all(f"DEALLOCATE {name}")
+
+    def _load_facts(self) -> None:
+        tree = self.tree or {}
+        rel_oids = sorted(acquisition.tree_relation_oids(tree))
+        self._rows = self.session.query("acquisition_facts", [rel_oids]) if rel_oids else []
+        funcs = sorted(acquisition.tree_function_oids(tree))
+        if funcs:
+            rows = self.session.query("function_volatility", [funcs])
+            self._volatile = frozenset(int(r["function_oid"]) for r in rows if r["provolatile"] == "v")
+        self._server_order = _server_partition_order(self.session, self._rows)
 
     def snapshot(self) -> list[dict[str, Any]]:
         """This backend's relation locks, minus lockscope's own lock on the pg_locks view."""
@@ -275,17 +260,34 @@ class _Prober:
         mentions_pg_locks = "pg_locks" in self.checked.relation_names
         return [r for r in rows if mentions_pg_locks or int(r["relation_oid"]) != own]
 
-    def build_locks(self, rows: list[dict[str, Any]]) -> tuple[RelationLock, ...]:
+    def _steps(self, phase: str, plan: Sequence[str], infos: dict[int, dict[str, Any]],
+               oids: list[int]) -> list[LockStep]:
+        if self.tree is None or self._rows is None:
+            order = acquisition_order(infos, oids, self.checked.relation_names, self.session.facts.server_version_num)
+            return [LockStep(o, m, "catalog") for o in order for m in capacity.LOCK_MODES]
+        ctes = {m.group(1).strip('"') for line in plan if (m := _CTE_LINE.match(line))} if plan else None
+        facts = acquisition.catalog_facts_from_rows(self._rows, self._server_order, self._volatile, ctes)
+        kind = {"simple": "simple", "generic-reuse": "generic-reuse"}.get(phase, "custom")
+        return acquisition.statement_lock_steps(self.tree, facts, self.session.facts.server_version_num, kind)
+
+    def build_locks(self, rows: list[dict[str, Any]], phase: str = "simple",
+                    plan: Sequence[str] = ()) -> tuple[RelationLock, ...]:
         oids = list(dict.fromkeys(int(r["relation_oid"]) for r in rows))
         infos = {int(i["relation_oid"]): i for i in self.session.query("relation_info", [oids])} if oids else {}
-        rank = {oid: n for n, oid in enumerate(acquisition_order(infos, oids, self.checked.relation_names))}
+        by_key = {(int(r["relation_oid"]), r["mode"]): r for r in rows}
+        ordered: list[tuple[dict[str, Any], str]] = []
+        for step in self._steps(phase, plan, infos, oids):
+            row = by_key.pop((step.relation_oid, step.mode), None)
+            if row is not None:
+                ordered.append((row, step.rule))
         mode_rank = {m: n for n, m in enumerate(capacity.LOCK_MODES)}
-        rows = sorted(rows, key=lambda r: (rank[int(r["relation_oid"])], mode_rank.get(r["mode"], 99)))
-        requests = [LockRequest(int(r["relation_oid"]), r["mode"], bool(r["shared_catalog"])) for r in rows]
+        for key in sorted(by_key, key=lambda k: (k[0], mode_rank.get(k[1], 99))):
+            ordered.append((by_key[key], "unmodelled"))
+        requests = [LockRequest(int(r["relation_oid"]), r["mode"], bool(r["shared_catalog"])) for r, _ in ordered]
         predicted = self.model.predict(requests)
         assumed = self.assumed.predict(requests) if self.assumed else [None] * len(requests)
         locks = []
-        for row, pred, assume in zip(rows, predicted, assumed, strict=False):
+        for n, ((row, rule), pred, assume) in enumerate(zip(ordered, predicted, assumed, strict=False)):
             oid = int(row["relation_oid"])
             info = infos.get(oid)
             locks.append(RelationLock(
@@ -297,10 +299,81 @@ class _Prober:
                 fastpath=bool(row["fastpath"]),
                 predicted_fastpath=pred,
                 fast_path_group=self.model.group_of(oid),
-                order=rank[oid],
+                order=n,
                 assumed_fastpath=assume,
+                order_rule=rule,
             ))
         return tuple(locks)
+
+
+def _rewritten_tree(notes: Sequence[tuple[str, str, str]]) -> dict[str, Any] | None:
+    """The last ``rewritten parse tree`` notice that holds an optimizable Query (PREPARE's own utility tree
+    comes first, ``prepare.c PrepareQuery`` prints the statement's)."""
+    from .pgnodes import NodeDumpError, parse_node_dump
+
+    for severity, message, detail in reversed(notes):
+        if severity != "LOG" or not message.startswith("rewritten parse tree") or not detail:
+            continue
+        try:
+            tree = parse_node_dump(detail.replace("\n", " "))
+        except NodeDumpError:
+            return None
+        queries = [q for q in (tree if isinstance(tree, list) else [tree]) if isinstance(q, dict)]
+        tagged = [q for q in queries if q.get("canSetTag") == "true"] or queries
+        if tagged and tagged[0].get("utilityStmt") is None:
+            return tagged[0]
+    return None
+
+
+def _server_partition_order(session: Session, rows: Sequence[dict[str, Any]]) -> dict[int, dict[int, int]]:
+    """Rank of each partition in its parent's ``PartitionDesc`` order, computed by the server's own comparison.
+
+    ``partbounds.c create_list_bounds`` / ``create_range_bounds`` sort bound values with the partition key's
+    btree comparison and collation; here the server sorts the bound literals (as ``pg_get_expr`` prints them) cast
+    to the key's type with ``ORDER BY ... COLLATE``, one read-only ``VALUES`` query per LIST/RANGE parent with a
+    single-column key. Hash partitions and anything else use ``acquisition.order_partitions`` in Python.
+    """
+    from .errors import DatabaseError
+
+    by_oid = {int(r["relation_oid"]): r for r in rows}
+    kids: dict[int, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["parent_oid"] is not None and int(r["parent_oid"]) in by_oid:
+            kids.setdefault(int(r["parent_oid"]), []).append(r)
+    out: dict[int, dict[int, int]] = {}
+    for parent, children in kids.items():
+        p = by_oid[parent]
+        types = list(p["key_types"] or [])
+        colls = list(p["key_collations"] or [])
+        if p["partstrat"] not in ("l", "r") or len(types) != 1 or types[0] is None:
+            continue
+        values: list[str] = []
+        default: list[int] = []
+        for c in children:
+            bound = c["bound"] or ""
+            if bound.strip().upper() == "DEFAULT":
+                default.append(int(c["relation_oid"]))
+                continue
+            part = bound.split(" TO ")[0] if p["partstrat"] == "r" else bound
+            for lit in acquisition._bound_values(part):
+                if lit in ("MINVALUE", "MAXVALUE", "NULL"):
+                    flag = {"MINVALUE": 0, "MAXVALUE": 2, "NULL": 3}[lit]
+                    values.append(f"({int(c['relation_oid'])}, {flag}, NULL::{types[0]})")
+                else:
+                    values.append(f"({int(c['relation_oid'])}, 1, CAST({lit} AS {types[0]}))")
+                if p["partstrat"] == "r":
+                    break
+        if not values:
+            continue
+        collate = f" COLLATE {colls[0]}" if colls and colls[0] else ""
+        sql = f"SELECT oid FROM (VALUES {', '.join(values)}) AS v(oid, flag, val) ORDER BY flag, val{collate}, oid"
+        try:
+            ranked = [int(r["oid"]) for r in session.fetch_all(sql)]
+        except DatabaseError:
+            continue
+        order = list(dict.fromkeys(ranked))  # NULL-only LIST partitions sort after the valued ones (flag 3)
+        out[parent] = {oid: n for n, oid in enumerate([*order, *sorted(default)])}
+    return out
 
 
 def measure_footprint(
@@ -341,7 +414,7 @@ def measure_footprint(
     checked = check_statement(sql)
     prober = _Prober(session, checked, assume)
     if protocol == "simple":
-        runs = (_probe_simple(prober, params),)
+        runs: tuple[Execution, ...] = (_probe_simple(prober, params),)
         mode = "auto"
     else:
         runs = _probe_prepared(prober, params, param_types, plan_cache_mode, executions)
@@ -373,10 +446,11 @@ def _plan_lines(rows: list[tuple[Any, ...]]) -> tuple[str, ...]:
 
 def _probe_simple(prober: _Prober, params: Sequence[str]) -> Execution:
     text = bind_params(prober.checked, params, prober.session.literal)
+    prober.capture_tree(text)
     with prober.session.probe_transaction():
         plan = prober.session.run_user_text("EXPLAIN " + text, prefix_len=len("EXPLAIN "))
         rows = prober.snapshot()
-        locks = prober.build_locks(rows)
+        locks = prober.build_locks(rows, "simple", _plan_lines(plan))
     return Execution(number=1, phase="simple", plan_type=None, locks=locks, plan=_plan_lines(plan))
 
 
@@ -395,8 +469,7 @@ def _probe_prepared(
     args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
     out: list[Execution] = []
     try:
-        with session.probe_transaction():
-            session.run_user_text(prefix + prober.checked.text, prefix_len=len(prefix))
+        prober.prepare_capturing_tree(prefix + prober.checked.text, len(prefix))
         has_params = bool(params) or bool(param_types)
         generic_built = False
         before = (0, 0)
@@ -405,11 +478,11 @@ def _probe_prepared(
                 plan = session.run_user_text(f"EXPLAIN EXECUTE {name}{args}")
                 rows = prober.snapshot()
                 counters = session.query("prepared_counters", [name])
-                locks = prober.build_locks(rows)
-            generic, custom = counters[0]["generic_plans"], counters[0]["custom_plans"]
-            phase, plan_type, generic_built = _phase(
-                mode, has_params, generic_built, before, None if generic is None else (int(generic), int(custom))
-            )
+                generic, custom = counters[0]["generic_plans"], counters[0]["custom_plans"]
+                phase, plan_type, generic_built = _phase(
+                    mode, has_params, generic_built, before, None if generic is None else (int(generic), int(custom))
+                )
+                locks = prober.build_locks(rows, phase, _plan_lines(plan))
             if generic is not None:
                 before = (int(generic), int(custom))
             else:
@@ -436,6 +509,7 @@ def _phase(
     )
     if mode == "force_custom_plan" and has_params:
         wants_generic = False
+    plan_type: str | None
     if after is not None:
         plan_type = "generic" if after[0] > before[0] else "custom"
     elif not wants_generic:
@@ -474,19 +548,19 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
             raise BadInputError("lockscope's parser cannot verify this text as one statement: the generic plan is "
                                 "not probed (EXPLAIN (GENERIC_PLAN) goes through the simple query protocol)")
         prefix = "EXPLAIN (GENERIC_PLAN) "
+        prober.capture_tree(checked.text)
         with session.probe_transaction():
             plan = session.run_checked_text_simple(prefix + checked.text, prefix_len=len(prefix))
-            locks = prober.build_locks(prober.snapshot())
+            locks = prober.build_locks(prober.snapshot(), "simple", _plan_lines(plan))
     else:
         name = f"lockscope_{os.getpid()}_{next(_name_counter)}"
         prefix = f"PREPARE {name} AS "
-        with session.probe_transaction():
-            session.run_user_text(prefix + checked.text, prefix_len=len(prefix))
+        prober.prepare_capturing_tree(prefix + checked.text, len(prefix))
         try:
             args = "(" + ", ".join(["NULL"] * checked.param_count) + ")" if checked.param_count else ""
             with session.probe_transaction(plan_cache_mode="force_generic_plan"):
                 plan = session.run_user_text(f"EXPLAIN EXECUTE {name}{args}")
-                locks = prober.build_locks(prober.snapshot())
+                locks = prober.build_locks(prober.snapshot(), "generic-build", _plan_lines(plan))
         finally:
             with session.probe_transaction():
                 session.fetch_all(f"DEALLOCATE {name}")

@@ -117,7 +117,10 @@ def footprint_case(catalog: Catalog, model: CapacityModel, top_oid: int, oids: I
     """
     oid_list = list(dict.fromkeys(oids))
     infos = _infos(catalog, oid_list)
-    order = acquisition_order(infos, oid_list, [catalog.relations[top_oid].name])
+    order = acquisition_order(  # partitions in bound order from the FOR VALUES text (acquisition.order_partitions)
+        {o: {**i, "bound": getattr(catalog.relations.get(o), "partition_bound", None),
+             "partstrat": getattr(catalog.relations.get(o), "partition_strategy", None)} for o, i in infos.items()},
+        oid_list, [catalog.relations[top_oid].name], model.server_version_num)
     flags = model.predict([LockRequest(o, mode) for o in order])
     return FootprintCase(case, tuple(order), sum(not f for f in flags), groups_overflow(model, order),
                          partition_oid)

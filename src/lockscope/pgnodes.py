@@ -1,0 +1,120 @@
+"""Reading PostgreSQL's node dumps (``outfuncs.c nodeToString`` text) into plain Python values.
+
+The server prints its rewritten query tree with ``debug_print_rewritten`` (``postgres.c pg_rewrite_query`` →
+``print.c elog_node_display``) as a LOG message; with ``client_min_messages = log`` the message reaches the client as
+a notice (``elog.c should_output_to_client``). ``debug_pretty_print = off`` gives ``print.c format_node_dump``,
+which only replaces blanks by line breaks (and splits a token only when it is longer than 78 characters, which the
+fields lockscope reads never are), so joining the lines with blanks restores ``nodeToString``'s text.
+
+Grammar (``read.c pg_strtok`` / ``readfuncs.c``): ``{NAME :field value ...}`` is a node, ``( ... )`` a list
+(``(i 1 2)``, ``(o 16384)``, ``(b 1 3)`` are integer, OID and bitmapset lists), ``<>`` is NULL, anything else an
+atom; ``\\`` escapes the next character. A node becomes ``{"node": NAME, field: value, ...}``; a field's value is
+one item, or a list of items when the field holds several tokens (e.g. a datum ``4 [ 1 0 0 0 ]``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["NodeDumpError", "parse_node_dump", "walk_nodes"]
+
+
+class NodeDumpError(ValueError):
+    """The text is not a node dump lockscope can read."""
+
+
+def _tokens(text: str) -> list[str]:
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in " \t\n\r":
+            i += 1
+            continue
+        if ch in "(){}":
+            out.append(ch)
+            i += 1
+            continue
+        start = i
+        buf: list[str] = []
+        while i < n and text[i] not in " \t\n\r(){}":
+            if text[i] == "\\" and i + 1 < n:
+                buf.append(text[i + 1])
+                i += 2
+                continue
+            buf.append(text[i])
+            i += 1
+        token = "".join(buf)
+        if text[start] == ":" and not token.startswith(":"):  # pragma: no cover - escaped colon
+            token = "\\" + token
+        out.append(token)
+    return out
+
+
+def parse_node_dump(text: str) -> Any:
+    """Parse one ``nodeToString`` dump (as ``format_node_dump`` prints it; line breaks are blanks).
+
+    :param text: e.g. ``({QUERY :commandType 1 ...})``.
+    :return: nested dicts (nodes, key ``node`` = node name), lists and atom strings; ``None`` for ``<>``.
+    :raises NodeDumpError: unbalanced brackets or an empty text.
+    """
+    toks = _tokens(text)
+    pos = 0
+
+    def item() -> Any:
+        nonlocal pos
+        tok = toks[pos]
+        if tok == "{":
+            pos += 1
+            node: dict[str, Any] = {"node": toks[pos]}
+            pos += 1
+            while toks[pos] != "}":
+                field = toks[pos]
+                if not field.startswith(":"):
+                    raise NodeDumpError(f"expected a field name in {node['node']}, got {field!r}")
+                pos += 1
+                values: list[Any] = []
+                while toks[pos] != "}" and not toks[pos].startswith(":"):
+                    values.append(item())
+                node[field[1:]] = values[0] if len(values) == 1 else (values or None)
+            pos += 1
+            return node
+        if tok == "(":
+            pos += 1
+            items: list[Any] = []
+            while toks[pos] != ")":
+                items.append(item())
+            pos += 1
+            if items and items[0] in ("i", "o", "b", "x") and all(isinstance(x, str) for x in items):
+                return [int(x) for x in items[1:]] if items[0] in ("i", "o", "b") else items[1:]
+            return items
+        pos += 1
+        return None if tok == "<>" else tok
+
+    if not toks:
+        raise NodeDumpError("empty node dump")
+    try:
+        result = item()
+    except IndexError:
+        raise NodeDumpError("node dump ends early (unbalanced brackets)") from None
+    return result
+
+
+def walk_nodes(value: Any, name: str) -> list[dict[str, Any]]:
+    """Every node called ``name`` inside ``value``, depth first in text order (not descending into matches)."""
+    found: list[dict[str, Any]] = []
+
+    def visit(v: Any) -> None:
+        if isinstance(v, dict):
+            if v.get("node") == name:
+                found.append(v)
+                return
+            for key, sub in v.items():
+                if key != "node":
+                    visit(sub)
+        elif isinstance(v, list):
+            for sub in v:
+                visit(sub)
+
+    visit(value)
+    return found
