@@ -227,7 +227,7 @@ def test_prometheus_endpoint_scrape(pg18: ScratchServer, watch_table: str, backg
     (["--locks-every", "0.5"], "at least 1 s"),
     (["--prometheus", "localhost:http"], "HOST:PORT"),
     (["--prometheus", "70000"], "port must be between"),
-    (["--mlpt", "16"], "demo server only"),
+    (["--mlpt", "16"], "scratch server only"),
 ])
 def test_watch_bad_options(pg18: ScratchServer, args: list[str], message: str) -> None:
     proc = run("watch", "--dsn", pg18.conninfo(), "--duration", "1s", *args)

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import __version__
 from .commands import COMMANDS
-from .commands._common import EXIT_CODES
+from .commands._common import EXIT_CODES, OneLineErrorParser
 from .commands._output import make_console
 from .errors import LockscopeError
 
@@ -19,7 +19,7 @@ __all__ = ["build_parser", "main"]
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``lockscope`` command with every sub-command registered."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         prog="lockscope",
         description="See, predict, reproduce and fix PostgreSQL lock-manager contention (LWLock:LockManager).",
         epilog=EXIT_CODES,

@@ -21,13 +21,16 @@ import re
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import NoReturn
 
 from ..errors import EXIT_SPILL
+from ..watch.aas import MAX_HZ, MIN_HZ
 
 __all__ = [
     "EXIT_CODES",
     "FILE_ONLY_CODES",
     "PROTOCOLS",
+    "OneLineErrorParser",
     "add_hz_option",
     "add_json_option",
     "add_parser",
@@ -41,6 +44,7 @@ __all__ = [
     "parse_duration",
     "positive_float",
     "positive_int",
+    "sample_rate",
 ]
 
 #: Every exit code lockscope returns, with its meaning.
@@ -130,7 +134,15 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
-# -- shared options ---------------------------------------------------------------------------------------------------
+# -- parsers and shared options ---------------------------------------------------------------------------------------
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr, like every other lockscope error (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``lockscope: error: MESSAGE (see PROG --help)`` and exit 2."""
+        self.exit(2, f"lockscope: error: {message} (see '{self.prog} --help')\n")
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, *, help: str,
                description: str, exit_codes: Iterable[int]) -> argparse.ArgumentParser:
     """A sub-command parser whose epilog lists the exit codes it can return.
@@ -180,10 +192,18 @@ def add_json_option(p: argparse.ArgumentParser, *, schema: str) -> None:
                    help=f"write the result as JSON (schema {schema}) to FILE; - for standard output")
 
 
+def sample_rate(text: str) -> float:
+    """argparse type: samples per second, :data:`MIN_HZ` to :data:`MAX_HZ`."""
+    value = _parsed(text, float, "a number")
+    if not MIN_HZ <= value <= MAX_HZ:
+        raise argparse.ArgumentTypeError(f"sampling rate must be between {MIN_HZ:g} and {MAX_HZ:g} Hz: {text}")
+    return value
+
+
 def add_hz_option(p: argparse.ArgumentParser, *, default: float = 10.0) -> None:
     """``--hz N`` (alias ``--sample-hz``): wait-event samples per second."""
-    p.add_argument("--hz", "--sample-hz", dest="hz", metavar="N", type=positive_float, default=default,
-                   help=f"wait-event samples per second, 1 to 100 (default {default:g})")
+    p.add_argument("--hz", "--sample-hz", dest="hz", metavar="N", type=sample_rate, default=default,
+                   help=f"wait-event samples per second, {MIN_HZ:g} to {MAX_HZ:g} (default {default:g})")
 
 
 def add_protocol_option(p: argparse.ArgumentParser, *, default: str, meaning: str) -> None:

@@ -80,10 +80,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    from ..watch.engine import MAX_HZ, MIN_HZ, MIN_LOCKS_EVERY_S
+    from ..watch.engine import MIN_LOCKS_EVERY_S
 
-    if not MIN_HZ <= args.hz <= MAX_HZ:
-        raise BadInputError(f"--hz {args.hz:g}: sampling rate must be between {MIN_HZ:g} and {MAX_HZ:g} Hz")
     if args.locks_every is not None and args.locks_every < MIN_LOCKS_EVERY_S:
         raise BadInputError(f"--locks-every {args.locks_every:g}: at least {MIN_LOCKS_EVERY_S:g} s (each pg_locks "
                             "snapshot takes all 16 lock-partition LWLocks)")

@@ -15,8 +15,12 @@ Pure functions, no I/O.
 
 from __future__ import annotations
 
-__all__ = ["CPU", "LOCK_MANAGER", "WaitTotals", "aas", "achieved_hz", "share"]
+__all__ = ["CPU", "LOCK_MANAGER", "MAX_HZ", "MIN_HZ", "WaitTotals", "aas", "achieved_hz", "share"]
 
+#: Sampling rates lockscope accepts (Hz): below 1 a sample says little; above 100 the observer costs too much
+#: (BENCHMARKS.md, "watch: observer effect").
+MIN_HZ = 1.0
+MAX_HZ = 100.0
 #: The wait event this project exists for, as ``type:event``.
 LOCK_MANAGER = "LWLock:LockManager"
 #: Label for an active session with no wait event (running on CPU, or waiting on something not instrumented).

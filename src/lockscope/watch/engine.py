@@ -30,7 +30,7 @@ from .. import __version__
 from ..db import Endpoint, Session, connect, load_sql
 from ..errors import BadInputError, DatabaseError, LockscopeError, RecordFileError
 from ..versions import PG14
-from .aas import WaitTotals, achieved_hz, share
+from .aas import MAX_HZ, MIN_HZ, WaitTotals, achieved_hz, share
 from .sampler import ActivityReader, Sample, Schedule
 from .store import RecordWriter
 from .window import BackendLocks, LockSnapshot, RollingWindow, StatementStat
@@ -47,8 +47,6 @@ __all__ = [
     "stat_lock_deltas",
 ]
 
-MIN_HZ = 1.0
-MAX_HZ = 100.0
 #: ``--locks-every`` minimum (s): a pg_locks snapshot takes all 16 lock-partition LWLocks.
 MIN_LOCKS_EVERY_S = 1.0
 #: pg_blocking_pids() at most this often (s) and for at most this many pids per call.
