@@ -53,6 +53,7 @@ def _execution(e: Execution) -> dict[str, Any]:
                 "assumed_fastpath": lock.assumed_fastpath,
                 "fast_path_group": lock.fast_path_group,
                 "order": lock.order,
+                "order_rule": lock.order_rule,
             }
             for lock in e.locks
         ],
