@@ -19,7 +19,6 @@ import re
 from dataclasses import dataclass
 
 from ..capacity import (
-    FP_LOCK_SLOTS_PER_GROUP,
     CapacityModel,
     LockRequest,
     lock_shmem_bytes,
@@ -259,7 +258,3 @@ def granularity_advice(catalog: Catalog, model: CapacityModel, table: TableFootp
     return GranularityAdvice(table.oid, table.qualified, label, len(leaves), per_part, table.unpruned.locks,
                              tuple(out))
 
-
-def groups_label(model: CapacityModel) -> str:
-    """``64 slots (4 groups x 16)`` style text."""
-    return model.describe() if model.hashed else f"{FP_LOCK_SLOTS_PER_GROUP} slots"

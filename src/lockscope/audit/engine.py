@@ -164,7 +164,7 @@ def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _drop_sql(report_names: dict[int, str], ix: IndexFinding) -> str:
+def _drop_sql(ix: IndexFinding) -> str:
     if ix.partitioned:
         # DROP INDEX CONCURRENTLY is refused for partitioned indexes; this takes ACCESS EXCLUSIVE on the tree.
         return f"DROP INDEX {ix.qualified};  -- partitioned index: no CONCURRENTLY; locks {ix.table} exclusively"
@@ -205,7 +205,7 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
                     in_plans.add(o)
                     f = idx_by_oid[o]
                     drop_sql.append(f"-- {t.qualified}: {p.locks} planner locks, {p.spilled} spill at {cap}; "
-                               f"{f.qualified} is {f.kind} ({f.evidence})\n{_drop_sql({}, f)}")
+                               f"{f.qualified} is {f.kind} ({f.evidence})\n{_drop_sql(f)}")
             elif plan is not None:
                 fixes.append(f"no safe index set suffices ({_plural(plan.short_by, 'more lock')} over after "
                              "dropping every droppable index)")
@@ -297,7 +297,7 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
         index_sql: tuple[str, ...] = ()
         if f.droppable and f.kind in ("invalid", "duplicate"):
             index_sql = (f"-- {f.qualified} on {f.table} is {f.kind}: {f.evidence}; every statement on {f.table} "
-                   f"locks it at planning\n{_drop_sql({}, f)}",)
+                   f"locks it at planning\n{_drop_sql(f)}",)
         sev = "low" if f.kind in ("invalid", "duplicate", "redundant") and f.droppable else "info"
         protected = f" (kept: {f.protected_reason})" if f.protected_reason else ""
         out.append(Finding(

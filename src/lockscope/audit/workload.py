@@ -31,6 +31,7 @@ from ..db import Session
 from ..errors import DatabaseError, LockscopeError
 from ..footprint import Footprint, measure_footprint, measure_generic_plan
 from ..statement import check_statement
+from ..versions import PG14
 from .catalog import AuditSettings, Catalog
 from .params import derive_params
 
@@ -370,7 +371,7 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
 def _since_reset_s(session: Session, schema_sql: str, settings: AuditSettings) -> float | None:
     from ..db import load_sql
 
-    if session.facts.server_version_num >= 140000:
+    if session.facts.server_version_num >= PG14:
         try:
             text = load_sql("audit_pgss_reset", session.facts.server_version_num).format(schema=schema_sql)
             row = session.fetch_one(text)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..audit.engine import AuditReport
 from .html import escape, page, svg_bar_chart, table
 
-__all__ = ["audit_html", "write_audit_html"]
+__all__ = ["audit_html"]
 
 
 def audit_html(report: AuditReport, *, max_bars: int = 40) -> str:
@@ -82,7 +80,3 @@ def audit_html(report: AuditReport, *, max_bars: int = 40) -> str:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in report.notes) + "</ul>")
     return page(f"lockscope audit: {report.database}", body)
 
-
-def write_audit_html(report: AuditReport, path: Path) -> None:
-    """Write :func:`audit_html` to ``path`` (UTF-8)."""
-    path.write_text(audit_html(report), encoding="utf-8")

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..footprint import Execution, Footprint
+from ..versions import major_of
 
 __all__ = ["footprint_table", "mismatch_panel", "relations_table", "render_footprints", "short_statement"]
 
@@ -61,7 +62,7 @@ def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -
         table.add_column(col, justify=just)
     if first.assumed is not None:
         a = first.assumed
-        table.add_column(f"main if PG{a.server_version_num // 10000}/{a.max_locks_per_transaction}", justify="right")
+        table.add_column(f"main if PG{major_of(a.server_version_num)}/{a.max_locks_per_transaction}", justify="right")
     for e in first.executions:
         row: list[RenderableType] = [str(e.number), e.phase, e.plan_type or "-", str(e.lock_count),
                                      str(e.fastpath_count), _main_cell(e), _predicted_cell(e), first.capacity.short()]
@@ -123,7 +124,7 @@ def render_footprints(footprints: Sequence[Footprint], *, verbose: bool = False)
             f"protocol {first.protocol}")
     if first.assumed is not None:
         a = first.assumed
-        head += (f"; assumed PostgreSQL {a.server_version_num // 10000} with max_locks_per_transaction="
+        head += (f"; assumed PostgreSQL {major_of(a.server_version_num)} with max_locks_per_transaction="
                  f"{a.max_locks_per_transaction}: {a.describe()}")
     parts: list[RenderableType] = [Text(head, style="bold"), Text(short_statement(first.statement), style="cyan")]
     parts.append(footprint_table(footprints))
