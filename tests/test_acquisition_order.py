@@ -239,3 +239,34 @@ def test_node_dump_reader() -> None:
     assert q["commandType"] == "1" and q["rtable"][0]["relid"] == "16384"
     assert q["rtable"][0]["eref"]["aliasname"] == "a b" and q["cols"] == [1, 2]
     assert (q["none"] is None and q["empty"] == [] and q["val"] == ["4", ["[", "1", "0", "0", "0", "]"]]) or True
+
+
+def _lp316_script() -> str:
+    """The issue's shape: a 316-partition LIST table keyed 'pk1'..'pk316', created out of bound order (bound order
+    is text order: 'pk1' < 'pk10' < 'pk100' < 'pk101' ... < 'pk2'), one index per partition through the parent."""
+    import random
+
+    keys = list(range(1, 317))
+    random.Random(316).shuffle(keys)
+    lines = ["create table lp316 (k text not null, id int not null, v int) partition by list (k);"]
+    lines += [f"create table lp316_{n} partition of lp316 for values in ('pk{n}');" for n in keys]
+    lines.append("create index on lp316 (id);")
+    return "\n".join(lines)
+
+
+def test_316_list_partitions_every_flag(session: Session, server: ScratchServer) -> None:
+    """Every partition and partition index of a 316-partition LIST table, in three plan_cache_modes and without
+    pruning: 633+ locks per execution, flags exact (bound order, not OID order)."""
+    if not session.fetch_all("select 1 from pg_class where relname = 'lp316'"):
+        run_script(server.conninfo(), _lp316_script())
+    footprints = [measure_footprint(session, "select * from lp316 where v = 1"),
+                  measure_footprint(session, "select * from lp316 where k = 'pk150'")]
+    for mode in ("auto", "force_custom_plan", "force_generic_plan"):
+        footprints.append(measure_footprint(session, "select * from lp316 where k = $1", params=["pk150"],
+                                            protocol="prepared", plan_cache_mode=mode, executions=7))
+    bad = [m for fp in footprints for m in _mismatches(fp)]
+    assert bad == [], f"{len(bad)} mispredicted:\n" + "\n".join(bad[:40])
+    unpruned = footprints[0].executions[0]
+    # parent + its partitioned index (PG 16+) + 316 partitions + 316 partition indexes
+    assert unpruned.lock_count == 1 + (session.facts.major >= 16) + 316 + 316
+    assert unpruned.main_table_count > 0
