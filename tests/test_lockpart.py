@@ -179,3 +179,24 @@ def test_hash_bytes_matches_server_hashtext(locktag_conn: psycopg.Connection) ->
                                 (texts,)).fetchall()
     assert len(rows) == 195
     assert [(t, hash_bytes(t.encode()) - (2**32 if hash_bytes(t.encode()) >= 2**31 else 0)) for t, _ in rows] == rows
+
+
+def test_footprint_lock_partitions_are_the_servers(locktag_conn: psycopg.Connection, any_pg: ScratchServer) -> None:
+    """``footprint``'s lock_partition of every relation lock (spilled or not) and its per-partition summary equal
+    the server's own LockHashPartition of the lock's tag (pg_locks database, relation)."""
+    from lockscope.db import connect
+    from lockscope.footprint import measure_footprint
+
+    with connect(any_pg.conninfo()) as session:
+        e = measure_footprint(session, "select * from p40 where k = (select 150)").executions[0]
+    db = int(locktag_conn.execute("select oid::int8 from pg_database where datname = current_database()")
+             .fetchone()[0])  # type: ignore[index]
+    server = dict(locktag_conn.execute(
+        "select r::int8, pg_temp.lockscope_locktag_partition(%s::int8::oid, r) from unnest(%s::int8[]::oid[]) r",
+        [db, [lock.relation_oid for lock in e.locks]]).fetchall())
+    assert [lock.lock_partition for lock in e.locks] == [server[lock.relation_oid] for lock in e.locks]
+    expected = [0] * 16
+    for lock in e.locks:
+        if not lock.fastpath:
+            expected[server[lock.relation_oid]] += 1
+    assert list(e.partition_load) == expected and sum(expected) == e.main_table_count > 0

@@ -29,6 +29,7 @@ from .acquisition import LockStep, acquisition_order
 from .capacity import CapacityModel, LockRequest
 from .db import Session
 from .errors import BadInputError, StatementError
+from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from .statement import CheckedStatement, bind_params, check_statement
 
 __all__ = [
@@ -71,6 +72,9 @@ class RelationLock:
     :ivar assumed_fastpath: the flag under ``--assume-version/--assume-mlpt``, or None.
     :ivar order_rule: the acquisition-order rule that placed this lock (``acquisition.ORDER_RULES``, or
         ``catalog`` when no query tree was available).
+    :ivar lock_partition: the main lock table partition (0..15) the lock's LOCKTAG hashes to
+        (``lock.c LockTagHashCode`` / ``LockHashPartition``, :func:`lockscope.lockpart.lock_partition`): where it
+        is, for a main-table lock; where it would land, for a fast-path one.
     """
 
     relation_oid: int
@@ -83,6 +87,7 @@ class RelationLock:
     order: int
     assumed_fastpath: bool | None = None
     order_rule: str = ""
+    lock_partition: int = 0
 
     @property
     def mismatch(self) -> bool:
@@ -134,6 +139,15 @@ class Execution:
         if not self.locks or self.locks[0].assumed_fastpath is None:
             return None
         return sum(not lock.assumed_fastpath for lock in self.locks)
+
+    @property
+    def partition_load(self) -> tuple[int, ...]:
+        """Measured main-table locks per lock partition: 16 counts (index = partition, ``NUM_LOCK_PARTITIONS``)."""
+        load = [0] * NUM_LOCK_PARTITIONS
+        for lock in self.locks:
+            if not lock.fastpath:
+                load[lock.lock_partition] += 1
+        return tuple(load)
 
     @property
     def mismatches(self) -> tuple[RelationLock, ...]:
@@ -302,6 +316,7 @@ class _Prober:
                 order=n,
                 assumed_fastpath=assume,
                 order_rule=rule,
+                lock_partition=lock_partition(int(row["database_oid"]), oid),
             ))
         return tuple(locks)
 

@@ -42,6 +42,7 @@ def _execution(e: Execution) -> dict[str, Any]:
         "predicted_main_table": e.predicted_main_table_count,
         "assumed_main_table": e.assumed_main_table_count,
         "mismatches": len(e.mismatches),
+        "main_table_locks_per_partition": list(e.partition_load),
         "relations": [
             {
                 "oid": lock.relation_oid,
@@ -54,6 +55,7 @@ def _execution(e: Execution) -> dict[str, Any]:
                 "fast_path_group": lock.fast_path_group,
                 "order": lock.order,
                 "order_rule": lock.order_rule,
+                "lock_partition": lock.lock_partition,
             }
             for lock in e.locks
         ],

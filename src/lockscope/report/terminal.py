@@ -12,7 +12,8 @@ from rich.text import Text
 from ..footprint import Execution, Footprint
 from ..versions import major_of
 
-__all__ = ["footprint_table", "mismatch_panel", "relations_table", "render_footprints", "short_statement"]
+__all__ = ["footprint_table", "mismatch_panel", "partition_summary", "relations_table", "render_footprints",
+           "short_statement"]
 
 
 def _main_cell(e: Execution) -> Text:
@@ -73,11 +74,12 @@ def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -
 
 
 def relations_table(e: Execution, title: str) -> Table:
-    """The relation list of one execution: name, OID, role, mode, group, measured and predicted fast-path."""
+    """The relation list of one execution: name, OID, role, mode, fast-path group, measured and predicted
+    fast-path, lock partition; its caption sums the main-table locks per lock partition."""
     table = Table(title=title, title_justify="left", header_style="bold")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("#", "right"), ("relation", "left"), ("oid", "right"), ("role", "left"), ("mode", "left"),
-        ("group", "right"), ("fastpath", "left"), ("predicted", "left"))
+        ("group", "right"), ("fastpath", "left"), ("predicted", "left"), ("partition", "right"))
     for col, just in columns:
         table.add_column(col, justify=just)
     for lock in e.locks:
@@ -85,8 +87,22 @@ def relations_table(e: Execution, title: str) -> Table:
         predicted = Text("yes" if lock.predicted_fastpath else "no",
                          style="bold white on red" if lock.mismatch else "dim")
         table.add_row(str(lock.order + 1), lock.relation, str(lock.relation_oid), lock.role, lock.mode,
-                      str(lock.fast_path_group), measured, predicted)
+                      str(lock.fast_path_group), measured, predicted, str(lock.lock_partition))
+    if e.main_table_count:
+        table.caption = partition_summary(e)
+        table.caption_justify = "left"
     return table
+
+
+def partition_summary(e: Execution) -> str:
+    """``main-table locks per lock partition: p3 5, p7 2 (hottest p3: 5 of 7 ...)`` ('' without any)."""
+    load = e.partition_load
+    if not any(load):
+        return ""
+    parts = ", ".join(f"p{p} {n}" for p, n in enumerate(load) if n)
+    hottest = max(range(len(load)), key=lambda p: load[p])
+    return (f"main-table locks per lock partition: {parts} (hottest p{hottest}: {load[hottest]} of "
+            f"{e.main_table_count}; each takes that partition's LWLock:LockManager)")
 
 
 def mismatch_panel(footprints: Sequence[Footprint]) -> Panel | None:

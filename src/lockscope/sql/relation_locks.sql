@@ -3,7 +3,8 @@
 SELECT relation::int8      AS relation_oid,
        mode,
        fastpath,
-       database = 0        AS shared_catalog
+       database = 0        AS shared_catalog,
+       database::int8      AS database_oid
 FROM pg_catalog.pg_locks
 WHERE pid = pg_backend_pid()
   AND locktype = 'relation'
