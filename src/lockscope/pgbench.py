@@ -131,7 +131,8 @@ def run_pgbench(
     script_file = None
     try:
         if script is not None:
-            fd, script_file = tempfile.mkstemp(prefix="lockscope-pgbench-", suffix=".sql")
+            # inside the server's own directory: removed with it, even when lockscope is killed (watchdog)
+            fd, script_file = tempfile.mkstemp(prefix="pgbench-", suffix=".sql", dir=server.root)
             with os.fdopen(fd, "w") as fh:
                 fh.write(script)
             argv += ["-f", script_file]
