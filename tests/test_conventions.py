@@ -134,7 +134,7 @@ def test_long_statement_is_shown_shortened(tmp_path: Path) -> None:
     (["--protocol", "prepared", "--param-type", "int", "--param-type", "int", "--param", "1", "select 1"],
      "2 --param-type(s) declare 2 parameter(s) but 1 --param value(s) were given"),
     (["--json", "/nonexistent-dir/x.json", "select 1"], "cannot write /nonexistent-dir/x.json: no such directory"),
-    (["--pg-bin", "12", "select 1"], "--pg-bin 12: PostgreSQL 12 is not installed; run: lockscope lab install 12"),
+    (["--pg-bin", "/nonexistent/bin", "select 1"], "--pg-bin /nonexistent/bin: no postgres binary in that directory"),
     (["--mlpt", "5", "select 1"], "--mlpt: max_locks_per_transaction is at least 10"),
     (["--protocol", "bogus", "select 1"], "argument --protocol: invalid choice: 'bogus' (choose from *"),
     (["--executions", "x", "select 1"], "argument --executions: not a whole number: 'x' "

@@ -75,13 +75,14 @@ def default_bin_dir() -> Path:
 class ScratchSettings:
     """Settings a scratch server starts with (all PGC_POSTMASTER ones need a restart to change).
 
-    :ivar max_locks_per_transaction: count (PostgreSQL minimum 10).
+    :ivar max_locks_per_transaction: count (PostgreSQL minimum 10); None keeps the server's own default (64 on
+        PostgreSQL 13-18, 128 from 19: ``versions.default_max_locks_per_transaction``).
     :ivar max_connections: count.
     :ivar track_planning: ``pg_stat_statements.track_planning``.
     :ivar extra: any other ``name -> value`` settings, written verbatim (values quoted).
     """
 
-    max_locks_per_transaction: int = 64
+    max_locks_per_transaction: int | None = 64
     max_connections: int = 100
     track_planning: bool = True
     extra: Mapping[str, str] = field(default_factory=dict)
@@ -459,13 +460,14 @@ class ScratchServer:
             "port": self.port,
             "unix_socket_directories": str(self.socket_dir),
             "unix_socket_permissions": "0700" if not self._run_as else "0777",
-            "max_locks_per_transaction": s.max_locks_per_transaction,
             "max_connections": s.max_connections,
             "fsync": False,
             "synchronous_commit": False,
             "full_page_writes": False,
             "max_prepared_transactions": 0,
         }
+        if s.max_locks_per_transaction is not None:
+            lines["max_locks_per_transaction"] = s.max_locks_per_transaction
         if self._has_pg_stat_statements():
             lines["shared_preload_libraries"] = "pg_stat_statements"
             lines["pg_stat_statements.track_planning"] = s.track_planning

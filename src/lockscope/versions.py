@@ -16,6 +16,7 @@ __all__ = [
     "PG17",
     "PG18",
     "PG19",
+    "default_max_locks_per_transaction",
     "major_of",
 ]
 
@@ -42,3 +43,9 @@ MIN_SUPPORTED = PG13
 def major_of(server_version_num: int) -> int:
     """The major version of a ``server_version_num`` (e.g. 180006 -> 18; PG 10+ numbering)."""
     return server_version_num // 10000
+
+
+def default_max_locks_per_transaction(server_version_num: int) -> int:
+    """PostgreSQL's own default ``max_locks_per_transaction``: 64 up to 18, 128 from 19 (commit 79534f9065,
+    ``guc_parameters.dat``), i.e. 8 fast-path groups of 16 slots by default on 19."""
+    return 128 if server_version_num >= PG19 else 64

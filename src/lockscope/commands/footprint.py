@@ -22,8 +22,6 @@ from ._common import (
 )
 from ._output import check_writable, make_console, target_line, write_json
 
-#: Scratch server max_locks_per_transaction when --mlpt is not given: PostgreSQL's default (13-18).
-DEFAULT_SCRATCH_MLPT = 64
 #: Executions probed with --protocol prepared when --executions is not given.
 DEFAULT_EXECUTIONS = 7
 
@@ -51,7 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_target_options(fp, what="probe", scratch="an empty scratch PostgreSQL (see --setup)")
     fp.add_argument("--setup", metavar="FILE", type=Path,
                     help="SQL script run on the scratch server before probing (scratch server only)")
-    add_scratch_options(fp, mlpt_default=f"{DEFAULT_SCRATCH_MLPT}, PostgreSQL's default")
+    add_scratch_options(fp, mlpt_default="PostgreSQL's own: 64 on 13-18, 128 on 19")
     fp.add_argument("--param", action="append", default=[], metavar="VALUE",
                     help="value for $1, $2, ... in order (repeat the option)")
     fp.add_argument("--param-type", action="append", default=[], metavar="TYPE",
@@ -155,8 +153,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
-    mlpt = args.mlpt or DEFAULT_SCRATCH_MLPT
-    with open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=mlpt),
+    with open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=args.mlpt),
                      setup_sql=setup, lock_timeout_ms=args.lock_timeout,
                      statement_timeout_ms=args.statement_timeout) as target:
         facts = target.session.facts
