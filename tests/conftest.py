@@ -114,3 +114,4 @@ def load_lock() -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+from .fix_versions import *  # noqa: E402, F403 - every_pg, pg12_bin (real servers of PG 12-19)

