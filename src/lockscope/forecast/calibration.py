@@ -37,7 +37,7 @@ from typing import Any
 
 from lockscope.errors import BadInputError
 
-__all__ = ["DEFAULT_CALIBRATION", "SCHEMA", "Calibration", "load_calibration", "save_calibration"]
+__all__ = ["DEFAULT_CALIBRATION", "GENERIC_BASE_RATIO", "SCHEMA", "Calibration", "load_calibration", "save_calibration"]
 
 #: Versioned schema name of a calibration JSON file.
 SCHEMA = "lockscope/calibration/v1"
@@ -52,6 +52,12 @@ _EXTRA_INDEXES = 30
 _SPILLED_AT_MLPT16 = 32 - 16
 _TPS_ONE_PARTITION = 12_150.0  # 6b: 24 spilled locks all in one partition, 12.1-12.2k TPS
 _ONE_PARTITION_ACQUISITIONS = 24 + 1  # n_p acquisitions + one LockReleaseAll pass
+_TPS_1_CLIENT_SIMPLE = 17_201.0  # Langote, PG15devel, unpartitioned, 1 client, pgbench -S simple
+_TPS_1_CLIENT_PREPARED = 32_234.0  # same, -M prepared
+
+#: Base CPU of a cached generic plan relative to a planned statement: Langote's single-client pgbench -S,
+#: simple 17,201 TPS vs prepared 32,234 TPS (published-benchmarks.md), i.e. 0.534.
+GENERIC_BASE_RATIO = _TPS_1_CLIENT_SIMPLE / _TPS_1_CLIENT_PREPARED
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,12 @@ class Calibration:
         ``LockAcquireExtended``; one ``LockReleaseAll`` pass counts as one acquisition).
     :ivar cpus: cores of the machine the figures were measured on (count, >= 1).
     :ivar source: where the figures come from (free text, for reports).
+    :ivar generic_base_cpu_s: ``base_cpu_s`` of a transaction that reuses a cached generic plan (no parse, no
+        planning: plancache.c ``GetCachedPlan`` -> ``CheckCachedPlan``); None = ``base_cpu_s`` x
+        :data:`GENERIC_BASE_RATIO` (Langote's single-client pgbench ``-S`` simple vs prepared).
+    :ivar planned_relation_cpu_s: CPU per relation the planner opens beyond the two of the base statement (a
+        table and its primary key), on top of its lock: plancat.c ``get_relation_info`` reads every index of each
+        relation. 0 means ``fastpath_lock_cpu_s`` already includes that work (the defaults).
     """
 
     base_cpu_s: float
@@ -76,15 +88,43 @@ class Calibration:
     lwlock_hold_s: float
     cpus: int = _MEASURED_CORES
     source: str = "defaults"
+    generic_base_cpu_s: float | None = None
+    planned_relation_cpu_s: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s"):
+        for name in ("base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s",
+                     "planned_relation_cpu_s", "generic_base_cpu_s"):
             value = getattr(self, name)
+            if value is None and name == "generic_base_cpu_s":
+                continue
             if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value) \
                     or value < 0:
                 raise BadInputError(f"calibration {name} must be a finite number of seconds >= 0, got {value!r}")
         if not isinstance(self.cpus, int) or isinstance(self.cpus, bool) or self.cpus < 1:
             raise BadInputError(f"calibration cpus must be an integer >= 1, got {self.cpus!r}")
+
+    @property
+    def generic_base_s(self) -> float:
+        """Base CPU of a cached-generic-plan transaction (s): ``generic_base_cpu_s`` or its default."""
+        if self.generic_base_cpu_s is not None:
+            return self.generic_base_cpu_s
+        return self.base_cpu_s * GENERIC_BASE_RATIO
+
+    def scaled(self, factor: float, *, cpus: int | None = None, source: str | None = None) -> Calibration:
+        """All CPU costs and the hold time multiplied by ``factor`` (a machine ``factor`` times slower, > 0), e.g. to
+        move a calibration to another machine class from one low-contention figure measured there.
+
+        :raises BadInputError: factor not a positive finite number.
+        """
+        if not 0 < factor < math.inf:
+            raise BadInputError(f"scale factor must be a positive number, got {factor!r}")
+        return Calibration(
+            base_cpu_s=self.base_cpu_s * factor, fastpath_lock_cpu_s=self.fastpath_lock_cpu_s * factor,
+            main_table_lock_extra_cpu_s=self.main_table_lock_extra_cpu_s * factor,
+            lwlock_hold_s=self.lwlock_hold_s * factor, cpus=self.cpus if cpus is None else cpus,
+            source=self.source if source is None else source,
+            generic_base_cpu_s=None if self.generic_base_cpu_s is None else self.generic_base_cpu_s * factor,
+            planned_relation_cpu_s=self.planned_relation_cpu_s * factor)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document (schema :data:`SCHEMA`) of this calibration."""
@@ -94,6 +134,8 @@ class Calibration:
             "fastpath_lock_cpu_s": self.fastpath_lock_cpu_s,
             "main_table_lock_extra_cpu_s": self.main_table_lock_extra_cpu_s,
             "lwlock_hold_s": self.lwlock_hold_s,
+            "generic_base_cpu_s": self.generic_base_cpu_s,
+            "planned_relation_cpu_s": self.planned_relation_cpu_s,
             "cpus": self.cpus,
             "source": self.source,
         }
@@ -109,7 +151,8 @@ class Calibration:
             raise BadInputError(f"not a calibration file: schema {found!r}, expected {SCHEMA!r}")
         fields = {"base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s"}
         missing = sorted(fields - doc.keys())
-        unknown = sorted(doc.keys() - fields - {"schema", "cpus", "source"})
+        unknown = sorted(doc.keys() - fields - {"schema", "cpus", "source", "generic_base_cpu_s",
+                                                "planned_relation_cpu_s"})
         if missing or unknown:
             raise BadInputError(f"calibration file: missing fields {missing}, unknown fields {unknown}")
         source = doc.get("source", "calibration file")
@@ -117,7 +160,9 @@ class Calibration:
             raise BadInputError(f"calibration source must be text, got {source!r}")
         return cls(base_cpu_s=doc["base_cpu_s"], fastpath_lock_cpu_s=doc["fastpath_lock_cpu_s"],
                    main_table_lock_extra_cpu_s=doc["main_table_lock_extra_cpu_s"],
-                   lwlock_hold_s=doc["lwlock_hold_s"], cpus=doc.get("cpus", _MEASURED_CORES), source=source)
+                   lwlock_hold_s=doc["lwlock_hold_s"], cpus=doc.get("cpus", _MEASURED_CORES), source=source,
+                   generic_base_cpu_s=doc.get("generic_base_cpu_s"),
+                   planned_relation_cpu_s=doc.get("planned_relation_cpu_s", 0.0))
 
 
 def _defaults() -> Calibration:

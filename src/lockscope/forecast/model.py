@@ -17,8 +17,9 @@ The network (docs/forecast.md gives the assumptions and where they fail):
 
 Demands per transaction (:func:`class_demands`, from a :class:`~lockscope.forecast.calibration.Calibration`):
 
-- CPU: ``base_cpu_s + fastpath_lock_cpu_s x (all relation locks) + main_table_lock_extra_cpu_s x (main-table
-  locks)``.
+- CPU: ``base + fastpath_lock_cpu_s x (all relation locks) + planned_relation_cpu_s x (relations planned
+  beyond the base two) + main_table_lock_extra_cpu_s x (main-table locks)``, where base is ``base_cpu_s`` for a
+  planned statement and ``generic_base_cpu_s`` for a reused cached generic plan.
 - partition p: ``(n_p + [n_p > 0]) x lwlock_hold_s``: one exclusive acquisition per main-table lock in p (lock.c
   ``LockAcquireExtended``) and one at transaction end if the backend holds any (lock.c ``LockReleaseAll``), see
   :func:`lockscope.lockpart.transaction_traffic`. Fast-path locks touch no partition LWLock.
@@ -74,6 +75,10 @@ class TransactionClass:
     :ivar partition_load: main-table relation locks per lock partition (16 counts >= 0;
         :func:`lockscope.lockpart.partition_load`).
     :ivar calls: weight of the class in a workload (calls, > 0; e.g. pg_stat_statements ``calls``).
+    :ivar planned_relations: relations the planner opens beyond the base statement's two (count >= 0; 0 when the
+        statement is not planned, i.e. a cached generic plan is reused).
+    :ivar plans: False when the transaction reuses a cached generic plan (base CPU
+        :attr:`Calibration.generic_base_s` instead of ``base_cpu_s``).
     :raises ValueError: a negative count, not 16 partition counts, or calls <= 0.
     """
 
@@ -81,6 +86,8 @@ class TransactionClass:
     fast_path_locks: int
     partition_load: tuple[int, ...]
     calls: float = 1.0
+    planned_relations: int = 0
+    plans: bool = True
 
     def __post_init__(self) -> None:
         if self.fast_path_locks < 0:
@@ -89,6 +96,8 @@ class TransactionClass:
             raise ValueError(f"{self.name}: partition_load must be {NUM_LOCK_PARTITIONS} counts >= 0")
         if not self.calls > 0 or not math.isfinite(self.calls):
             raise ValueError(f"{self.name}: calls must be > 0, got {self.calls}")
+        if self.planned_relations < 0:
+            raise ValueError(f"{self.name}: planned_relations must be >= 0, got {self.planned_relations}")
 
     @property
     def main_table_locks(self) -> int:
@@ -130,7 +139,9 @@ class Demands:
 def class_demands(cls: TransactionClass, calibration: Calibration) -> Demands:
     """Service demands of one transaction class under a calibration (see the module docstring for the formulas;
     lock.c ``LockAcquireExtended`` and ``LockReleaseAll`` for the partition acquisitions)."""
-    cpu = (calibration.base_cpu_s + calibration.fastpath_lock_cpu_s * cls.locks
+    base = calibration.base_cpu_s if cls.plans else calibration.generic_base_s
+    cpu = (base + calibration.fastpath_lock_cpu_s * cls.locks
+           + calibration.planned_relation_cpu_s * cls.planned_relations
            + calibration.main_table_lock_extra_cpu_s * cls.main_table_locks)
     traffic = transaction_traffic(cls.partition_load)
     return Demands(cpu_s=cpu, partition_s=tuple(n * calibration.lwlock_hold_s for n in traffic.per_partition))

@@ -1,0 +1,567 @@
+"""The forecast engine: measured lock footprints -> lock partitions -> the queueing model, with what-ifs.
+
+Two inputs, one output (:class:`ForecastReport`):
+
+- **one statement** (:func:`forecast_statement`): probed with :func:`lockscope.footprint.measure_footprint`
+  (EXPLAIN only); the steady-state transaction is the last execution probed (the simple protocol's only one; with
+  the prepared protocol the plan that keeps being used once the plan cache has settled).
+- **a live workload** (:func:`forecast_workload`): pg_stat_statements rates and each top statement's measured
+  footprint, read by ``lockscope audit``'s workload reader (:func:`lockscope.audit.workload.read_workload` and
+  :func:`~lockscope.audit.workload.probe_statements`); a call takes the custom plan's locks, or the cached generic
+  plan's when the custom plan could not be probed. Each call is taken as its own transaction.
+
+Each relation lock becomes a :class:`LockSite`: its fast-path flag (measured for a statement; for the workload the
+capacity model's flag over the measured locks in acquisition order, checked against the measured count) and, for
+main-table locks, its lock partition (:func:`lockscope.lockpart.lock_partition` of ``(database OID, relation
+OID)``; database 0 for a shared catalog, ``pg_class.relisshared``, as lmgr.c ``SetLocktagRelationOid`` builds the
+tag). A statement becomes a :class:`~lockscope.forecast.model.TransactionClass`; the mix is solved by
+:func:`lockscope.forecast.model.forecast_curve`.
+
+What-ifs (:class:`WhatIf`) re-run the same model on changed footprints: ``drop_indexes`` removes those indexes'
+locks and ``max_locks_per_transaction`` / ``assume_major`` change the capacity, after which the fast-path flags
+of the remaining locks are predicted in their order (:meth:`lockscope.capacity.CapacityModel.predict`, lock.c
+``LockAcquireExtended``); ``plan_cache_mode`` probes the statement again with the prepared protocol in that mode
+(statement) or takes the custom / cached generic plan's footprint (workload).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from ..capacity import CapacityModel, LockRequest
+from ..errors import BadInputError
+from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition
+from ..versions import MIN_SUPPORTED
+from .calibration import Calibration
+from .model import Demands, Forecast, TransactionClass, forecast_curve, workload_demands
+
+if TYPE_CHECKING:
+    from ..audit.workload import PlanFootprint, StatementAudit
+    from ..db import Session
+    from ..footprint import Footprint
+
+__all__ = [
+    "INDEX_ROLES",
+    "PLAN_CACHE_MODES",
+    "ForecastReport",
+    "LockSite",
+    "ScenarioForecast",
+    "StatementShape",
+    "WhatIf",
+    "apply_what_if",
+    "curve_clients",
+    "database_facts",
+    "default_cores",
+    "forecast_shapes",
+    "forecast_statement",
+    "forecast_workload",
+    "relation_facts",
+    "resolve_indexes",
+    "saturation_rate",
+    "shape_from_footprint",
+    "shape_from_plan",
+]
+
+#: Roles (lockscope.footprint.ROLES) a ``--drop-index`` may name.
+INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
+#: plan_cache_mode values of the what-if.
+PLAN_CACHE_MODES = ("auto", "force_custom_plan", "force_generic_plan")
+#: Relations of the base statement the calibration's base CPU already plans (a table and its primary key).
+_BASE_PLANNED_RELATIONS = 2
+#: Phases that do not plan: a cached generic plan reused (plancache.c CheckCachedPlan).
+_NOT_PLANNED = frozenset({"generic-reuse"})
+
+
+def default_cores() -> int:
+    """This machine's CPUs (``os.cpu_count()``, at least 1)."""
+    return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class LockSite:
+    """One relation lock of a statement's steady-state transaction.
+
+    :ivar relation_oid: pg_class OID.
+    :ivar relation: schema-qualified name (or the OID as text when unknown).
+    :ivar role: ``table``, ``index``, ... (lockscope.footprint.ROLES).
+    :ivar mode: lock mode as pg_locks spells it.
+    :ivar fastpath: True = fast-path slot, False = main lock table.
+    :ivar database_oid: the LOCKTAG's database: the current database's OID, 0 for a shared catalog.
+    :ivar partition: the lock partition of the LOCKTAG (0..15; used only for main-table locks).
+    :ivar order: position in the acquisition order (0-based).
+    """
+
+    relation_oid: int
+    relation: str
+    role: str
+    mode: str
+    fastpath: bool
+    database_oid: int
+    partition: int
+    order: int
+
+
+@dataclass(frozen=True)
+class StatementShape:
+    """A statement as the model sees it: its steady-state locks and how often it runs.
+
+    :ivar name: short label (query id, or ``statement``).
+    :ivar statement: the SQL text.
+    :ivar phase: the plan-cache phase of the steady state (``simple``, ``custom``, ``generic-reuse``, ...).
+    :ivar locks: relation locks in acquisition order.
+    :ivar calls: weight in the workload (calls; 1 for one statement).
+    :ivar calls_per_s: the measured rate (calls/s), None for a probed statement.
+    :ivar flags: ``measured`` (pg_locks) or ``predicted`` (capacity model over the measured locks in order).
+    :ivar measured_main_table_locks: main-table locks pg_locks showed for this plan (count), when known.
+    """
+
+    name: str
+    statement: str
+    phase: str
+    locks: tuple[LockSite, ...]
+    calls: float = 1.0
+    calls_per_s: float | None = None
+    flags: str = "measured"
+    measured_main_table_locks: int | None = None
+
+    @property
+    def plans(self) -> bool:
+        """False when the steady state reuses a cached generic plan (no planning)."""
+        return self.phase not in _NOT_PLANNED
+
+    @property
+    def main_table_locks(self) -> tuple[LockSite, ...]:
+        """The locks in the main lock table."""
+        return tuple(lk for lk in self.locks if not lk.fastpath)
+
+    @property
+    def fast_path_count(self) -> int:
+        """Fast-path locks (count)."""
+        return sum(lk.fastpath for lk in self.locks)
+
+    @property
+    def partition_load(self) -> tuple[int, ...]:
+        """Main-table locks per lock partition (16 counts)."""
+        counts = [0] * NUM_LOCK_PARTITIONS
+        for lk in self.main_table_locks:
+            counts[lk.partition] += 1
+        return tuple(counts)
+
+    @property
+    def planned_relations(self) -> int:
+        """Relations planned beyond the base statement's two (count; 0 for a reused generic plan)."""
+        return max(0, len(self.locks) - _BASE_PLANNED_RELATIONS) if self.plans else 0
+
+    def transaction_class(self) -> TransactionClass:
+        """This statement as one transaction class of the model."""
+        return TransactionClass(self.name, fast_path_locks=self.fast_path_count, partition_load=self.partition_load,
+                                calls=self.calls, planned_relations=self.planned_relations, plans=self.plans)
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """Changes forecast beside the measured state (all optional).
+
+    :ivar drop_indexes: index names as given (``--drop-index``).
+    :ivar max_locks_per_transaction: another max_locks_per_transaction (``--mlpt``).
+    :ivar plan_cache_mode: ``auto``, ``force_custom_plan`` or ``force_generic_plan``.
+    :ivar assume_major: another major version (13..), same relations.
+    """
+
+    drop_indexes: tuple[str, ...] = ()
+    max_locks_per_transaction: int | None = None
+    plan_cache_mode: str | None = None
+    assume_major: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_locks_per_transaction is not None and self.max_locks_per_transaction < 10:
+            raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+        if self.plan_cache_mode is not None and self.plan_cache_mode not in PLAN_CACHE_MODES:
+            raise BadInputError(f"--plan-cache-mode {self.plan_cache_mode!r}: use {', '.join(PLAN_CACHE_MODES)}")
+        if self.assume_major is not None and not MIN_SUPPORTED // 10000 <= self.assume_major <= 99:
+            raise BadInputError(f"--assume-version {self.assume_major}: give a major version, "
+                                f"{MIN_SUPPORTED // 10000} or later")
+
+    @property
+    def any(self) -> bool:
+        """True when any change is asked for."""
+        return bool(self.drop_indexes) or any(v is not None for v in (
+            self.max_locks_per_transaction, self.plan_cache_mode, self.assume_major))
+
+    def describe(self) -> str:
+        """One line, e.g. ``drop index a, max_locks_per_transaction 128``."""
+        parts = []
+        if self.drop_indexes:
+            parts.append("drop index " + ", ".join(self.drop_indexes))
+        if self.max_locks_per_transaction is not None:
+            parts.append(f"max_locks_per_transaction {self.max_locks_per_transaction}")
+        if self.plan_cache_mode is not None:
+            parts.append(f"plan_cache_mode {self.plan_cache_mode}")
+        if self.assume_major is not None:
+            parts.append(f"PostgreSQL {self.assume_major}")
+        return ", ".join(parts) or "none"
+
+    def capacity(self, measured: CapacityModel) -> CapacityModel:
+        """The capacity model after the change (the measured one when neither mlpt nor version changes)."""
+        version = measured.server_version_num if self.assume_major is None else self.assume_major * 10000
+        return CapacityModel(version, self.max_locks_per_transaction or measured.max_locks_per_transaction)
+
+
+@dataclass(frozen=True)
+class ScenarioForecast:
+    """The forecast of one state (measured, or a what-if).
+
+    :ivar label: ``measured`` or ``what-if: ...``.
+    :ivar capacity: the fast-path capacity assumed.
+    :ivar statements: each statement with its own forecast (alone, at the report's clients).
+    :ivar demands: the workload's (calls-weighted) demands.
+    :ivar forecast: the workload at the report's clients.
+    :ivar curve: the workload at 1.. clients (for the plot).
+    :ivar rate_tps: the measured rate of the workload (calls/s; None for a probed statement).
+    :ivar cpu_utilisation_at_rate: CPU busy fraction at ``rate_tps`` (or at the predicted throughput).
+    :ivar partition_utilisation_at_rate: 16 partition-LWLock busy fractions at ``rate_tps`` (or at the predicted
+        throughput).
+    """
+
+    label: str
+    capacity: CapacityModel
+    statements: tuple[tuple[StatementShape, Forecast], ...]
+    demands: Demands
+    forecast: Forecast
+    curve: tuple[Forecast, ...]
+    rate_tps: float | None
+    cpu_utilisation_at_rate: float
+    partition_utilisation_at_rate: tuple[float, ...]
+
+    @property
+    def main_table_locks_per_transaction(self) -> float:
+        """Calls-weighted main-table locks per transaction (count)."""
+        total = sum(s.calls for s, _ in self.statements)
+        return sum(s.calls * len(s.main_table_locks) for s, _ in self.statements) / total if total else 0.0
+
+    @property
+    def partition_locks_per_transaction(self) -> tuple[float, ...]:
+        """Calls-weighted main-table locks per partition per transaction (16 values)."""
+        total = sum(s.calls for s, _ in self.statements)
+        return tuple(sum(s.calls * s.partition_load[p] for s, _ in self.statements) / total if total else 0.0
+                     for p in range(NUM_LOCK_PARTITIONS))
+
+
+@dataclass(frozen=True)
+class ForecastReport:
+    """Everything ``lockscope forecast`` shows.
+
+    :ivar mode: ``statement`` or ``workload``.
+    :ivar server_version: e.g. ``18.6``.
+    :ivar database: database name.
+    :ivar database_oid: its OID.
+    :ivar cores: C of the model (count).
+    :ivar clients: N of the model (count).
+    :ivar clients_source: how N was chosen (``--clients``, ``active backends``, ``default``).
+    :ivar calibration: the costs used.
+    :ivar measured: the forecast of the measured state.
+    :ivar what_if: the what-if's forecast, or None.
+    :ivar what_if_text: the what-if in words (``none`` without one).
+    :ivar notes: what was skipped or approximated.
+    """
+
+    mode: str
+    server_version: str
+    server_version_num: int
+    database: str
+    database_oid: int
+    cores: int
+    clients: int
+    clients_source: str
+    calibration: Calibration
+    measured: ScenarioForecast
+    what_if: ScenarioForecast | None
+    what_if_text: str
+    notes: tuple[str, ...] = ()
+
+
+# -- server look-ups -----------------------------------------------------------------------------------------------
+def database_facts(session: Session) -> tuple[int, int]:
+    """(current database OID, its other active client backends) (``sql/forecast_database.sql``).
+
+    :raises DatabaseError: the query failed.
+    """
+    row = session.query("forecast_database")[0]
+    return int(row["database_oid"]), int(row["active_backends"])
+
+
+def relation_facts(session: Session, oids: Sequence[int]) -> dict[int, tuple[bool, str]]:
+    """``oid -> (relisshared, schema-qualified name)`` for these relations (missing ones left out)."""
+    if not oids:
+        return {}
+    rows = session.query("forecast_relations", [sorted(set(oids))])
+    return {int(r["oid"]): (bool(r["relisshared"]), str(r["qualified"])) for r in rows}
+
+
+def resolve_indexes(session: Session, names: Sequence[str]) -> dict[str, int]:
+    """``name -> OID`` of each ``--drop-index`` name (resolved by the server's ``to_regclass``, search_path
+    applies).
+
+    :raises BadInputError: a name that is no relation, or not an index.
+    """
+    out: dict[str, int] = {}
+    for name in names:
+        rows = session.query("forecast_index", [name])
+        if not rows:
+            raise BadInputError(f"--drop-index {name}: no such relation in database {session.facts.database}")
+        if rows[0]["relkind"] not in ("i", "I"):
+            raise BadInputError(f"--drop-index {name}: {rows[0]['qualified']} is not an index")
+        out[name] = int(rows[0]["oid"])
+    return out
+
+
+# -- shapes ------------------------------------------------------------------------------------------------------------
+def _site(oid: int, relation: str, role: str, mode: str, fastpath: bool, shared: bool, database_oid: int,
+          order: int) -> LockSite:
+    db = 0 if shared else database_oid
+    return LockSite(oid, relation, role, mode, fastpath, db, lock_partition(db, oid), order)
+
+
+def shape_from_footprint(fp: Footprint, database_oid: int, shared: frozenset[int] = frozenset(), *,
+                         name: str = "statement", calls: float = 1.0) -> StatementShape:
+    """The steady state (last execution) of a measured footprint, with measured fast-path flags.
+
+    :param database_oid: the current database's OID.
+    :param shared: OIDs of shared catalogs among the locks (locked with database 0).
+    """
+    e = fp.executions[-1]
+    locks = tuple(_site(lk.relation_oid, lk.relation, lk.role, lk.mode, lk.fastpath, lk.relation_oid in shared,
+                        database_oid, i)
+                  for i, lk in enumerate(sorted(e.locks, key=lambda lk: lk.order)))
+    return StatementShape(name=name, statement=fp.statement, phase=e.phase, locks=locks, calls=calls,
+                          measured_main_table_locks=e.main_table_count)
+
+
+def shape_from_plan(audit: StatementAudit, plan: PlanFootprint, model: CapacityModel, database_oid: int,
+                    relations: dict[int, tuple[bool, str]], *, calls: float) -> StatementShape:
+    """A pg_stat_statements entry's plan footprint (audit) with fast-path flags predicted in order.
+
+    :param relations: :func:`relation_facts` of the plan's OIDs.
+    """
+    shared = {oid for oid, (s, _) in relations.items() if s}
+    flags = model.predict([LockRequest(o, m, o in shared) for o, m in zip(plan.relation_oids, plan.modes,
+                                                                           strict=True)])
+    locks = tuple(_site(o, relations.get(o, (False, str(o)))[1], role, m, f, o in shared, database_oid, i)
+                  for i, (o, role, m, f) in enumerate(zip(plan.relation_oids, plan.roles, plan.modes, flags,
+                                                          strict=True)))
+    return StatementShape(name=str(audit.queryid), statement=audit.query, phase=plan.phase, locks=locks,
+                          calls=calls, calls_per_s=audit.calls_per_s, flags="predicted",
+                          measured_main_table_locks=plan.spilled if plan.measured else None)
+
+
+def apply_what_if(shape: StatementShape, model: CapacityModel, drop_oids: frozenset[int] = frozenset(),
+                  *, repredict: bool = True) -> StatementShape:
+    """The shape with the dropped indexes' locks removed and the flags predicted again in order with ``model``.
+
+    :param repredict: False keeps the flags (nothing changed but the dropped locks' removal is not asked either).
+    """
+    kept = [lk for lk in shape.locks if lk.relation_oid not in drop_oids]
+    if not repredict:
+        return replace(shape, locks=tuple(kept))
+    flags = model.predict([LockRequest(lk.relation_oid, lk.mode, lk.database_oid == 0) for lk in kept])
+    locks = tuple(replace(lk, fastpath=f, order=i) for i, (lk, f) in enumerate(zip(kept, flags, strict=True)))
+    return replace(shape, locks=locks, flags="predicted", measured_main_table_locks=None)
+
+
+# -- the model -----------------------------------------------------------------------------------------------------
+def curve_clients(clients: int) -> tuple[int, ...]:
+    """Client counts of the plotted curve: 1 .. max(32, 2 x clients), at most 1024."""
+    top = min(1024, max(32, 2 * clients))
+    return tuple(range(1, top + 1))
+
+
+def forecast_shapes(label: str, shapes: Sequence[StatementShape], capacity: CapacityModel, calibration: Calibration,
+                    *, cores: int, clients: int, rate_tps: float | None = None) -> ScenarioForecast:
+    """Solve the model for the statements (each alone and as a calls-weighted mix).
+
+    :param rate_tps: the measured rate of the mix (calls/s) for the utilisation at the current rate; None: the
+        utilisations at the predicted throughput with ``clients`` clients.
+    :raises BadInputError: no statement.
+    """
+    if not shapes:
+        raise BadInputError("nothing to forecast: no statement with a measured footprint")
+    each = []
+    for s in shapes:
+        d = workload_demands([s.transaction_class()], calibration)
+        each.append((s, forecast_curve(d, cores, [clients])[0]))
+    demands = workload_demands([s.transaction_class() for s in shapes], calibration)
+    points = curve_clients(clients)
+    curve = forecast_curve(demands, cores, sorted(set(points) | {clients}))
+    at = next(f for f in curve if f.clients == clients)
+    x = at.throughput_tps if rate_tps is None else rate_tps
+    return ScenarioForecast(
+        label=label, capacity=capacity, statements=tuple(each), demands=demands, forecast=at,
+        curve=tuple(f for f in curve if f.clients in points), rate_tps=rate_tps,
+        cpu_utilisation_at_rate=x * demands.cpu_s / cores,
+        partition_utilisation_at_rate=tuple(x * d for d in demands.partition_s))
+
+
+def _check_model(cores: int, clients: int) -> None:
+    if cores < 1 or clients < 1:
+        raise BadInputError("--cores and --clients must be at least 1")
+
+
+def forecast_statement(
+    session: Session,
+    sql: str,
+    *,
+    calibration: Calibration,
+    cores: int,
+    clients: int | None,
+    what_if: WhatIf = WhatIf(),
+    params: Sequence[str] = (),
+    param_types: Sequence[str] = (),
+    protocol: str = "simple",
+    plan_cache_mode: str | None = None,
+    progress: Callable[[str], None] = lambda _msg: None,
+) -> ForecastReport:
+    """Probe one statement (EXPLAIN only) and forecast it, and the what-if beside it.
+
+    :param clients: N, or None for the default (16 on a probe: a statement has no live rate).
+    :param protocol: ``simple`` or ``prepared`` (extended is measured as simple).
+    :param plan_cache_mode: the mode of the measured prepared executions (default: the server's setting).
+    :raises BadInputError, StatementError, UnsupportedStatementError, DatabaseError: from the probe or bad input.
+    """
+    from ..footprint import measure_footprint
+
+    n = clients or 16
+    _check_model(cores, n)
+    facts = session.facts
+    db_oid, _ = database_facts(session)
+    drops = resolve_indexes(session, what_if.drop_indexes)
+    mode = plan_cache_mode or facts.plan_cache_mode
+    progress("probing the statement")
+    fp = measure_footprint(session, sql, params=params, param_types=param_types, protocol=protocol,
+                           plan_cache_mode=mode if protocol == "prepared" else "auto")
+    shared = _shared_of(session, [lk.relation_oid for e in fp.executions for lk in e.locks])
+    shape = shape_from_footprint(fp, db_oid, shared)
+    notes = []
+    if drops:
+        missing = [name for name, oid in drops.items() if oid not in {lk.relation_oid for lk in shape.locks}]
+        if missing:
+            notes.append(f"--drop-index {', '.join(missing)}: not locked by this statement (no change)")
+    progress("solving the model")
+    measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n)
+    after: ScenarioForecast | None = None
+    if what_if.any:
+        base = shape
+        if what_if.plan_cache_mode is not None:
+            progress(f"probing the statement in plan_cache_mode {what_if.plan_cache_mode}")
+            other = measure_footprint(session, sql, params=params, param_types=param_types, protocol="prepared",
+                                      plan_cache_mode=what_if.plan_cache_mode)
+            shared |= _shared_of(session, [lk.relation_oid for e in other.executions for lk in e.locks])
+            base = shape_from_footprint(other, db_oid, shared)
+        model = what_if.capacity(facts.capacity)
+        changed = apply_what_if(base, model, frozenset(drops.values()),
+                                repredict=bool(drops) or model != facts.capacity)
+        after = forecast_shapes(f"what-if: {what_if.describe()}", [changed], model, calibration, cores=cores,
+                                clients=n)
+    return ForecastReport(mode="statement", server_version=facts.server_version,
+                          server_version_num=facts.server_version_num, database=facts.database,
+                          database_oid=db_oid, cores=cores, clients=n,
+                          clients_source="--clients" if clients else "default (a probed statement has no live rate)",
+                          calibration=calibration, measured=measured, what_if=after,
+                          what_if_text=what_if.describe(), notes=tuple(notes))
+
+
+def _shared_of(session: Session, oids: Sequence[int]) -> frozenset[int]:
+    return frozenset(oid for oid, (shared, _) in relation_facts(session, oids).items() if shared)
+
+
+def forecast_workload(
+    session: Session,
+    *,
+    calibration: Calibration,
+    cores: int,
+    clients: int | None,
+    what_if: WhatIf = WhatIf(),
+    interval_s: float = 10.0,
+    top_n: int = 50,
+    probe_rate_hz: float = 20.0,
+    progress: Callable[[str], None] = lambda _msg: None,
+) -> ForecastReport:
+    """Forecast the database's workload from pg_stat_statements (read-only; ``lockscope audit``'s reader).
+
+    :param clients: N, or None: the database's active client backends now, else 16.
+    :param interval_s: seconds between the two pg_stat_statements snapshots (0 = rates since the reset).
+    :param top_n: statements kept, the busiest first (count).
+    :raises BadInputError: pg_stat_statements unusable or no statement with a footprint.
+    :raises DatabaseError: a catalog query failed.
+    """
+    from ..audit.catalog import read_catalog, read_settings
+    from ..audit.workload import probe_statements, read_workload
+
+    facts = session.facts
+    db_oid, active = database_facts(session)
+    n = clients or (active if active > 0 else 16)
+    _check_model(cores, n)
+    drops = resolve_indexes(session, what_if.drop_indexes)
+    settings = read_settings(session)
+    progress("reading pg_stat_statements" + (f" ({interval_s:g} s interval)" if interval_s else ""))
+    workload, rows = read_workload(session, settings, interval_s=interval_s, top_n=top_n)
+    if not workload.available:
+        raise BadInputError("; ".join(workload.notes) or "pg_stat_statements is not available")
+    progress("reading the catalog")
+    catalog = read_catalog(session)
+    audits = probe_statements(session, catalog, rows, probe_rate_hz=probe_rate_hz, progress=progress)
+    notes = list(workload.notes)
+    oids = [o for a in audits for p in (a.custom, a.generic_reuse) if p is not None for o in p.relation_oids]
+    relations = relation_facts(session, oids)
+    model = facts.capacity
+    measured_shapes: list[StatementShape] = []
+    whatif_shapes: list[StatementShape] = []
+    after_model = what_if.capacity(model)
+    skipped = 0
+    for a in audits:
+        plan = a.steady
+        weight = a.calls_per_s if interval_s > 0 or a.calls_per_s > 0 else float(a.calls)
+        if plan is None or weight <= 0:
+            skipped += 1
+            continue
+        shape = shape_from_plan(a, plan, model, db_oid, relations, calls=weight)
+        if shape.measured_main_table_locks is not None and \
+                shape.measured_main_table_locks != len(shape.main_table_locks):
+            notes.append(f"query {a.queryid}: {shape.measured_main_table_locks} main-table locks measured, "
+                         f"{len(shape.main_table_locks)} predicted (another session's strong lock?); the model "
+                         "uses the predicted set")
+        measured_shapes.append(shape)
+        if what_if.any:
+            chosen = plan
+            if what_if.plan_cache_mode == "force_generic_plan" and a.generic_reuse is not None:
+                chosen = a.generic_reuse
+            elif what_if.plan_cache_mode == "force_custom_plan" and a.custom is not None:
+                chosen = a.custom
+            base = shape if chosen is plan else shape_from_plan(a, chosen, model, db_oid, relations, calls=weight)
+            whatif_shapes.append(apply_what_if(base, after_model, frozenset(drops.values())))
+    if skipped:
+        notes.append(f"{skipped} statements without a measured footprint or calls in the interval left out")
+    if not measured_shapes:
+        raise BadInputError("no statement in pg_stat_statements with calls and a measured footprint to forecast")
+    rate = sum(s.calls_per_s or 0.0 for s in measured_shapes) if interval_s > 0 or workload.since_s else None
+    progress("solving the model")
+    measured = forecast_shapes("measured", measured_shapes, model, calibration, cores=cores, clients=n,
+                               rate_tps=rate)
+    after = forecast_shapes(f"what-if: {what_if.describe()}", whatif_shapes, after_model, calibration, cores=cores,
+                            clients=n, rate_tps=rate) if what_if.any else None
+    source = "--clients" if clients else ("active client backends now" if active > 0 else
+                                          "default (no active client backend now)")
+    return ForecastReport(mode="workload", server_version=facts.server_version,
+                          server_version_num=facts.server_version_num, database=facts.database,
+                          database_oid=db_oid, cores=cores, clients=n, clients_source=source,
+                          calibration=calibration, measured=measured, what_if=after,
+                          what_if_text=what_if.describe(), notes=tuple(notes))
+
+
+def saturation_rate(scenario: ScenarioForecast) -> float:
+    """Rate (transactions/s) at which the hottest partition LWLock is busy all the time (``inf``: none used)."""
+    top = max(scenario.demands.partition_s)
+    return 1.0 / top if top > 0 else math.inf

@@ -1,0 +1,83 @@
+"""``lockscope forecast --json``: the :class:`~lockscope.forecast.engine.ForecastReport` as a JSON document (schema
+:data:`SCHEMA`, documented in docs/forecast.md). Infinite rates (no main-table lock, no CPU demand) are ``null``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..forecast.engine import ForecastReport, ScenarioForecast, StatementShape, saturation_rate
+from ..forecast.model import Forecast
+
+__all__ = ["SCHEMA", "forecast_to_dict"]
+
+#: Versioned schema name of the document.
+SCHEMA = "lockscope/forecast/v1"
+
+
+def _num(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _forecast(f: Forecast) -> dict[str, Any]:
+    return {
+        "clients": f.clients, "throughput_tps": _num(f.throughput_tps), "response_time_ms": f.response_time_ms,
+        "ceiling_tps": _num(f.ceiling_tps), "cpu_ceiling_tps": _num(f.cpu_ceiling_tps),
+        "binding_resource": f.binding_resource, "cpu_utilisation": f.cpu_utilisation,
+        "partition_utilisation": list(f.partition_utilisation), "partition_wait_ms": f.partition_wait_ms,
+        "lockmanager_share": f.lockmanager_share, "lockmanager_aas": f.lockmanager_aas,
+        "hottest_partition": f.hottest_partition,
+        "hottest_partition_saturation_tps": _num(f.hottest_partition_saturation_tps),
+        "knee_clients": f.knee_clients,
+    }
+
+
+def _statement(shape: StatementShape, f: Forecast) -> dict[str, Any]:
+    return {
+        "name": shape.name, "statement": shape.statement, "phase": shape.phase, "flags": shape.flags,
+        "calls": shape.calls, "calls_per_s": shape.calls_per_s, "relation_locks": len(shape.locks),
+        "fast_path_locks": shape.fast_path_count, "main_table_locks": len(shape.main_table_locks),
+        "measured_main_table_locks": shape.measured_main_table_locks,
+        "planned_relations": shape.planned_relations, "partition_load": list(shape.partition_load),
+        "main_table": [{"relation": lk.relation, "relation_oid": lk.relation_oid, "role": lk.role, "mode": lk.mode,
+                        "database_oid": lk.database_oid, "partition": lk.partition, "order": lk.order}
+                       for lk in shape.main_table_locks],
+        "forecast": _forecast(f),
+    }
+
+
+def _scenario(s: ScenarioForecast) -> dict[str, Any]:
+    return {
+        "label": s.label,
+        "capacity": {"server_version_num": s.capacity.server_version_num,
+                     "max_locks_per_transaction": s.capacity.max_locks_per_transaction,
+                     "fast_path_slots": s.capacity.slots},
+        "demands": {"cpu_us": s.demands.cpu_s * 1e6, "partition_us": [d * 1e6 for d in s.demands.partition_s]},
+        "main_table_locks_per_transaction": s.main_table_locks_per_transaction,
+        "partition_locks_per_transaction": list(s.partition_locks_per_transaction),
+        "rate_tps": s.rate_tps,
+        "utilisation_basis": "measured rate" if s.rate_tps is not None else "predicted throughput",
+        "cpu_utilisation_at_rate": s.cpu_utilisation_at_rate,
+        "partition_utilisation_at_rate": list(s.partition_utilisation_at_rate),
+        "hottest_partition_saturation_tps": _num(saturation_rate(s)),
+        "forecast": _forecast(s.forecast),
+        "statements": [_statement(shape, f) for shape, f in s.statements],
+        "curve": [{"clients": f.clients, "throughput_tps": f.throughput_tps, "lockmanager_share": f.lockmanager_share,
+                   "binding_resource": f.binding_resource} for f in s.curve],
+    }
+
+
+def forecast_to_dict(report: ForecastReport) -> dict[str, Any]:
+    """The JSON document of a forecast (schema :data:`SCHEMA`)."""
+    return {
+        "schema": SCHEMA,
+        "mode": report.mode,
+        "server": {"version": report.server_version, "version_num": report.server_version_num,
+                   "database": report.database, "database_oid": report.database_oid},
+        "model": {"cores": report.cores, "clients": report.clients, "clients_source": report.clients_source},
+        "calibration": report.calibration.to_json(),
+        "what_if": report.what_if_text,
+        "notes": list(report.notes),
+        "measured": _scenario(report.measured),
+        "what_if_forecast": _scenario(report.what_if) if report.what_if is not None else None,
+    }

@@ -1,0 +1,74 @@
+"""``lockscope forecast`` in the terminal: a summary per scenario (measured, what-if) and one row per statement."""
+
+from __future__ import annotations
+
+import math
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from ..forecast.engine import ForecastReport, ScenarioForecast, saturation_rate
+
+__all__ = ["partitions_text", "rate_text", "render_forecast"]
+
+
+def rate_text(value: float | None) -> str:
+    """``12,345 TPS``, or ``unbounded`` for ``inf``, ``-`` for None."""
+    if value is None:
+        return "-"
+    return f"{value:,.0f} TPS" if math.isfinite(value) else "unbounded"
+
+
+def partitions_text(load: tuple[int, ...]) -> str:
+    """Main-table locks per partition as ``p3:2 p9:1`` (partitions without locks left out), ``-`` when none."""
+    return " ".join(f"p{p}:{n}" for p, n in enumerate(load) if n) or "-"
+
+
+def _scenario_table(report: ForecastReport, s: ScenarioForecast) -> Table:
+    f = s.forecast
+    t = Table(title=f"{s.label} ({s.capacity.describe()} fast-path)", show_header=False, title_justify="left")
+    t.add_column("figure", style="bold")
+    t.add_column("value")
+    t.add_row("predicted TPS", f"{f.throughput_tps:,.0f} at {f.clients} clients on {f.cpus} cores")
+    t.add_row("TPS ceiling", f"{rate_text(f.ceiling_tps)} (CPU alone {rate_text(f.cpu_ceiling_tps)}, "
+                             f"knee at {f.knee_clients:.1f} clients)")
+    t.add_row("binding resource", f.binding_resource)
+    t.add_row("LockManager share", f"{f.lockmanager_share:.0%} of active sessions (AAS {f.lockmanager_aas:.1f})")
+    hot = f" (partition {f.hottest_partition})" if f.hottest_partition is not None else ""
+    t.add_row("hottest partition saturates at", rate_text(saturation_rate(s)) + hot)
+    t.add_row("main-table locks / transaction", f"{s.main_table_locks_per_transaction:.1f}")
+    basis = f"at the measured rate {rate_text(s.rate_tps)}" if s.rate_tps is not None \
+        else f"at the predicted {rate_text(f.throughput_tps)}"
+    util = " ".join(f"p{p}:{u:.0%}" for p, u in enumerate(s.partition_utilisation_at_rate) if u > 0) or "none"
+    t.add_row("utilisation " + basis, f"CPU {s.cpu_utilisation_at_rate:.0%}; partitions {util}")
+    return t
+
+
+def _statements_table(s: ScenarioForecast) -> Table:
+    t = Table(title=f"{s.label}: statements", title_justify="left")
+    for name, justify in (("statement", "left"), ("calls/s", "right"), ("phase", "left"), ("locks", "right"),
+                          ("main table", "right"), ("partitions of main-table locks", "left"),
+                          ("ceiling alone", "right"), ("binding", "left"), ("LockManager", "right")):
+        t.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for shape, f in s.statements:
+        text = " ".join(shape.statement.split())
+        text = text if len(text) <= 60 else text[:57] + "..."
+        rate = f"{shape.calls_per_s:,.1f}" if shape.calls_per_s is not None else "-"
+        t.add_row(Text(text), rate, shape.phase, str(len(shape.locks)), str(len(shape.main_table_locks)),
+                  partitions_text(shape.partition_load), rate_text(f.ceiling_tps), f.binding_resource,
+                  f"{f.lockmanager_share:.0%}")
+    return t
+
+
+def render_forecast(report: ForecastReport) -> Group:
+    """The terminal rendering of a forecast."""
+    parts: list[object] = [Text(f"model: {report.cores} cores, {report.clients} clients ({report.clients_source}); "
+                                f"calibration: {report.calibration.source}")]
+    for s in (report.measured, report.what_if):
+        if s is None:
+            continue
+        parts += [_scenario_table(report, s), _statements_table(s)]
+    for note in report.notes:
+        parts.append(Text(f"note: {note}", style="yellow"))
+    return Group(*parts)  # type: ignore[arg-type]
