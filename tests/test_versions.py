@@ -1,9 +1,8 @@
 """The same footprints on a real server of every major 13-19 (fixture ``every_pg``), numbers declared per major;
 PostgreSQL 12 refused by the CLI.
 
-Known disagreements, kept as strict xfails: on PG 13 (no ``pg_prepared_statements.generic_plans/custom_plans``)
-``footprint._phase`` labels the reused generic plan's executions ``custom``; ``lockscope footprint --pg-bin PG12``
-exits 4 (server.py refuses the binaries) where the CLI contract says 3 (unsupported server).
+PG 13 has no ``pg_prepared_statements.generic_plans/custom_plans``: the phases there are inferred from the locks
+(``footprint._reused_generic_plan``) and checked like the counters on 14-19.
 
 Servers: :mod:`tests.fix_versions` (fetched into the ``lab install`` cache on first use).
 """
@@ -26,9 +25,6 @@ from lockscope.server import ScratchServer
 from .conftest import by_major
 
 EVENTS_PARAM = ["2024-06-06 00:00:00+00"]
-PG13_PHASE_BUG = ("footprint._phase on PG 13 (no plan counters): after the generic-build execution, executions that "
-                  "reuse the generic plan (1 lock: AcquireExecutorLocks on t only) are labelled 'custom' "
-                  "(plan_type None) instead of 'generic-reuse'")
 
 
 @pytest.fixture()
@@ -58,9 +54,7 @@ def test_five_indexes_prepared(session: Session) -> None:
     assert all(e.main_table_count == 0 for e in fp.executions)
 
 
-def test_five_indexes_prepared_phases(request: pytest.FixtureRequest, session: Session) -> None:
-    if session.facts.major == 13:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=PG13_PHASE_BUG))
+def test_five_indexes_prepared_phases(session: Session) -> None:
     fp = measure_footprint(session, "select from t", protocol="prepared", param_types=["int"], params=["1"],
                            executions=8)
     assert [e.phase for e in fp.executions] == ["custom"] * 5 + ["generic-build"] + ["generic-reuse"] * 2
@@ -87,10 +81,11 @@ def test_events_prepared_auto(session: Session) -> None:
     # run-time pruning of the generic plan shows in EXPLAIN; PG 13's custom plan scans the one partition directly
     removed = by_major({13: 0, 14: 1, 15: 1, 16: 1, 17: 1, 18: 1, 19: 1}, major)
     assert sum("Subplans Removed: 11" in line for line in fp.executions[6].plan) == removed
-    # PG 13 has no plan counters: footprint reports the plan type of the sixth execution on as unknown there
-    later = by_major({13: None, 14: "generic", 15: "generic", 16: "generic", 17: "generic", 18: "generic",
-                      19: "generic"}, major)
-    assert [e.plan_type for e in fp.executions] == ["custom"] * 5 + [later] * 3
+    # PG 13 has no plan counters: the build's chosen plan is unknown there; after it, the locks tell (index locks:
+    # planned again, a custom plan)
+    later = by_major({13: [None, "custom", "custom"], 14: ["generic"] * 3, 15: ["generic"] * 3,
+                      16: ["generic"] * 3, 17: ["generic"] * 3, 18: ["generic"] * 3, 19: ["generic"] * 3}, major)
+    assert [e.plan_type for e in fp.executions] == ["custom"] * 5 + later
     then = by_major({13: "custom", 14: "generic-reuse", 15: "generic-reuse", 16: "generic-reuse",
                      17: "generic-reuse", 18: "generic-reuse", 19: "generic-reuse"}, major)
     assert [e.phase for e in fp.executions] == ["custom"] * 5 + ["generic-build"] + [then] * 2
@@ -112,18 +107,12 @@ def _footprint_cli(pg_bin: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_pg12_refused_in_one_line(pg12_bin: Path) -> None:
+    """An unsupported server is exit 3 (as from db.py's check on a --dsn server), before any server starts."""
     proc = _footprint_cli(pg12_bin)
-    assert proc.returncode != 0
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "PostgreSQL 12" in lines[0] and "not supported" in lines[0]
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "lockscope: error: PostgreSQL 12 is not supported: lockscope needs 13 or later"]
     assert proc.stdout == ""
-
-
-@pytest.mark.xfail(strict=True, reason="server.py ScratchServer._check_binaries refuses PG 12 (ScratchServerError, "
-                                       "exit 4) before db.py's version check (UnsupportedServerError, exit 3)")
-def test_pg12_refused_with_exit_3(pg12_bin: Path) -> None:
-    assert _footprint_cli(pg12_bin).returncode == 3
 
 
 def test_install_is_cached() -> None:

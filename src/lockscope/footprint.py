@@ -498,6 +498,13 @@ def _probe_prepared(
                     mode, has_params, generic_built, before, None if generic is None else (int(generic), int(custom))
                 )
                 locks = prober.build_locks(rows, phase, _plan_lines(plan))
+                if generic is None and plan_type is None and phase == "custom":
+                    # PG 13 (no plan counters) after the generic plan was built: reused, or a custom plan again?
+                    if _reused_generic_plan(locks, out, _plan_lines(plan)):
+                        phase, plan_type = "generic-reuse", "generic"
+                        locks = prober.build_locks(rows, phase, _plan_lines(plan))
+                    else:
+                        plan_type = "custom"
             if generic is not None:
                 before = (int(generic), int(custom))
             else:
@@ -507,6 +514,25 @@ def _probe_prepared(
         with session.probe_transaction():
             session.fetch_all(f"DEALLOCATE {name}")
     return tuple(out)
+
+
+#: Roles of index relations (their locks are planner locks: ``plancat.c get_relation_info``).
+_INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
+
+
+def _reused_generic_plan(locks: Sequence[RelationLock], earlier: Sequence[Execution], plan: Sequence[str]) -> bool:
+    """On a server without plan counters (PG 13), tell a reused generic plan from a new custom plan.
+
+    Reusing a cached plan takes only executor locks (``plancache.c AcquireExecutorLocks``: range-table relations,
+    no indexes), while planning opens every index of each relation (``plancat.c get_relation_info``). So when the
+    earlier custom executions locked indexes, an execution without index locks reused the generic plan. Without
+    indexes to tell, a generic plan shows its parameters as ``$n`` in EXPLAIN; a custom plan shows the values.
+    """
+    custom_locked_indexes = any(lock.role in _INDEX_ROLES for e in earlier if e.phase == "custom"
+                                for lock in e.locks)
+    if custom_locked_indexes:
+        return not any(lock.role in _INDEX_ROLES for lock in locks)
+    return any(re.search(r"\$\d+\b", line) for line in plan)
 
 
 def _phase(

