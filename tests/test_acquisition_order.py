@@ -270,3 +270,46 @@ def test_316_list_partitions_every_flag(session: Session, server: ScratchServer)
     # parent + its partitioned index (PG 16+) + 316 partitions + 316 partition indexes
     assert unpruned.lock_count == 1 + (session.facts.major >= 16) + 316 + 316
     assert unpruned.main_table_count > 0
+
+
+@pytest.fixture(scope="module")
+def pg17_pair() -> Iterator[tuple[ScratchServer, ScratchServer]]:
+    """A real PostgreSQL 17 and an embedded 18, both at max_locks_per_transaction 16 with the same schemas."""
+    from .fix_versions import bin_dir_of
+
+    pg17 = _start(bin_dir_of(17), 16)
+    try:
+        pg18 = _start(None, 16)
+        try:
+            yield pg17, pg18
+        finally:
+            pg18.stop()
+    finally:
+        pg17.stop()
+
+
+
+def test_assume_version_17_equals_a_real_pg17(pg17_pair: tuple[ScratchServer, ScratchServer]) -> None:
+    """``--assume-version 17`` on PG 18 predicts, per relation and mode, the flag a real PG 17 measures: every
+    statement of the suite (nested joins, subqueries, CTEs, DML, views, partitions, the GitLab joins)."""
+    pg17, pg18 = pg17_pair
+    compared = spilled = 0
+    differ: list[str] = []
+    wrong: list[str] = []
+    with connect(pg17.conninfo()) as s17, connect(pg18.conninfo()) as s18:
+        assume = CapacityModel(170000, s18.facts.max_locks_per_transaction)
+        for sql in [*STATEMENTS, *GITLAB_JOINS]:
+            real = measure_footprint(s17, sql).executions[0]
+            what_if = measure_footprint(s18, sql, assume=assume).executions[0]
+            measured = {(lock.relation, lock.mode): lock.fastpath for lock in real.locks}
+            assumed = {(lock.relation, lock.mode): lock.assumed_fastpath for lock in what_if.locks}
+            if set(measured) != set(assumed):  # a relation set that differs by version is not a what-if question
+                differ.append(sql)
+                continue
+            if assumed != measured:
+                wrong.append(sql)
+            compared += len(measured)
+            spilled += real.main_table_count
+    assert wrong == []
+    assert differ == []
+    assert compared > 1000 and spilled > 100, (compared, spilled)
