@@ -33,6 +33,16 @@ if ! command -v npm >/dev/null; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null
 fi
+# pg_wait_sampling for PG 15 (tests/test_wait_sampling.py) and Prometheus' promtool/prometheus (tests/test_contrib.py)
+if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ] && { [ ! -f /usr/share/postgresql/15/extension/pg_wait_sampling.control ] \
+    || ! command -v promtool >/dev/null; }; then
+  echo "installing Debian's postgresql-15-pg-wait-sampling and prometheus for the monitoring tests"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    postgresql-15-pg-wait-sampling prometheus >/dev/null
+fi
 
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip

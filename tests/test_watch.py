@@ -208,8 +208,9 @@ def test_prometheus_endpoint_scrape(pg18: ScratchServer, watch_table: str, backg
         exporter.close()
     metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
                for fam in text_string_to_metric_families(text) for s in fam.samples}
-    assert metrics[("lockscope_active_sessions", (("wait_event", "PgSleep"), ("wait_event_type", "Timeout")))] > 0.5
-    assert metrics[("lockscope_active_sessions", (("wait_event", "relation"), ("wait_event_type", "Lock")))] > 0.5
+    pg = ("datname", "postgres")
+    assert metrics[("lockscope_active_sessions", (pg, ("wait_event", "PgSleep"), ("wait_event_type", "Timeout")))] > 0.5
+    assert metrics[("lockscope_active_sessions", (pg, ("wait_event", "relation"), ("wait_event_type", "Lock")))] > 0.5
     assert metrics[("lockscope_samples_total", ())] >= 20
     assert metrics[("lockscope_up", ())] == 1.0
     assert metrics[("lockscope_lockmanager_waiting_sessions", ())] == 0.0

@@ -39,6 +39,11 @@ pg_blocking_pids() runs only for backends waiting on a heavyweight lock (wait_ev
 second. Measured on the contended demo load (2 cores): at 10 Hz the watch process and its backend used 0.67% of
 the machine's CPU; see BENCHMARKS.md ("watch: observer effect").
 
+--source pg_wait_sampling reads the pg_wait_sampling extension's history instead (sampled inside the server
+every 10 ms, no client query per sample; lockscope reads the ring 2-10 times a second and keeps --hz samples per
+second); --source auto (the default) uses it when it is created in the database watched and preloaded, else
+pg_stat_activity. Each read of the ring takes two heavyweight user locks (main lock table); see docs/monitoring.md.
+
 On connection loss or a server restart, lockscope reconnects with backoff, records the gap and keeps going.
 --record writes an SQLite file (schema in docs/watch.md) committed every second; SIGTERM and Ctrl-C flush and
 close it; a killed process loses at most the last second. Render it with `lockscope report FILE --html OUT`.
@@ -52,6 +57,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, 143))
     add_target_options(p, what="watch", scratch="a scratch PostgreSQL running the contended demo load")
     add_hz_option(p)
+    p.add_argument("--source", choices=("auto", "activity", "pg_wait_sampling"), default="auto",
+                   help="where samples come from: pg_stat_activity polled at --hz (activity), the pg_wait_sampling "
+                        "extension's 10 ms in-server history (pg_wait_sampling; an error when it is not created in "
+                        "the database or not preloaded), or pg_wait_sampling when usable else activity (auto, "
+                        "the default)")
     p.add_argument("--duration", type=parse_duration, metavar="TIME",
                    help="stop after this long, e.g. 60s, 5m, 1h (default: until Ctrl-C; 60s for the demo)")
     p.add_argument("--record", type=Path, metavar="FILE",
@@ -110,22 +120,27 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 
 def _demo(args: argparse.Namespace, console: Console, listen: tuple[str, int] | None) -> int:
+    from ..db import run_script
     from ..lab.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema, start_demo_load
     from ..lab.install import resolve_pg_bin
-    from ..server import ScratchServer, ScratchSettings
+    from ..server import ScratchServer, ScratchSettings, default_bin_dir
+    from ..watch.wait_sampling import scratch_preload
 
     duration = args.duration if args.duration is not None else 60.0
     mlpt = args.mlpt or DEMO_MLPT
     indexes = DEMO_EXTRA_INDEXES if args.demo_indexes is None else args.demo_indexes
     clients = args.demo_clients or DEMO_CLIENTS
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
+    preload = scratch_preload(pg_bin or default_bin_dir()) if args.source != "activity" else {}
     server = ScratchServer(pg_bin, ScratchSettings(max_locks_per_transaction=mlpt,
-                                                   max_connections=max(100, clients + 20)))
+                                                   max_connections=max(100, clients + 20), extra=preload))
     try:
         with steps(make_console(stderr=True), "lockscope watch demo") as step:
             step("starting a scratch PostgreSQL")
             server.start()
             prepare_contended_schema(server, extra_indexes=indexes, mlpt=None, progress=step)
+            if preload:
+                run_script(server.conninfo(), "create extension if not exists pg_wait_sampling")
         source = (f"scratch server started by lockscope, demo load: pgbench -S -c{clients}, {indexes} extra "
                   f"indexes, max_locks_per_transaction {mlpt}")
         with start_demo_load(server, duration_s=duration + 5, clients=clients):
@@ -144,7 +159,8 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
     from ..watch.prometheus import PrometheusExporter
 
     config = WatchConfig(dsn=dsn, hz=args.hz, duration_s=duration, record_path=args.record,
-                         locks_every_s=args.locks_every, statement_timeout_ms=args.statement_timeout)
+                         locks_every_s=args.locks_every, statement_timeout_ms=args.statement_timeout,
+                         source=args.source)
     watcher = Watcher(config)
     exporter = PrometheusExporter(watcher.state, *listen) if listen else None
     try:
@@ -156,6 +172,9 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
     endpoint = watcher.state.endpoint
     if endpoint is not None:
         console.print(target_line("watch", endpoint.label(), target), markup=False, highlight=False)
+    state = watcher.state
+    console.print(f"lockscope watch: samples from {state.source_detail}"
+                  + (f" ({state.source_note})" if state.source_note else ""), markup=False, highlight=False)
     header = LiveHeader(target=target, hz=args.hz, duration_s=duration,
                         record=str(args.record) if args.record else None,
                         prometheus_url=exporter.url if exporter else None,

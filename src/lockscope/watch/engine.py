@@ -1,8 +1,11 @@
 """The ``lockscope watch`` engine: one connection, a steady sampling schedule, reconnect with backoff, and the
 low-rate extras (pg_locks snapshot, pg_blocking_pids for Lock waiters, PG19 pg_stat_lock, statement texts).
 
-Per tick the engine runs exactly one query (``sql/activity_sample*.sql``, no heavyweight lock, no lock-manager
-LWLock). The extras run between ticks on the same autocommit connection and are rate-limited:
+Samples come from a *source* (``WatchConfig.source``): ``activity`` runs exactly one query per tick
+(``sql/activity_sample*.sql``, no heavyweight lock, no lock-manager LWLock); ``pg_wait_sampling`` reads the
+extension's in-server 10 ms history a few times a second (:mod:`lockscope.watch.wait_sampling`, its costs and
+pitfalls there); ``auto`` picks pg_wait_sampling when it is usable in the database watched, else activity. The
+extras run between reads on the same autocommit connection and are rate-limited:
 
 ==========================  ======================================  =============================================
 extra                       when                                    cost on the server
@@ -33,12 +36,14 @@ from ..versions import PG14
 from .aas import MAX_HZ, MIN_HZ, WaitTotals, achieved_hz, share
 from .sampler import ActivityReader, Sample, Schedule
 from .store import RecordWriter
+from .wait_sampling import WaitSamplingInfo, WaitSamplingReader, detect, require
 from .window import BackendLocks, LockSnapshot, RollingWindow, StatementStat
 
 __all__ = [
     "MAX_HZ",
     "MIN_HZ",
     "MIN_LOCKS_EVERY_S",
+    "SOURCES",
     "GapEvent",
     "WatchConfig",
     "WatchState",
@@ -54,6 +59,8 @@ BLOCKING_EVERY_S = 1.0
 BLOCKING_MAX_PIDS = 10
 #: Statement texts looked up at most this often (s).
 TEXTS_EVERY_S = 5.0
+#: ``WatchConfig.source`` choices: where active-session samples come from.
+SOURCES = ("auto", "activity", "pg_wait_sampling")
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,9 @@ class WatchConfig:
     :ivar lock_timeout_ms: lock_timeout of the sampling session (ms).
     :ivar max_backoff_s: longest wait between reconnection attempts (s).
     :ivar window_s: span of the live figures (s).
+    :ivar source: ``activity`` (poll pg_stat_get_activity at ``hz``), ``pg_wait_sampling`` (read the extension's
+        history, keep ``hz`` walks per second; refused when the extension is not usable), or ``auto`` (the
+        extension when usable, else activity).
     """
 
     dsn: str
@@ -80,9 +90,12 @@ class WatchConfig:
     lock_timeout_ms: int = 100
     max_backoff_s: float = 5.0
     window_s: int = 60
+    source: str = "auto"
 
     def validate(self) -> None:
         """:raises BadInputError: for values out of range."""
+        if self.source not in SOURCES:
+            raise BadInputError(f"--source {self.source}: choose one of {', '.join(SOURCES)}")
         if not MIN_HZ <= self.hz <= MAX_HZ:
             raise BadInputError(f"--hz {self.hz:g}: sampling rate must be between {MIN_HZ:g} and {MAX_HZ:g} Hz")
         if self.locks_every_s is not None and self.locks_every_s < MIN_LOCKS_EVERY_S:
@@ -127,6 +140,10 @@ class WatchState:
     :ivar has_stat_lock: the server has pg_stat_lock.fastpath_exceeded.
     :ivar pgss: pg_stat_statements is installed in the database watched.
     :ivar compute_query_id: the server's setting (None before PG 14).
+    :ivar source: the sample source in use, ``activity`` or ``pg_wait_sampling``.
+    :ivar source_detail: one line about it (pg_wait_sampling: version, period, ring, CPU sampled or inferred).
+    :ivar source_note: why ``auto`` chose ``activity`` (pg_wait_sampling missing or not loaded), else "".
+    :ivar walks_lost: pg_wait_sampling collector walks lost to a ring wrap (count).
     """
 
     window: RollingWindow
@@ -149,6 +166,10 @@ class WatchState:
     pgss: bool = False
     compute_query_id: str | None = None
     started_wall_s: float = field(default_factory=time.time)
+    source: str = "activity"
+    source_detail: str = "pg_stat_activity"
+    source_note: str = ""
+    walks_lost: int = 0
 
 
 @dataclass(frozen=True)
@@ -233,6 +254,7 @@ class Watcher:
         self._stat_lock_prev: dict[str, tuple[int, int]] | None = None
         self._stat_lock_prev_mono = 0.0
         self._pgss_schema: str | None = None
+        self._pgws_info: WaitSamplingInfo | None = None
 
     # -- life cycle ----------------------------------------------------------------------------------------------
     def start(self) -> Watcher:
@@ -257,6 +279,8 @@ class Watcher:
                     "max_connections": facts.max_connections,
                     "database": facts.database,
                     "backend_pid": session.backend_pid,
+                    "source": self.state.source,
+                    "source_detail": self.state.source_detail,
                 })
         except BaseException:
             session.close()
@@ -332,7 +356,32 @@ class Watcher:
         st.pgss = self._pgss_schema is not None
         st.compute_query_id = features["compute_query_id"]
         self._stat_lock_prev = None
+        try:
+            self._resolve_source(session)
+        except BaseException:
+            session.close()
+            raise
         return session
+
+    def _resolve_source(self, session: Session) -> None:
+        """Pick the sample source for this connection (``auto``: pg_wait_sampling when usable).
+
+        :raises DatabaseError: ``pg_wait_sampling`` was asked for and is not usable here.
+        """
+        st = self.state
+        info: WaitSamplingInfo | None
+        if self.config.source == "pg_wait_sampling":
+            info, note = require(session), ""
+        elif self.config.source == "auto":
+            info, note = detect(session)
+        else:
+            info, note = None, ""
+        self._pgws_info = info
+        if info is None:
+            st.source, st.source_detail = "activity", "pg_stat_activity"
+            st.source_note = f"pg_wait_sampling not used: {note}" if note else ""
+        else:
+            st.source, st.source_detail, st.source_note = "pg_wait_sampling", info.describe(), ""
 
     def _reconnect(self, reason: str) -> Session | None:
         """Retry with exponential backoff until connected or stopped; the break is recorded as a gap."""
@@ -401,12 +450,10 @@ class Watcher:
         cfg = self.config
         st = self.state
         st.connected = True
-        reader = ActivityReader(session)
-        schedule = Schedule(cfg.hz)
+        source = self._make_source(session)
         window = st.window
         writer = self.writer
         end = None if cfg.duration_s is None else self._start_mono + cfg.duration_s
-        skipped = 0
         consecutive_errors = 0
         next_locks = time.monotonic() if cfg.locks_every_s else None
         next_blocking = 0.0
@@ -417,7 +464,7 @@ class Watcher:
             if end is not None and now >= end:
                 return None
             try:
-                sessions = reader.read()
+                samples = source.read()
             except DatabaseError as exc:
                 if session.closed:
                     return str(exc)
@@ -426,13 +473,15 @@ class Watcher:
                 consecutive_errors += 1
                 if consecutive_errors >= 3:
                     return f"{consecutive_errors} failed samples in a row: {exc}"
-                skipped = schedule.wait(self._stop)
+                source.wait(self._stop)
                 continue
             consecutive_errors = 0
-            sample = Sample(time.time(), now, sessions, skipped)
-            window.add(sample)
-            if writer is not None:
-                writer.add_sample(sample)
+            for sample in samples:
+                window.add(sample)
+                if writer is not None:
+                    writer.add_sample(sample)
+            sessions = samples[-1].sessions if samples else ()
+            st.walks_lost = source.walks_lost
             # low-rate extras between ticks; a failure here never stops sampling
             try:
                 if next_locks is not None and now >= next_locks:
@@ -456,8 +505,13 @@ class Watcher:
                     return str(exc)
                 st.query_errors += 1
                 st.last_error = str(exc)
-            skipped = schedule.wait(self._stop)
+            source.wait(self._stop)
         return None
+
+    def _make_source(self, session: Session) -> _ActivitySource | _WaitSamplingSource:
+        if self._pgws_info is not None:
+            return _WaitSamplingSource(WaitSamplingReader(session, self._pgws_info, self.config.hz))
+        return _ActivitySource(ActivityReader(session), self.config.hz)
 
     def _locks_snapshot(self, session: Session) -> None:
         rows = session.query("watch_locks")
@@ -515,3 +569,48 @@ class Watcher:
             if self.writer is not None:
                 self.writer.add_statement(query_id, text, source)
 
+
+
+class _ActivitySource:
+    """One pg_stat_get_activity read per tick at ``hz`` (:class:`~lockscope.watch.sampler.ActivityReader`)."""
+
+    walks_lost = 0
+
+    def __init__(self, reader: ActivityReader, hz: float) -> None:
+        self.reader = reader
+        self.schedule = Schedule(hz)
+        self._skipped = 0
+
+    def read(self) -> list[Sample]:
+        """One tick: the active sessions now. :raises DatabaseError: if the read fails."""
+        now = time.monotonic()
+        sessions = self.reader.read()
+        return [Sample(time.time(), now, sessions, self._skipped)]
+
+    def wait(self, stop: threading.Event) -> None:
+        """Until the next tick is due (late ticks are counted into the next sample)."""
+        self._skipped = self.schedule.wait(stop)
+
+
+class _WaitSamplingSource:
+    """pg_wait_sampling's history ring read every :attr:`WaitSamplingReader.interval_s`."""
+
+    def __init__(self, reader: WaitSamplingReader) -> None:
+        self.reader = reader
+        self._last_read = time.monotonic()
+
+    @property
+    def walks_lost(self) -> int:
+        """Collector walks lost to ring wraps so far (count)."""
+        return self.reader.walks_lost
+
+    def read(self) -> list[Sample]:
+        """The walks since the last read. :raises DatabaseError: if the read fails."""
+        self._last_read = time.monotonic()
+        return self.reader.read()
+
+    def wait(self, stop: threading.Event) -> None:
+        """Until the next read is due."""
+        delay = self._last_read + self.reader.interval_s - time.monotonic()
+        if delay > 0:
+            stop.wait(delay)

@@ -1,22 +1,26 @@
 """``lockscope watch --prometheus HOST:PORT``: the watch's figures as Prometheus metrics (official prometheus_client).
 
 A custom collector computes every metric from :class:`~lockscope.watch.engine.WatchState` when Prometheus
-scrapes, so exporting costs nothing between scrapes. Metrics (all prefixed ``lockscope_``):
+scrapes, so exporting costs nothing between scrapes. Naming follows the Prometheus exporter guidelines: the
+``lockscope_`` prefix, base units in names (``_ratio`` for 0..1, ``_hz``), ``_total`` on counters; no
+``instance``/``server`` label (Prometheus adds ``instance`` from the scrape target: run one lockscope per server),
+``datname`` (the database of the session, "" for none) on the per-session series. Metrics (all prefixed
+``lockscope_``):
 
 ==========================================================  =======  ============================================
 metric                                                      type     meaning
 ==========================================================  =======  ============================================
-``active_sessions{wait_event_type,wait_event}``             gauge    AAS over the last 10 s per wait event
-                                                                     (not waiting: ``CPU``/``CPU``)
-``active_session_samples_total{wait_event_type,wait_event}``  counter  active sessions summed over samples;
-                                                                     AAS = rate(this) / rate(samples_total)
+``active_sessions{datname,wait_event_type,wait_event}``     gauge    AAS over the last 10 s per database and
+                                                                     wait event (not waiting: ``CPU``/``CPU``)
+``active_session_samples_total{datname,wait_event_type,      counter  active sessions summed over samples;
+wait_event}``                                                        AAS = rate(this) / rate(samples_total)
 ``samples_total``                                           counter  samples taken
 ``late_ticks_total``                                        counter  ticks skipped because sampling ran late
 ``sample_rate_hz``                                          gauge    samples per second achieved (last 10 s)
 ``lockmanager_waiting_sessions``                            gauge    sessions waiting on LWLock:LockManager,
                                                                      averaged over the last 10 s
-``lockmanager_share``                                       gauge    fraction of active-session samples on
-                                                                     LWLock:LockManager, last 60 s
+``lockmanager_share_ratio``                                 gauge    fraction (0..1) of active-session samples
+                                                                     on LWLock:LockManager, last 60 s
 ``up``                                                      gauge    1 while sampling works, 0 during a break
 ``gaps_total``                                              counter  breaks in sampling (connection lost)
 ``relation_locks``                                          gauge    relation locks in the last pg_locks snapshot
@@ -25,6 +29,8 @@ metric                                                      type     meaning
 ``max_backend_main_table_relation_locks``                   gauge    most main-table relation locks of one backend
 ``lock_fastpath_exceeded_total{locktype}``                  counter  PG19 pg_stat_lock.fastpath_exceeded increase
                                                                      seen while watching
+``watch_info{version,source,server_version}``               gauge    1; lockscope version, sample source
+                                                                     (activity or pg_wait_sampling), server
 ==========================================================  =======  ============================================
 """
 
@@ -38,13 +44,33 @@ from prometheus_client import start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from .. import __version__
 from ..errors import BadInputError
 from .sampler import CPU
 
 if TYPE_CHECKING:
     from .engine import WatchState
 
-__all__ = ["PrometheusExporter", "WatchCollector", "parse_listen"]
+__all__ = ["METRIC_NAMES", "PrometheusExporter", "WatchCollector", "parse_listen"]
+
+#: Every metric name the exporter can emit, as scraped (counters with ``_total``): what the shipped Prometheus
+#: rules and Grafana dashboard may reference (tests/test_contrib.py checks them against this list).
+METRIC_NAMES = (
+    "lockscope_active_sessions",
+    "lockscope_active_session_samples_total",
+    "lockscope_samples_total",
+    "lockscope_late_ticks_total",
+    "lockscope_sample_rate_hz",
+    "lockscope_lockmanager_waiting_sessions",
+    "lockscope_lockmanager_share_ratio",
+    "lockscope_up",
+    "lockscope_gaps_total",
+    "lockscope_relation_locks",
+    "lockscope_main_table_relation_locks",
+    "lockscope_max_backend_main_table_relation_locks",
+    "lockscope_lock_fastpath_exceeded_total",
+    "lockscope_watch_info",
+)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -85,18 +111,21 @@ class WatchCollector(Collector):
         now = time.time()
         recent = window.snapshot(now, recent_s=10.0, top=0, span_s=10)
         minute = window.snapshot(now, top=0)
-        totals, _ = window.totals(0)
+        info = GaugeMetricFamily("lockscope_watch_info", "lockscope watch: version, sample source, server version",
+                                 labels=["version", "source", "server_version"])
+        info.add_metric([__version__, st.source, st.server_version], 1.0)
+        yield info
         gauge = GaugeMetricFamily("lockscope_active_sessions",
-                                  "Average active sessions over the last 10 s, by wait event",
-                                  labels=["wait_event_type", "wait_event"])
-        for label, aas in sorted(recent.aas_by_wait.items()):
-            gauge.add_metric(list(_labels(label)), aas)
+                                  "Average active sessions over the last 10 s, by database and wait event",
+                                  labels=["datname", "wait_event_type", "wait_event"])
+        for (datname, label), aas in sorted(window.aas_by_database(now, 10).items()):
+            gauge.add_metric([datname, *_labels(label)], aas)
         yield gauge
         counter = CounterMetricFamily("lockscope_active_session_samples",
-                                      "Active sessions summed over samples, by wait event",
-                                      labels=["wait_event_type", "wait_event"])
-        for label, n in sorted(totals.items()):
-            counter.add_metric(list(_labels(label)), n)
+                                      "Active sessions summed over samples, by database and wait event",
+                                      labels=["datname", "wait_event_type", "wait_event"])
+        for (datname, label), n in sorted(window.totals_by_database().items()):
+            counter.add_metric([datname, *_labels(label)], n)
         yield counter
         yield CounterMetricFamily("lockscope_samples", "Samples of pg_stat_activity taken",
                                   value=window.total_ticks)
@@ -107,7 +136,7 @@ class WatchCollector(Collector):
         yield GaugeMetricFamily("lockscope_lockmanager_waiting_sessions",
                                 "Sessions waiting on LWLock:LockManager, averaged over the last 10 s",
                                 value=recent.lockmanager_aas)
-        yield GaugeMetricFamily("lockscope_lockmanager_share",
+        yield GaugeMetricFamily("lockscope_lockmanager_share_ratio",
                                 "Fraction of active-session samples waiting on LWLock:LockManager, last 60 s",
                                 value=minute.lockmanager_share)
         yield GaugeMetricFamily("lockscope_up", "1 while sampling works, 0 during a break",

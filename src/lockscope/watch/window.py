@@ -142,6 +142,7 @@ class _Bucket:
     second: int
     ticks: int = 0
     waits: Counter[str] = field(default_factory=Counter)
+    waits_db: Counter[tuple[str, str]] = field(default_factory=Counter)
     lm_by_stmt: Counter[int | None] = field(default_factory=Counter)
     by_stmt: Counter[int | None] = field(default_factory=Counter)
 
@@ -159,6 +160,7 @@ class RollingWindow:
         self.total_ticks = 0
         self.total_late_ticks = 0
         self.total_waits: Counter[str] = Counter()
+        self.total_waits_db: Counter[tuple[str, str]] = Counter()
         self.total_lm_by_stmt: Counter[int | None] = Counter()
         self.total_by_stmt: Counter[int | None] = Counter()
         self.texts: dict[int, str] = {}
@@ -183,8 +185,10 @@ class RollingWindow:
             for s in sample.sessions:
                 label = s.wait
                 bucket.waits[label] += 1
+                bucket.waits_db[(s.datname or "", label)] += 1
                 bucket.by_stmt[s.query_id] += 1
                 self.total_waits[label] += 1
+                self.total_waits_db[(s.datname or "", label)] += 1
                 self.total_by_stmt[s.query_id] += 1
                 if label == LOCK_MANAGER:
                     bucket.lm_by_stmt[s.query_id] += 1
@@ -210,6 +214,23 @@ class RollingWindow:
                 for q, n in self.total_lm_by_stmt.most_common(top)
             )
         return waits, statements
+
+    def totals_by_database(self) -> dict[tuple[str, str], int]:
+        """Run totals per (database name, wait label): active-session samples (count); "" for sessions without a
+        database (e.g. physical walsenders)."""
+        with self._lock:
+            return dict(self.total_waits_db)
+
+    def aas_by_database(self, now_wall_s: float, span_s: int = 10) -> dict[tuple[str, str], float]:
+        """AAS per (database name, wait label) over the last ``span_s`` seconds ending at ``now_wall_s``."""
+        now = int(now_wall_s)
+        with self._lock:
+            buckets = [b for b in self._buckets if b.second > now - span_s]
+            ticks = sum(b.ticks for b in buckets)
+            waits: Counter[tuple[str, str]] = Counter()
+            for b in buckets:
+                waits.update(b.waits_db)
+        return {k: aas(v, ticks) for k, v in waits.items()} if ticks else {}
 
     def snapshot(self, now_wall_s: float, *, recent_s: float = 5.0, top: int = 5,
                  span_s: int | None = None) -> LiveStats:
