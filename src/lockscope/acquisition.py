@@ -67,6 +67,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .capacity import LOCK_MODES
+from .pgnodes import walk_nodes
 
 __all__ = [
     "ORDER_RULES",
@@ -304,25 +305,7 @@ def _mode(rte: Mapping[str, Any]) -> str:
 
 def _sublinks(value: Any) -> list[dict[str, Any]]:
     """SubLink nodes in text order, not descending into them (nor into nested Query nodes)."""
-    found: list[dict[str, Any]] = []
-
-    def visit(v: Any) -> None:
-        if isinstance(v, dict):
-            name = v.get("node")
-            if name == "SUBLINK":
-                found.append(v)
-                return
-            if name == "QUERY":
-                return
-            for key, sub in v.items():
-                if key != "node":
-                    visit(sub)
-        elif isinstance(v, list):
-            for sub in v:
-                visit(sub)
-
-    visit(value)
-    return found
+    return walk_nodes(value, "SUBLINK", skip=("QUERY",))
 
 
 def _query_sublinks(q: Mapping[str, Any]) -> list[dict[str, Any]]:

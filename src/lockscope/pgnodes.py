@@ -14,6 +14,7 @@ one item, or a list of items when the field holds several tokens (e.g. a datum `
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 __all__ = ["NodeDumpError", "parse_node_dump", "walk_nodes"]
@@ -100,14 +101,17 @@ def parse_node_dump(text: str) -> Any:
     return result
 
 
-def walk_nodes(value: Any, name: str) -> list[dict[str, Any]]:
-    """Every node called ``name`` inside ``value``, depth first in text order (not descending into matches)."""
+def walk_nodes(value: Any, name: str, *, skip: Collection[str] = ()) -> list[dict[str, Any]]:
+    """Every node called ``name`` inside ``value``, depth first in text order (not descending into matches, nor
+    into nodes called one of ``skip``)."""
     found: list[dict[str, Any]] = []
 
     def visit(v: Any) -> None:
         if isinstance(v, dict):
             if v.get("node") == name:
                 found.append(v)
+                return
+            if v.get("node") in skip:
                 return
             for key, sub in v.items():
                 if key != "node":
