@@ -3,8 +3,12 @@
 - ``pg18``: the embedded PostgreSQL 18 (max_locks_per_transaction 64) with the demo schemas.
 - ``pg_old``: a PostgreSQL <= 17 for the 16-slot rules: ``$LOCKSCOPE_TEST_OLD_PG_BIN`` or Debian's
   ``/usr/lib/postgresql/15/bin`` (installed by ``scripts/test.sh``). Missing → the tests FAIL, they do not skip.
-- ``any_pg`` / ``any_session``: the same test once on each of them (ids ``pg18`` and ``pg_old``), for the rules that
-  hold on every version; a test states its version-specific numbers in a dict by major (:func:`by_major`).
+- ``any_pg`` / ``any_session``: the same test once on a real server of every major 13-19 (``every_pg`` of
+  :mod:`tests.fix_versions`, ids ``pg13`` .. ``pg19``, one server at a time), for the rules that hold on every
+  version; a test states its version-specific numbers in a dict by major (:func:`by_major`), it never skips a
+  major. A test that can only run on some majors narrows the list explicitly with
+  ``@pytest.mark.parametrize("every_pg", MAJORS, indirect=True)`` and says why (e.g. ``tests/test_lockpart.py``:
+  the majors whose builds ship server headers).
 """
 
 from __future__ import annotations
@@ -70,11 +74,10 @@ def pg_old() -> Iterator[ScratchServer]:
         yield server
 
 
-@pytest.fixture(scope="session", params=["pg18", "pg_old"])
-def any_pg(request: pytest.FixtureRequest) -> ScratchServer:
-    """Each of the session's servers in turn (``pg18``, then ``pg_old``), both with the demo schemas."""
-    server: ScratchServer = request.getfixturevalue(request.param)
-    return server
+@pytest.fixture(scope="session")
+def any_pg(every_pg: ScratchServer) -> ScratchServer:
+    """A server of each major 13-19 in turn (``every_pg``: max_locks_per_transaction 64, the demo schemas)."""
+    return every_pg
 
 
 @pytest.fixture()
