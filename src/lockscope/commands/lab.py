@@ -167,14 +167,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Measure, on a scratch server at max_locks_per_transaction 16, the single-client CPU of a fast-path and a "
         "main-table relation lock (LOCK TABLE scripts over empty tables), of planning one more index and of "
         "pgbench -S (simple and prepared), and the throughput of N clients whose spilled locks all hash to one "
-        "lock partition vs the same number spread over 16. Writes calibration.json for 'lockscope forecast "
-        "--calibration'. Default 16 clients, 6 s per point, each point twice (about 4 minutes); --quick 8 "
-        "clients, 3 s, once (under 2 minutes on 2 cores).")
+        "lock partition vs the same number spread over 16, and of N clients without spilled locks. Writes "
+        "calibration.json for 'lockscope forecast --calibration'. Each point is repeated, interleaved, and the "
+        "best TPS kept. Default 16 clients, 4 s per point, 4 repeats (about 5 minutes); --quick 8 clients, 2 s, "
+        "2 repeats (under 2 minutes on 2 cores).")
     _scenario_options(p)
     p.add_argument("--spilled", metavar="S", type=positive_int, help="main-table locks per transaction (default 24)")
     p.add_argument("--partition", metavar="P", type=int, default=5,
                    help="lock partition the one-partition locks hash to, 0..15 (default 5)")
-    p.add_argument("--repeats", metavar="N", type=positive_int, help="measurements per point (default 2; --quick 1)")
+    p.add_argument("--repeats", metavar="N", type=positive_int, help="measurements per point (default 4; --quick 2)")
     p.set_defaults(lab_handler=_run_ceiling)
 
     p = scenario_parser(

@@ -80,6 +80,9 @@ class Calibration:
     :ivar planned_relation_cpu_s: CPU per relation the planner opens beyond the two of the base statement (a
         table and its primary key), on top of its lock: plancat.c ``get_relation_info`` reads every index of each
         relation. 0 means ``fastpath_lock_cpu_s`` already includes that work (the defaults).
+    :ivar saturated_cpu_factor: CPU per transaction with every core busy / with one client (> 0): measured by
+        ``lab ceiling`` as ``cores / TPS`` of a no-spill script with N clients over its single-client ``1 / TPS``;
+        1 for the defaults, whose costs come from 8-client runs already.
     """
 
     base_cpu_s: float
@@ -90,6 +93,7 @@ class Calibration:
     source: str = "defaults"
     generic_base_cpu_s: float | None = None
     planned_relation_cpu_s: float = 0.0
+    saturated_cpu_factor: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s",
@@ -100,6 +104,9 @@ class Calibration:
             if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value) \
                     or value < 0:
                 raise BadInputError(f"calibration {name} must be a finite number of seconds >= 0, got {value!r}")
+        factor = self.saturated_cpu_factor
+        if not isinstance(factor, int | float) or isinstance(factor, bool) or not 0 < factor < math.inf:
+            raise BadInputError(f"calibration saturated_cpu_factor must be a number > 0, got {factor!r}")
         if not isinstance(self.cpus, int) or isinstance(self.cpus, bool) or self.cpus < 1:
             raise BadInputError(f"calibration cpus must be an integer >= 1, got {self.cpus!r}")
 
@@ -124,7 +131,8 @@ class Calibration:
             lwlock_hold_s=self.lwlock_hold_s * factor, cpus=self.cpus if cpus is None else cpus,
             source=self.source if source is None else source,
             generic_base_cpu_s=None if self.generic_base_cpu_s is None else self.generic_base_cpu_s * factor,
-            planned_relation_cpu_s=self.planned_relation_cpu_s * factor)
+            planned_relation_cpu_s=self.planned_relation_cpu_s * factor,
+            saturated_cpu_factor=self.saturated_cpu_factor)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document (schema :data:`SCHEMA`) of this calibration."""
@@ -136,6 +144,7 @@ class Calibration:
             "lwlock_hold_s": self.lwlock_hold_s,
             "generic_base_cpu_s": self.generic_base_cpu_s,
             "planned_relation_cpu_s": self.planned_relation_cpu_s,
+            "saturated_cpu_factor": self.saturated_cpu_factor,
             "cpus": self.cpus,
             "source": self.source,
         }
@@ -152,7 +161,7 @@ class Calibration:
         fields = {"base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s"}
         missing = sorted(fields - doc.keys())
         unknown = sorted(doc.keys() - fields - {"schema", "cpus", "source", "generic_base_cpu_s",
-                                                "planned_relation_cpu_s"})
+                                                "planned_relation_cpu_s", "saturated_cpu_factor"})
         if missing or unknown:
             raise BadInputError(f"calibration file: missing fields {missing}, unknown fields {unknown}")
         source = doc.get("source", "calibration file")
@@ -162,7 +171,8 @@ class Calibration:
                    main_table_lock_extra_cpu_s=doc["main_table_lock_extra_cpu_s"],
                    lwlock_hold_s=doc["lwlock_hold_s"], cpus=doc.get("cpus", _MEASURED_CORES), source=source,
                    generic_base_cpu_s=doc.get("generic_base_cpu_s"),
-                   planned_relation_cpu_s=doc.get("planned_relation_cpu_s", 0.0))
+                   planned_relation_cpu_s=doc.get("planned_relation_cpu_s", 0.0),
+                   saturated_cpu_factor=doc.get("saturated_cpu_factor", 1.0))
 
 
 def _defaults() -> Calibration:

@@ -114,12 +114,16 @@ class TransactionClass:
 class Demands:
     """Service demands of one (possibly aggregated) transaction class: seconds of service per transaction.
 
-    :ivar cpu_s: CPU demand (s; the whole demand, to be shared by the cores).
+    :ivar cpu_s: CPU demand of a lone client (s; the whole demand, to be shared by the cores).
+    :ivar cpu_saturated_factor: CPU demand once the cores are busy / ``cpu_s`` (> 0; 1 = no change): context
+        switches, cache misses and the client's own CPU, hidden in idle time with one client, cost throughput
+        once every core is busy. The demand with n clients is ``cpu_s x (1 + (f - 1) x min(1, (n - 1) / C))``.
     :ivar partition_s: demand on each lock-partition LWLock (16 values, s).
     """
 
     cpu_s: float
     partition_s: tuple[float, ...]
+    cpu_saturated_factor: float = 1.0
 
     def __post_init__(self) -> None:
         if len(self.partition_s) != NUM_LOCK_PARTITIONS:
@@ -129,6 +133,18 @@ class Demands:
             raise ValueError("demands must be finite and >= 0")
         if self.cpu_s + sum(self.partition_s) <= 0:
             raise ValueError("a transaction must demand some service (all demands are 0)")
+        if not 0 < self.cpu_saturated_factor < math.inf:
+            raise ValueError("cpu_saturated_factor must be a positive number")
+
+    @property
+    def cpu_saturated_s(self) -> float:
+        """CPU demand once every core is busy (s)."""
+        return self.cpu_s * self.cpu_saturated_factor
+
+    def cpu_at(self, clients: int, cpus: int) -> float:
+        """CPU demand with ``clients`` clients on ``cpus`` cores (s; see ``cpu_saturated_factor``)."""
+        ramp = min(1.0, max(0, clients - 1) / cpus)
+        return self.cpu_s * (1.0 + (self.cpu_saturated_factor - 1.0) * ramp)
 
     @property
     def total_s(self) -> float:
@@ -144,7 +160,8 @@ def class_demands(cls: TransactionClass, calibration: Calibration) -> Demands:
            + calibration.planned_relation_cpu_s * cls.planned_relations
            + calibration.main_table_lock_extra_cpu_s * cls.main_table_locks)
     traffic = transaction_traffic(cls.partition_load)
-    return Demands(cpu_s=cpu, partition_s=tuple(n * calibration.lwlock_hold_s for n in traffic.per_partition))
+    return Demands(cpu_s=cpu, partition_s=tuple(n * calibration.lwlock_hold_s for n in traffic.per_partition),
+                   cpu_saturated_factor=calibration.saturated_cpu_factor)
 
 
 def workload_demands(classes: Iterable[TransactionClass], calibration: Calibration) -> Demands:
@@ -159,6 +176,7 @@ def workload_demands(classes: Iterable[TransactionClass], calibration: Calibrati
     each = [(c.calls / total_calls, class_demands(c, calibration)) for c in classes]
     return Demands(
         cpu_s=sum(w * d.cpu_s for w, d in each),
+        cpu_saturated_factor=calibration.saturated_cpu_factor,
         partition_s=tuple(sum(w * d.partition_s[p] for w, d in each) for p in range(NUM_LOCK_PARTITIONS)),
     )
 
@@ -174,7 +192,7 @@ def ceiling_tps(demands: Demands, cpus: int) -> float:
     :raises ValueError: cpus < 1.
     """
     _check_cpus(cpus)
-    cpu = cpus / demands.cpu_s if demands.cpu_s > 0 else math.inf
+    cpu = cpus / demands.cpu_saturated_s if demands.cpu_s > 0 else math.inf
     top = max(demands.partition_s)
     return min(cpu, 1.0 / top if top > 0 else math.inf)
 
@@ -222,7 +240,7 @@ class Forecast:
 
 
 def _binding(demands: Demands, cpus: int) -> tuple[str, float]:
-    best_name, best = CPU, demands.cpu_s / cpus
+    best_name, best = CPU, demands.cpu_saturated_s / cpus
     for p, d in enumerate(demands.partition_s):
         if d > best:
             best_name, best = partition_name(p), d
@@ -243,11 +261,10 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
         raise ValueError(f"client counts must be >= 1, got {wanted}")
     # centres: 0 = the CPU's Seidmann queueing part, 1..16 = partitions; plus the CPU's Seidmann delay part
     queue_d = [demands.cpu_s / cpus, *demands.partition_s]
-    delay_s = demands.cpu_s * (cpus - 1) / cpus
     binding, d_max = _binding(demands, cpus)
     top = max(demands.partition_s)
     hottest = demands.partition_s.index(top) if top > 0 else None
-    cpu_ceiling = cpus / demands.cpu_s if demands.cpu_s > 0 else math.inf
+    cpu_ceiling = cpus / demands.cpu_saturated_s if demands.cpu_s > 0 else math.inf
     bound = ceiling_tps(demands, cpus)
     knee = demands.total_s / d_max
 
@@ -255,6 +272,9 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
     targets = set(wanted)
     q = [0.0] * len(queue_d)
     for n in range(1, max(wanted) + 1):
+        cpu_n = demands.cpu_at(n, cpus)
+        queue_d[0] = cpu_n / cpus
+        delay_s = cpu_n * (cpus - 1) / cpus
         r = [d * (1.0 + qk) for d, qk in zip(queue_d, q, strict=True)]
         response = delay_s + sum(r)
         x = n / response
@@ -266,7 +286,7 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
                 cpus=cpus,
                 throughput_tps=x,
                 response_time_ms=response * 1000.0,
-                cpu_utilisation=x * demands.cpu_s / cpus,
+                cpu_utilisation=x * cpu_n / cpus,
                 partition_utilisation=tuple(x * d for d in demands.partition_s),
                 partition_wait_ms=wait * 1000.0,
                 lockmanager_share=wait / response,

@@ -1,0 +1,353 @@
+"""``lockscope lab ceiling``: calibrate the forecast model (:mod:`lockscope.forecast`) on this machine.
+
+One scratch server (PostgreSQL 18 by default) at ``max_locks_per_transaction`` 16, so a backend has one group of 16
+fast-path slots (postinit.c ``InitializeFastPathLocks``) and every relation lock beyond the first 16 goes to the
+main lock table (lock.c ``LockAcquireExtended``). pgbench custom scripts whose lock counts lockscope controls:
+
+- ``lock_k``: ``BEGIN; LOCK TABLE ONLY r1, ..., ONLY rk IN ACCESS SHARE MODE; COMMIT`` sent as one query string.
+  ``LockTableCommand`` (lockcmds.c) locks the list in order, one ``LockRelationOid`` each (no planning, no
+  scan; ``ONLY`` skips the pg_inherits look-up of children), so the difference between k = 1 and 16 empty tables is
+  the cost of a fast-path relation lock, and 16 filler tables followed by S more tables spill exactly those S
+  (checked on the server: pg_locks after the LOCK, and lockscope.footprint on a SELECT over the same tables in
+  the same order, which the parser locks in range-table order).
+- Which lock partition the S spilled locks land in is chosen: many small tables are created and those whose
+  ``lock_partition(database OID, OID)`` (:func:`lockscope.lockpart.lock_partition`) is ``p`` are picked
+  ("one partition"), or S tables over all 16 partitions ("spread").
+- ``pk_select``: pgbench's own ``-S`` (simple protocol, and ``-M prepared``) on a scale-1 database: the base CPU of
+  a planned and of a cached-generic-plan primary-key lookup.
+- ``index_k``: ``SELECT * FROM ix_k WHERE id = 1`` on an empty table with a primary key and k - 1 more indexes
+  (k = 1 and 15: all fast-path): the planner opens every index (plancat.c ``get_relation_info``), so the slope
+  minus a lock is the planning cost of one more relation.
+
+Single-client points give CPU per transaction = 1 / TPS (pgbench and the backend alternate on the cores). Two
+no-spill points with N clients (``lock_16``, ``pk_select``) give the CPU per transaction once every core is busy,
+``cores / TPS``; its ratio to the single-client figure is the calibration's ``saturated_cpu_factor`` (context
+switches, cache misses, the client's own CPU, and on a shared machine whatever else runs). The
+partition LWLock's effective hold time is the one that makes the model reproduce the one-partition throughput
+with N clients (the model's CPU demand of that script is its own single-client figure); the spread case with
+the same N is the check. The result is ``calibration.json`` (schema ``lockscope/calibration/v1``) in the results
+directory, read by ``lockscope forecast --calibration``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..db import Session, connect, run_script
+from ..errors import BadInputError, LockscopeError
+from ..forecast.calibration import Calibration, save_calibration
+from ..forecast.model import Demands, forecast
+from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition
+from ..pgbench import pgbench_init
+from ..server import ScratchServer, ScratchSettings
+from .load import install_pg_stat_statements, measure_load_columns
+from .options import check_options, pg_bins_parameter
+from .runner import LabContext
+
+__all__ = ["CALIBRATION_FILE", "DEFAULT", "QUICK", "CeilingScenario", "fit_calibration", "fit_hold_time"]
+
+#: Written into the results directory.
+CALIBRATION_FILE = "calibration.json"
+#: max_locks_per_transaction of the calibration server: one group of 16 slots on PG 18 (16 slots on 13-17).
+CEILING_MLPT = 16
+#: Fast-path slots at :data:`CEILING_MLPT` (the filler tables that take them).
+FILLERS = 16
+#: ``--quick``: about 1.5 minutes on 2 cores.
+QUICK: dict[str, Any] = dict(clients=8, duration_s=2.0, spilled=24, repeats=2)
+#: The default profile: about 5 minutes.
+DEFAULT: dict[str, Any] = dict(clients=16, duration_s=4.0, spilled=24, repeats=4)
+#: Small tables created to pick the spilled ones from (enough for 24 in one partition at 1/16 each, with margin).
+_POOL_FACTOR = 40
+_POINT_OVERHEAD_S = 1.5
+
+
+@dataclass(frozen=True)
+class CeilingScenario:
+    """Configuration of the calibration run.
+
+    :ivar pg_bins: the server's bin directory (one; None = embedded PostgreSQL 18).
+    :ivar clients: clients of the contended points (count).
+    :ivar duration_s: pgbench run per point (s).
+    :ivar spilled: main-table locks per transaction in the contended points (count, 1..64).
+    :ivar partition: the lock partition the one-partition locks hash to (0..15).
+    :ivar repeats: each point is measured this many times, interleaved; the best TPS is kept (other load on the
+        machine only ever slows a point down).
+    :ivar sample_hz: wait-event sampling rate (Hz).
+    """
+
+    pg_bins: tuple[Path | None, ...] = (None,)
+    clients: int = DEFAULT["clients"]
+    duration_s: float = DEFAULT["duration_s"]
+    spilled: int = DEFAULT["spilled"]
+    partition: int = 5
+    repeats: int = DEFAULT["repeats"]
+    warmup_s: float = 0.0
+    sample_hz: float = 10.0
+    profile: str = "default"
+    name: str = field(default="ceiling", init=False)
+
+    def __post_init__(self) -> None:
+        check_options(pg_bins=self.pg_bins, mlpts=(CEILING_MLPT,), scale=1, clients=self.clients,
+                      duration_s=self.duration_s, warmup_s=self.warmup_s, sample_hz=self.sample_hz)
+        if len(self.pg_bins) != 1:
+            raise BadInputError("lab ceiling calibrates one server: give --pg-bin at most once")
+        if not 1 <= self.spilled <= 64:
+            raise BadInputError("--spilled must be between 1 and 64")
+        if not 0 <= self.partition < NUM_LOCK_PARTITIONS:
+            raise BadInputError("--partition must be between 0 and 15")
+        if not 1 <= self.repeats <= 10:
+            raise BadInputError("--repeats must be between 1 and 10")
+
+    def _points(self) -> list[tuple[str, int]]:
+        single = ["pk_select_simple", "pk_select_prepared", "lock_1", "lock_16", "lock_spread", "lock_one",
+                  "index_1", "index_15"]
+        contended = ["lock_16", "pk_select_simple", "lock_one", "lock_spread"]
+        return [(p, 1) for p in single] * self.repeats + [(p, self.clients) for p in contended] * self.repeats
+
+    def plan(self) -> tuple[int, float]:
+        points = len(self._points())
+        return points, 8 + points * (self.duration_s + self.warmup_s + _POINT_OVERHEAD_S)
+
+    def parameters(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile, "pg_bins": pg_bins_parameter(self.pg_bins),
+            "max_locks_per_transaction": CEILING_MLPT, "clients": self.clients, "duration_s": self.duration_s,
+            "spilled": self.spilled, "partition": self.partition, "repeats": self.repeats,
+            "sample_hz": self.sample_hz, "cores": os.cpu_count(),
+        }
+
+    # -- run ---------------------------------------------------------------------------------------------------
+    def run(self, ctx: LabContext) -> None:
+        """Set up the tables and scripts, verify the spilled sets, measure every point, fit and write the
+        calibration (see the module docstring)."""
+        settings = ScratchSettings(max_locks_per_transaction=CEILING_MLPT, track_planning=False)
+        with ctx.server(self.pg_bins[0], settings) as (server, info):
+            ctx.progress.step(f"PG {info.pg_version}: pgbench -i -s 1 and the calibration tables")
+            pgbench_init(server, 1)
+            install_pg_stat_statements(server)
+            one, spread = self._tables(server)
+            scripts = self._scripts(ctx.out_dir, one, spread)
+            ctx.extras["one_partition_tables"] = list(one)
+            ctx.extras["spread_tables"] = list(spread)
+            ctx.extras["verification"] = self._verify(server, one, spread)
+            for point, clients in self._points():
+                ctx.check_stop()
+                ctx.progress.step(f"{point}, {clients} client{'s' if clients > 1 else ''}")
+                ctx.record(self._measure(server, info, point, clients, scripts))
+            calibration, checks = fit_calibration(ctx.rows, spilled=self.spilled, clients=self.clients,
+                                                  cores=os.cpu_count() or 1, server_version=info.pg_version)
+            save_calibration(calibration, ctx.out_dir / CALIBRATION_FILE)
+            ctx.extras["calibration"] = calibration.to_json()
+            ctx.extras["checks"] = checks
+
+    def _tables(self, server: ScratchServer) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        pool = self.spilled * _POOL_FACTOR
+        run_script(server.conninfo(), _TABLES_SQL.format(fillers=FILLERS, pool=pool))
+        with connect(server.conninfo()) as session:
+            db = int(session.query("forecast_database")[0]["database_oid"])
+            rows = session.fetch_all(_POOL_SQL)
+        by_part: dict[int, list[str]] = {}
+        for r in rows:
+            by_part.setdefault(lock_partition(db, int(r["oid"])), []).append(str(r["relname"]))
+        one = by_part.get(self.partition, [])[: self.spilled]
+        if len(one) < self.spilled:
+            raise LockscopeError(f"only {len(one)} of {pool} tables hash to partition {self.partition}")
+        spread: list[str] = []
+        depth = 0
+        while len(spread) < self.spilled:
+            for p in range(NUM_LOCK_PARTITIONS):
+                if len(spread) < self.spilled and depth < len(by_part.get(p, [])):
+                    spread.append(by_part[p][depth])
+            depth += 1
+        return tuple(one), tuple(spread)
+
+    def _scripts(self, out: Path, one: Sequence[str], spread: Sequence[str]) -> dict[str, Path]:
+        fillers = [f"cal_f{i:02d}" for i in range(1, FILLERS + 1)]
+        texts = {
+            "lock_1": _lock_script(fillers[:1]),
+            "lock_16": _lock_script(fillers),
+            "lock_one": _lock_script([*fillers, *one]),
+            "lock_spread": _lock_script([*fillers, *spread]),
+            "index_1": "SELECT * FROM cal_ix1 WHERE id = 1;\n",
+            "index_15": "SELECT * FROM cal_ix15 WHERE id = 1;\n",
+        }
+        folder = out / "scripts"
+        folder.mkdir(exist_ok=True)
+        out_paths = {}
+        for name, text in texts.items():
+            path = folder / f"{name}.sql"
+            path.write_text(text, encoding="utf-8")
+            out_paths[name] = path
+        return out_paths
+
+    def _verify(self, server: ScratchServer, one: Sequence[str], spread: Sequence[str]) -> dict[str, Any]:
+        """The spilled set of each contended script is exactly the chosen tables: pg_locks after the LOCK TABLE,
+        and the footprint engine on a SELECT over the same tables in the same order.
+
+        :raises LockscopeError: a different spilled set (the calibration would be meaningless).
+        """
+        from ..footprint import measure_footprint
+
+        fillers = [f"cal_f{i:02d}" for i in range(1, FILLERS + 1)]
+        out: dict[str, Any] = {}
+        with connect(server.conninfo()) as session:
+            db = int(session.query("forecast_database")[0]["database_oid"])
+            for label, chosen in (("one", one), ("spread", spread)):
+                names = [*fillers, *chosen]
+                oids = _oids(session, names)
+                want = {oids[n] for n in chosen}
+                with session.probe_transaction():
+                    session.fetch_all(_lock_statement(names))
+                    rows = session.query("relation_locks")
+                got_lock = {int(r["relation_oid"]) for r in rows if not r["fastpath"]
+                            and int(r["relation_oid"]) in set(oids.values())}
+                fp = measure_footprint(session, " UNION ALL ".join(f"SELECT 1 FROM ONLY {n}" for n in names))
+                got_fp = {lk.relation_oid for lk in fp.executions[0].locks if not lk.fastpath}
+                parts = sorted({lock_partition(db, o) for o in want})
+                if got_lock != want or got_fp != want:
+                    raise LockscopeError(f"{label}: spilled set differs from the chosen tables "
+                                         f"(LOCK TABLE {len(got_lock)}, SELECT {len(got_fp)}, chosen {len(want)})")
+                out[label] = {"spilled": len(want), "partitions": parts, "lock_table_matches": True,
+                              "footprint_matches": True}
+        return out
+
+    def _measure(self, server: ScratchServer, info: Any, point: str, clients: int,
+                 scripts: dict[str, Path]) -> dict[str, Any]:
+        spilled = {"lock_one": self.spilled, "lock_spread": self.spilled}.get(point, 0)
+        locks = {"pk_select_simple": 2, "pk_select_prepared": 2, "lock_1": 1, "lock_16": FILLERS,
+                 "lock_one": FILLERS + self.spilled, "lock_spread": FILLERS + self.spilled,
+                 "index_1": 2, "index_15": 16}[point]
+        options: dict[str, Any] = dict(clients=clients, duration_s=self.duration_s, sample_hz=self.sample_hz,
+                                       warmup_s=self.warmup_s)
+        if point.startswith("pk_select"):
+            options.update(protocol="prepared" if point.endswith("prepared") else "simple", select_only=True)
+        else:
+            options.update(script_file=scripts[point], select_only=False)
+        columns, _ = measure_load_columns(server, **options)
+        return {"pg_version": info.pg_version, "point": point, "clients": clients, "relation_locks": locks,
+                "main_table_locks": spilled, **columns}
+
+
+def _lock_statement(names: Sequence[str]) -> str:
+    return "LOCK TABLE " + ", ".join(f"ONLY {n}" for n in names) + " IN ACCESS SHARE MODE"
+
+
+def _lock_script(names: Sequence[str]) -> str:
+    # one query string (\; joins the commands): one round trip, as pgbench -S's one statement
+    return f"BEGIN \\; {_lock_statement(names)} \\; COMMIT;\n"
+
+
+def _oids(session: Session, names: Sequence[str]) -> dict[str, int]:
+    rows = session.fetch_all("SELECT relname, oid::int8 AS oid FROM pg_catalog.pg_class "
+                             "WHERE relnamespace = 'public'::regnamespace AND relname = ANY(%s)", [list(names)])
+    return {str(r["relname"]): int(r["oid"]) for r in rows}
+
+
+_TABLES_SQL = """
+DO $$
+BEGIN
+  FOR i IN 1..{fillers} LOOP EXECUTE format('CREATE TABLE cal_f%s (x int)', lpad(i::text, 2, '0')); END LOOP;
+  FOR i IN 1..{pool} LOOP EXECUTE format('CREATE TABLE cal_p%s (x int)', i); END LOOP;
+  CREATE TABLE cal_ix1 (id int PRIMARY KEY, a int);
+  CREATE TABLE cal_ix15 (id int PRIMARY KEY, a int);
+  FOR i IN 1..14 LOOP EXECUTE format('CREATE INDEX cal_ix15_%s ON cal_ix15 (a)', i); END LOOP;
+END $$;
+ANALYZE;
+"""
+_POOL_SQL = ("SELECT relname, oid::int8 AS oid FROM pg_catalog.pg_class "
+             "WHERE relnamespace = 'public'::regnamespace AND relname LIKE 'cal\\_p%' ORDER BY oid")
+
+
+# -- fitting ---------------------------------------------------------------------------------------------------------
+def _best(values: Sequence[float]) -> float:
+    good = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
+    return max(good) if good else math.nan
+
+
+def _tps(rows: Sequence[dict[str, Any]], point: str, clients: int) -> float:
+    value = _best([r.get("tps", math.nan) for r in rows if r.get("point") == point and r.get("clients") == clients])
+    if not math.isfinite(value):
+        raise LockscopeError(f"lab ceiling: no TPS measured for {point} with {clients} clients")
+    return value
+
+
+def fit_hold_time(cpu_s: float, acquisitions: int, tps: float, *, cores: int, clients: int,
+                  saturated_factor: float = 1.0) -> float:
+    """The partition-LWLock hold time (s) that makes the model give ``tps`` for a transaction of CPU demand
+    ``cpu_s`` whose locks take ONE partition ``acquisitions`` times (bisection; the model's throughput falls
+    as the hold grows). 0 when even a zero hold predicts less than ``tps`` (the partition does not bind).
+
+    :raises ValueError: non-positive inputs.
+    """
+    if cpu_s <= 0 or acquisitions < 1 or tps <= 0:
+        raise ValueError("cpu_s, acquisitions and tps must be positive")
+
+    def predicted(hold: float) -> float:
+        load = (acquisitions * hold,) + (0.0,) * (NUM_LOCK_PARTITIONS - 1)
+        return forecast(Demands(cpu_s, load, saturated_factor), cores, clients).throughput_tps
+
+    if predicted(0.0) <= tps:
+        return 0.0
+    lo, hi = 0.0, 1.0 / (tps * acquisitions) * 4
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if predicted(mid) > tps:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: int, cores: int,
+                    server_version: str) -> tuple[Calibration, dict[str, Any]]:
+    """The calibration from the measured points (the best TPS of the repeats), and the checks beside it.
+
+    CPU per transaction of a single-client point = 1 / TPS. Fast-path lock = (lock_16 - lock_1) / 15; main-table
+    extra = (lock_spread - lock_16) / S - fast-path lock; planned relation = (index_15 - index_1) / 14 - fast-path
+    lock; base = pk_select_simple - 2 fast-path locks; generic base = pk_select_prepared - 2 fast-path locks; hold
+    = :func:`fit_hold_time` of the one-partition point (S + 1 acquisitions: S locks and the LockReleaseAll pass);
+    saturated CPU factor = mean over lock_16 and pk_select_simple of (cores / TPS with N clients) / (1 / TPS alone).
+
+    :raises LockscopeError: a point is missing.
+    """
+    d = {p: 1.0 / _tps(rows, p, 1) for p in ("pk_select_simple", "pk_select_prepared", "lock_1", "lock_16",
+                                            "lock_spread", "lock_one", "index_1", "index_15")}
+    fast = max(0.0, (d["lock_16"] - d["lock_1"]) / (FILLERS - 1))
+    main_extra = max(0.0, (d["lock_spread"] - d["lock_16"]) / spilled - fast)
+    planned = max(0.0, (d["index_15"] - d["index_1"]) / 14 - fast)
+    x_one = _tps(rows, "lock_one", clients)
+    x_spread = _tps(rows, "lock_spread", clients)
+    ratios = [cores / _tps(rows, p, clients) / d[p] for p in ("lock_16", "pk_select_simple")]
+    factor = max(0.2, sum(ratios) / len(ratios)) if clients >= cores else 1.0
+    hold = fit_hold_time(d["lock_one"], spilled + 1, x_one, cores=cores, clients=clients, saturated_factor=factor)
+    calibration = Calibration(
+        base_cpu_s=max(1e-9, d["pk_select_simple"] - 2 * fast), fastpath_lock_cpu_s=fast,
+        main_table_lock_extra_cpu_s=main_extra, lwlock_hold_s=hold, cpus=cores,
+        generic_base_cpu_s=max(1e-9, d["pk_select_prepared"] - 2 * fast), planned_relation_cpu_s=planned,
+        saturated_cpu_factor=factor,
+        source=f"lockscope lab ceiling on this machine ({cores} cores, PostgreSQL {server_version}, "
+               f"{clients} clients, {spilled} spilled locks)")
+    # the check: the spread script with the same clients, its CPU its own single-client figure
+    per_part = [0.0] * NUM_LOCK_PARTITIONS
+    for i in range(spilled):
+        per_part[i % NUM_LOCK_PARTITIONS] += 1
+    load = tuple((n + (1 if n else 0)) * hold for n in per_part)
+    spread_pred = forecast(Demands(d["lock_spread"], load, factor), cores, clients)
+    one_pred = forecast(Demands(d["lock_one"], ((spilled + 1) * hold,) + (0.0,) * 15, factor), cores, clients)
+    checks = {
+        "cpu_per_transaction_us": {k: v * 1e6 for k, v in d.items()},
+        "saturated_cpu_factors": dict(zip(("lock_16", "pk_select_simple"), ratios, strict=True)),
+        "one_partition_tps": x_one, "spread_tps": x_spread,
+        "one_partition_predicted_tps": one_pred.throughput_tps,
+        "one_partition_predicted_lockmanager_share": one_pred.lockmanager_share,
+        "spread_predicted_tps": spread_pred.throughput_tps,
+        "spread_ratio_predicted_over_measured": spread_pred.throughput_tps / x_spread,
+        "spread_predicted_lockmanager_share": spread_pred.lockmanager_share,
+        "one_over_spread_measured": x_one / x_spread,
+    }
+    return calibration, checks

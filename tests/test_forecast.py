@@ -1,0 +1,183 @@
+"""``lockscope forecast`` and ``lockscope lab ceiling`` on real servers: lock partitions of measured spilled locks,
+exact what-ifs, a calibration written by the lab and read by the forecast, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lockscope.db import Session, connect, run_script
+from lockscope.footprint import measure_footprint
+from lockscope.forecast.calibration import DEFAULT_CALIBRATION, load_calibration
+from lockscope.forecast.engine import WhatIf, forecast_statement
+from lockscope.lockpart import lock_partition
+from lockscope.server import ScratchServer, ScratchSettings
+
+#: A table with its primary key and 24 more indexes: 26 relations, 10 beyond the 16 slots at mlpt 16 (PG 18).
+SCHEMA = """
+create table fc (id int primary key, a int);
+do $$ begin for i in 1..24 loop execute format('create index fc_i%s on fc (a)', lpad(i::text, 2, '0')); end loop;
+end $$;
+"""
+STATEMENT = "select * from fc where id = $1"
+
+
+def clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+
+
+def run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True, text=True,
+                          timeout=timeout, env=clean_env())
+
+
+def error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The last stderr line, which must be the one-line error (progress lines may come before it)."""
+    assert "Traceback" not in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("lockscope: error: "), proc.stderr
+    return last
+
+
+@pytest.fixture(scope="module")
+def server16() -> Iterator[ScratchServer]:
+    with ScratchServer(None, ScratchSettings(max_locks_per_transaction=16)) as server:
+        run_script(server.conninfo(), SCHEMA)
+        yield server
+
+
+@pytest.fixture()
+def session16(server16: ScratchServer) -> Iterator[Session]:
+    with connect(server16.conninfo()) as session:
+        yield session
+
+
+def _database_oid(session: Session) -> int:
+    return int(session.fetch_one("select oid::int8 as o from pg_database where datname = current_database()")["o"])
+
+
+def test_statement_partitions_are_the_lock_partitions_of_the_measured_spilled_locks(session16: Session) -> None:
+    report = forecast_statement(session16, STATEMENT, params=["1"], calibration=DEFAULT_CALIBRATION, cores=2,
+                                clients=16)
+    db = _database_oid(session16)
+    assert report.database_oid == db
+    (shape, f), = report.measured.statements
+    measured = measure_footprint(session16, STATEMENT, params=["1"]).executions[0]
+    spilled = {lk.relation_oid for lk in measured.locks if not lk.fastpath}
+    assert len(shape.locks) == 26
+    assert len(shape.main_table_locks) == 10 == len(spilled)
+    assert {lk.relation_oid for lk in shape.main_table_locks} == spilled
+    for lk in shape.main_table_locks:
+        assert lk.database_oid == db
+        assert lk.partition == lock_partition(db, lk.relation_oid)
+    load = [0] * 16
+    for oid in spilled:
+        load[lock_partition(db, oid)] += 1
+    assert shape.partition_load == tuple(load)
+    assert sum(report.measured.partition_locks_per_transaction) == 10
+    # the model's partition demands follow lock.c: n_p acquisitions + one LockReleaseAll pass per touched partition
+    hold = DEFAULT_CALIBRATION.lwlock_hold_s
+    assert report.measured.demands.partition_s == pytest.approx([(n + (n > 0)) * hold for n in load])
+    assert f.hottest_partition == max(range(16), key=lambda p: (load[p], -p))
+
+
+def test_drop_index_what_if_removes_exactly_the_locks_the_server_then_spills(server16: ScratchServer) -> None:
+    drops = ("fc_i03", "fc_i11", "fc_i24")
+    with connect(server16.conninfo()) as session:
+        report = forecast_statement(session, STATEMENT, params=["1"], calibration=DEFAULT_CALIBRATION, cores=2,
+                                    clients=8, what_if=WhatIf(drop_indexes=drops))
+        assert report.what_if is not None
+        (before, _), = report.measured.statements
+        (after, _), = report.what_if.statements
+        assert len(before.main_table_locks) == 10
+        assert len(after.locks) == 23
+        assert len(after.main_table_locks) == 7  # 26 - 3 relations, 16 fast-path slots
+        # mlpt 1024 on PG 18: 64 groups of 16, 26 relations cannot fill one group
+        wide = forecast_statement(session, STATEMENT, params=["1"], calibration=DEFAULT_CALIBRATION, cores=2,
+                                  clients=8, what_if=WhatIf(max_locks_per_transaction=1024))
+        assert wide.what_if is not None
+        assert len(wide.what_if.statements[0][0].main_table_locks) == 0
+        assert wide.what_if.forecast.binding_resource == "cpu"
+    # drop them for real and measure: the server spills exactly the predicted set
+    run_script(server16.conninfo(), "".join(f"drop index {name};" for name in drops))
+    try:
+        with connect(server16.conninfo()) as session:
+            remeasured = measure_footprint(session, STATEMENT, params=["1"]).executions[0]
+        assert {lk.relation_oid for lk in remeasured.locks if not lk.fastpath} == \
+            {lk.relation_oid for lk in after.main_table_locks}
+    finally:
+        run_script(server16.conninfo(), "".join(f"create index {name} on fc (a);" for name in drops))
+
+
+def test_cli_statement_json_and_html(tmp_path: Path) -> None:
+    setup = tmp_path / "setup.sql"
+    setup.write_text(SCHEMA)
+    html = tmp_path / "f.html"
+    proc = run("forecast", "--statement", STATEMENT, "--param", "1", "--setup", str(setup), "--clients", "8",
+               "--cores", "4", "--mlpt", "16", "--drop-index", "fc_i01", "--json", "-", "--html", str(html))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "lockscope/forecast/v1"
+    assert doc["model"] == {"cores": 4, "clients": 8, "clients_source": "--clients"}
+    measured = doc["measured"]["statements"][0]
+    assert measured["relation_locks"] == 26 and measured["main_table_locks"] == 0  # scratch server at mlpt 64
+    what_if = doc["what_if_forecast"]["statements"][0]
+    assert what_if["relation_locks"] == 25 and what_if["main_table_locks"] == 9
+    assert doc["what_if_forecast"]["capacity"]["max_locks_per_transaction"] == 16
+    assert all(m["partition"] == lock_partition(doc["server"]["database_oid"], m["relation_oid"])
+               for m in what_if["main_table"])
+    text = html.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "<svg" in text and "http://" not in text.split("<svg", 1)[0]
+
+
+@pytest.mark.slow
+def test_lab_ceiling_quick_writes_a_calibration_that_forecast_loads(tmp_path: Path) -> None:
+    out = tmp_path / "ceiling"
+    proc = run("lab", "ceiling", "--quick", "--duration", "1", "--repeats", "1", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    calibration = load_calibration(out / "calibration.json")
+    assert calibration.cpus == (os.cpu_count() or 1)
+    assert calibration.base_cpu_s > 0 and calibration.saturated_cpu_factor > 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["extras"]["verification"]["one"]["partitions"] == [5]
+    assert results["extras"]["verification"]["spread"]["partitions"] == list(range(16))
+    assert {(r["point"], r["clients"]) for r in results["rows"]} >= {("lock_one", 8), ("lock_spread", 8)}
+    proc = run("forecast", "--statement", "select 1", "--calibration", str(out / "calibration.json"),
+               "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["calibration"] == calibration.to_json()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("forecast",), "a scratch server has no workload: give --statement"),
+    (("forecast", "--param", "1"), "--param applies to --statement"),
+    (("forecast", "--statement", "select 1", "--mlpt", "5"), "--mlpt: max_locks_per_transaction is at least 10"),
+    (("forecast", "--statement", "select 1", "--calibration", "/nonexistent/cal.json"),
+     "cannot read calibration file /nonexistent/cal.json"),
+    (("forecast", "--statement", "select $1"), "parameter"),
+    (("forecast", "--statement", "select 1", "--assume-version", "9"), "--assume-version 9"),
+    (("forecast", "--statement", "select 1", "--clients", "0"), "must be at least 1"),
+    (("forecast", "--statement", "select 1", "--json", "/nonexistent/dir/f.json"), "cannot write"),
+    (("lab", "ceiling", "--partition", "16"), "--partition must be between 0 and 15"),
+])
+def test_cli_bad_input_is_one_line(args: tuple[str, ...], message: str) -> None:
+    proc = run(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert message in error_line(proc)
+
+
+def test_cli_bad_calibration_and_unknown_index(tmp_path: Path) -> None:
+    bad = tmp_path / "cal.json"
+    bad.write_text('{"schema": "lockscope/calibration/v1", "base_cpu_s": -1}')
+    proc = run("forecast", "--statement", "select 1", "--calibration", str(bad))
+    assert proc.returncode == 2 and "calibration file: missing fields" in error_line(proc)
+    proc = run("forecast", "--statement", "select 1", "--drop-index", "no_such_index")
+    assert proc.returncode == 2
+    assert error_line(proc) == "lockscope: error: --drop-index no_such_index: no such relation in database postgres"
