@@ -140,6 +140,7 @@ class WatchState:
     :ivar has_stat_lock: the server has pg_stat_lock.fastpath_exceeded.
     :ivar pgss: pg_stat_statements is installed in the database watched.
     :ivar compute_query_id: the server's setting (None before PG 14).
+    :ivar fastpath_slots: fast-path relation-lock slots per backend of the server (capacity model, count).
     :ivar source: the sample source in use, ``activity`` or ``pg_wait_sampling``.
     :ivar source_detail: one line about it (pg_wait_sampling: version, period, ring, CPU sampled or inferred).
     :ivar source_note: why ``auto`` chose ``activity`` (pg_wait_sampling missing or not loaded), else "".
@@ -152,6 +153,7 @@ class WatchState:
     endpoint: Endpoint | None = None
     backend_pid: int | None = None
     max_locks_per_transaction: int | None = None
+    fastpath_slots: int | None = None
     gaps: list[GapEvent] = field(default_factory=list)
     reconnect_attempts: int = 0
     next_attempt_s: float | None = None
@@ -351,6 +353,7 @@ class Watcher:
         st.endpoint = session.endpoint
         st.backend_pid = session.backend_pid
         st.max_locks_per_transaction = session.facts.max_locks_per_transaction
+        st.fastpath_slots = session.facts.capacity.slots
         st.has_stat_lock = bool(features["has_stat_lock"])
         self._pgss_schema = features["pgss_schema"]
         st.pgss = self._pgss_schema is not None

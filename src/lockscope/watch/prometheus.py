@@ -27,8 +27,15 @@ wait_event}``                                                        AAS = rate(
                                                                      (only with ``--locks-every``)
 ``main_table_relation_locks``                               gauge    of those, not fast-path (main lock table)
 ``max_backend_main_table_relation_locks``                   gauge    most main-table relation locks of one backend
+``fastpath_slots_per_backend``                              gauge    fast-path relation-lock slots per backend
+                                                                     (16 before PG 18, from max_locks_per_
+                                                                     transaction on 18+)
 ``lock_fastpath_exceeded_total{locktype}``                  counter  PG19 pg_stat_lock.fastpath_exceeded increase
                                                                      seen while watching
+``statement_lockmanager_samples_total{query_id}``            counter  active-session samples on LWLock:LockManager
+                                                                     of the top :data:`TOP_STATEMENTS` statements
+``statement_info{query_id,query}``                          gauge    1; their text (first
+                                                                     :data:`QUERY_LABEL_CHARS` characters)
 ``watch_info{version,source,server_version}``               gauge    1; lockscope version, sample source
                                                                      (activity or pg_wait_sampling), server
 ==========================================================  =======  ============================================
@@ -68,9 +75,15 @@ METRIC_NAMES = (
     "lockscope_relation_locks",
     "lockscope_main_table_relation_locks",
     "lockscope_max_backend_main_table_relation_locks",
+    "lockscope_fastpath_slots_per_backend",
     "lockscope_lock_fastpath_exceeded_total",
+    "lockscope_statement_lockmanager_samples_total",
+    "lockscope_statement_info",
     "lockscope_watch_info",
 )
+#: Statements exported per scrape (by LockManager samples since the start), and their text's length in labels.
+TOP_STATEMENTS = 10
+QUERY_LABEL_CHARS = 200
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -154,6 +167,26 @@ class WatchCollector(Collector):
             yield GaugeMetricFamily("lockscope_max_backend_main_table_relation_locks",
                                     "Most main-table relation locks held by one backend, last pg_locks snapshot",
                                     value=max((b.main_table_locks for b in locks.backends), default=0))
+        _, statements = window.totals(TOP_STATEMENTS)
+        stmt = CounterMetricFamily("lockscope_statement_lockmanager_samples",
+                                   f"Active-session samples waiting on LWLock:LockManager, top {TOP_STATEMENTS} "
+                                   "statements by query_id", labels=["query_id"])
+        text = GaugeMetricFamily("lockscope_statement_info", "Text of the statements in "
+                                 "lockscope_statement_lockmanager_samples_total (pg_stat_statements, else "
+                                 "pg_stat_activity)", labels=["query_id", "query"])
+        for s in statements:
+            if s.query_id is None:
+                continue
+            stmt.add_metric([str(s.query_id)], s.lockmanager_samples)
+            if s.text:
+                text.add_metric([str(s.query_id), " ".join(s.text.split())[:QUERY_LABEL_CHARS]], 1.0)
+        yield stmt
+        yield text
+        if st.fastpath_slots is not None:
+            yield GaugeMetricFamily("lockscope_fastpath_slots_per_backend",
+                                    "Fast-path relation-lock slots per backend (16 before PostgreSQL 18; "
+                                    "max_locks_per_transaction rounded to groups of 16 from 18)",
+                                    value=st.fastpath_slots)
         if st.has_stat_lock:
             fp = CounterMetricFamily("lockscope_lock_fastpath_exceeded",
                                      "PG19 pg_stat_lock.fastpath_exceeded increase while watching",
