@@ -147,7 +147,7 @@ def test_lab_ceiling_quick_writes_a_calibration_that_forecast_loads(tmp_path: Pa
     results = json.loads((out / "results.json").read_text())
     assert results["extras"]["verification"]["one"]["partitions"] == [5]
     assert results["extras"]["verification"]["spread"]["partitions"] == list(range(16))
-    assert {(r["point"], r["clients"]) for r in results["rows"]} >= {("lock_one", 8), ("lock_spread", 8)}
+    assert {(r["point"], r["clients"]) for r in results["rows"]} >= {("generic_one", 8), ("generic_spread", 8)}
     proc = run("forecast", "--statement", "select 1", "--calibration", str(out / "calibration.json"),
                "--json", "-")
     assert proc.returncode == 0, proc.stderr

@@ -165,7 +165,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = scenario_parser(
         "ceiling", "calibrate 'lockscope forecast' on this machine: lock costs and the partition LWLock ceiling",
         "Measure, on a scratch server at max_locks_per_transaction 16, the single-client CPU of a fast-path and a "
-        "main-table relation lock (LOCK TABLE scripts over empty tables), of planning one more index and of "
+        "main-table relation lock (a cached generic plan over empty partitions), of planning one more index and of "
         "pgbench -S (simple and prepared), and the throughput of N clients whose spilled locks all hash to one "
         "lock partition vs the same number spread over 16, and of N clients without spilled locks. Writes "
         "calibration.json for 'lockscope forecast --calibration'. Each point is repeated, interleaved, and the "

@@ -51,6 +51,7 @@ __all__ = [
     "TransactionClass",
     "ceiling_tps",
     "class_demands",
+    "contention_ramp",
     "forecast",
     "forecast_curve",
     "partition_name",
@@ -118,12 +119,16 @@ class Demands:
     :ivar cpu_saturated_factor: CPU demand once the cores are busy / ``cpu_s`` (> 0; 1 = no change): context
         switches, cache misses and the client's own CPU, hidden in idle time with one client, cost throughput
         once every core is busy. The demand with n clients is ``cpu_s x (1 + (f - 1) x min(1, (n - 1) / C))``.
+    :ivar ramp_partitions: True when ``partition_s`` is an *effective* hold under contention whose uncontended part
+        is CPU work already in ``cpu_s`` (a calibration's ``lwlock_hold_s``): the partition demands then grow
+        from 0 for a lone client to ``partition_s`` with :func:`contention_ramp`. False: plain MVA centres.
     :ivar partition_s: demand on each lock-partition LWLock (16 values, s).
     """
 
     cpu_s: float
     partition_s: tuple[float, ...]
     cpu_saturated_factor: float = 1.0
+    ramp_partitions: bool = False
 
     def __post_init__(self) -> None:
         if len(self.partition_s) != NUM_LOCK_PARTITIONS:
@@ -143,13 +148,26 @@ class Demands:
 
     def cpu_at(self, clients: int, cpus: int) -> float:
         """CPU demand with ``clients`` clients on ``cpus`` cores (s; see ``cpu_saturated_factor``)."""
-        ramp = min(1.0, max(0, clients - 1) / cpus)
-        return self.cpu_s * (1.0 + (self.cpu_saturated_factor - 1.0) * ramp)
+        return self.cpu_s * (1.0 + (self.cpu_saturated_factor - 1.0) * contention_ramp(clients, cpus))
+
+    def partition_at(self, clients: int, cpus: int) -> tuple[float, ...]:
+        """Partition-LWLock demands with ``clients`` clients on ``cpus`` cores (s): ``partition_s`` x
+        :func:`contention_ramp` (a lone client's critical sections are CPU work, already in ``cpu_s``)."""
+        if not self.ramp_partitions:
+            return self.partition_s
+        ramp = contention_ramp(clients, cpus)
+        return tuple(d * ramp for d in self.partition_s)
 
     @property
     def total_s(self) -> float:
         """Total demand = response time of a lone client (s)."""
         return self.cpu_s + sum(self.partition_s)
+
+
+def contention_ramp(clients: int, cpus: int) -> float:
+    """How far contention has set in with ``clients`` clients on ``cpus`` cores: ``min(1, (clients - 1) / cpus)``
+    (0 for a lone client, 1 once there are more clients than cores)."""
+    return min(1.0, max(0, clients - 1) / cpus)
 
 
 def class_demands(cls: TransactionClass, calibration: Calibration) -> Demands:
@@ -161,7 +179,7 @@ def class_demands(cls: TransactionClass, calibration: Calibration) -> Demands:
            + calibration.main_table_lock_extra_cpu_s * cls.main_table_locks)
     traffic = transaction_traffic(cls.partition_load)
     return Demands(cpu_s=cpu, partition_s=tuple(n * calibration.lwlock_hold_s for n in traffic.per_partition),
-                   cpu_saturated_factor=calibration.saturated_cpu_factor)
+                   cpu_saturated_factor=calibration.saturated_cpu_factor, ramp_partitions=True)
 
 
 def workload_demands(classes: Iterable[TransactionClass], calibration: Calibration) -> Demands:
@@ -176,8 +194,9 @@ def workload_demands(classes: Iterable[TransactionClass], calibration: Calibrati
     each = [(c.calls / total_calls, class_demands(c, calibration)) for c in classes]
     return Demands(
         cpu_s=sum(w * d.cpu_s for w, d in each),
-        cpu_saturated_factor=calibration.saturated_cpu_factor,
         partition_s=tuple(sum(w * d.partition_s[p] for w, d in each) for p in range(NUM_LOCK_PARTITIONS)),
+        cpu_saturated_factor=calibration.saturated_cpu_factor,
+        ramp_partitions=True,
     )
 
 
@@ -273,21 +292,22 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
     q = [0.0] * len(queue_d)
     for n in range(1, max(wanted) + 1):
         cpu_n = demands.cpu_at(n, cpus)
-        queue_d[0] = cpu_n / cpus
+        part_n = demands.partition_at(n, cpus)
+        queue_d = [cpu_n / cpus, *part_n]
         delay_s = cpu_n * (cpus - 1) / cpus
         r = [d * (1.0 + qk) for d, qk in zip(queue_d, q, strict=True)]
         response = delay_s + sum(r)
         x = n / response
         q = [x * rk for rk in r]
         if n in targets:
-            wait = sum(rp - dp for rp, dp in zip(r[1:], demands.partition_s, strict=True))
+            wait = sum(rp - dp for rp, dp in zip(r[1:], part_n, strict=True))
             results[n] = Forecast(
                 clients=n,
                 cpus=cpus,
                 throughput_tps=x,
                 response_time_ms=response * 1000.0,
                 cpu_utilisation=x * cpu_n / cpus,
-                partition_utilisation=tuple(x * d for d in demands.partition_s),
+                partition_utilisation=tuple(x * d for d in part_n),
                 partition_wait_ms=wait * 1000.0,
                 lockmanager_share=wait / response,
                 lockmanager_aas=n * wait / response,

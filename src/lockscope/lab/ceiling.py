@@ -2,31 +2,35 @@
 
 One scratch server (PostgreSQL 18 by default) at ``max_locks_per_transaction`` 16, so a backend has one group of 16
 fast-path slots (postinit.c ``InitializeFastPathLocks``) and every relation lock beyond the first 16 goes to the
-main lock table (lock.c ``LockAcquireExtended``). pgbench custom scripts whose lock counts lockscope controls:
+main lock table (lock.c ``LockAcquireExtended``), with ``plan_cache_mode = force_generic_plan`` (it changes only
+the prepared points: the simple protocol has no plan cache). pgbench custom scripts whose lock counts lockscope
+controls:
 
-- ``lock_k``: ``BEGIN; LOCK TABLE ONLY r1, ..., ONLY rk IN ACCESS SHARE MODE; COMMIT`` sent as one query string.
-  ``LockTableCommand`` (lockcmds.c) locks the list in order, one ``LockRelationOid`` each (no planning, no
-  scan; ``ONLY`` skips the pg_inherits look-up of children), so the difference between k = 1 and 16 empty tables is
-  the cost of a fast-path relation lock, and 16 filler tables followed by S more tables spill exactly those S
-  (checked on the server: pg_locks after the LOCK, and lockscope.footprint on a SELECT over the same tables in
-  the same order, which the parser locks in range-table order).
+- ``generic_k``: ``SELECT * FROM cal_gK WHERE k = :k`` with ``-M prepared`` on a list-partitioned table of empty
+  partitions without indexes. Reusing the cached generic plan, plancache.c ``CheckCachedPlan`` ->
+  ``AcquireExecutorLocks`` locks the parent and every partition (``LockRelationOid``, range-table order = the
+  partition bound order) and nothing else: no parse, no planning, and run-time pruning leaves one partition to
+  scan. So ``generic_2`` (parent + 1 partition) vs ``generic_16`` (parent + 15) is the cost of a fast-path relation
+  lock as a cached generic plan takes it, and 15 filler partitions followed by S more spill exactly those S.
 - Which lock partition the S spilled locks land in is chosen: many small tables are created and those whose
-  ``lock_partition(database OID, OID)`` (:func:`lockscope.lockpart.lock_partition`) is ``p`` are picked
-  ("one partition"), or S tables over all 16 partitions ("spread").
+  ``lock_partition(database OID, OID)`` (:func:`lockscope.lockpart.lock_partition`) is ``p`` are attached after the
+  fillers ("one partition", ``generic_one``), or S tables over all 16 partitions (``generic_spread``). The spilled
+  set is checked with the footprint engine (the prepared protocol, execution 2 = generic-plan reuse).
 - ``pk_select``: pgbench's own ``-S`` (simple protocol, and ``-M prepared``) on a scale-1 database: the base CPU of
   a planned and of a cached-generic-plan primary-key lookup.
-- ``index_k``: ``SELECT * FROM ix_k WHERE id = 1`` on an empty table with a primary key and k - 1 more indexes
-  (k = 1 and 15: all fast-path): the planner opens every index (plancat.c ``get_relation_info``), so the slope
-  minus a lock is the planning cost of one more relation.
+- ``index_k``: ``SELECT * FROM cal_ixK WHERE id = 1`` (simple protocol) on an empty table with a primary key and
+  k - 1 more indexes (k = 1 and 15: all fast-path): the planner opens every index (plancat.c
+  ``get_relation_info``), so the slope minus a lock is the planning cost of one more relation.
 
 Single-client points give CPU per transaction = 1 / TPS (pgbench and the backend alternate on the cores). Two
-no-spill points with N clients (``lock_16``, ``pk_select``) give the CPU per transaction once every core is busy,
-``cores / TPS``; its ratio to the single-client figure is the calibration's ``saturated_cpu_factor`` (context
-switches, cache misses, the client's own CPU, and on a shared machine whatever else runs). The
-partition LWLock's effective hold time is the one that makes the model reproduce the one-partition throughput
-with N clients (the model's CPU demand of that script is its own single-client figure); the spread case with
-the same N is the check. The result is ``calibration.json`` (schema ``lockscope/calibration/v1``) in the results
-directory, read by ``lockscope forecast --calibration``.
+no-spill points with N clients (``generic_16``, ``pk_select_simple``) give the CPU per transaction once every core
+is busy, ``cores / TPS``; its ratio to the single-client figure is the calibration's ``saturated_cpu_factor``
+(context switches, cache misses, the client's own CPU, and on a shared machine whatever else runs). The partition
+LWLock's effective hold time is the one that makes the model reproduce the one-partition throughput with N clients
+(the model's CPU demand of that script is its own single-client figure); the spread case with the same N is the
+check. Each point is measured ``repeats`` times, interleaved, and the best TPS kept. The result is
+``calibration.json`` (schema ``lockscope/calibration/v1``) in the results directory, read by
+``lockscope forecast --calibration``.
 """
 
 from __future__ import annotations
@@ -104,9 +108,9 @@ class CeilingScenario:
             raise BadInputError("--repeats must be between 1 and 10")
 
     def _points(self) -> list[tuple[str, int]]:
-        single = ["pk_select_simple", "pk_select_prepared", "lock_1", "lock_16", "lock_spread", "lock_one",
-                  "index_1", "index_15"]
-        contended = ["lock_16", "pk_select_simple", "lock_one", "lock_spread"]
+        single = ["pk_select_simple", "pk_select_prepared", "generic_2", "generic_16", "generic_spread",
+                  "generic_one", "index_1", "index_15"]
+        contended = ["generic_16", "pk_select_simple", "generic_one", "generic_spread"]
         return [(p, 1) for p in single] * self.repeats + [(p, self.clients) for p in contended] * self.repeats
 
     def plan(self) -> tuple[int, float]:
@@ -125,13 +129,14 @@ class CeilingScenario:
     def run(self, ctx: LabContext) -> None:
         """Set up the tables and scripts, verify the spilled sets, measure every point, fit and write the
         calibration (see the module docstring)."""
-        settings = ScratchSettings(max_locks_per_transaction=CEILING_MLPT, track_planning=False)
+        settings = ScratchSettings(max_locks_per_transaction=CEILING_MLPT, track_planning=False,
+                                   extra={"plan_cache_mode": "force_generic_plan"})
         with ctx.server(self.pg_bins[0], settings) as (server, info):
             ctx.progress.step(f"PG {info.pg_version}: pgbench -i -s 1 and the calibration tables")
             pgbench_init(server, 1)
             install_pg_stat_statements(server)
             one, spread = self._tables(server)
-            scripts = self._scripts(ctx.out_dir, one, spread)
+            scripts = self._scripts(ctx.out_dir)
             ctx.extras["one_partition_tables"] = list(one)
             ctx.extras["spread_tables"] = list(spread)
             ctx.extras["verification"] = self._verify(server, one, spread)
@@ -146,8 +151,9 @@ class CeilingScenario:
             ctx.extras["checks"] = checks
 
     def _tables(self, server: ScratchServer) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Create the tables, pick the S spilled ones by lock partition, attach them after the fillers."""
         pool = self.spilled * _POOL_FACTOR
-        run_script(server.conninfo(), _TABLES_SQL.format(fillers=FILLERS, pool=pool))
+        run_script(server.conninfo(), _TABLES_SQL.format(fillers=FILLERS - 1, pool=pool))
         with connect(server.conninfo()) as session:
             db = int(session.query("forecast_database")[0]["database_oid"])
             rows = session.fetch_all(_POOL_SQL)
@@ -161,21 +167,23 @@ class CeilingScenario:
         depth = 0
         while len(spread) < self.spilled:
             for p in range(NUM_LOCK_PARTITIONS):
-                if len(spread) < self.spilled and depth < len(by_part.get(p, [])):
-                    spread.append(by_part[p][depth])
+                free = [t for t in by_part.get(p, []) if t not in one]
+                if len(spread) < self.spilled and depth < len(free):
+                    spread.append(free[depth])
             depth += 1
+        attach = []
+        for parent, chosen in (("cal_gone", one), ("cal_gspread", spread)):
+            attach += [f"ALTER TABLE {parent} ATTACH PARTITION {name} FOR VALUES IN ({FILLERS + i});"
+                       for i, name in enumerate(chosen)]
+        run_script(server.conninfo(), "".join(attach) + "ANALYZE;")
         return tuple(one), tuple(spread)
 
-    def _scripts(self, out: Path, one: Sequence[str], spread: Sequence[str]) -> dict[str, Path]:
-        fillers = [f"cal_f{i:02d}" for i in range(1, FILLERS + 1)]
-        texts = {
-            "lock_1": _lock_script(fillers[:1]),
-            "lock_16": _lock_script(fillers),
-            "lock_one": _lock_script([*fillers, *one]),
-            "lock_spread": _lock_script([*fillers, *spread]),
-            "index_1": "SELECT * FROM cal_ix1 WHERE id = 1;\n",
-            "index_15": "SELECT * FROM cal_ix15 WHERE id = 1;\n",
-        }
+    def _scripts(self, out: Path) -> dict[str, Path]:
+        parents = {"generic_2": "cal_g2", "generic_16": "cal_g16", "generic_one": "cal_gone",
+                   "generic_spread": "cal_gspread"}
+        texts = {name: f"\\set k 1\nSELECT * FROM {parent} WHERE k = :k;\n" for name, parent in parents.items()}
+        texts["index_1"] = "SELECT * FROM cal_ix1 WHERE id = 1;\n"
+        texts["index_15"] = "SELECT * FROM cal_ix15 WHERE id = 1;\n"
         folder = out / "scripts"
         folder.mkdir(exist_ok=True)
         out_paths = {}
@@ -186,60 +194,47 @@ class CeilingScenario:
         return out_paths
 
     def _verify(self, server: ScratchServer, one: Sequence[str], spread: Sequence[str]) -> dict[str, Any]:
-        """The spilled set of each contended script is exactly the chosen tables: pg_locks after the LOCK TABLE,
-        and the footprint engine on a SELECT over the same tables in the same order.
+        """The spilled set of each contended script is exactly the chosen tables: the footprint engine on the
+        script's statement, prepared, execution 2 (the cached generic plan reused).
 
         :raises LockscopeError: a different spilled set (the calibration would be meaningless).
         """
         from ..footprint import measure_footprint
 
-        fillers = [f"cal_f{i:02d}" for i in range(1, FILLERS + 1)]
         out: dict[str, Any] = {}
         with connect(server.conninfo()) as session:
             db = int(session.query("forecast_database")[0]["database_oid"])
-            for label, chosen in (("one", one), ("spread", spread)):
-                names = [*fillers, *chosen]
-                oids = _oids(session, names)
-                want = {oids[n] for n in chosen}
-                with session.probe_transaction():
-                    session.fetch_all(_lock_statement(names))
-                    rows = session.query("relation_locks")
-                got_lock = {int(r["relation_oid"]) for r in rows if not r["fastpath"]
-                            and int(r["relation_oid"]) in set(oids.values())}
-                fp = measure_footprint(session, " UNION ALL ".join(f"SELECT 1 FROM ONLY {n}" for n in names))
-                got_fp = {lk.relation_oid for lk in fp.executions[0].locks if not lk.fastpath}
+            for label, parent, chosen in (("one", "cal_gone", one), ("spread", "cal_gspread", spread)):
+                oids = _oids(session, chosen)
+                want = set(oids.values())
+                fp = measure_footprint(session, f"SELECT * FROM {parent} WHERE k = $1", params=["1"],
+                                       protocol="prepared", plan_cache_mode="force_generic_plan", executions=2)
+                steady = fp.executions[-1]
+                got = {lk.relation_oid for lk in steady.locks if not lk.fastpath}
                 parts = sorted({lock_partition(db, o) for o in want})
-                if got_lock != want or got_fp != want:
-                    raise LockscopeError(f"{label}: spilled set differs from the chosen tables "
-                                         f"(LOCK TABLE {len(got_lock)}, SELECT {len(got_fp)}, chosen {len(want)})")
-                out[label] = {"spilled": len(want), "partitions": parts, "lock_table_matches": True,
+                if steady.phase != "generic-reuse" or got != want or steady.lock_count != FILLERS + len(chosen):
+                    raise LockscopeError(f"{label}: the spilled set differs from the chosen tables ({len(got)} "
+                                         f"spilled, {len(want)} chosen, {steady.lock_count} locks, {steady.phase})")
+                out[label] = {"locks": steady.lock_count, "spilled": len(want), "partitions": parts,
                               "footprint_matches": True}
         return out
 
     def _measure(self, server: ScratchServer, info: Any, point: str, clients: int,
                  scripts: dict[str, Path]) -> dict[str, Any]:
-        spilled = {"lock_one": self.spilled, "lock_spread": self.spilled}.get(point, 0)
-        locks = {"pk_select_simple": 2, "pk_select_prepared": 2, "lock_1": 1, "lock_16": FILLERS,
-                 "lock_one": FILLERS + self.spilled, "lock_spread": FILLERS + self.spilled,
+        spilled = {"generic_one": self.spilled, "generic_spread": self.spilled}.get(point, 0)
+        locks = {"pk_select_simple": 2, "pk_select_prepared": 2, "generic_2": 2, "generic_16": FILLERS,
+                 "generic_one": FILLERS + self.spilled, "generic_spread": FILLERS + self.spilled,
                  "index_1": 2, "index_15": 16}[point]
         options: dict[str, Any] = dict(clients=clients, duration_s=self.duration_s, sample_hz=self.sample_hz,
                                        warmup_s=self.warmup_s)
         if point.startswith("pk_select"):
             options.update(protocol="prepared" if point.endswith("prepared") else "simple", select_only=True)
         else:
-            options.update(script_file=scripts[point], select_only=False)
+            options.update(script_file=scripts[point], select_only=False,
+                           protocol="prepared" if point.startswith("generic") else "simple")
         columns, _ = measure_load_columns(server, **options)
         return {"pg_version": info.pg_version, "point": point, "clients": clients, "relation_locks": locks,
                 "main_table_locks": spilled, **columns}
-
-
-def _lock_statement(names: Sequence[str]) -> str:
-    return "LOCK TABLE " + ", ".join(f"ONLY {n}" for n in names) + " IN ACCESS SHARE MODE"
-
-
-def _lock_script(names: Sequence[str]) -> str:
-    # one query string (\; joins the commands): one round trip, as pgbench -S's one statement
-    return f"BEGIN \\; {_lock_statement(names)} \\; COMMIT;\n"
 
 
 def _oids(session: Session, names: Sequence[str]) -> dict[str, int]:
@@ -250,14 +245,21 @@ def _oids(session: Session, names: Sequence[str]) -> dict[str, int]:
 
 _TABLES_SQL = """
 DO $$
+DECLARE parent text;
 BEGIN
-  FOR i IN 1..{fillers} LOOP EXECUTE format('CREATE TABLE cal_f%s (x int)', lpad(i::text, 2, '0')); END LOOP;
-  FOR i IN 1..{pool} LOOP EXECUTE format('CREATE TABLE cal_p%s (x int)', i); END LOOP;
+  FOR i IN 1..{pool} LOOP EXECUTE format('CREATE TABLE cal_p%s (k int)', i); END LOOP;
+  CREATE TABLE cal_g2 (k int) PARTITION BY LIST (k);
+  CREATE TABLE cal_g2_1 PARTITION OF cal_g2 FOR VALUES IN (1);
+  FOREACH parent IN ARRAY ARRAY['cal_g16', 'cal_gone', 'cal_gspread'] LOOP
+    EXECUTE format('CREATE TABLE %s (k int) PARTITION BY LIST (k)', parent);
+    FOR i IN 1..{fillers} LOOP
+      EXECUTE format('CREATE TABLE %s_%s PARTITION OF %s FOR VALUES IN (%s)', parent, i, parent, i);
+    END LOOP;
+  END LOOP;
   CREATE TABLE cal_ix1 (id int PRIMARY KEY, a int);
   CREATE TABLE cal_ix15 (id int PRIMARY KEY, a int);
   FOR i IN 1..14 LOOP EXECUTE format('CREATE INDEX cal_ix15_%s ON cal_ix15 (a)', i); END LOOP;
 END $$;
-ANALYZE;
 """
 _POOL_SQL = ("SELECT relname, oid::int8 AS oid FROM pg_catalog.pg_class "
              "WHERE relnamespace = 'public'::regnamespace AND relname LIKE 'cal\\_p%' ORDER BY oid")
@@ -289,7 +291,7 @@ def fit_hold_time(cpu_s: float, acquisitions: int, tps: float, *, cores: int, cl
 
     def predicted(hold: float) -> float:
         load = (acquisitions * hold,) + (0.0,) * (NUM_LOCK_PARTITIONS - 1)
-        return forecast(Demands(cpu_s, load, saturated_factor), cores, clients).throughput_tps
+        return forecast(Demands(cpu_s, load, saturated_factor, ramp_partitions=True), cores, clients).throughput_tps
 
     if predicted(0.0) <= tps:
         return 0.0
@@ -307,24 +309,25 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
                     server_version: str) -> tuple[Calibration, dict[str, Any]]:
     """The calibration from the measured points (the best TPS of the repeats), and the checks beside it.
 
-    CPU per transaction of a single-client point = 1 / TPS. Fast-path lock = (lock_16 - lock_1) / 15; main-table
-    extra = (lock_spread - lock_16) / S - fast-path lock; planned relation = (index_15 - index_1) / 14 - fast-path
-    lock; base = pk_select_simple - 2 fast-path locks; generic base = pk_select_prepared - 2 fast-path locks; hold
-    = :func:`fit_hold_time` of the one-partition point (S + 1 acquisitions: S locks and the LockReleaseAll pass);
-    saturated CPU factor = mean over lock_16 and pk_select_simple of (cores / TPS with N clients) / (1 / TPS alone).
+    CPU per transaction of a single-client point = 1 / TPS. Fast-path lock = (generic_16 - generic_2) / 14;
+    main-table extra = (generic_spread - generic_16) / S - fast-path lock; planned relation = (index_15 -
+    index_1) / 14 - fast-path lock; base = pk_select_simple - 2 fast-path locks; generic base =
+    pk_select_prepared - 2 fast-path locks; hold = :func:`fit_hold_time` of the one-partition point (S + 1
+    acquisitions: S locks and the LockReleaseAll pass); saturated CPU factor = mean over generic_16 and
+    pk_select_simple of (cores / TPS with N clients) / (1 / TPS alone).
 
     :raises LockscopeError: a point is missing.
     """
-    d = {p: 1.0 / _tps(rows, p, 1) for p in ("pk_select_simple", "pk_select_prepared", "lock_1", "lock_16",
-                                            "lock_spread", "lock_one", "index_1", "index_15")}
-    fast = max(0.0, (d["lock_16"] - d["lock_1"]) / (FILLERS - 1))
-    main_extra = max(0.0, (d["lock_spread"] - d["lock_16"]) / spilled - fast)
+    d = {p: 1.0 / _tps(rows, p, 1) for p in ("pk_select_simple", "pk_select_prepared", "generic_2", "generic_16",
+                                            "generic_spread", "generic_one", "index_1", "index_15")}
+    fast = max(0.0, (d["generic_16"] - d["generic_2"]) / (FILLERS - 2))
+    main_extra = max(0.0, (d["generic_spread"] - d["generic_16"]) / spilled - fast)
     planned = max(0.0, (d["index_15"] - d["index_1"]) / 14 - fast)
-    x_one = _tps(rows, "lock_one", clients)
-    x_spread = _tps(rows, "lock_spread", clients)
-    ratios = [cores / _tps(rows, p, clients) / d[p] for p in ("lock_16", "pk_select_simple")]
+    x_one = _tps(rows, "generic_one", clients)
+    x_spread = _tps(rows, "generic_spread", clients)
+    ratios = [cores / _tps(rows, p, clients) / d[p] for p in ("generic_16", "pk_select_simple")]
     factor = max(0.2, sum(ratios) / len(ratios)) if clients >= cores else 1.0
-    hold = fit_hold_time(d["lock_one"], spilled + 1, x_one, cores=cores, clients=clients, saturated_factor=factor)
+    hold = fit_hold_time(d["generic_one"], spilled + 1, x_one, cores=cores, clients=clients, saturated_factor=factor)
     calibration = Calibration(
         base_cpu_s=max(1e-9, d["pk_select_simple"] - 2 * fast), fastpath_lock_cpu_s=fast,
         main_table_lock_extra_cpu_s=main_extra, lwlock_hold_s=hold, cpus=cores,
@@ -337,11 +340,12 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
     for i in range(spilled):
         per_part[i % NUM_LOCK_PARTITIONS] += 1
     load = tuple((n + (1 if n else 0)) * hold for n in per_part)
-    spread_pred = forecast(Demands(d["lock_spread"], load, factor), cores, clients)
-    one_pred = forecast(Demands(d["lock_one"], ((spilled + 1) * hold,) + (0.0,) * 15, factor), cores, clients)
+    spread_pred = forecast(Demands(d["generic_spread"], load, factor, ramp_partitions=True), cores, clients)
+    one_pred = forecast(Demands(d["generic_one"], ((spilled + 1) * hold,) + (0.0,) * 15, factor, ramp_partitions=True),
+                       cores, clients)
     checks = {
         "cpu_per_transaction_us": {k: v * 1e6 for k, v in d.items()},
-        "saturated_cpu_factors": dict(zip(("lock_16", "pk_select_simple"), ratios, strict=True)),
+        "saturated_cpu_factors": dict(zip(("generic_16", "pk_select_simple"), ratios, strict=True)),
         "one_partition_tps": x_one, "spread_tps": x_spread,
         "one_partition_predicted_tps": one_pred.throughput_tps,
         "one_partition_predicted_lockmanager_share": one_pred.lockmanager_share,
