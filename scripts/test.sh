@@ -44,6 +44,16 @@ if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ] && { [ ! -f /usr/share/postgresql/15/
     postgresql-15-pg-wait-sampling prometheus >/dev/null
 fi
 
+# Debian's chromium for tests/test_html_reports.py: every HTML report is loaded in a headless browser (layout at
+# 1300 px, charts drawn, no network)
+if ! command -v chromium >/dev/null; then
+  echo "installing Debian's chromium for the HTML report tests"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'

@@ -124,6 +124,18 @@ def lockmanager_chart(rec: RecordingSummary) -> str:
     return _svg(fig)
 
 
+def _locks_every(value: object) -> str:
+    """``pg_locks snapshots every 5 s``, or ``no pg_locks snapshots`` when ``--locks-every`` was off (the
+    recording's meta value is then missing, empty or ``None``)."""
+    try:
+        seconds = float(str(value))
+    except ValueError:
+        return "no pg_locks snapshots (--locks-every off)"
+    if not seconds > 0:
+        return "no pg_locks snapshots (--locks-every off)"
+    return f"pg_locks snapshots every {seconds:g} s"
+
+
 def recording_html(rec: RecordingSummary) -> str:
     """The complete HTML document for a recording."""
     meta = rec.meta
@@ -141,8 +153,7 @@ def recording_html(rec: RecordingSummary) -> str:
         ("gaps", "none" if not rec.gaps else f"{len(rec.gaps)}: " + "; ".join(
             f"{g.duration_s:.1f} s ({g.reason})" if g.duration_s is not None else f"open ({g.reason})"
             for g in rec.gaps)),
-        ("recorded by", f"lockscope {meta.get('lockscope_version', '?')}, "
-                        f"pg_locks every {meta.get('locks_every_s', 'never')} s"),
+        ("recorded by", f"lockscope {meta.get('lockscope_version', '?')}, " + _locks_every(meta.get("locks_every_s"))),
     ]
     body = [f'<p class="muted">{escape(rec.path.name)}</p>', table(["", ""], facts, left=2)]
     body.append("<h2>Average active sessions by wait event</h2>")

@@ -1,0 +1,655 @@
+"""``run_diagnose``: sample the server like ``lockscope watch``, audit it like ``lockscope audit``, and say which
+statements carry the LWLock:LockManager waits, what they spill where, and which fix removes the most.
+
+Composition, no new measuring (every figure comes from another engine):
+
+1. :func:`lockscope.audit.run_audit` with ``interval_s`` = the watch duration: its two pg_stat_statements snapshots
+   bracket the watch (:class:`lockscope.watch.engine.Watcher`, started from the audit's ``during_interval`` hook,
+   same sampling session and observer budget as ``lockscope watch``), so calls/s and the wait samples describe the
+   same seconds. The audit then reads the catalog and probes its top statements (EXPLAIN only, paced; the custom
+   plan with values from pg_stats, ``EXPLAIN (GENERIC_PLAN)`` for ``$n`` texts) after the watch has ended.
+2. The watch's top statements by LockManager samples (``query_id``) are matched to the audit's statements
+   (pg_stat_statements ``queryid``, the same number).
+3. Each audited statement's steady footprint becomes a :class:`lockscope.forecast.engine.StatementShape`
+   (:func:`~lockscope.forecast.engine.shape_from_plan`): fast-path flags predicted in acquisition order and the
+   lock partition (0..15) of every main-table lock.
+4. Fixes are the audit's advice (smallest droppable index set, max_locks_per_transaction, plan_cache_mode,
+   partition granularity); each one's effect on main-lock-table acquisitions/s (calls/s x spilled locks per call,
+   summed over the audited statements) is the forecast engine's what-if (:func:`~lockscope.forecast.engine.
+   apply_what_if`), and the forecast model (:func:`~lockscope.forecast.engine.forecast_shapes`) predicts the
+   LockManager share before and after the first fix.
+
+Nothing here prints; :func:`run_diagnose` returns a :class:`Diagnosis` whose ``verdict`` is one line.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..capacity import CapacityModel
+from ..errors import LockscopeError
+from ..lockpart import NUM_LOCK_PARTITIONS
+from ..watch.aas import LOCK_MANAGER, share
+from ..watch.engine import WatchConfig, Watcher, WatchSummary
+
+if TYPE_CHECKING:
+    from ..audit.engine import AuditReport
+    from ..audit.workload import PlanFootprint, StatementAudit
+    from ..db import Session
+    from ..forecast.engine import LockSite, StatementShape
+    from ..forecast.model import Forecast
+
+__all__ = [
+    "LOCKMANAGER_AAS_MIN",
+    "LOCKMANAGER_SHARE_PROBLEM",
+    "STATUSES",
+    "Culprit",
+    "DiagnoseOptions",
+    "Diagnosis",
+    "Fix",
+    "PhaseFootprint",
+    "SpilledRelation",
+    "run_diagnose",
+    "verdict_line",
+]
+
+#: LockManager share of active-session samples (fraction) from which diagnose calls it contention ...
+LOCKMANAGER_SHARE_PROBLEM = 0.10
+#: ... when at least this many sessions wait on it on average (AAS; a nearly idle server's one wait is no problem).
+LOCKMANAGER_AAS_MIN = 0.1
+#: ``Diagnosis.status`` values: LockManager contention; spills without contention yet; nothing wrong.
+STATUSES = ("contention", "risk", "healthy")
+#: Fix kinds in the order of their cost when two remove as much (online first, restart and redesign last).
+_FIX_ORDER = ("drop-indexes", "plan-cache-mode", "max-locks-per-transaction", "partitioning")
+_INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
+_PHASE_WORDS = {"custom": "custom plan (every execution of a simple-protocol statement, executions 1-5 prepared)",
+                "generic-build": "generic plan build (execution 6 of a prepared statement)",
+                "generic-reuse": "cached generic plan reuse (executions 7+)"}
+
+
+@dataclass(frozen=True)
+class DiagnoseOptions:
+    """What to sample and how hard to probe.
+
+    :ivar duration_s: seconds of sampling, also the pg_stat_statements interval for calls/s (s).
+    :ivar hz: wait-event samples per second (1..100).
+    :ivar source: sample source, as ``lockscope watch --source``.
+    :ivar top_n: statements the audit probes, the top N by calls in the interval (count).
+    :ivar probe_rate_hz: EXPLAIN probes per second at most.
+    :ivar unused_min_age_s: statistics age (s) from which idx_scan = 0 counts as unused.
+    :ivar cores: cores of the forecast model (count).
+    :ivar statement_timeout_ms: statement_timeout of the sampling session (ms).
+    """
+
+    duration_s: float = 30.0
+    hz: float = 10.0
+    source: str = "auto"
+    top_n: int = 50
+    probe_rate_hz: float = 20.0
+    unused_min_age_s: float = 7 * 86400
+    cores: int = 1
+    statement_timeout_ms: int = 500
+
+
+@dataclass(frozen=True)
+class PhaseFootprint:
+    """One plan-cache phase of a statement.
+
+    :ivar phase: ``custom``, ``generic-build`` or ``generic-reuse``.
+    :ivar locks: relation locks (count).
+    :ivar spilled: locks in the main lock table (count; measured, predicted for generic-reuse).
+    :ivar partitions: the lock partitions (0..15) its main-table locks land in, sorted, distinct.
+    :ivar measured: False for the derived generic-reuse phase.
+    """
+
+    phase: str
+    locks: int
+    spilled: int
+    partitions: tuple[int, ...]
+    measured: bool
+
+    @property
+    def describe(self) -> str:
+        """The phase in words (which executions take it)."""
+        return _PHASE_WORDS.get(self.phase, self.phase)
+
+
+@dataclass(frozen=True)
+class Culprit:
+    """A statement that carried LWLock:LockManager waits during the watch.
+
+    :ivar query_id: pg_stat_activity.query_id (= pg_stat_statements queryid), None for sessions without one.
+    :ivar text: the statement (pg_stat_statements, else pg_stat_activity), "" when unknown.
+    :ivar lockmanager_samples: its active-session samples waiting on LWLock:LockManager (count).
+    :ivar samples: its active-session samples, any wait (count).
+    :ivar lockmanager_fraction: its part of all LockManager samples (fraction 0..1).
+    :ivar calls_per_s: pg_stat_statements calls/s over the watch (all roles), None when not audited.
+    :ivar shape: its steady footprint with fast-path flags and lock partitions, None when not measured.
+    :ivar phases: its plan-cache phases (custom, generic build, generic reuse) as measured.
+    :ivar main_per_s: main-lock-table acquisitions/s: calls/s x spilled locks per call (audit's basis).
+    :ivar spilled_per_call: main-lock-table locks per call (count; audit's basis, may be fractional).
+    :ivar reason: why it has no footprint ("" when it has one).
+    """
+
+    query_id: int | None
+    text: str
+    lockmanager_samples: int
+    samples: int
+    lockmanager_fraction: float
+    calls_per_s: float | None
+    shape: StatementShape | None
+    phases: tuple[PhaseFootprint, ...]
+    main_per_s: float
+    spilled_per_call: float
+    reason: str = ""
+
+    @property
+    def spilled(self) -> tuple[LockSite, ...]:
+        """Its steady footprint's main-table locks."""
+        return self.shape.main_table_locks if self.shape is not None else ()
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        """Relations it locks that are not indexes (tables, partitions), in acquisition order."""
+        if self.shape is None:
+            return ()
+        seen: list[str] = []
+        for lk in self.shape.locks:
+            if lk.role not in _INDEX_ROLES and lk.relation not in seen:
+                seen.append(lk.relation)
+        return tuple(seen)
+
+    @property
+    def spilling_phases(self) -> tuple[PhaseFootprint, ...]:
+        """The phases that put locks in the main lock table."""
+        return tuple(p for p in self.phases if p.spilled)
+
+
+@dataclass(frozen=True)
+class SpilledRelation:
+    """A relation whose lock the waiting statements put in the main lock table.
+
+    :ivar relation: schema-qualified name.
+    :ivar role: ``table``, ``index``, ...
+    :ivar partition: its lock partition (0..15).
+    :ivar acquisitions_per_s: main-lock-table acquisitions/s of its lock (calls/s of those statements).
+    :ivar statements: waiting statements that spill it (count).
+    """
+
+    relation_oid: int
+    relation: str
+    role: str
+    partition: int
+    acquisitions_per_s: float
+    statements: int
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One change, from the audit's advice, with its expected effect.
+
+    :ivar kind: one of ``drop-indexes``, ``plan-cache-mode``, ``max-locks-per-transaction``, ``partitioning``.
+    :ivar title: one line.
+    :ivar action: the imperative for the verdict line, e.g. ``drop these 2 redundant indexes``.
+    :ivar detail: the evidence.
+    :ivar sql: statements to review and run (lockscope never runs them).
+    :ivar restart: True when the server must restart.
+    :ivar main_per_s_before: main-lock-table acquisitions/s of the audited statements now.
+    :ivar main_per_s_after: predicted after the change, None when not predictable (re-partitioning).
+    :ivar culprit_spills_after: spilled locks per call of each waiting statement after it (count), in culprit order.
+    :ivar drop_index_oids: the indexes a ``drop-indexes`` fix drops.
+    :ivar capacity_after: the fast-path capacity after a ``max-locks-per-transaction`` fix.
+    """
+
+    kind: str
+    title: str
+    action: str
+    detail: str
+    sql: tuple[str, ...]
+    restart: bool
+    main_per_s_before: float
+    main_per_s_after: float | None
+    culprit_spills_after: tuple[int, ...] = ()
+    drop_index_oids: tuple[int, ...] = ()
+    capacity_after: CapacityModel | None = None
+
+    @property
+    def removed_fraction(self) -> float | None:
+        """Fraction (0..1) of main-lock-table acquisitions/s it removes, None when unknown."""
+        if self.main_per_s_after is None:
+            return None
+        return 1.0 - share(self.main_per_s_after, self.main_per_s_before) if self.main_per_s_before else 0.0
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Everything ``lockscope diagnose`` found.
+
+    :ivar watch: the sampling summary (AAS by wait event, top statements by LockManager samples).
+    :ivar audit: the audit report (None when the database could not be audited; see ``notes``).
+    :ivar culprits: statements carrying LockManager waits, most samples first.
+    :ivar spilled_relations: relations the culprits spill, most acquisitions/s first.
+    :ivar fixes: ranked: most main-lock-table acquisitions/s removed first, then the cheaper change.
+    :ivar main_per_s: main-lock-table acquisitions/s of all audited statements now.
+    :ivar partition_per_s: per lock partition (16 values): main-lock-table acquisitions/s now.
+    :ivar partition_per_s_after: the same after the first fix, None without a predictable fix.
+    :ivar statements_measured: audited statements with a footprint (count).
+    :ivar forecast_before: the forecast model's steady state of the measured workload (None: not forecast).
+    :ivar forecast_after: the same after the first fix.
+    :ivar clients: clients of the forecast (count: the watch's average active sessions, rounded, >= 1).
+    :ivar status: one of :data:`STATUSES`.
+    :ivar verdict: one line a human can act on.
+    """
+
+    server_version: str
+    database: str
+    database_oid: int
+    capacity: CapacityModel
+    watch: WatchSummary
+    audit: AuditReport | None
+    culprits: tuple[Culprit, ...]
+    spilled_relations: tuple[SpilledRelation, ...]
+    fixes: tuple[Fix, ...]
+    main_per_s: float
+    partition_per_s: tuple[float, ...]
+    partition_per_s_after: tuple[float, ...] | None
+    statements_measured: int
+    forecast_before: Forecast | None
+    forecast_after: Forecast | None
+    clients: int
+    status: str
+    verdict: str
+    notes: tuple[str, ...] = ()
+    timings_s: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def lockmanager_share(self) -> float:
+        """Fraction (0..1) of active-session samples waiting on LWLock:LockManager."""
+        return self.watch.lockmanager_share
+
+    @property
+    def lockmanager_aas(self) -> float:
+        """Sessions waiting on LWLock:LockManager on average (AAS)."""
+        return self.watch.lockmanager_samples / self.watch.ticks if self.watch.ticks else 0.0
+
+    @property
+    def aas_by_wait(self) -> dict[str, float]:
+        """Wait label -> average active sessions over the watch, largest first."""
+        ticks = self.watch.ticks
+        items = sorted(self.watch.by_wait.items(), key=lambda kv: -kv[1])
+        return {k: v / ticks for k, v in items} if ticks else {}
+
+
+# -- composition -------------------------------------------------------------------------------------------------------
+def _phase(plan: PlanFootprint | None, shape: StatementShape | None) -> PhaseFootprint | None:
+    if plan is None or shape is None:
+        return None
+    return PhaseFootprint(plan.phase, plan.locks, plan.spilled,
+                          tuple(sorted({lk.partition for lk in shape.main_table_locks})), plan.measured)
+
+
+def _rate(shapes: Sequence[StatementShape]) -> float:
+    return sum((s.calls_per_s or 0.0) * len(s.main_table_locks) for s in shapes)
+
+
+def _partition_rates(shapes: Sequence[StatementShape]) -> tuple[float, ...]:
+    out = [0.0] * NUM_LOCK_PARTITIONS
+    for s in shapes:
+        for p, n in enumerate(s.partition_load):
+            out[p] += (s.calls_per_s or 0.0) * n
+    return tuple(out)
+
+
+def _names(names: Sequence[str], limit: int = 3) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("x") else f"{n} {word}s"
+
+
+@dataclass
+class _Workload:
+    """The audited statements with their steady shapes (internal)."""
+
+    audits: list[StatementAudit]
+    shapes: list[StatementShape]
+    by_queryid: dict[int, list[tuple[StatementAudit, StatementShape | None]]]
+    relations: dict[int, tuple[bool, str]]
+
+
+def _workload(session: Session, report: AuditReport, database_oid: int) -> _Workload:
+    from ..forecast.engine import relation_facts, shape_from_plan
+
+    audits = [a for a in report.workload.statements if not a.skipped_reason]
+    oids = [o for a in audits for p in (a.custom, a.generic, a.generic_reuse) if p is not None
+            for o in p.relation_oids]
+    relations = relation_facts(session, oids)
+    model = report.capacity
+    shapes: list[StatementShape] = []
+    by_queryid: dict[int, list[tuple[StatementAudit, StatementShape | None]]] = {}
+    for a in audits:
+        shape = None
+        if a.steady is not None:
+            shape = shape_from_plan(a, a.steady, model, database_oid, relations, calls=max(a.calls_per_s, 0.0))
+            shapes.append(shape)
+        by_queryid.setdefault(a.queryid, []).append((a, shape))
+    return _Workload(audits, shapes, by_queryid, relations)
+
+
+def _culprits(summary: WatchSummary, wl: _Workload | None, report: AuditReport | None, database_oid: int,
+              notes: list[str]) -> tuple[Culprit, ...]:
+    from ..forecast.engine import shape_from_plan
+
+    lm_total = summary.lockmanager_samples
+    out = []
+    without_id = 0
+    for st in summary.top_statements:
+        if st.lockmanager_samples <= 0:
+            continue
+        if st.query_id is None:
+            without_id += st.lockmanager_samples
+            continue
+        entries = wl.by_queryid.get(st.query_id, []) if wl is not None else []
+        text = st.text or (entries[0][0].query if entries else "")
+        qid, lm_samples, fraction = st.query_id, st.lockmanager_samples, share(st.lockmanager_samples, lm_total)
+        if not entries or report is None or wl is None:
+            reason = ("pg_stat_statements was not read" if report is None or not report.workload.available else
+                      "not among the audited statements (raise --top)" if text else
+                      "no pg_stat_statements entry")
+            out.append(Culprit(qid, text, lm_samples, st.samples, fraction, calls_per_s=None, shape=None,
+                               phases=(), main_per_s=0.0, spilled_per_call=0.0, reason=reason))
+            continue
+        main = max(entries, key=lambda e: e[0].calls_per_s)
+        a, shape = main
+        calls = sum(e[0].calls_per_s for e in entries)
+        phases = []
+        for plan in (a.custom, a.generic, a.generic_reuse):
+            if plan is None:
+                continue
+            ph = _phase(plan, shape_from_plan(a, plan, report.capacity, database_oid, wl.relations, calls=calls))
+            if ph is not None:
+                phases.append(ph)
+        reason = "" if shape is not None else (a.custom_reason or a.generic_reason or "not measured")
+        out.append(Culprit(qid, text, lm_samples, st.samples, fraction, calls_per_s=calls, shape=shape,
+                           phases=tuple(phases), main_per_s=sum(e[0].main_lock_table_per_s for e in entries),
+                           spilled_per_call=a.spilled_per_call, reason=reason))
+    if without_id:
+        notes.append(f"{without_id} LockManager samples came from sessions without a query_id "
+                     "(compute_query_id off, or utility statements): their statements cannot be named")
+    return tuple(out)
+
+
+def _spilled_relations(culprits: Sequence[Culprit]) -> tuple[SpilledRelation, ...]:
+    acc: dict[int, list[float]] = {}
+    info: dict[int, LockSite] = {}
+    for c in culprits:
+        for lk in c.spilled:
+            row = acc.setdefault(lk.relation_oid, [0.0, 0.0])
+            row[0] += c.calls_per_s or 0.0
+            row[1] += 1
+            info[lk.relation_oid] = lk
+    out = [SpilledRelation(oid, info[oid].relation, info[oid].role, info[oid].partition, rate, int(n))
+           for oid, (rate, n) in acc.items()]
+    out.sort(key=lambda r: (-r.acquisitions_per_s, r.partition, r.relation))
+    return tuple(out)
+
+
+def _culprit_spills(culprits: Sequence[Culprit], model: CapacityModel, drops: frozenset[int]) -> tuple[int, ...]:
+    from ..forecast.engine import apply_what_if
+
+    return tuple(len(apply_what_if(c.shape, model, drops).main_table_locks) if c.shape is not None else 0
+                 for c in culprits)
+
+
+def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> list[Fix]:
+    from ..forecast.engine import apply_what_if
+
+    model = report.capacity
+    before = _rate(wl.shapes)
+    out: list[Fix] = []
+    culprit_oids = {lk.relation_oid for c in culprits if c.shape is not None for lk in c.shape.locks}
+    relevant = culprit_oids if culprits else {lk.relation_oid for s in wl.shapes for lk in s.main_table_locks}
+    idx_by_oid = {f.index_oid: f for f in report.index_findings}
+    names = report.names
+    # 1. the smallest droppable index set of each spilling table the waiting statements lock
+    for plan in report.drop_plans:
+        if not plan.index_oids or plan.table_oid not in relevant:
+            continue
+        drops = frozenset(plan.index_oids)
+        after = _rate([apply_what_if(s, model, drops) for s in wl.shapes])
+        if after >= before:
+            continue
+        table = names.get(plan.table_oid, str(plan.table_oid))
+        kinds = sorted({idx_by_oid[o].kind for o in plan.index_oids if o in idx_by_oid})
+        adjective = "/".join(kinds) if kinds else "droppable"
+        index_names = [idx_by_oid[o].qualified if o in idx_by_oid else names.get(o, str(o)) for o in plan.index_oids]
+        sql = tuple(s for f in report.findings if f.kind == "table-spill" and f.subject == table for s in f.sql)
+        n = len(plan.index_oids)
+        out.append(Fix(
+            "drop-indexes", f"drop {_plural(n, adjective + ' index')} on {table}",
+            f"drop {'this' if n == 1 else 'these'} {_plural(n, adjective + ' index')} ({_names(index_names)})",
+            f"the smallest safe set{'' if plan.exact else ' found (greedy)'} after which {table}'s planner locks "
+            f"{'fit' if plan.sufficient else 'still spill ' + str(plan.after_spilled)} ({plan.before_spilled} "
+            f"spilled now): {_names(index_names, 8)}; DROP INDEX CONCURRENTLY, no restart",
+            sql, False, before, after, _culprit_spills(culprits, model, drops), drop_index_oids=plan.index_oids))
+    # 2. max_locks_per_transaction (PG 18+: more fast-path groups)
+    m = report.mlpt
+    if m.change_needed and m.mlpt_recommended is not None:
+        after_model = CapacityModel(m.target_version_num, m.mlpt_recommended)
+        after = _rate([apply_what_if(s, after_model) for s in wl.shapes])
+        if after < before:
+            where = " after upgrading to PostgreSQL 18" if m.upgrade else ""
+            sql = tuple(s for f in report.findings if f.kind == "max-locks-per-transaction" for s in f.sql)
+            shmem = ""
+            if m.shmem_after_bytes is not None:
+                shmem = (f"; lock shared memory {m.shmem_now_bytes / 2**20:.1f} MiB -> "
+                         f"{m.shmem_after_bytes / 2**20:.1f} MiB")
+            out.append(Fix(
+                "max-locks-per-transaction",
+                f"max_locks_per_transaction = {m.mlpt_recommended}{where} ({m.groups_needed} fast-path groups)",
+                f"set max_locks_per_transaction = {m.mlpt_recommended} (restart{where})",
+                f"now {m.current_mlpt} ({model.describe()}); {m.groups_needed} groups fit every audited statement's "
+                f"relations with their real OIDs (any value {m.mlpt_min}..{m.mlpt_recommended}){shmem}; standbys "
+                "need at least the primary's value",
+                sql or (f"ALTER SYSTEM SET max_locks_per_transaction = {m.mlpt_recommended};",), True, before,
+                after, _culprit_spills(culprits, after_model, frozenset()), capacity_after=after_model))
+    # 3. plan_cache_mode for roles whose generic plans spill and custom plans do not
+    for f in report.findings:
+        if f.kind != "plan-cache-mode":
+            continue
+        role = f.subject.removeprefix("role ")
+        stmts = [a for a in wl.audits if a.rolname == role and a.custom is not None and a.generic_locks_more]
+        saved = sum(a.main_lock_table_per_s - a.calls_per_s * a.custom.spilled for a in stmts if a.custom)
+        ids = {a.queryid for a in stmts}
+        if not any(c.query_id in ids for c in culprits) and saved <= 0:
+            continue  # neither behind the waits nor saving anything measurable
+        out.append(Fix("plan-cache-mode", f"plan_cache_mode = force_custom_plan for role {role}",
+                       f"set plan_cache_mode = force_custom_plan for role {role}", f.evidence, f.sql, False, before,
+                       max(0.0, before - max(0.0, saved)), tuple(len(c.spilled) for c in culprits)))
+    # 4. partition granularity of the partitioned tables the waiting statements lock
+    for g in report.granularity:
+        if g.table_oid not in relevant:
+            continue
+        best = next((o for o in g.options if o.fits), g.options[-1] if g.options else None)
+        if best is None:
+            continue
+        out.append(Fix("partitioning", f"coarser partitions for {g.qualified} ({best.label})",
+                       f"re-partition {g.qualified} {best.label}",
+                       f"{g.partitions} partitions ({g.current_label}) lock {g.unpruned_locks} relations unpruned; "
+                       f"{best.label}: {best.partitions} partitions, {best.unpruned_locks} locks unpruned, "
+                       f"{best.generic_reuse_locks} per generic-plan reuse", (), False, before, None))
+    out.sort(key=lambda x: (x.main_per_s_after is None,
+                            x.main_per_s_after if x.main_per_s_after is not None else math.inf,
+                            _FIX_ORDER.index(x.kind)))
+    return out
+
+
+def _fix_shapes(fix: Fix, report: AuditReport, wl: _Workload) -> list[StatementShape] | None:
+    """The audited statements' shapes after ``fix`` (None when the fix is not a footprint what-if)."""
+    from ..forecast.engine import apply_what_if
+
+    if fix.drop_index_oids or fix.capacity_after is not None:
+        model = fix.capacity_after or report.capacity
+        return [apply_what_if(s, model, frozenset(fix.drop_index_oids)) for s in wl.shapes]
+    return None
+
+
+def _forecast(label: str, shapes: Sequence[StatementShape], model: CapacityModel, options: DiagnoseOptions,
+              clients: int, notes: list[str]) -> Forecast | None:
+    from ..forecast.calibration import DEFAULT_CALIBRATION
+    from ..forecast.engine import forecast_shapes
+
+    weighted = [s for s in shapes if s.calls > 0]
+    if not weighted:
+        return None
+    try:
+        return forecast_shapes(label, weighted, model, DEFAULT_CALIBRATION, cores=options.cores,
+                               clients=clients).forecast
+    except LockscopeError as exc:
+        notes.append(f"forecast of the {label} state skipped: {exc}")
+        return None
+
+
+# -- the verdict -------------------------------------------------------------------------------------------------------
+def verdict_line(status: str, summary: WatchSummary, culprits: Sequence[Culprit], fixes: Sequence[Fix],
+                 main_per_s: float, statements_measured: int) -> str:
+    """One line a human can act on (pure)."""
+    pct = 100 * summary.lockmanager_share
+    aas = summary.aas
+    lm_aas = summary.lockmanager_samples / summary.ticks if summary.ticks else 0.0
+    actions = [f.action for f in fixes[:2]]
+    todo = " or ".join(actions)
+    measured = [c for c in culprits if c.shape is not None and c.spilled]
+    if status == "healthy":
+        return (f"Nothing wrong: {pct:.1f}% of active-session samples wait on LWLock:LockManager "
+                f"({summary.lockmanager_samples:,} of {summary.active_session_samples:,} over "
+                f"{summary.duration_s:.0f} s, {aas:.2f} average active sessions) and "
+                + (f"none of the {statements_measured} audited statements spills out of the fast path at a "
+                   "measurable rate." if statements_measured else "no statement could be audited "
+                   "(see the notes)."))
+    if status == "risk":
+        return (f"No LockManager contention now ({pct:.1f}% of {aas:.2f} average active sessions), but the "
+                f"audited statements put {main_per_s:,.0f} locks/s into the main lock table"
+                + (f" — {todo}" if todo else "") + ".")
+    head = (f"{pct:.0f}% of active sessions wait on LWLock:LockManager ({lm_aas:.1f} of {aas:.1f} average active "
+            "sessions)")
+    if not measured:
+        why = culprits[0].reason if culprits else "no statement was named (no query_id)"
+        return head + f"; the waiting statements could not be measured ({why})" + (f" — {todo}" if todo else "") + "."
+    tables = []
+    for c in measured:
+        for t in c.tables[:1]:
+            if t not in tables:
+                tables.append(t)
+    spills = sorted({len(c.spilled) for c in measured})
+    many = len(measured) > 1
+    count = f"{spills[0]}" if len(spills) == 1 else f"{spills[0]}-{spills[-1]}"
+    each = f"{count} locks {'each ' if many else ''}per call"
+    rate = sum(c.main_per_s for c in measured)
+    stmt = _plural(len(measured), "statement")
+    return (head + f"; {stmt} on {_names(tables, 2)} spill{'' if many else 's'} {each} to the main lock table "
+            f"({rate:,.0f} acquisitions/s)"
+            + (f" — {todo}" if todo else " — no fix from the audit's advice; see the findings") + ".")
+
+
+# -- entry point -------------------------------------------------------------------------------------------------------
+def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = DiagnoseOptions(), *,
+                 progress: Callable[[str], None] | None = None, demo: bool = False) -> Diagnosis:
+    """Watch, audit and rank the fixes (see the module docstring).
+
+    :param session: lockscope's audit session on the server (read-only use).
+    :param dsn: the same server, for the watch's own sampling connection.
+    :param demo: the server is lockscope's scratch demo (the audit says so).
+    :raises BadInputError: bad options (from the watch config).
+    :raises DatabaseError, ConnectionFailedError: the catalog or the sampling connection failed.
+    """
+    from ..audit import AuditOptions, run_audit
+    from ..forecast.engine import database_facts
+
+    say = progress or (lambda _msg: None)
+    t0 = time.monotonic()
+    notes: list[str] = []
+    config = WatchConfig(dsn=dsn, hz=options.hz, duration_s=options.duration_s, source=options.source,
+                         statement_timeout_ms=options.statement_timeout_ms)
+    config.validate()
+    watcher = Watcher(config)
+    started = False
+
+    def start_watch() -> None:
+        nonlocal started
+        say(f"sampling wait events for {options.duration_s:g} s at {options.hz:g} Hz")
+        watcher.start()
+        started = True
+
+    def step(text: str) -> None:
+        # every progress message of the audit after its interval comes after the second pg_stat_statements
+        # snapshot: let the watch finish before the catalog reads and the probes
+        if started and not watcher.finished:
+            watcher.wait(options.duration_s + 10)
+        say(text)
+
+    audit_options = AuditOptions(interval_s=options.duration_s, top_n=options.top_n,
+                                 probe_rate_hz=options.probe_rate_hz, unused_min_age_s=options.unused_min_age_s)
+    try:
+        report: AuditReport | None = run_audit(session, audit_options, progress=step, during_interval=start_watch,
+                                               demo=demo)
+    except BaseException:
+        if started:
+            watcher.stop("error")
+        raise
+    t_audit = time.monotonic()
+    if not started:  # pg_stat_statements unavailable: the audit never opened its interval
+        start_watch()
+    watcher.wait(options.duration_s + 10)
+    summary = watcher.stop("duration")
+    if watcher.error is not None:
+        raise watcher.error
+    t_watch = time.monotonic()
+    assert report is not None
+    database_oid, _ = database_facts(session)
+    say("matching statements and ranking fixes")
+    wl = _workload(session, report, database_oid) if report.workload.available else None
+    if not report.workload.available:
+        notes.append("statements not audited: " + " ".join(report.workload.notes))
+    culprits = _culprits(summary, wl, report, database_oid, notes)
+    fixes = _fixes(report, wl, culprits) if wl is not None else []
+    shapes = wl.shapes if wl is not None else []
+    main_now = _rate(shapes)
+    parts_now = _partition_rates(shapes)
+    clients = max(1, round(summary.aas))
+    before = _forecast("measured", shapes, report.capacity, options, clients, notes)
+    after_parts: tuple[float, ...] | None = None
+    after: Forecast | None = None
+    if fixes and wl is not None:
+        fixed = _fix_shapes(fixes[0], report, wl)
+        if fixed is not None:
+            after_parts = _partition_rates(fixed)
+            after = _forecast("fixed", fixed, fixes[0].capacity_after or report.capacity, options, clients, notes)
+    lm_aas = summary.lockmanager_samples / summary.ticks if summary.ticks else 0.0
+    if summary.lockmanager_share >= LOCKMANAGER_SHARE_PROBLEM and lm_aas >= LOCKMANAGER_AAS_MIN:
+        status = "contention"
+    elif main_now > 0:
+        status = "risk"
+    else:
+        status = "healthy"
+    measured = sum(1 for s in shapes)
+    verdict = verdict_line(status, summary, culprits, fixes, main_now, measured)
+    if summary.ticks == 0:
+        notes.append("no wait-event sample was taken")
+    if LOCK_MANAGER not in summary.by_wait and status == "contention":  # pragma: no cover - defensive
+        notes.append("no LockManager sample")
+    return Diagnosis(
+        server_version=report.server_version, database=report.database, database_oid=database_oid,
+        capacity=report.capacity, watch=summary, audit=report, culprits=culprits,
+        spilled_relations=_spilled_relations(culprits), fixes=tuple(fixes), main_per_s=main_now,
+        partition_per_s=parts_now, partition_per_s_after=after_parts, statements_measured=measured,
+        forecast_before=before, forecast_after=after, clients=clients, status=status, verdict=verdict,
+        notes=tuple(notes) + report.notes,
+        timings_s={"audit": t_audit - t0, "watch_end": t_watch - t0, "total": time.monotonic() - t0},
+    )

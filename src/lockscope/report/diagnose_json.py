@@ -1,0 +1,69 @@
+"""``lockscope diagnose --json``: schema ``lockscope/diagnose/v1`` (docs/diagnose.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..diagnose.engine import Culprit, Diagnosis, Fix
+from ..forecast.model import Forecast
+
+__all__ = ["SCHEMA", "diagnose_to_dict"]
+
+SCHEMA = "lockscope/diagnose/v1"
+
+
+def _forecast(f: Forecast | None) -> dict[str, Any] | None:
+    if f is None:
+        return None
+    return {"clients": f.clients, "throughput_tps": f.throughput_tps, "lockmanager_share": f.lockmanager_share,
+            "binding_resource": f.binding_resource, "ceiling_tps": f.ceiling_tps}
+
+
+def _culprit(c: Culprit) -> dict[str, Any]:
+    return {
+        "query_id": c.query_id, "text": c.text, "lockmanager_samples": c.lockmanager_samples, "samples": c.samples,
+        "lockmanager_fraction": c.lockmanager_fraction, "calls_per_s": c.calls_per_s,
+        "spilled_per_call": c.spilled_per_call, "main_lock_table_per_s": c.main_per_s,
+        "tables": list(c.tables), "not_measured_reason": c.reason or None,
+        "phases": [{"phase": p.phase, "locks": p.locks, "spilled": p.spilled, "lock_partitions": list(p.partitions),
+                    "measured": p.measured} for p in c.phases],
+        "spilled_locks": [{"relation": lk.relation, "relation_oid": lk.relation_oid, "role": lk.role,
+                           "mode": lk.mode, "lock_partition": lk.partition} for lk in c.spilled],
+        "partition_load": list(c.shape.partition_load) if c.shape is not None else None,
+    }
+
+
+def _fix(f: Fix) -> dict[str, Any]:
+    return {"kind": f.kind, "title": f.title, "action": f.action, "detail": f.detail, "sql": list(f.sql),
+            "restart": f.restart, "main_lock_table_per_s_before": f.main_per_s_before,
+            "main_lock_table_per_s_after": f.main_per_s_after, "culprit_spills_after": list(f.culprit_spills_after)}
+
+
+def diagnose_to_dict(d: Diagnosis) -> dict[str, Any]:
+    """The diagnosis as a JSON-ready dict."""
+    w = d.watch
+    return {
+        "schema": SCHEMA,
+        "server": {"version": d.server_version, "database": d.database, "database_oid": d.database_oid,
+                   "max_locks_per_transaction": d.capacity.max_locks_per_transaction,
+                   "fast_path_slots": d.capacity.slots},
+        "status": d.status,
+        "verdict": d.verdict,
+        "watch": {"duration_s": w.duration_s, "ticks": w.ticks, "achieved_hz": w.achieved_hz, "hz": w.hz,
+                  "active_session_samples": w.active_session_samples, "aas": w.aas,
+                  "lockmanager_samples": w.lockmanager_samples, "lockmanager_share": w.lockmanager_share,
+                  "by_wait": dict(w.by_wait), "late_ticks": w.late_ticks, "gaps": len(w.gaps)},
+        "statements_measured": d.statements_measured,
+        "main_lock_table_per_s": d.main_per_s,
+        "partition_per_s": list(d.partition_per_s),
+        "partition_per_s_after_first_fix": list(d.partition_per_s_after) if d.partition_per_s_after else None,
+        "culprits": [_culprit(c) for c in d.culprits],
+        "spilled_relations": [{"relation": r.relation, "relation_oid": r.relation_oid, "role": r.role,
+                               "lock_partition": r.partition, "acquisitions_per_s": r.acquisitions_per_s,
+                               "statements": r.statements} for r in d.spilled_relations],
+        "fixes": [_fix(f) for f in d.fixes],
+        "forecast": {"clients": d.clients, "before": _forecast(d.forecast_before),
+                     "after_first_fix": _forecast(d.forecast_after)},
+        "notes": list(d.notes),
+        "timings_s": d.timings_s,
+    }
