@@ -23,8 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel
+from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, fast_path_groups
 from ..db import Session
+from ..versions import PG19, default_max_locks_per_transaction
 from .advice import (
     GranularityAdvice,
     MlptAdvice,
@@ -160,6 +161,27 @@ def _groups_text(groups: dict[int, int]) -> str:
     return ", ".join(f"group {g}: {n}" for g, n in groups.items())
 
 
+def _plan_calls_text(s: StatementAudit) -> str:
+    """PG 19 pg_stat_statements ``generic_plan_calls`` / ``custom_plan_calls`` as evidence, or ""."""
+    if s.generic_plan_calls is None:
+        return ""
+    gp, cp = s.generic_plan_calls, s.custom_plan_calls or 0
+    return f"; pg_stat_statements: {gp:,} of {gp + cp:,} calls ran the generic plan (generic_plan_calls)"
+
+
+def _default_text(server_version_num: int, current_mlpt: int, groups_needed: int | None) -> str:
+    """Whether the current setting is PostgreSQL's default (64 up to 18, 128 = 8 groups from 19,
+    ``versions.default_max_locks_per_transaction``), and whether PG 19's default would fit, as evidence text."""
+    default = default_max_locks_per_transaction(server_version_num)
+    text = f" (this server's default, {default})" if current_mlpt == default else ""
+    pg19_default = default_max_locks_per_transaction(PG19)
+    if server_version_num < PG19 and groups_needed is not None:
+        fits = groups_needed <= fast_path_groups(PG19, pg19_default)
+        text += (f"; PostgreSQL 19's default {pg19_default} ({fast_path_groups(PG19, pg19_default)} groups) "
+                 + ("would fit them" if fits else "would not be enough"))
+    return text
+
+
 def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -276,7 +298,8 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
                 f"its generic plan locks more than its custom plan: {s.short_query}",
                 f"custom plan {s.custom.locks} locks ({s.custom.spilled} spilled); building the generic plan "
                 f"(execution 6 of a prepared statement) {s.generic.locks} ({s.generic.spilled} spilled); reusing it "
-                f"{reuse.locks if reuse else '-'} per execution ({reuse.spilled if reuse else '-'} spilled)",
+                f"{reuse.locks if reuse else '-'} per execution ({reuse.spilled if reuse else '-'} spilled)"
+                + _plan_calls_text(s),
                 f"plan_cache_mode = force_custom_plan for role {s.rolname}" if s.rolname else
                 "plan_cache_mode = force_custom_plan for the application's role", (), s.calls_per_s))
     if risk.severity != "ok":
@@ -326,7 +349,8 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
             f"{mlpt.spilling_now - mlpt.spilling_after} of {mlpt.spilling_now} spilling statements",
             f"main-lock-table acquisitions/s {mlpt.main_per_s_now:,.0f} -> {mlpt.main_per_s_after:,.0f}; tables "
             f"spilling {mlpt.tables_spilling_now} -> {mlpt.tables_spilling_after}; now "
-            f"{mlpt.current_mlpt}{shmem}",
+            f"{mlpt.current_mlpt}{_default_text(model.server_version_num, mlpt.current_mlpt, mlpt.groups_needed)}"
+            f"{shmem}",
             f"ALTER SYSTEM SET max_locks_per_transaction = {high} (restart)"
             + (" after upgrading to PostgreSQL 18" if mlpt.upgrade else ""),
             (sql_text,) if not mlpt.upgrade else (), mlpt.main_per_s_now))

@@ -70,7 +70,8 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
             "pg_stat_lock_fastpath_exceeded": w.pg_stat_lock_fastpath_exceeded,
             "items": [
                 {"queryid": s.queryid, "role": s.rolname, "query": s.query, "kind": s.kind, "calls": s.calls,
-                 "calls_per_s": round(s.calls_per_s, 3), "params": list(s.params),
+                 "calls_per_s": round(s.calls_per_s, 3), "generic_plan_calls": s.generic_plan_calls,
+                 "custom_plan_calls": s.custom_plan_calls, "params": list(s.params),
                  "param_sources": list(s.param_sources), "custom": _plan(s.custom), "custom_reason": s.custom_reason,
                  "generic": _plan(s.generic), "generic_reuse": _plan(s.generic_reuse),
                  "generic_reason": s.generic_reason, "spilled_per_call": s.spilled_per_call, "basis": s.basis,

@@ -75,16 +75,23 @@ def _statements(report: AuditReport, limit: int) -> Table:
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("queryid", "right"), ("calls/s", "right"), ("custom", "right"), ("generic build/reuse", "right"),
         ("spilled/call", "right"), ("main-lock-table/s", "right"), ("query", "left"))
-    for col, just in columns:
-        table.add_column(col, justify=just)
     stmts = sorted((s for s in report.workload.statements if not s.skipped_reason),
                    key=lambda s: (-s.main_lock_table_per_s, -s.calls_per_s))
+    # PG 19 pg_stat_statements: calls that ran a generic / a custom plan (counters, no probing)
+    plan_calls = any(s.generic_plan_calls is not None for s in stmts)
+    if plan_calls:
+        columns = (*columns[:4], ("generic/custom calls", "right"), *columns[4:])
+    for col, just in columns:
+        table.add_column(col, justify=just)
     for s in stmts[:limit]:
         custom = f"{s.custom.locks}/{s.custom.spilled}" if s.custom else Text("not measured", style="dim")
         generic = (f"{s.generic.locks}/{s.generic_reuse.locks if s.generic_reuse else '-'}" if s.generic
                    else Text("not measured", style="dim"))
         rate = s.main_lock_table_per_s
-        table.add_row(str(s.queryid), f"{s.calls_per_s:,.1f}", custom, generic, f"{s.spilled_per_call:g}",
+        calls: tuple[str, ...] = ()
+        if plan_calls:
+            calls = ("-" if s.generic_plan_calls is None else f"{s.generic_plan_calls:,}/{s.custom_plan_calls or 0:,}",)
+        table.add_row(str(s.queryid), f"{s.calls_per_s:,.1f}", custom, generic, *calls, f"{s.spilled_per_call:g}",
                       Text(f"{rate:,.0f}", style="bold red" if rate else "green"), s.short_query[:70])
     return table
 

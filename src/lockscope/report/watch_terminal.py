@@ -15,12 +15,19 @@ from ..watch.recorded import RecordingSummary
 from ..watch.sampler import LOCK_MANAGER
 from ..watch.window import WAIT_CLASSES, StatementStat, wait_class
 
-__all__ = ["CLASS_STYLES", "LiveHeader", "render_live", "render_recording", "render_summary"]
+__all__ = ["CLASS_STYLES", "FASTPATH_EXCEEDED_CAVEAT", "LiveHeader", "render_live", "render_recording",
+           "render_summary"]
 
 #: Display style of each wait class.
 CLASS_STYLES = {"CPU": "green", "LockManager": "bold red", "LWLock": "magenta", "Lock": "dark_orange",
                 "IO": "blue", "IPC": "cyan", "Client": "grey50", "other": "white"}
 _SPARK = " ▁▂▃▄▅▆▇█"
+#: What PG 19's pg_stat_lock.fastpath_exceeded counts, shown wherever watch and report show it (lock.c
+#: LockAcquireExtended counts every weak relation lock request whose fast-path group is full; pgstat.c flushes a
+#: backend's counts at most once a second, and 10 s after it goes idle). docs/watch.md "Reading fastpath_exceeded".
+FASTPATH_EXCEEDED_CAVEAT = ("lock requests that found their fast-path group full: the statements' spilled locks "
+                            "plus the catalog locks of new sessions' cache builds, not only spilled locks; each "
+                            "backend reports at most once a second, its last second 10 s after it goes idle")
 
 
 @dataclass(frozen=True)
@@ -171,8 +178,10 @@ def render_live(state: WatchState, header: LiveHeader, *, now_wall_s: float | No
         blocked.append(", ".join(f"pid {pid} by {list(by)}" for pid, by in list(state.blocking.items())[:5]))
         parts.append(blocked)
     if state.fastpath_exceeded_per_s is not None:
-        parts.append(Text(f"pg_stat_lock.fastpath_exceeded {state.fastpath_exceeded_per_s:,.0f}/s",
-                          style="bold"))
+        fp = Text(f"pg_stat_lock.fastpath_exceeded {state.fastpath_exceeded_per_s:,.0f}/s", style="bold")
+        fp.append(f", {sum(state.fastpath_exceeded_total.values()):,} since start", style="bold")
+        fp.append(f" ({FASTPATH_EXCEEDED_CAVEAT})", style="grey62")
+        parts.append(fp)
     parts.append(Text("Ctrl-C stops and prints a summary", style="grey50"))
     return Group(*parts)
 
@@ -237,6 +246,11 @@ def render_recording(rec: RecordingSummary) -> RenderableType:
     if rec.locks:
         facts.add_row("pg_locks", f"{len(rec.locks)} snapshots, max {max(m for _, _, m in rec.locks):,} "
                                   "main-table relation locks")
+    if rec.fastpath_exceeded:
+        peak = max(v for _, v in rec.fastpath_exceeded)
+        facts.add_row("fastpath_exceeded", Text.assemble(
+            f"{rec.fastpath_exceeded_total:,} in the recording, peak {peak:,.0f}/s (pg_stat_lock, PostgreSQL 19) ",
+            (f"({FASTPATH_EXCEEDED_CAVEAT})", "grey62")))
     parts: list[RenderableType] = [facts]
     if rec.by_wait:
         parts.append(_waits_table(rec.by_wait, rec.ticks, "wait events"))

@@ -41,6 +41,9 @@ class RecordingSummary(WaitTotals):
     :ivar lockmanager_share: share (0..1) of active-session samples on LWLock:LockManager per bucket.
     :ivar locks: pg_locks snapshots: (seconds from start, relation locks, main-table locks).
     :ivar fastpath_exceeded: PG19 pg_stat_lock: (seconds from start, fastpath_exceeded per second).
+    :ivar fastpath_exceeded_total: PG19 pg_stat_lock.fastpath_exceeded increase over the recording, all lock types
+        (count; 0 without pg_stat_lock). Every weak lock request that found its fast-path group full, transient
+        catalog locks of relcache/catcache builds included (docs/watch.md, "Reading fastpath_exceeded").
     :ivar blocking_reads: pg_blocking_pids results recorded (count).
     """
 
@@ -61,6 +64,7 @@ class RecordingSummary(WaitTotals):
     locks: tuple[tuple[float, int, int], ...]
     fastpath_exceeded: tuple[tuple[float, float], ...]
     blocking_reads: int
+    fastpath_exceeded_total: int = 0
 
     @property
     def duration_s(self) -> float:
@@ -143,13 +147,14 @@ def summarize_recording(rec: Recording, *, max_buckets: int = 600, series: int =
         "SELECT ts, relation_locks, main_table_locks FROM lock_snapshots ORDER BY ts"))
     fastpath = tuple((float(ts) - start, float(fp) / float(iv) if iv else 0.0) for ts, iv, fp in rec.rows(
         "SELECT ts, max(interval_s), sum(fastpath_exceeded) FROM stat_lock GROUP BY ts ORDER BY ts"))
+    fastpath_total = int(rec.rows("SELECT coalesce(sum(fastpath_exceeded), 0) FROM stat_lock")[0][0])
     blocking = int(rec.rows("SELECT count(*) FROM blocking")[0][0])
     return RecordingSummary(
         path=rec.path, meta=dict(rec.meta), start_s=start, end_s=end, ticks=ticks, late_ticks=late,
         by_wait=dict(by_wait.most_common()), top_statements=statements, gaps=tuple(rec.gaps()),
         bucket_s=bucket_s, bucket_starts_s=tuple(i * bucket_s for i in range(n_buckets)),
         aas_series=aas_series, lockmanager_aas=aas_per_bucket(lm), lockmanager_share=lm_share,
-        locks=locks, fastpath_exceeded=fastpath, blocking_reads=blocking,
+        locks=locks, fastpath_exceeded=fastpath, blocking_reads=blocking, fastpath_exceeded_total=fastpath_total,
     )
 
 
