@@ -16,8 +16,9 @@ What lockscope has to correct for (the extension's pitfalls):
   read puts 2 locks in the main lock table and takes a lock-partition LWLock exclusively 4 times (acquire and
   release of each) -- the very LWLocks a LockManager-bound server queues on -- and a second concurrent reader waits
   on ``Lock:userlock`` while the collector copies the whole ring to the first. lockscope reads at most
-  :data:`MAX_READS_PER_S` times a second (4 partition-LWLock acquisitions each; the contended demo load makes about
-  170 000 per second) and calls ``pg_wait_sampling_get_history()`` directly, not the view (no relation lock).
+  :data:`MAX_READS_PER_S` times a second (4 partition-LWLock acquisitions each; the contended demo load, ~86
+  main-table locks per transaction at ~6,000 transactions per second, makes about a million) and calls
+  ``pg_wait_sampling_get_history()`` directly, not the view (no relation lock).
 - **The ring is small.** It holds ``history_size`` items shared by every process sampled, idle backends and
   background processes included: 5000 items / (22 processes x 100 walks/s) is about 2.3 s. lockscope reads at
   least 3 times per ring turnover (:func:`read_interval_s`) and counts walks lost to a wrap as late ticks (the
@@ -31,7 +32,11 @@ What lockscope has to correct for (the extension's pitfalls):
 - **Which processes are sessions.** The ring has every process; lockscope counts, as its activity sampler does
   with ``state = 'active'``, only backends that report a state (client backends, parallel and autovacuum workers,
   walsenders, background workers with a database), and leaves out ``Client:ClientRead`` (idle and idle-in-
-  transaction sessions), ``Activity:*`` (background main loops) and its own backend.
+  transaction sessions), ``Activity:*`` (background main loops) and its own backend. The ring has no state, so a
+  backend between statements that is not yet back in ClientRead (state ``idle``, no wait event) counts as CPU
+  here, not at all with ``--source activity``; an ``active`` session in ClientRead is dropped here. On a
+  CPU-saturated server the first makes the CPU share higher and the LockManager share lower than with
+  ``--source activity`` (BENCHMARKS.md, "watch: pg_wait_sampling cross-check").
 - **query ids.** The ring's ``queryid`` is ``Query.queryId``, computed by core (``compute_query_id``) or by
   pg_stat_statements, so it joins ``pg_stat_statements.queryid``; it is 0 with ``pg_wait_sampling.profile_queries
   = off``, for utility statements without one, and when nothing computes query ids (lockscope shows None).
