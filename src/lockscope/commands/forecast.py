@@ -57,8 +57,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                 "prepared probes executions 1..7 through the plan cache in the server's "
                                 "plan_cache_mode and forecasts the last")
     p.add_argument("--clients", type=positive_int, metavar="N",
-                   help="concurrent clients of the model (default: the database's active client backends now, "
-                        "or 16 when there are none or for --statement)")
+                   help="concurrent clients of the model (default: the most active client backends of the "
+                        "database seen in 10 looks 20 ms apart, or 16 when there are none or for --statement)")
     p.add_argument("--cores", type=positive_int, metavar="N",
                    help="cores of the model (default: this machine's, os.cpu_count())")
     p.add_argument("--calibration", type=Path, metavar="FILE",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -72,6 +73,9 @@ INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
 PLAN_CACHE_MODES = ("auto", "force_custom_plan", "force_generic_plan")
 #: Relations of the base statement the calibration's base CPU already plans (a table and its primary key).
 _BASE_PLANNED_RELATIONS = 2
+#: pg_stat_activity looks for the default clients (the most active backends seen), this many seconds apart.
+_ACTIVE_LOOKS = 10
+_ACTIVE_LOOK_INTERVAL_S = 0.02
 #: Phases that do not plan: a cached generic plan reused (plancache.c CheckCachedPlan).
 _NOT_PLANNED = frozenset({"generic-reuse"})
 
@@ -491,7 +495,8 @@ def forecast_workload(
 ) -> ForecastReport:
     """Forecast the database's workload from pg_stat_statements (read-only; ``lockscope audit``'s reader).
 
-    :param clients: N, or None: the database's active client backends now, else 16.
+    :param clients: N, or None: the most active client backends of the database seen in 10 looks 20 ms apart,
+        else 16.
     :param interval_s: seconds between the two pg_stat_statements snapshots (0 = rates since the reset).
     :param top_n: statements kept, the busiest first (count).
     :raises BadInputError: pg_stat_statements unusable or no statement with a footprint.
@@ -502,6 +507,10 @@ def forecast_workload(
 
     facts = session.facts
     db_oid, active = database_facts(session)
+    if clients is None:  # a single look misses backends between two statements: the busiest of a few looks
+        for _ in range(_ACTIVE_LOOKS - 1):
+            time.sleep(_ACTIVE_LOOK_INTERVAL_S)
+            active = max(active, database_facts(session)[1])
     n = clients or (active if active > 0 else 16)
     _check_model(cores, n)
     drops = resolve_indexes(session, what_if.drop_indexes)
