@@ -64,9 +64,12 @@ def test_groups_overflow_below_the_slot_count() -> None:
 def test_lock_shmem_grows_with_the_setting() -> None:
     # PostgreSQL's own sizing: SHOW shared_memory_size on lockscope's scratch servers (max_connections 100, other
     # settings default) at max_locks_per_transaction 64 and then 1024: PG 18.6 152MB -> 204MB (MaxBackends 136),
-    # PG 15.18 145MB -> 188MB (MaxBackends 122). Each value is rounded up to a MB, so the model's growth must be
-    # within 1 MB of the measured one (only the lock table and, on PG 18, the fast-path arrays depend on the setting).
-    for version, backends, measured_mb in ((180006, 136, 204 - 152), (150018, 122, 188 - 145)):
+    # PG 15.18 145MB -> 188MB (MaxBackends 122), PG 19rc1 152MB -> 199MB (MaxBackends 136, no 10 % margin). Each
+    # value is rounded up to a MB, so the model's growth must be within 1 MB of the measured one (only the lock
+    # table and, from PG 18, the fast-path arrays depend on the setting). tests/test_capacity.py measures it live
+    # on every major 13-19.
+    for version, backends, measured_mb in ((180006, 136, 204 - 152), (150018, 122, 188 - 145),
+                                           (190000, 136, 199 - 152)):
         grown = (capacity.lock_shmem_bytes(version, 1024, backends, 0)
                  - capacity.lock_shmem_bytes(version, 64, backends, 0))
         assert abs(grown / 2**20 - measured_mb) < 1, (version, grown / 2**20)

@@ -1,4 +1,5 @@
-"""The capacity model against the rules in pg-lock-internals.md (pure functions)."""
+"""The capacity model against the rules in pg-lock-internals.md (pure functions), and its shared-memory sizing
+against a real server of every major 13-19."""
 
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ from lockscope.capacity import (
     LockRequest,
     fast_path_groups,
     fast_path_rel_group,
+    lock_shmem_bytes,
     max_backends,
     shared_lock_table_entries,
     simulate_fast_path,
 )
+from lockscope.db import connect
+from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.versions import PG15, PG19, default_max_locks_per_transaction
+
+from .fix_versions import VERSION_MAJORS, bin_dir_of
 
 
 @pytest.mark.parametrize(
@@ -97,3 +104,44 @@ def test_max_backends_and_lock_table() -> None:
                         max_wal_senders=10) == 136
     assert shared_lock_table_entries(64, 136, 0) == 8704
     assert shared_lock_table_entries(64, 122, 5) == 8128
+
+
+def _shmem(server: ScratchServer) -> tuple[int, str | None, int, int, int]:
+    """(bytes of the whole shared memory segment as pg_shmem_allocations adds it up, shared_memory_size or None
+    before PG 15, MaxBackends, max_prepared_transactions, server_version_num)."""
+    with connect(server.conninfo()) as session:
+        row = session.fetch_one("select sum(allocated_size)::int8 as b, "
+                                "current_setting('shared_memory_size', true) as mb from pg_shmem_allocations")
+        facts = session.facts
+        return (int(row["b"]), row["mb"], facts.max_backends, facts.max_prepared_transactions,
+                facts.server_version_num)
+
+
+@pytest.mark.parametrize("major", VERSION_MAJORS, ids=[f"pg{m}" for m in VERSION_MAJORS])
+def test_lock_shmem_growth_matches_the_server(major: int) -> None:
+    """max_locks_per_transaction 64 -> 1024 on a real server: the shared memory the server allocates grows by what
+    capacity.lock_shmem_bytes says (main lock table, and the fast-path arrays from PG 18), within 0.5 MB of
+    ~43-52 MB on every major 13-19: PG 13-17 43.4 MB (MaxBackends 122), PG 18 51.9 MB (MaxBackends 136, fast-path
+    arrays 0.05 -> 0.8 MB), PG 19 47.2 MB (no 10 % margin: lock.c sizes the lock tables exactly and allocates them
+    at start). Measured as the sum of pg_shmem_allocations (13+), and as SHOW shared_memory_size (15+, whole MB)."""
+    with ScratchServer(bin_dir_of(major), ScratchSettings(max_locks_per_transaction=64)) as server:
+        before = _shmem(server)
+        server.reconfigure(max_locks_per_transaction=1024)
+        after = _shmem(server)
+    total64, mb64, backends, prepared, version = before
+    total1024, mb1024, backends_after, _, _ = after
+    assert version // 10000 == major and backends == backends_after
+    assert backends == (136 if major >= 18 else 122)  # postinit.c InitializeMaxBackends with the defaults
+    model = lock_shmem_bytes(version, 1024, backends, prepared) - lock_shmem_bytes(version, 64, backends, prepared)
+    measured = total1024 - total64
+    assert abs(measured - model) < 0.5 * 2**20, (major, measured / 2**20, model / 2**20)
+    if version >= PG15:
+        assert mb64 is not None and mb1024 is not None
+        shown = int(mb1024.removesuffix("MB")) - int(mb64.removesuffix("MB"))
+        assert abs(shown - model / 2**20) <= 1, (major, shown, model / 2**20)
+    else:
+        assert mb64 is None  # no shared_memory_size before PG 15
+    # the default the server would start with, and its fast-path groups (128 = 8 groups from PG 19)
+    default = default_max_locks_per_transaction(version)
+    assert (default, fast_path_groups(version, default)) == ((128, 8) if version >= PG19 else
+                                                            (64, 4) if major >= 18 else (64, 1))
