@@ -1,4 +1,5 @@
-"""The audit's pure parts (no server): capacity additions, index classification, drop sets, parameter columns."""
+"""The audit's pure parts (no server): capacity additions, index classification, drop sets, parameter columns; and
+its catalog model against pg_locks on a real server of every major 13-19 (``any_pg``)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,17 @@ import datetime as dt
 import pytest
 
 from lockscope import capacity
-from lockscope.audit.catalog import AuditSettings, build_catalog
+from lockscope.audit.catalog import AuditSettings, build_catalog, read_catalog, read_settings
 from lockscope.audit.indexes import index_findings, smallest_drop_set
 from lockscope.audit.params import param_columns
 from lockscope.audit.tables import table_footprints
 from lockscope.audit.workload import Pacer
 from lockscope.capacity import CapacityModel
+from lockscope.db import Session
+from lockscope.footprint import measure_footprint
+from lockscope.server import ScratchServer
+
+from .conftest import by_major
 
 NOW = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 SETTINGS = AuditSettings(True, NOW, NOW - dt.timedelta(days=30), "stats_reset", None, True, False, "me", 5, 1)
@@ -145,3 +151,37 @@ def test_pacer_limits_the_probe_rate() -> None:
     for _ in range(6):
         pacer.wait()
     assert time.monotonic() - t0 >= 5 / 50 * 0.9  # 6 probes at 50 Hz: at least 5 intervals
+
+
+# -- the catalog model on a real server of every major 13-19 -----------------------------------------------------
+def test_catalog_model_matches_pg_locks(any_pg: ScratchServer, any_session: Session) -> None:
+    """read_catalog + table_footprints on the demo schema equal pg_locks (the footprint engine) exactly on every
+    major: each table's relation set, lock count and main-lock-table count, pruned (a plain table, or one partition
+    by its key) and unpruned (a partitioned table scanned whole); version-specific numbers declared by major."""
+    major = any_pg.major
+    settings = read_settings(any_session)
+    assert settings.has_pg_stat_lock is (major >= 19)
+    catalog = read_catalog(any_session)
+    model = any_session.facts.capacity
+    tables = {t.qualified: t for t in table_footprints(catalog, model)}
+    pidx = by_major({13: 0, 14: 0, 15: 0, 16: 1, 17: 1, 18: 1, 19: 1}, major)  # partitioned indexes locked (16+)
+    pruned_sql = {"public.t": "select * from t", "public.acct": "select * from acct",
+                  "public.p40": "select * from p40 where k = 150",
+                  "public.events": "select * from events where event_time = '2024-06-06'"}
+    expected_pruned = {"public.t": 6, "public.acct": 3, "public.p40": 3 + pidx, "public.events": 5 + 3 * pidx}
+    for name, sql in pruned_sql.items():
+        t = tables[name]
+        e = measure_footprint(any_session, sql).executions[0]
+        assert t.pruned.locks == e.lock_count == expected_pruned[name], name
+        assert t.pruned.spilled == e.main_table_count, name
+        if t.partitions == 0:
+            assert sorted(t.pruned.relation_oids) == sorted(lk.relation_oid for lk in e.locks), name
+    for name, partitions in (("public.p40", 40), ("public.events", 12)):
+        t = tables[name]
+        assert t.unpruned is not None and t.partitions == partitions
+        e = measure_footprint(any_session, f"select * from {name}").executions[0]
+        assert sorted(t.unpruned.relation_oids) == sorted(lk.relation_oid for lk in e.locks), name
+        assert (t.unpruned.locks, t.unpruned.spilled) == (e.lock_count, e.main_table_count), name
+    # p40 whole: 81 locks, 82 with its partitioned index; 16 slots before PG 18, 4 groups at mlpt 64 from 18
+    assert (tables["public.p40"].unpruned.locks, tables["public.p40"].unpruned.spilled) == by_major(  # type: ignore[union-attr]
+        {13: (81, 65), 14: (81, 65), 15: (81, 65), 16: (82, 66), 17: (82, 66), 18: (82, 18), 19: (82, 18)}, major)
