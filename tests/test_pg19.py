@@ -35,6 +35,7 @@ from rich.console import Console
 from lockscope.capacity import CapacityModel
 from lockscope.db import connect, run_script
 from lockscope.footprint import measure_footprint
+from lockscope.report.watch_html import recording_html
 from lockscope.report.watch_terminal import LiveHeader, render_live, render_recording
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.versions import PG19, default_max_locks_per_transaction
@@ -281,6 +282,8 @@ def test_watch_records_and_exports_fastpath_exceeded(pg19: ScratchServer, tmp_pa
     console = Console(record=True, width=250)
     console.print(render_recording(report))
     assert f"{total:,} in the recording" in console.export_text()
+    html = recording_html(report)
+    assert f"{total:,} in the recording" in html and "catalog locks" in html
     proc = subprocess.run([sys.executable, "-m", "lockscope", "report", str(record)], capture_output=True, text=True,
                           timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr

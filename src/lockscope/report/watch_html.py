@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ..watch.recorded import RecordingSummary
 from ..watch.sampler import CPU, LOCK_MANAGER
 from .html import escape, page, table
+from .watch_terminal import FASTPATH_EXCEEDED_CAVEAT
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -155,6 +156,10 @@ def recording_html(rec: RecordingSummary) -> str:
             for g in rec.gaps)),
         ("recorded by", f"lockscope {meta.get('lockscope_version', '?')}, " + _locks_every(meta.get("locks_every_s"))),
     ]
+    if rec.fastpath_exceeded:
+        facts.append(("pg_stat_lock.fastpath_exceeded",
+                      f"{rec.fastpath_exceeded_total:,} in the recording, peak "
+                      f"{max(v for _, v in rec.fastpath_exceeded):,.0f}/s (PostgreSQL 19): {FASTPATH_EXCEEDED_CAVEAT}"))
     body = [f'<p class="muted">{escape(rec.path.name)}</p>', table(["", ""], facts, left=2)]
     body.append("<h2>Average active sessions by wait event</h2>")
     body.append(aas_chart(rec) if rec.ticks else "<p>No samples.</p>")
