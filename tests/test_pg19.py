@@ -337,3 +337,18 @@ def test_audit_catalog_flags_pg_stat_lock_on_19(pg19: ScratchServer) -> None:
         settings = read_settings(session)
     assert settings.has_pg_stat_lock is True
 
+
+
+def test_footprint_at_19s_own_default() -> None:
+    """A scratch 19 started with PostgreSQL's own default (ScratchSettings(None), as ``footprint`` does without
+    --mlpt) runs with 128 = 8 groups; the probe's 92 relation locks spread over the groups by FAST_PATH_REL_GROUP
+    and all fit, as the model predicts with the real OIDs."""
+    with ScratchServer(bin_dir_of(19), ScratchSettings(max_locks_per_transaction=None)) as server:
+        run_script(server.conninfo(), SCHEMA.split("create table fill0")[0])
+        with connect(server.conninfo()) as session:
+            assert session.facts.max_locks_per_transaction == 128
+            assert (session.facts.capacity.groups, session.facts.capacity.slots) == (8, 128)
+            e = measure_footprint(session, PROBE).executions[0]
+    assert e.lock_count == EXTRA_INDEXES + 2
+    assert e.mismatches == ()
+    assert e.main_table_count == e.predicted_main_table_count == 0  # 76 spilled at mlpt 16, none at the default
