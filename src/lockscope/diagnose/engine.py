@@ -528,8 +528,8 @@ def verdict_line(status: str, summary: WatchSummary, culprits: Sequence[Culprit]
     measured = [c for c in culprits if c.shape is not None and c.spilled]
     if status == "healthy":
         return (f"Nothing wrong: {pct:.1f}% of active-session samples wait on LWLock:LockManager "
-                f"({summary.lockmanager_samples:,} of {summary.active_session_samples:,} over "
-                f"{summary.duration_s:.0f} s, {aas:.2f} average active sessions) and "
+                f"({summary.lockmanager_samples:,} of {summary.active_session_samples:,} active-session samples in "
+                f"{summary.ticks:,} samples over {summary.duration_s:.0f} s, {aas:.2f} average active sessions) and "
                 + (f"none of the {statements_measured} audited statements spills out of the fast path at a "
                    "measurable rate." if statements_measured else "no statement could be audited "
                    "(see the notes)."))

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from ..audit.engine import SEVERITIES, AuditReport, Finding
 from ..audit.workload import StatementAudit
-from .html import SEVERITY_COLORS, cards, escape, page, svg_hbars, table
+from .html import SEVERITY_COLORS, cards, escape, page, svg_columns, svg_hbars, table
 
-__all__ = ["audit_html", "findings_html", "statements_chart", "tables_chart"]
+__all__ = ["audit_html", "findings_html", "partition_chart", "statements_chart", "tables_chart"]
 
 _SEVERITY_TITLES = {"high": "High risk", "medium": "Medium risk", "low": "Low risk", "info": "Information"}
 
@@ -48,6 +48,27 @@ def statements_chart(statements: Sequence[StatementAudit], *, limit: int = 15,
                      unit="acquisitions/s", label_chars=60)
 
 
+def partition_chart(report: AuditReport, database_oid: int) -> str:
+    """Main-lock-table acquisitions/s per lock partition (16 bars) of the audited statements: each statement's
+    steady plan with fast-path flags predicted in order and the lock partition of each main-table lock
+    (:func:`lockscope.forecast.engine.shape_from_plan`), weighted by calls/s."""
+    from ..forecast.engine import shape_from_plan
+
+    relations = {oid: (False, name) for oid, name in report.names.items()}
+    load = [0.0] * 16
+    for s in report.workload.statements:
+        if s.steady is None or s.skipped_reason or s.calls_per_s <= 0:
+            continue
+        shape = shape_from_plan(s, s.steady, report.capacity, database_oid, relations, calls=s.calls_per_s)
+        for p, n in enumerate(shape.partition_load):
+            load[p] += s.calls_per_s * n
+    if not any(load):
+        return ""
+    return svg_columns([str(p) for p in range(16)], [("now", load, SEVERITY_COLORS["high"])],
+                       title="Main-lock-table acquisitions per second by lock partition (LWLock:LockManager 0..15)",
+                       unit="acquisitions/s", xlabel="lock partition (LockTagHashCode % 16)")
+
+
 def _item(f: Finding) -> str:
     return (f'<div class="item {escape(f.severity)}"><div class="t"><span class="sev {escape(f.severity)}">'
             f"{escape(f.severity)}</span>{escape(f.title)}</div><div class=\"e\">{escape(f.evidence)}</div>"
@@ -79,8 +100,11 @@ def _first_steps(report: AuditReport) -> str:
     return f'<div class="verdict {worst}"><b>Do first:</b><ol>{items}</ol></div>'
 
 
-def audit_html(report: AuditReport, *, max_rows: int = 200) -> str:
-    """The report as HTML: summary (first steps, counts, charts), findings by severity, detail tables."""
+def audit_html(report: AuditReport, *, max_rows: int = 200, database_oid: int | None = None) -> str:
+    """The report as HTML: summary (first steps, counts, charts), findings by severity, detail tables.
+
+    :param database_oid: the audited database's OID, for the lock-partition chart (None: no such chart).
+    """
     cap = report.capacity
     w = report.workload
     m = report.mlpt
@@ -104,6 +128,8 @@ def audit_html(report: AuditReport, *, max_rows: int = 200) -> str:
     body.append(tables_chart(report))
     body.append(statements_chart(w.statements) if w.available else
                 f'<p class="muted">Statements not audited: {escape(" ".join(w.notes))}</p>')
+    if database_oid is not None and w.available:
+        body.append(partition_chart(report, database_oid))
     body.append("<h2>Findings</h2>")
     body.append(findings_html(report.findings))
     body.append("<h2>Tables</h2>")

@@ -67,7 +67,7 @@ def _culprit(c: Culprit, total_lm: int) -> str:
 def _fix(i: int, f: Fix) -> str:
     effect = ("not predicted (needs re-partitioning)" if f.main_per_s_after is None else
               f"{f.main_per_s_before:,.0f} &rarr; <b>{f.main_per_s_after:,.0f}</b> main-lock-table acquisitions/s")
-    sql = "<pre>" + escape("\n".join(f.sql)) + "</pre>" if f.sql else ""
+    sql = '<pre class="long">' + escape("\n".join(f.sql)) + "</pre>" if f.sql else ""
     return (f'<div class="item {"medium" if f.restart else "low"}"><div class="t">{i}. {escape(f.title)}'
             f"{' (restart)' if f.restart else ''}</div><div class=\"e\">{effect}</div>"
             f'<div class="e">{escape(f.detail)}</div>{sql}</div>')

@@ -38,7 +38,7 @@ td.l,th.l{text-align:left}td.l{max-width:46em}
 .bad{color:var(--bad);font-weight:bold}.ok{color:var(--ok)}.muted{color:var(--muted)}
 code{background:#f3f3f3;padding:.1em .3em;overflow-wrap:anywhere}
 pre{background:#f6f8fa;border:1px solid var(--line);padding:.5em .7em;white-space:pre-wrap;overflow-wrap:anywhere;
-font-size:.85em;margin:.4em 0}
+font-size:.85em;margin:.4em 0}pre.long{max-height:22em;overflow:auto}
 figure{margin:1em 0;max-width:100%}svg{max-width:100%;height:auto}
 .cards{display:flex;flex-wrap:wrap;gap:.7em;margin:.8em 0}
 .card{border:1px solid var(--line);border-radius:6px;padding:.5em .9em;min-width:9.5em;flex:1 1 9.5em}
@@ -57,7 +57,7 @@ margin:.55em 0}
 margin-right:.4em;vertical-align:1px}
 .sev.high{background:var(--bad)}.sev.medium{background:var(--warn)}.sev.low{background:var(--low)}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(540px,100%),1fr));gap:0 1.5em}
-@media print{body{max-width:none;padding:0;font-size:10pt}.scroll{overflow:visible}
+@media print{body{max-width:none;padding:0;font-size:10pt}.scroll{overflow:visible}pre.long{max-height:none}
 h2,h3{break-after:avoid}figure,.item,.card,.verdict,tr,pre{break-inside:avoid}
 .grid{display:block}th{background:#eee !important}}
 """

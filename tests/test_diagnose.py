@@ -1,0 +1,113 @@
+"""``lockscope diagnose`` on real servers: an idle one (nothing wrong, with the numbers), the contended demo load
+(pgbench_accounts' spilled indexes named, the fix ranked), and the same load after its max_locks_per_transaction
+advice (the LockManager share gone), plus the refusals before any work."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lockscope.db import run_script
+from lockscope.lab.demo_load import DEMO_INDEX_PREFIX
+from lockscope.server import ScratchServer, ScratchSettings
+
+from .test_cli import one_line_error, run
+from .test_html_reports import check_report
+
+IDLE_SCHEMA = """
+create extension if not exists pg_stat_statements;
+create table item (id int primary key, name text not null);
+create index on item (name);
+insert into item select g, 'n' || g from generate_series(1, 1000) g;
+analyze item;
+select name from item where id = 7;
+"""
+
+
+def test_idle_server_reports_nothing_wrong(scratch_base: Path, tmp_path: Path) -> None:
+    """An idle PG 18 with pg_stat_statements: no active session, no LockManager sample, 0 main-lock-table
+    acquisitions/s; the verdict says so with the numbers; no culprit, no fix; exit 0; JSON and first line."""
+    out = tmp_path / "idle.json"
+    with ScratchServer(settings=ScratchSettings(), base_dir=scratch_base) as server:
+        run_script(server.conninfo(), IDLE_SCHEMA)
+        proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "2s", "--hz", "20", "--json", str(out),
+                   timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("lockscope diagnose: PostgreSQL 18.") and first.endswith("(from --dsn)")
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "lockscope/diagnose/v1" and doc["status"] == "healthy"
+    assert doc["watch"]["lockmanager_samples"] == 0 and doc["watch"]["lockmanager_share"] == 0.0
+    assert doc["watch"]["ticks"] >= 20
+    assert doc["main_lock_table_per_s"] == 0.0 and doc["partition_per_s"] == [0.0] * 16
+    assert doc["culprits"] == [] and doc["fixes"] == [] and doc["spilled_relations"] == []
+    assert doc["statements_measured"] >= 1
+    assert doc["verdict"].startswith("Nothing wrong: 0.0% of active-session samples wait on LWLock:LockManager")
+    assert f"none of the {doc['statements_measured']} audited statements spills" in doc["verdict"]
+    assert proc.stdout.rstrip().splitlines()[-2:] == [doc["verdict"], f"wrote {out}"]
+
+
+@pytest.mark.slow
+def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
+    """`lockscope diagnose` alone (embedded PG 18, pgbench -S -c16, 100 extra indexes, mlpt 16): most active
+    sessions wait on LockManager; the one statement on pgbench_accounts spills 86 of its 102 locks (16 fast-path
+    slots) over the 16 lock partitions; the fixes are the smallest droppable index set (86 duplicates, no restart)
+    and max_locks_per_transaction = 128, both to 0 main-lock-table acquisitions/s for it. Run again with the
+    suggested setting (a scratch server started with it): the LockManager share is gone. Both measured here."""
+    first, html = tmp_path / "before.json", tmp_path / "before.html"
+    proc = run("diagnose", "--duration", "6s", "--json", str(first), "--html", str(html), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    a = json.loads(first.read_text())
+    assert a["server"]["max_locks_per_transaction"] == 16 and a["server"]["fast_path_slots"] == 16
+    assert a["status"] == "contention" and a["watch"]["lockmanager_share"] >= 0.3, a["watch"]
+    top = a["culprits"][0]
+    assert "pgbench_accounts" in top["text"] and top["tables"] == ["public.pgbench_accounts"]
+    assert top["lockmanager_fraction"] >= 0.9
+    phases = {p["phase"]: p for p in top["phases"]}
+    assert (phases["custom"]["locks"], phases["custom"]["spilled"]) == (102, 86)
+    assert len(top["spilled_locks"]) == 86 and sum(top["partition_load"]) == 86
+    assert {lk["role"] for lk in top["spilled_locks"]} == {"index"}
+    assert all(lk["relation"].startswith(f"public.{DEMO_INDEX_PREFIX}_") for lk in top["spilled_locks"])
+    assert sorted(set(phases["custom"]["lock_partitions"])) == list(range(16))
+    assert top["main_lock_table_per_s"] == pytest.approx(top["calls_per_s"] * 86)
+    kinds = [f["kind"] for f in a["fixes"]]
+    assert kinds == ["drop-indexes", "max-locks-per-transaction"], kinds
+    drop, mlpt_fix = a["fixes"]
+    assert drop["title"] == "drop 86 duplicate indexes on public.pgbench_accounts" and not drop["restart"]
+    assert drop["culprit_spills_after"][0] == 0 and drop["main_lock_table_per_s_after"] < 1.0
+    assert mlpt_fix["restart"] and mlpt_fix["culprit_spills_after"][0] == 0
+    mlpt = int(mlpt_fix["title"].split("= ")[1].split(" ")[0])
+    assert mlpt == 128
+    verdict = a["verdict"]
+    assert "1 statement on public.pgbench_accounts spills 86 locks per call" in verdict
+    assert "drop these 86 duplicate indexes" in verdict and f"max_locks_per_transaction = {mlpt} (restart)" in verdict
+    assert verdict in proc.stdout.splitlines()
+    check_report(html, tmp_path, min_svgs=4)
+
+    second = tmp_path / "after.json"
+    proc = run("diagnose", "--duration", "6s", "--mlpt", str(mlpt), "--json", str(second), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    b = json.loads(second.read_text())
+    assert b["server"]["max_locks_per_transaction"] == mlpt
+    assert b["status"] != "contention", b["verdict"]
+    assert b["watch"]["lockmanager_share"] <= a["watch"]["lockmanager_share"] / 5, (a["watch"], b["watch"])
+    assert all(c["spilled_per_call"] == 0 for c in b["culprits"])
+    assert b["main_lock_table_per_s"] < 1.0 and b["fixes"] == []
+
+
+def test_refusals_before_any_work(tmp_path: Path) -> None:
+    """Bad input is one line, exit 2, before a server is started or contacted."""
+    cases = [
+        (("--dsn", "host=/nonexistent", "--mlpt", "64"), "--mlpt applies to a scratch server only"),
+        (("--dsn", "host=/nonexistent", "--demo-indexes", "5"), "--demo-indexes applies to a scratch server only"),
+        (("--duration", "0s"), "duration must be positive"),
+        (("--mlpt", "5"), "max_locks_per_transaction is at least 10"),
+        (("--hz", "500"), "sampling rate must be between 1 and 100 Hz"),
+        (("--html", str(tmp_path / "missing" / "d.html")), "no such directory"),
+    ]
+    for args, message in cases:
+        proc = run("diagnose", *args, timeout=60)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message in one_line_error(proc), (args, proc.stderr)
