@@ -49,6 +49,7 @@ from lockscope.forecast.engine import (
     relation_facts,
     shape_from_footprint,
 )
+from lockscope.forecast.model import TransactionClass, class_demands, forecast
 from lockscope.lab.ceiling import CALIBRATION_FILE, CeilingScenario
 from lockscope.lab.load import install_pg_stat_statements, is_pk_select, measure_load
 from lockscope.lab.partitions import required_mlpt
@@ -101,6 +102,11 @@ class Point:
     forecast_lm: float
     binding: str
     load: float
+    fast_path_locks: int = 0
+    partition_load: tuple[int, ...] = ()
+    planned_relations: int = 0
+    plans: bool = True
+    cores: int = 2
 
     @property
     def ratio(self) -> float:
@@ -111,6 +117,20 @@ def _forecast(shape: StatementShape, capacity: CapacityModel, cal: Calibration, 
               clients: int) -> tuple[float, float, str]:
     f = forecast_shapes("x", [shape], capacity, cal, cores=cores, clients=clients).forecast
     return f.throughput_tps, f.lockmanager_share, f.binding_resource
+
+
+def _shape_fields(shape: StatementShape, cores: int) -> dict[str, Any]:
+    return {"fast_path_locks": shape.fast_path_count, "partition_load": shape.partition_load,
+            "planned_relations": shape.planned_relations, "plans": shape.plans, "cores": cores}
+
+
+def reforecast(point: Point, cal: Calibration) -> Point:
+    """The point's forecast again with another calibration (the measured shape is kept in the point)."""
+    cls = TransactionClass("x", point.fast_path_locks, tuple(point.partition_load), 1.0, point.planned_relations,
+                           point.plans)
+    f = forecast(class_demands(cls, cal), point.cores, point.clients)
+    return Point(**{**point.__dict__, "forecast_tps": f.throughput_tps, "forecast_lm": f.lockmanager_share,
+                    "binding": f.binding_resource})
 
 
 def local_indexes(cal: Calibration, cores: int, repeats: int, duration: float,
@@ -132,7 +152,7 @@ def local_indexes(cal: Calibration, cores: int, repeats: int, duration: float,
                     ftps, flm, binding = _forecast(shape, capacity, cal, cores, c)
                     points.append(Point("pgbench -S", f"{k} extra indexes, mlpt {mlpt}", c, len(shape.locks),
                                         len(shape.main_table_locks), sum(1 for n in shape.partition_load if n),
-                                        tps, lm, ftps, flm, binding, load_average()))
+                                        tps, lm, ftps, flm, binding, load_average(), **_shape_fields(shape, cores)))
     return points
 
 
@@ -156,7 +176,7 @@ def local_partitions(cal: Calibration, cores: int, repeats: int, duration: float
                 points.append(Point("pgbench -S -M prepared, force_generic_plan", f"{parts} partitions, mlpt {mlpt}",
                                     c, len(shape.locks), len(shape.main_table_locks),
                                     sum(1 for n in shape.partition_load if n), tps, lm, ftps, flm, binding,
-                                    load_average()))
+                                    load_average(), **_shape_fields(shape, cores)))
     return points
 
 
@@ -348,6 +368,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="pgbench runs per point; the best TPS is kept")
     parser.add_argument("--duration", type=float, default=3.0, help="seconds per pgbench run")
     parser.add_argument("--parts", default="ceiling,indexes,partitions,published")
+    parser.add_argument("--reforecast", type=Path, metavar="VALIDATION_JSON",
+                        help="do not measure again: forecast the points of an earlier validation.json with the "
+                             "calibration (--calibration, else that run's)")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -357,16 +380,28 @@ def main() -> None:
         print(f"[{time.strftime('%H:%M:%S')}] load {load_average():.1f}: {text}", flush=True)
 
     cores = os.cpu_count() or 1
+    earlier: dict[str, Any] | None = None
+    if args.reforecast is not None:
+        earlier = json.loads(args.reforecast.read_text())
+        parts -= {"indexes", "partitions"}
+        if args.calibration is None:
+            args.calibration = args.reforecast.parent / "calibration.json"
+            args.calibration.write_text(json.dumps(earlier["calibration"]))
     if args.calibration is not None:
         cal = load_calibration(args.calibration)
     else:
         say("lab ceiling (default profile)")
-        result = run_lab(CeilingScenario(), out=args.out / "ceiling")
+        scenario: Any = CeilingScenario()  # a frozen dataclass: read-only name (the Protocol says settable)
+        result = run_lab(scenario, out=args.out / "ceiling")
         cal = load_calibration(result.out_dir / CALIBRATION_FILE)
     doc: dict[str, Any] = {"started": started, "machine": f"{cores} cores, {platform.machine()}, "
                                                           f"{platform.platform()}",
                            "calibration": cal.to_json()}
     points: list[Point] = []
+    if earlier is not None:
+        fields = set(Point.__dataclass_fields__)
+        points = [reforecast(Point(**{k: v for k, v in p.items() if k in fields}), cal) for p in earlier["points"]]
+        doc["started"] = earlier["started"] + f" (measured); reforecast {started}"
     if "indexes" in parts:
         points += local_indexes(cal, cores, args.repeats, args.duration, say)
     if "partitions" in parts:

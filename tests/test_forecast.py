@@ -189,18 +189,22 @@ def test_fit_calibration_recovers_the_costs_it_was_built_from() -> None:
 
     base, generic, fast, main, planned, hold, factor = 40e-6, 15e-6, 0.7e-6, 0.3e-6, 0.6e-6, 1.5e-6, 1.25
     single = {"pk_select_simple": base + 2 * fast, "pk_select_prepared": generic + 2 * fast,
-              "generic_2": 10e-6 + 2 * fast, "generic_16": 10e-6 + 16 * fast,
-              "generic_spread": 10e-6 + 40 * fast + 24 * main, "generic_one": 10e-6 + 40 * fast + 24 * main,
-              "index_1": 20e-6 + 2 * fast, "index_15": 20e-6 + 16 * fast + 14 * planned}
-    rows = [{"point": p, "clients": 1, "tps": 1 / d} for p, d in single.items()]
-    rows += [{"point": p, "clients": 16, "tps": 2 / (single[p] * factor)} for p in ("generic_16", "pk_select_simple")]
+              "generic_16": 10e-6 + 16 * fast, "generic_200": 10e-6 + 200 * fast + 184 * main,
+              "generic_spread": 10e-6 + 40 * fast + 24 * main, "generic_one": 10e-6 + 40 * fast + 24 * main}
+    wide = {"generic_2": 10e-6 + 2 * fast, "generic_200": 10e-6 + 200 * fast,
+            "index_1": 20e-6 + 2 * fast, "index_101": 20e-6 + 102 * fast + 100 * planned}
+    rows = [{"point": p, "clients": 1, "tps": 1 / d, "max_locks_per_transaction": 16} for p, d in single.items()]
+    rows += [{"point": p, "clients": 1, "tps": 1 / d, "max_locks_per_transaction": 1024} for p, d in wide.items()]
+    rows += [{"point": p, "clients": 16, "tps": 2 / (single[p] * factor), "max_locks_per_transaction": 16}
+             for p in ("generic_16", "pk_select_simple")]
     spread = [(2 if p < 8 else 1) for p in range(16)]  # 24 over 16 partitions, round robin
     one = forecast(Demands(single["generic_one"], (25 * hold,) + (0.0,) * 15, factor, ramp_partitions=True), 2, 16)
     two = forecast(Demands(single["generic_spread"], tuple((n + 1) * hold for n in spread), factor,
                            ramp_partitions=True), 2, 16)
-    rows += [{"point": "generic_one", "clients": 16, "tps": one.throughput_tps},
-             {"point": "generic_spread", "clients": 16, "tps": two.throughput_tps}]
-    rows.append({"point": "generic_one", "clients": 16, "tps": one.throughput_tps * 0.5})  # a slowed repeat: ignored
+    rows += [{"point": "generic_one", "clients": 16, "tps": one.throughput_tps, "max_locks_per_transaction": 16},
+             {"point": "generic_spread", "clients": 16, "tps": two.throughput_tps, "max_locks_per_transaction": 16},
+             {"point": "generic_one", "clients": 16, "tps": one.throughput_tps * 0.5,  # a slowed repeat: ignored
+              "max_locks_per_transaction": 16}]
     cal, checks = fit_calibration(rows, spilled=24, clients=16, cores=2, server_version="18.6")
     assert cal.base_cpu_s == pytest.approx(base)
     assert cal.generic_base_s == pytest.approx(generic)

@@ -10,8 +10,10 @@ controls:
   partitions without indexes. Reusing the cached generic plan, plancache.c ``CheckCachedPlan`` ->
   ``AcquireExecutorLocks`` locks the parent and every partition (``LockRelationOid``, range-table order = the
   partition bound order) and nothing else: no parse, no planning, and run-time pruning leaves one partition to
-  scan. So ``generic_2`` (parent + 1 partition) vs ``generic_16`` (parent + 15) is the cost of a fast-path relation
-  lock as a cached generic plan takes it, and 15 filler partitions followed by S more spill exactly those S.
+  scan. So ``generic_2`` (parent + 1 partition) vs ``generic_200`` (parent + 199) at max_locks_per_transaction
+  1024 (64 groups: all fast-path) is the cost of a fast-path relation lock as a cached generic plan takes it, and
+  ``generic_200`` at 16 slots (184 spilled) vs at 1024 the extra cost of a main-table lock; 15 filler partitions
+  followed by S more spill exactly those S.
 - Which lock partition the S spilled locks land in is chosen: many small tables are created and those whose
   ``lock_partition(database OID, OID)`` (:func:`lockscope.lockpart.lock_partition`) is ``p`` are attached after the
   fillers ("one partition", ``generic_one``), or S tables over all 16 partitions (``generic_spread``). The spilled
@@ -19,8 +21,10 @@ controls:
 - ``pk_select``: pgbench's own ``-S`` (simple protocol, and ``-M prepared``) on a scale-1 database: the base CPU of
   a planned and of a cached-generic-plan primary-key lookup.
 - ``index_k``: ``SELECT * FROM cal_ixK WHERE id = 1`` (simple protocol) on an empty table with a primary key and
-  k - 1 more indexes (k = 1 and 15: all fast-path): the planner opens every index (plancat.c
-  ``get_relation_info``), so the slope minus a lock is the planning cost of one more relation.
+  k - 1 more indexes (k = 1 and 101, at max_locks_per_transaction 1024: all fast-path): the planner opens every
+  index (plancat.c ``get_relation_info``), so the slope minus a lock is the planning cost of one more relation.
+- The lock and main-table counts of ``generic_200`` and ``index_101`` at both settings are checked with the
+  footprint engine before they are measured (0 and 184 / 86 main-table locks).
 
 Single-client points give CPU per transaction = 1 / TPS (pgbench and the backend alternate on the cores). Two
 no-spill points with N clients (``generic_16``, ``pk_select_simple``) give the CPU per transaction once every core
@@ -61,6 +65,12 @@ CALIBRATION_FILE = "calibration.json"
 CEILING_MLPT = 16
 #: Fast-path slots at :data:`CEILING_MLPT` (the filler tables that take them).
 FILLERS = 16
+#: max_locks_per_transaction of the slope points: 64 groups of 16 on PG 18, room for every lock in the fast path.
+WIDE_MLPT = 1024
+#: Locks of the big generic-plan point (parent + BIG - 1 partitions): the slopes span BIG - 2 locks.
+BIG = 200
+#: Extra indexes of the big planning point (plus the primary key).
+BIG_INDEXES = 100
 #: ``--quick``: about 1.5 minutes on 2 cores.
 QUICK: dict[str, Any] = dict(clients=8, duration_s=2.0, spilled=24, repeats=2)
 #: The default profile: about 5 minutes.
@@ -107,11 +117,15 @@ class CeilingScenario:
         if not 1 <= self.repeats <= 10:
             raise BadInputError("--repeats must be between 1 and 10")
 
-    def _points(self) -> list[tuple[str, int]]:
-        single = ["pk_select_simple", "pk_select_prepared", "generic_2", "generic_16", "generic_spread",
-                  "generic_one", "index_1", "index_15"]
-        contended = ["generic_16", "pk_select_simple", "generic_one", "generic_spread"]
-        return [(p, 1) for p in single] * self.repeats + [(p, self.clients) for p in contended] * self.repeats
+    def _points(self) -> list[tuple[str, int, int]]:
+        """(point, clients, max_locks_per_transaction), in the order measured: the wide block first (one restart),
+        then the 16-slot block; repeats interleaved within each block."""
+        wide = [(p, 1, WIDE_MLPT) for p in ("generic_2", f"generic_{BIG}", "index_1", f"index_{BIG_INDEXES + 1}")]
+        single = [(p, 1, CEILING_MLPT) for p in ("pk_select_simple", "pk_select_prepared", f"generic_{BIG}",
+                                                 "generic_16", "generic_spread", "generic_one")]
+        contended = [(p, self.clients, CEILING_MLPT)
+                     for p in ("generic_16", "pk_select_simple", "generic_one", "generic_spread")]
+        return wide * self.repeats + single * self.repeats + contended * self.repeats
 
     def plan(self) -> tuple[int, float]:
         points = len(self._points())
@@ -140,10 +154,17 @@ class CeilingScenario:
             ctx.extras["one_partition_tables"] = list(one)
             ctx.extras["spread_tables"] = list(spread)
             ctx.extras["verification"] = self._verify(server, one, spread)
-            for point, clients in self._points():
+            ctx.extras["verification"][f"mlpt_{CEILING_MLPT}"] = self._verify_counts(server, CEILING_MLPT)
+            current = CEILING_MLPT
+            for point, clients, mlpt in self._points():
                 ctx.check_stop()
-                ctx.progress.step(f"{point}, {clients} client{'s' if clients > 1 else ''}")
-                ctx.record(self._measure(server, info, point, clients, scripts))
+                if mlpt != current:
+                    server.configure(settings.replace(max_locks_per_transaction=mlpt))
+                    current = mlpt
+                    ctx.extras.setdefault("verification", {})[f"mlpt_{mlpt}"] = self._verify_counts(server, mlpt)
+                ctx.progress.step(f"{point}, {clients} client{'s' if clients > 1 else ''}, "
+                                  f"max_locks_per_transaction {mlpt}")
+                ctx.record(self._measure(server, info, point, clients, mlpt, scripts))
             calibration, checks = fit_calibration(ctx.rows, spilled=self.spilled, clients=self.clients,
                                                   cores=os.cpu_count() or 1, server_version=info.pg_version)
             save_calibration(calibration, ctx.out_dir / CALIBRATION_FILE)
@@ -153,7 +174,8 @@ class CeilingScenario:
     def _tables(self, server: ScratchServer) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Create the tables, pick the S spilled ones by lock partition, attach them after the fillers."""
         pool = self.spilled * _POOL_FACTOR
-        run_script(server.conninfo(), _TABLES_SQL.format(fillers=FILLERS - 1, pool=pool))
+        run_script(server.conninfo(), _TABLES_SQL.format(fillers=FILLERS - 1, pool=pool, big=BIG, big_parts=BIG - 1,
+                                                         big_ix=BIG_INDEXES + 1, big_indexes=BIG_INDEXES))
         with connect(server.conninfo()) as session:
             db = int(session.query("forecast_database")[0]["database_oid"])
             rows = session.fetch_all(_POOL_SQL)
@@ -181,9 +203,10 @@ class CeilingScenario:
     def _scripts(self, out: Path) -> dict[str, Path]:
         parents = {"generic_2": "cal_g2", "generic_16": "cal_g16", "generic_one": "cal_gone",
                    "generic_spread": "cal_gspread"}
+        parents[f"generic_{BIG}"] = f"cal_g{BIG}"
         texts = {name: f"\\set k 1\nSELECT * FROM {parent} WHERE k = :k;\n" for name, parent in parents.items()}
         texts["index_1"] = "SELECT * FROM cal_ix1 WHERE id = 1;\n"
-        texts["index_15"] = "SELECT * FROM cal_ix15 WHERE id = 1;\n"
+        texts[f"index_{BIG_INDEXES + 1}"] = f"SELECT * FROM cal_ix{BIG_INDEXES + 1} WHERE id = 1;\n"
         folder = out / "scripts"
         folder.mkdir(exist_ok=True)
         out_paths = {}
@@ -219,12 +242,34 @@ class CeilingScenario:
                               "footprint_matches": True}
         return out
 
-    def _measure(self, server: ScratchServer, info: Any, point: str, clients: int,
+    def _verify_counts(self, server: ScratchServer, mlpt: int) -> dict[str, Any]:
+        """Locks and main-table locks of the big scripts at this setting, measured with the footprint engine
+        (at the wide setting nothing may spill; at 16 slots exactly locks - 16 spill).
+
+        :raises LockscopeError: another count.
+        """
+        from ..footprint import measure_footprint
+
+        out: dict[str, Any] = {}
+        with connect(server.conninfo()) as session:
+            gen = measure_footprint(session, f"SELECT * FROM cal_g{BIG} WHERE k = $1", params=["1"],
+                                    protocol="prepared", plan_cache_mode="force_generic_plan",
+                                    executions=2).executions[-1]
+            idx = measure_footprint(session, f"SELECT * FROM cal_ix{BIG_INDEXES + 1} WHERE id = 1").executions[0]
+        for name, e, locks in ((f"generic_{BIG}", gen, BIG), (f"index_{BIG_INDEXES + 1}", idx, BIG_INDEXES + 2)):
+            want = 0 if mlpt == WIDE_MLPT else locks - FILLERS
+            if e.lock_count != locks or e.main_table_count != want:
+                raise LockscopeError(f"{name} at max_locks_per_transaction {mlpt}: {e.lock_count} locks, "
+                                     f"{e.main_table_count} in the main table; expected {locks} and {want}")
+            out[name] = {"locks": e.lock_count, "main_table_locks": e.main_table_count}
+        return out
+
+    def _measure(self, server: ScratchServer, info: Any, point: str, clients: int, mlpt: int,
                  scripts: dict[str, Path]) -> dict[str, Any]:
-        spilled = {"generic_one": self.spilled, "generic_spread": self.spilled}.get(point, 0)
         locks = {"pk_select_simple": 2, "pk_select_prepared": 2, "generic_2": 2, "generic_16": FILLERS,
                  "generic_one": FILLERS + self.spilled, "generic_spread": FILLERS + self.spilled,
-                 "index_1": 2, "index_15": 16}[point]
+                 f"generic_{BIG}": BIG, "index_1": 2, f"index_{BIG_INDEXES + 1}": BIG_INDEXES + 2}[point]
+        spilled = 0 if mlpt == WIDE_MLPT else max(0, locks - FILLERS)
         options: dict[str, Any] = dict(clients=clients, duration_s=self.duration_s, sample_hz=self.sample_hz,
                                        warmup_s=self.warmup_s)
         if point.startswith("pk_select"):
@@ -233,8 +278,8 @@ class CeilingScenario:
             options.update(script_file=scripts[point], select_only=False,
                            protocol="prepared" if point.startswith("generic") else "simple")
         columns, _ = measure_load_columns(server, **options)
-        return {"pg_version": info.pg_version, "point": point, "clients": clients, "relation_locks": locks,
-                "main_table_locks": spilled, **columns}
+        return {"pg_version": info.pg_version, "point": point, "clients": clients,
+                "max_locks_per_transaction": mlpt, "relation_locks": locks, "main_table_locks": spilled, **columns}
 
 
 def _oids(session: Session, names: Sequence[str]) -> dict[str, int]:
@@ -257,8 +302,14 @@ BEGIN
     END LOOP;
   END LOOP;
   CREATE TABLE cal_ix1 (id int PRIMARY KEY, a int);
-  CREATE TABLE cal_ix15 (id int PRIMARY KEY, a int);
-  FOR i IN 1..14 LOOP EXECUTE format('CREATE INDEX cal_ix15_%s ON cal_ix15 (a)', i); END LOOP;
+  CREATE TABLE cal_g{big} (k int) PARTITION BY LIST (k);
+  FOR i IN 1..{big_parts} LOOP
+    EXECUTE format('CREATE TABLE cal_g{big}_%s PARTITION OF cal_g{big} FOR VALUES IN (%s)', i, i);
+  END LOOP;
+  CREATE TABLE cal_ix{big_ix} (id int PRIMARY KEY, a int);
+  FOR i IN 1..{big_indexes} LOOP
+    EXECUTE format('CREATE INDEX cal_ix{big_ix}_%s ON cal_ix{big_ix} (a)', i);
+  END LOOP;
 END $$;
 """
 _POOL_SQL = ("SELECT relname, oid::int8 AS oid FROM pg_catalog.pg_class "
@@ -309,20 +360,24 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
                     server_version: str) -> tuple[Calibration, dict[str, Any]]:
     """The calibration from the measured points (the best TPS of the repeats), and the checks beside it.
 
-    CPU per transaction of a single-client point = 1 / TPS. Fast-path lock = (generic_16 - generic_2) / 14;
-    main-table extra = (generic_spread - generic_16) / S - fast-path lock; planned relation = (index_15 -
-    index_1) / 14 - fast-path lock; base = pk_select_simple - 2 fast-path locks; generic base =
-    pk_select_prepared - 2 fast-path locks; hold = :func:`fit_hold_time` of the one-partition point (S + 1
-    acquisitions: S locks and the LockReleaseAll pass); saturated CPU factor = mean over generic_16 and
-    pk_select_simple of (cores / TPS with N clients) / (1 / TPS alone).
+    CPU per transaction of a single-client point = 1 / TPS. Fast-path lock = (generic_200 - generic_2) / 198 at
+    max_locks_per_transaction 1024 (all fast-path); main-table extra = (generic_200 at 16 - generic_200 at 1024) /
+    184; planned relation = (index_101 - index_1) / 100 at 1024 - fast-path lock; base = pk_select_simple - 2
+    fast-path locks; generic base = pk_select_prepared - 2 fast-path locks; hold = :func:`fit_hold_time` of the
+    one-partition point (S + 1 acquisitions: S locks and the LockReleaseAll pass); saturated CPU factor = mean over
+    generic_16 and pk_select_simple of (cores / TPS with N clients) / (1 / TPS alone).
 
     :raises LockscopeError: a point is missing.
     """
-    d = {p: 1.0 / _tps(rows, p, 1) for p in ("pk_select_simple", "pk_select_prepared", "generic_2", "generic_16",
-                                            "generic_spread", "generic_one", "index_1", "index_15")}
-    fast = max(0.0, (d["generic_16"] - d["generic_2"]) / (FILLERS - 2))
-    main_extra = max(0.0, (d["generic_spread"] - d["generic_16"]) / spilled - fast)
-    planned = max(0.0, (d["index_15"] - d["index_1"]) / 14 - fast)
+    def one(point: str, mlpt: int) -> float:
+        return 1.0 / _tps([r for r in rows if r.get("max_locks_per_transaction", mlpt) == mlpt], point, 1)
+
+    d = {p: one(p, CEILING_MLPT) for p in ("pk_select_simple", "pk_select_prepared", "generic_16", "generic_spread",
+                                          "generic_one", f"generic_{BIG}")}
+    w = {p: one(p, WIDE_MLPT) for p in ("generic_2", f"generic_{BIG}", "index_1", f"index_{BIG_INDEXES + 1}")}
+    fast = max(0.0, (w[f"generic_{BIG}"] - w["generic_2"]) / (BIG - 2))
+    main_extra = max(0.0, (d[f"generic_{BIG}"] - w[f"generic_{BIG}"]) / (BIG - FILLERS))
+    planned = max(0.0, (w[f"index_{BIG_INDEXES + 1}"] - w["index_1"]) / BIG_INDEXES - fast)
     x_one = _tps(rows, "generic_one", clients)
     x_spread = _tps(rows, "generic_spread", clients)
     ratios = [cores / _tps(rows, p, clients) / d[p] for p in ("generic_16", "pk_select_simple")]
@@ -345,6 +400,7 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
                        cores, clients)
     checks = {
         "cpu_per_transaction_us": {k: v * 1e6 for k, v in d.items()},
+        "cpu_per_transaction_us_at_mlpt_1024": {k: v * 1e6 for k, v in w.items()},
         "saturated_cpu_factors": dict(zip(("generic_16", "pk_select_simple"), ratios, strict=True)),
         "one_partition_tps": x_one, "spread_tps": x_spread,
         "one_partition_predicted_tps": one_pred.throughput_tps,
