@@ -164,12 +164,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = scenario_parser(
         "ceiling", "calibrate 'lockscope forecast' on this machine: lock costs and the partition LWLock ceiling",
-        "Measure, on a scratch server at max_locks_per_transaction 16, the single-client CPU of a fast-path and a "
-        "main-table relation lock (a cached generic plan over empty partitions), of planning one more index and of "
-        "pgbench -S (simple and prepared), and the throughput of N clients whose spilled locks all hash to one "
-        "lock partition vs the same number spread over 16, and of N clients without spilled locks. Writes "
+        "Measure, on a scratch server, the single-client CPU of a fast-path and a main-table relation lock (a "
+        "cached generic plan over 199 empty partitions at max_locks_per_transaction 1024 and 16), of planning one "
+        "more index and of pgbench -S (simple and prepared), and at max_locks_per_transaction 16 the throughput "
+        "of N clients whose 24 spilled locks all hash to one lock partition vs the same number spread over 16, "
+        "and of N clients without spilled locks. Writes "
         "calibration.json for 'lockscope forecast --calibration'. Each point is repeated, interleaved, and the "
-        "best TPS kept. Default 16 clients, 4 s per point, 4 repeats (about 5 minutes); --quick 8 clients, 2 s, "
+        "best TPS kept. Default 16 clients, 4 s per point, 4 repeats (about 7 minutes); --quick 8 clients, 2 s, "
         "2 repeats (under 2 minutes on 2 cores).")
     _scenario_options(p)
     p.add_argument("--spilled", metavar="S", type=positive_int, help="main-table locks per transaction (default 24)")

@@ -73,7 +73,7 @@ BIG = 200
 BIG_INDEXES = 100
 #: ``--quick``: about 1.5 minutes on 2 cores.
 QUICK: dict[str, Any] = dict(clients=8, duration_s=2.0, spilled=24, repeats=2)
-#: The default profile: about 5 minutes.
+#: The default profile: about 7 minutes.
 DEFAULT: dict[str, Any] = dict(clients=16, duration_s=4.0, spilled=24, repeats=4)
 #: Small tables created to pick the spilled ones from (enough for 24 in one partition at 1/16 each, with margin).
 _POOL_FACTOR = 40
