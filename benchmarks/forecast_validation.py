@@ -354,6 +354,22 @@ def _md_published(rows: list[Published]) -> str:
     return "\n".join(lines)
 
 
+def penalty_table(points: list[Point]) -> str:
+    """The spill penalty, TPS at mlpt 16 / TPS at mlpt 128 for the same index count and clients, measured vs
+    forecast: the machine's speed (and whatever else runs on it) cancels out."""
+    by = {(p.setting, p.clients): p for p in points if p.workload == "pgbench -S"}
+    lines = ["| extra indexes | clients | main-table locks at 16 | measured 16/128 | forecast 16/128 | LockManager at "
+             "16 measured / forecast |", "|---:|---:|---:|---:|---:|---|"]
+    for k in EXTRA_INDEXES:
+        for c in CLIENTS:
+            lo, hi = by.get((f"{k} extra indexes, mlpt 16", c)), by.get((f"{k} extra indexes, mlpt 128", c))
+            if lo is None or hi is None or not lo.main_table:
+                continue
+            lines.append(f"| {k} | {c} | {lo.main_table} | {lo.measured_tps / hi.measured_tps:.2f} | "
+                         f"{lo.forecast_tps / hi.forecast_tps:.2f} | {lo.measured_lm:.0%} / {lo.forecast_lm:.0%} |")
+    return "\n".join(lines)
+
+
 def summary(points: list[Point]) -> str:
     ratios = sorted(p.ratio for p in points if math.isfinite(p.ratio))
     within = sum(1 for r in ratios if 0.75 <= r <= 1.25)
@@ -417,6 +433,7 @@ def main() -> None:
         print("\n" + _md_points(points) + "\n\n" + summary(points))
         for wl in sorted({p.workload for p in points}):
             print(f"- {wl}: {summary([p for p in points if p.workload == wl])}")
+        print("\n" + penalty_table(points))
     if pub:
         print("\n" + _md_published(pub))
 
