@@ -88,6 +88,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_json_option(p, schema="lockscope/forecast/v1, docs/forecast.md")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="write a self-contained HTML report with the predicted TPS vs clients plot")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="list every main-table lock with its relation, mode and lock partition")
     p.set_defaults(handler=run)
 
 
@@ -174,7 +176,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         doc["server"].update(host=endpoint.host, port=endpoint.port, user=endpoint.user, chosen_by=choice.source)
         write_json(args.json, doc, info, stdout=console)
     if not to_stdout:
-        console.print(render_forecast(report))
+        console.print(render_forecast(report, verbose=args.verbose))
     if args.html is not None:
         write_text(args.html, forecast_html(report), info, "HTML")
     return 0

@@ -38,6 +38,8 @@ def _scenario_table(report: ForecastReport, s: ScenarioForecast) -> Table:
     hot = f" (partition {f.hottest_partition})" if f.hottest_partition is not None else ""
     t.add_row("hottest partition saturates at", rate_text(saturation_rate(s)) + hot)
     t.add_row("main-table locks / transaction", f"{s.main_table_locks_per_transaction:.1f}")
+    per = " ".join(f"p{p}:{n:.3g}" for p, n in enumerate(s.partition_locks_per_transaction) if n > 0) or "none"
+    t.add_row("main-table locks per partition / transaction", per)
     basis = f"at the measured rate {rate_text(s.rate_tps)}" if s.rate_tps is not None \
         else f"at the predicted {rate_text(f.throughput_tps)}"
     util = " ".join(f"p{p}:{u:.0%}" for p, u in enumerate(s.partition_utilisation_at_rate) if u > 0) or "none"
@@ -61,14 +63,28 @@ def _statements_table(s: ScenarioForecast) -> Table:
     return t
 
 
-def render_forecast(report: ForecastReport) -> Group:
-    """The terminal rendering of a forecast."""
+def _locks_table(s: ScenarioForecast) -> Table:
+    t = Table(title=f"{s.label}: main-table locks and their lock partitions", title_justify="left")
+    for name, justify in (("statement", "left"), ("order", "right"), ("relation", "left"), ("role", "left"),
+                          ("mode", "left"), ("database", "right"), ("partition", "right")):
+        t.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for shape, _ in s.statements:
+        for lk in shape.main_table_locks:
+            t.add_row(shape.name, str(lk.order), Text(lk.relation), lk.role, lk.mode, str(lk.database_oid),
+                      str(lk.partition))
+    return t
+
+
+def render_forecast(report: ForecastReport, *, verbose: bool = False) -> Group:
+    """The terminal rendering of a forecast (``verbose``: every main-table lock with its lock partition)."""
     parts: list[object] = [Text(f"model: {report.cores} cores, {report.clients} clients ({report.clients_source}); "
                                 f"calibration: {report.calibration.source}")]
     for s in (report.measured, report.what_if):
         if s is None:
             continue
         parts += [_scenario_table(report, s), _statements_table(s)]
+        if verbose and any(shape.main_table_locks for shape, _ in s.statements):
+            parts.append(_locks_table(s))
     for note in report.notes:
         parts.append(Text(f"note: {note}", style="yellow"))
     return Group(*parts)  # type: ignore[arg-type]
