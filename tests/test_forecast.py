@@ -214,3 +214,30 @@ def test_fit_calibration_recovers_the_costs_it_was_built_from() -> None:
     assert cal.saturated_cpu_factor == pytest.approx(factor)
     assert cal.lwlock_hold_s == pytest.approx(hold, rel=1e-6)
     assert checks["spread_ratio_predicted_over_measured"] == pytest.approx(1.0)
+
+
+def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions() -> None:
+    from lockscope.demo import set_extra_indexes
+    from lockscope.forecast.engine import forecast_workload
+    from lockscope.lab.load import install_pg_stat_statements
+    from lockscope.pgbench import pgbench_init, start_pgbench
+
+    with ScratchServer(None, ScratchSettings(max_locks_per_transaction=16)) as server:
+        pgbench_init(server, 1)
+        install_pg_stat_statements(server)
+        set_extra_indexes(server.conninfo(), 20)  # 22 relations: 6 in the main table
+        with start_pgbench(server, clients=2, duration_s=6), connect(server.conninfo()) as session:
+            report = forecast_workload(session, calibration=DEFAULT_CALIBRATION, cores=2, clients=None,
+                                       interval_s=2, what_if=WhatIf(drop_indexes=("pgbench_accounts_extra_1",)))
+            db = _database_oid(session)
+    shapes = {s.statement.lower(): s for s, _ in report.measured.statements}
+    pk = shapes["select abalance from pgbench_accounts where aid = $1"]
+    assert pk.calls_per_s is not None and pk.calls_per_s > 0 and pk.flags == "predicted"
+    assert len(pk.locks) == 22 and len(pk.main_table_locks) == 6 == pk.measured_main_table_locks
+    assert all(lk.partition == lock_partition(db, lk.relation_oid) for lk in pk.main_table_locks)
+    assert report.measured.rate_tps == pytest.approx(sum(s.calls_per_s or 0 for s, _ in report.measured.statements))
+    assert report.clients >= 1 and report.clients_source in ("active client backends now",
+                                                             "default (no active client backend now)")
+    assert report.what_if is not None
+    after = {s.statement.lower(): s for s, _ in report.what_if.statements}
+    assert len(after["select abalance from pgbench_accounts where aid = $1"].main_table_locks) == 5
