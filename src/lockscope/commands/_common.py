@@ -31,6 +31,7 @@ __all__ = [
     "FILE_ONLY_CODES",
     "PROTOCOLS",
     "OneLineErrorParser",
+    "add_demo_load_options",
     "add_hz_option",
     "add_json_option",
     "add_parser",
@@ -184,6 +185,17 @@ def add_scratch_options(p: argparse.ArgumentParser | argparse._ArgumentGroup, *,
     if mlpt:
         p.add_argument("--mlpt", metavar="N", type=positive_int,
                        help=f"max_locks_per_transaction of the scratch server (default {mlpt_default})")
+
+
+def add_demo_load_options(p: argparse.ArgumentParser) -> None:
+    """The contended demo load a command runs on its scratch server (``watch``, ``diagnose`` without a server):
+    ``--pg-bin``, ``--mlpt`` (default 16), ``--demo-indexes``, ``--demo-clients``
+    (:mod:`lockscope.lab.demo_load`)."""
+    demo = p.add_argument_group("demo load (scratch server only)")
+    add_scratch_options(demo, mlpt_default="16: one group of 16 fast-path slots, so the demo load contends")
+    demo.add_argument("--demo-indexes", type=non_negative_int, metavar="N",
+                      help="extra indexes on pgbench_accounts (default 100)")
+    demo.add_argument("--demo-clients", type=positive_int, metavar="N", help="pgbench clients (default 16)")
 
 
 def add_json_option(p: argparse.ArgumentParser, *, schema: str) -> None:

@@ -23,7 +23,8 @@ from rich.console import Console
 
 from ..errors import BadInputError
 
-__all__ = ["WIDE_COLUMNS", "Steps", "check_writable", "make_console", "target_line", "write_json", "write_text"]
+__all__ = ["WIDE_COLUMNS", "Steps", "check_writable", "make_console", "read_text", "target_line", "write_json",
+           "write_text"]
 
 #: Width of a console that is not a terminal: wide enough that no table cell is ever cut.
 WIDE_COLUMNS = 1000
@@ -94,6 +95,19 @@ def check_writable(*paths: Path | None) -> None:
     for path in paths:
         if path is not None and str(path) != "-" and not path.expanduser().resolve().parent.is_dir():
             raise BadInputError(f"cannot write {path}: no such directory")
+
+
+def read_text(path: Path, what: str) -> str:
+    """The UTF-8 text of a file the user named (``what``: e.g. ``"statement file"``, for the message).
+
+    :raises BadInputError: unreadable or not UTF-8 (one line, the OS reason).
+    """
+    try:
+        return path.expanduser().read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadInputError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise BadInputError(f"cannot read {what} {path}: not UTF-8 text") from None
 
 
 def write_text(path: Path, text: str, console: Console, what: str, *, stdout: Console | None = None) -> None:

@@ -11,14 +11,13 @@ from rich.console import Console
 
 from ..errors import BadInputError
 from ._common import (
+    add_demo_load_options,
     add_hz_option,
     add_json_option,
     add_parser,
-    add_scratch_options,
     add_target_options,
     add_timeout_options,
     non_negative_float,
-    non_negative_int,
     parse_duration,
     positive_int,
 )
@@ -65,11 +64,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained HTML report")
     add_json_option(p, schema="lockscope/diagnose/v1, docs/diagnose.md")
     add_timeout_options(p, what="probe transaction and catalog query")
-    demo = p.add_argument_group("demo load (scratch server only)")
-    add_scratch_options(demo, mlpt_default="16: one group of 16 fast-path slots, so the demo load contends")
-    demo.add_argument("--demo-indexes", type=non_negative_int, metavar="N",
-                      help="extra indexes on pgbench_accounts (default 100)")
-    demo.add_argument("--demo-clients", type=positive_int, metavar="N", help="pgbench clients (default 16)")
+    add_demo_load_options(p)
     p.set_defaults(handler=run)
 
 

@@ -20,7 +20,7 @@ from ._common import (
     add_timeout_options,
     positive_int,
 )
-from ._output import check_writable, make_console, target_line, write_json
+from ._output import check_writable, make_console, read_text, target_line, write_json
 
 #: Executions probed with --protocol prepared when --executions is not given.
 DEFAULT_EXECUTIONS = 7
@@ -76,20 +76,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fp.set_defaults(handler=run)
 
 
-def _read_text(path: Path, what: str) -> str:
-    try:
-        return path.expanduser().read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BadInputError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise BadInputError(f"cannot read {what} {path}: not UTF-8 text") from None
-
-
 def _read_statement(args: argparse.Namespace) -> str:
     if args.file is not None:
         if args.sql:
             raise BadInputError("give the statement either as SQL or with --file, not both")
-        return _read_text(args.file, "statement file")
+        return read_text(args.file, "statement file")
     if args.sql == "-":
         return sys.stdin.read()
     if args.sql is None:
@@ -149,7 +140,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     check_writable(args.json)
     choice = choose_target(args.dsn, scratch=args.scratch, scratch_only={
         "--setup": args.setup, "--pg-bin": args.pg_bin, "--mlpt": args.mlpt})
-    setup = _read_text(args.setup, "set-up script") if args.setup is not None else None
+    setup = read_text(args.setup, "set-up script") if args.setup is not None else None
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console

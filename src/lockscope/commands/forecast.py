@@ -19,7 +19,7 @@ from ._common import (
     non_negative_float,
     positive_int,
 )
-from ._output import check_writable, make_console, steps, target_line, write_json, write_text
+from ._output import check_writable, make_console, read_text, steps, target_line, write_json, write_text
 
 #: Scratch server max_locks_per_transaction: PostgreSQL's default (13-18); ``--mlpt`` is a what-if here.
 SCRATCH_MLPT = 64
@@ -93,20 +93,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=run)
 
 
-def _read_text(path: Path, what: str) -> str:
-    try:
-        return path.expanduser().read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BadInputError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise BadInputError(f"cannot read {what} {path}: not UTF-8 text") from None
-
-
 def _statement(args: argparse.Namespace) -> str | None:
     if args.file is not None:
         if args.statement is not None:
             raise BadInputError("give the statement either with --statement or with --file, not both")
-        return _read_text(args.file, "statement file")
+        return read_text(args.file, "statement file")
     if args.statement == "-":
         return sys.stdin.read()
     return None if args.statement is None else str(args.statement)
@@ -148,7 +139,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if choice.scratch and sql is None:
         raise BadInputError("a scratch server has no workload: give --statement SQL (with --setup FILE for its "
                             "tables), or --dsn for a database with pg_stat_statements")
-    setup = _read_text(args.setup, "set-up script") if args.setup is not None else None
+    setup = read_text(args.setup, "set-up script") if args.setup is not None else None
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     cores = args.cores or default_cores()
     to_stdout = args.json is not None and str(args.json) == "-"

@@ -10,15 +10,13 @@ from rich.console import Console
 
 from ..errors import BadInputError
 from ._common import (
+    add_demo_load_options,
     add_hz_option,
     add_parser,
-    add_scratch_options,
     add_target_options,
     add_timeout_options,
-    non_negative_int,
     parse_duration,
     positive_float,
-    positive_int,
 )
 from ._output import make_console, steps, target_line
 
@@ -81,11 +79,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_timeout_options(p, lock_ms=None, statement_ms=500, what="lockscope query")
     p.add_argument("--no-live", action="store_true",
                    help="no live view (also when stdout is not a terminal); print only the summary")
-    demo = p.add_argument_group("demo load (scratch server only)")
-    add_scratch_options(demo, mlpt_default="16: one group of 16 fast-path slots, so the demo load contends")
-    demo.add_argument("--demo-indexes", type=non_negative_int, metavar="N",
-                      help="extra indexes on pgbench_accounts (default 100)")
-    demo.add_argument("--demo-clients", type=positive_int, metavar="N", help="pgbench clients (default 16)")
+    add_demo_load_options(p)
     p.set_defaults(handler=run)
 
 

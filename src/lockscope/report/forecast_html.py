@@ -3,14 +3,13 @@ predicted TPS vs clients, the partition utilisations and the per-statement lock 
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 
 from ..forecast.engine import ForecastReport, ScenarioForecast, saturation_rate
 from ..lockpart import NUM_LOCK_PARTITIONS
 from .forecast_terminal import partitions_text, rate_text
-from .html import escape, page, svg_bar_chart, table
+from .html import escape, page, svg_bar_chart, svg_figure, table
 
 __all__ = ["forecast_html", "svg_tps_curve"]
 
@@ -36,11 +35,7 @@ def svg_tps_curve(scenarios: Sequence[ScenarioForecast], *, clients: int) -> str
     ax.set_title("predicted throughput vs clients (dashed: ceiling; dotted: the forecast's clients)", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    svg = buf.getvalue()
-    return "<figure>" + svg[svg.index("<svg"):] + "</figure>"
+    return svg_figure(fig)
 
 
 def _summary_rows(s: ScenarioForecast) -> list[list[str]]:

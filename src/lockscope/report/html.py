@@ -13,8 +13,21 @@ import io
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["SEVERITY_COLORS", "WAIT_COLORS", "cards", "escape", "page", "svg_bar_chart", "svg_columns", "svg_hbars",
-           "svg_stack", "table", "wait_color"]
+__all__ = [
+    "SEVERITY_COLORS",
+    "WAIT_COLORS",
+    "cards",
+    "escape",
+    "inline_svg",
+    "page",
+    "svg_bar_chart",
+    "svg_columns",
+    "svg_figure",
+    "svg_hbars",
+    "svg_stack",
+    "table",
+    "wait_color",
+]
 
 #: Bar colours by severity / state.
 SEVERITY_COLORS = {"high": "#c62828", "medium": "#e65100", "low": "#1565c0", "info": "#9e9e9e", "ok": "#2e7d32",
@@ -131,11 +144,7 @@ def svg_bar_chart(
     if len(series) > 1 or stacked:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    svg = buf.getvalue()
-    return "<figure>" + svg[svg.index("<svg"):] + "</figure>"
+    return svg_figure(fig)
 
 
 def wait_color(label: str, index: int) -> str:
@@ -294,3 +303,19 @@ def page(title: str, body: Sequence[str]) -> str:
     """A complete HTML document with inline CSS around the given body fragments."""
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f"<style>{_CSS}</style></head><body><h1>{escape(title)}</h1>" + "\n".join(body) + "</body></html>")
+
+
+def inline_svg(fig: Any) -> str:
+    """A matplotlib figure as an inline ``<svg>`` element (no XML prologue), and the figure closed."""
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg")
+    plt.close(fig)
+    svg = buf.getvalue()
+    return svg[svg.index("<svg"):]
+
+
+def svg_figure(fig: Any) -> str:
+    """:func:`inline_svg` wrapped in ``<figure>``."""
+    return "<figure>" + inline_svg(fig) + "</figure>"

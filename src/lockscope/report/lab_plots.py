@@ -6,14 +6,13 @@ so that ``lab compare`` draws the same charts over several runs by adding the ru
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CHARTS", "ChartSpec", "figure", "save_png", "series_label", "to_svg"]
+__all__ = ["CHARTS", "ChartSpec", "figure", "save_png", "series_label"]
 
 Row = dict[str, Any]
 
@@ -180,13 +179,4 @@ def save_png(fig: Any, path: Path) -> Path:
     return path
 
 
-def to_svg(fig: Any, *, close: bool = True) -> str:
-    """The figure as an inline ``<svg>`` string."""
-    import matplotlib.pyplot as plt
 
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    if close:
-        plt.close(fig)
-    svg = buf.getvalue()
-    return svg[svg.index("<svg"):]

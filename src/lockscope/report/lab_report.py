@@ -17,7 +17,8 @@ from rich.text import Text
 
 from ..lab.results import LabResult
 from . import html as h
-from .lab_plots import CHARTS, figure, save_png, to_svg
+from .html import svg_figure
+from .lab_plots import CHARTS, figure, save_png
 
 __all__ = [
     "COLUMNS",
@@ -215,7 +216,7 @@ def write_lab_report(result: LabResult) -> list[Path]:
             if not any(isinstance(r.get(spec.y), (int, float)) for r in rows):
                 continue
             written.append(save_png(figure(spec, rows), out / f"{spec.name}.png"))
-            body.append("<figure>" + to_svg(figure(spec, rows)) + "</figure>")
+            body.append(svg_figure(figure(spec, rows)))
     if rows:
         cols = _columns(rows, COLUMNS.get(result.scenario, ())) or list(rows[0])
         body.append(f"<h2>Results ({len(rows)} rows; all columns in results.csv)</h2>" + _rows_html(rows, cols))
@@ -263,7 +264,7 @@ def write_compare_report(results: Sequence[LabResult], out: Path) -> list[Path]:
         if not any(isinstance(r.get(spec.y), (int, float)) for r in rows):
             continue
         written.append(save_png(figure(spec, rows, extra_series=("run",)), out / f"compare_{spec.name}.png"))
-        body.append("<figure>" + to_svg(figure(spec, rows, extra_series=("run",))) + "</figure>")
+        body.append(svg_figure(figure(spec, rows, extra_series=("run",))))
     page = out / "report.html"
     page.write_text(h.page(f"lockscope lab compare: {scenario}, {len(results)} runs", body))
     written.append(page)

@@ -3,7 +3,6 @@ the AAS stacked-area chart by wait event over time, the LockManager timeline, an
 
 from __future__ import annotations
 
-import io
 import math
 import time
 from collections.abc import Sequence
@@ -11,27 +10,16 @@ from typing import TYPE_CHECKING
 
 from ..watch.recorded import RecordingSummary
 from ..watch.sampler import CPU, LOCK_MANAGER
-from .html import escape, page, table
+from .html import escape, page, svg_figure, table
 from .watch_terminal import FASTPATH_EXCEEDED_CAVEAT
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
 
 __all__ = ["recording_html"]
 
 _COLORS = {CPU: "#4caf50", LOCK_MANAGER: "#d62728", "other": "#bbbbbb"}
 _PALETTE = ["#9467bd", "#ff7f0e", "#1f77b4", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"]
-
-
-def _svg(fig: Figure) -> str:
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg")
-    plt.close(fig)
-    svg = buf.getvalue()
-    return "<figure>" + svg[svg.index("<svg"):] + "</figure>"
 
 
 def _xaxis(ax: Axes, rec: RecordingSummary, *, label: bool = True) -> None:
@@ -80,7 +68,7 @@ def aas_chart(rec: RecordingSummary) -> str:
     ax.set_title("AAS by wait event", fontsize=10)
     _xaxis(ax, rec)
     fig.tight_layout()
-    return _svg(fig)
+    return svg_figure(fig)
 
 
 def lockmanager_chart(rec: RecordingSummary) -> str:
@@ -122,7 +110,7 @@ def lockmanager_chart(rec: RecordingSummary) -> str:
         bx.legend(fontsize=8, loc="upper left")
         _xaxis(bx, rec)
     fig.tight_layout()
-    return _svg(fig)
+    return svg_figure(fig)
 
 
 def _locks_every(value: object) -> str:
