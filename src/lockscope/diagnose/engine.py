@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LOCKMANAGER_AAS_MIN",
     "LOCKMANAGER_SHARE_PROBLEM",
+    "RISK_MAIN_PER_S",
     "STATUSES",
     "Culprit",
     "DiagnoseOptions",
@@ -61,6 +62,9 @@ __all__ = [
 LOCKMANAGER_SHARE_PROBLEM = 0.10
 #: ... when at least this many sessions wait on it on average (AAS; a nearly idle server's one wait is no problem).
 LOCKMANAGER_AAS_MIN = 0.1
+#: Main-lock-table acquisitions/s (audited statements) from which a server without contention is at ``risk``; below
+#: it a few catalog queries touching shared catalogs (never fast-path) would raise an alarm for nothing.
+RISK_MAIN_PER_S = 100.0
 #: ``Diagnosis.status`` values: LockManager contention; spills without contention yet; nothing wrong.
 STATUSES = ("contention", "risk", "healthy")
 #: Fix kinds in the order of their cost when two remove as much (online first, restart and redesign last).
@@ -241,7 +245,9 @@ class Diagnosis:
     :ivar forecast_before: the forecast model's steady state of the measured workload (None: not forecast).
     :ivar forecast_after: the same after the first fix.
     :ivar clients: clients of the forecast (count: the watch's average active sessions, rounded, >= 1).
-    :ivar status: one of :data:`STATUSES`.
+    :ivar status: one of :data:`STATUSES`: ``contention`` (LockManager share >= :data:`LOCKMANAGER_SHARE_PROBLEM`
+        with >= :data:`LOCKMANAGER_AAS_MIN` sessions waiting), ``risk`` (no contention, main-lock-table
+        acquisitions/s >= :data:`RISK_MAIN_PER_S`), else ``healthy``.
     :ivar verdict: one line a human can act on.
     """
 
@@ -531,8 +537,10 @@ def verdict_line(status: str, summary: WatchSummary, culprits: Sequence[Culprit]
                 f"({summary.lockmanager_samples:,} of {summary.active_session_samples:,} active-session samples in "
                 f"{summary.ticks:,} samples over {summary.duration_s:.0f} s, {aas:.2f} average active sessions) and "
                 + (f"none of the {statements_measured} audited statements spills out of the fast path at a "
-                   "measurable rate." if statements_measured else "no statement could be audited "
-                   "(see the notes)."))
+                   "measurable rate." if statements_measured and main_per_s == 0 else
+                   f"the {statements_measured} audited statements put only {main_per_s:,.1f} locks/s into the main "
+                   f"lock table (below {RISK_MAIN_PER_S:,.0f}/s)." if statements_measured else
+                   "no statement could be audited (see the notes)."))
     if status == "risk":
         return (f"No LockManager contention now ({pct:.1f}% of {aas:.2f} average active sessions), but the "
                 f"audited statements put {main_per_s:,.0f} locks/s into the main lock table"
@@ -634,7 +642,7 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     lm_aas = summary.lockmanager_samples / summary.ticks if summary.ticks else 0.0
     if summary.lockmanager_share >= LOCKMANAGER_SHARE_PROBLEM and lm_aas >= LOCKMANAGER_AAS_MIN:
         status = "contention"
-    elif main_now > 0:
+    elif main_now >= RISK_MAIN_PER_S:
         status = "risk"
     else:
         status = "healthy"
