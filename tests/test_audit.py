@@ -177,6 +177,53 @@ def test_gitlab_statement_footprints(fixture: str, request: pytest.FixtureReques
                 assert fp.spilled == fp.predicted_spilled, s.query
 
 
+def test_gitlab_lock_partition_load_old(gitlab_old: tuple[ScratchServer, AuditReport]) -> None:
+    """The audit's per-partition acquisitions/s = calls/s x each statement's main-table locks per lock partition
+    as pg_locks shows them (the footprint engine's lock_partition, equal to the server's LockTagHashCode)."""
+    server, report = gitlab_old
+    load = report.partition_load
+    assert load is not None and load.database_oid == report.database_oid
+    expected = [0.0] * 16
+    spilling = 0
+    with connect(server.conninfo()) as session:
+        for s in report.workload.statements:
+            if s.skipped_reason or s.steady is None:
+                continue
+            if s.basis != "custom":  # a generic-reuse plan of namespaces (9 locks, none spilled)
+                assert s.spilled_per_call == 0, s.query
+                continue
+            e = measure_footprint(session, s.query, params=s.params).executions[0]
+            main = [lk for lk in e.locks if not lk.fastpath]
+            assert len(main) == s.spilled_per_call, s.query
+            spilling += bool(main)
+            for lk in main:
+                expected[lk.lock_partition] += s.calls_per_s
+    assert spilling >= 3
+    assert load.acquisitions_per_s == pytest.approx(expected)
+    assert load.total_per_s == pytest.approx(sum(s.main_lock_table_per_s for s in report.workload.statements))
+    hot = load.hottest_partition
+    assert hot is not None and load.lwlock_acquisitions_per_s[hot] == max(load.lwlock_acquisitions_per_s)
+    # the statements and relations loading the hottest partition add up to its acquisitions
+    assert sum(st.acquisitions_per_s for st in load.statements) == pytest.approx(load.acquisitions_per_s[hot])
+    assert sum(r.acquisitions_per_s for r in load.relations) == pytest.approx(load.acquisitions_per_s[hot])
+    assert all(r.relation.startswith("public.") for r in load.relations)
+    # the same in JSON, in the terminal report and in HTML
+    from rich.console import Console
+
+    from lockscope.report.audit_html import audit_html
+    from lockscope.report.audit_json import audit_to_dict
+    from lockscope.report.audit_terminal import render_audit
+
+    doc = audit_to_dict(report)["lock_partition_load"]
+    assert doc["hottest_partition"] == hot and len(doc["acquisitions_per_s"]) == 16
+    assert doc["relations"][0]["relation"] == load.relations[0].relation
+    console = Console(record=True, width=1000)
+    console.print(render_audit(report))
+    text = console.export_text()
+    assert f"hottest: partition {hot}," in text and load.relations[0].relation in text
+    assert f"<b>partition {hot}</b>" in audit_html(report)
+
+
 def test_gitlab_drop_plan_and_index_rules_old(gitlab_old: tuple[ScratchServer, AuditReport]) -> None:
     _, report = gitlab_old
     findings = {f.qualified: f for f in report.index_findings}

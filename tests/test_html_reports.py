@@ -25,7 +25,6 @@ import pytest
 from lockscope.audit import AuditOptions, run_audit
 from lockscope.db import Session, connect
 from lockscope.diagnose import DiagnoseOptions, run_diagnose
-from lockscope.forecast.engine import database_facts
 from lockscope.report.audit_html import audit_html
 from lockscope.report.diagnose_html import diagnose_html
 from lockscope.report.watch_html import recording_html
@@ -119,7 +118,7 @@ def test_audit_report_in_browser(session18: Session, tmp_path: Path) -> None:
     by severity (the old one-table layout overflowed 1300 px), printable."""
     report = run_audit(session18, AuditOptions(interval_s=0, top_n=30, probe_rate_hz=0, unused_min_age_s=0))
     page = tmp_path / "audit.html"
-    page.write_text(audit_html(report, database_oid=database_facts(session18)[0]), encoding="utf-8")
+    page.write_text(audit_html(report), encoding="utf-8")
     html = page.read_text()
     assert html.index("Do first") < html.index("<h2>Summary</h2>") < html.index("<h2>Findings</h2>")
     assert "fast-path slots" in html and "Planner locks of a one-table statement per table" in html

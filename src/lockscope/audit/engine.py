@@ -25,6 +25,7 @@ from typing import Any
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, fast_path_groups
 from ..db import Session
+from ..forecast.engine import database_facts
 from ..versions import PG19, default_max_locks_per_transaction
 from .advice import (
     GranularityAdvice,
@@ -36,6 +37,7 @@ from .advice import (
 )
 from .catalog import Catalog, read_catalog, read_settings
 from .indexes import DropPlan, IndexFinding, index_findings, smallest_drop_set
+from .partitions import LockPartitionLoad, lock_partition_load
 from .tables import TableFootprint, headroom, table_footprints
 from .workload import StatementAudit, Workload, probe_statements, read_workload
 
@@ -110,6 +112,9 @@ class AuditReport:
     :ivar drop_plans: per table over capacity, the smallest droppable set.
     :ivar findings: ranked (severity, then score).
     :ivar names: OID -> qualified name for every relation and index.
+    :ivar database_oid: the audited database's OID (the LOCKTAG's database), None when not read.
+    :ivar partition_load: main-lock-table acquisitions/s per lock partition of the audited statements, the hottest
+        partition and what loads it (:mod:`.partitions`); None without a pg_stat_statements workload.
     :ivar timings_s: seconds per phase (catalog, footprints, workload, probes, total).
     """
 
@@ -137,6 +142,8 @@ class AuditReport:
     granularity: tuple[GranularityAdvice, ...]
     findings: tuple[Finding, ...]
     names: dict[int, str] = field(default_factory=dict)
+    database_oid: int | None = None
+    partition_load: LockPartitionLoad | None = None
     notes: tuple[str, ...] = ()
     timings_s: dict[str, float] = field(default_factory=dict)
     demo: bool = False
@@ -431,6 +438,10 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
                                   progress=say)
         workload = Workload(**{**workload.__dict__, "statements": probed,
                                "probe_seconds": time.monotonic() - t_footprints})
+    database_oid = database_facts(session)[0]
+    load = None
+    if options.statements and workload.available:
+        load = lock_partition_load(session, workload.statements, model, database_oid)
     t_probes = time.monotonic()
     mlpt = mlpt_advice(catalog, model, facts.max_backends, facts.max_prepared_transactions, tables,
                        workload.statements)
@@ -452,7 +463,7 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
         stats_since_source=catalog.settings.stats_since_source, relations=len(catalog.relations),
         indexes=len(catalog.indexes), tables=tuple(tables), workload=workload, index_findings=tuple(idx),
         drop_plans=tuple(plans), mlpt=mlpt, shared_lock=risk, granularity=tuple(gran), findings=tuple(findings),
-        names=names, notes=tuple(notes + list(workload.notes)),
+        names=names, database_oid=database_oid, partition_load=load, notes=tuple(notes + list(workload.notes)),
         timings_s={"workload": t_workload - t0, "catalog": t_catalog - t_workload,
                    "footprints": t_footprints - t_catalog, "probes": t_probes - t_footprints, "total": end - t0},
         demo=demo,

@@ -75,7 +75,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     """Audit (a user's database or the demo), render, write the requested files, return the exit code."""
     from ..audit import AuditOptions, run_audit
-    from ..forecast.engine import database_facts
     from ..report.audit_html import audit_html
     from ..report.audit_json import audit_to_dict
     from ..report.audit_sql import audit_sql_script
@@ -98,7 +97,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     progress = make_console(stderr=True)
     with steps(progress, "lockscope audit") as step:
         if choice.scratch:
-            report, database_oid = _run_demo(args, options, step, info)
+            report = _run_demo(args, options, step, info)
         else:
             from ..db import connect
 
@@ -107,13 +106,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 info.print(target_line("audit", session.endpoint.label(), choice.describe(0)),
                            markup=False, highlight=False)
                 report = run_audit(session, options, progress=step)
-                database_oid = database_facts(session)[0]
     if not stdout_outputs:
         console.print(render_audit(report, limit=args.limit))
     if args.json is not None:
         write_json(args.json, audit_to_dict(report), info, stdout=console)
     if args.html is not None:
-        write_text(args.html, audit_html(report, database_oid=database_oid), info, "HTML")
+        write_text(args.html, audit_html(report), info, "HTML")
     if args.sql is not None:
         write_text(args.sql, audit_sql_script(report), info, "SQL", stdout=console)
     if args.fail_on is not None and report.at_or_above(args.fail_on):
@@ -122,13 +120,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 
 def _run_demo(args: argparse.Namespace, options: AuditOptions, progress: Callable[[str], None],
-              info: Console) -> tuple[AuditReport, int]:
+              info: Console) -> AuditReport:
     from dataclasses import replace
 
     from ..audit import run_audit
     from ..audit.demo import DemoWorkload, create_demo_database
     from ..db import connect
-    from ..forecast.engine import database_facts
     from ..lab.install import resolve_pg_bin
     from ..server import ScratchServer, ScratchSettings
 
@@ -146,9 +143,8 @@ def _run_demo(args: argparse.Namespace, options: AuditOptions, progress: Callabl
                                    f"max_locks_per_transaction {mlpt}"), markup=False, highlight=False)
             try:
                 report = run_audit(session, options, progress=progress, during_interval=workload.start, demo=True)
-                database_oid = database_facts(session)[0]
             finally:
                 workload.join()
     if workload.error is not None:
         report = replace(report, notes=(*report.notes, f"demo workload failed: {workload.error}"))
-    return report, database_oid
+    return report

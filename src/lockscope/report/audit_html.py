@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..audit.engine import SEVERITIES, AuditReport, Finding
+from ..audit.partitions import LockPartitionLoad
 from ..audit.workload import StatementAudit
 from .html import SEVERITY_COLORS, cards, escape, page, svg_columns, svg_hbars, table
 
-__all__ = ["audit_html", "findings_html", "partition_chart", "statements_chart", "tables_chart"]
+__all__ = ["audit_html", "findings_html", "partition_chart", "partition_section", "statements_chart", "tables_chart"]
 
 _SEVERITY_TITLES = {"high": "High risk", "medium": "Medium risk", "low": "Low risk", "info": "Information"}
 
@@ -48,25 +49,36 @@ def statements_chart(statements: Sequence[StatementAudit], *, limit: int = 15,
                      unit="acquisitions/s", label_chars=60)
 
 
-def partition_chart(report: AuditReport, database_oid: int) -> str:
-    """Main-lock-table acquisitions/s per lock partition (16 bars) of the audited statements: each statement's
-    steady plan with fast-path flags predicted in order and the lock partition of each main-table lock
-    (:func:`lockscope.forecast.engine.shape_from_plan`), weighted by calls/s."""
-    from ..forecast.engine import shape_from_plan
-
-    relations = {oid: (False, name) for oid, name in report.names.items()}
-    load = [0.0] * 16
-    for s in report.workload.statements:
-        if s.steady is None or s.skipped_reason or s.calls_per_s <= 0:
-            continue
-        shape = shape_from_plan(s, s.steady, report.capacity, database_oid, relations, calls=s.calls_per_s)
-        for p, n in enumerate(shape.partition_load):
-            load[p] += s.calls_per_s * n
-    if not any(load):
+def partition_chart(load: LockPartitionLoad) -> str:
+    """LWLock:LockManager acquisitions/s per lock partition (16 columns: main-table lock acquisitions and
+    ``LockReleaseAll`` passes, :mod:`lockscope.audit.partitions`); empty when nothing is in the main table."""
+    if load.hottest_partition is None:
         return ""
-    return svg_columns([str(p) for p in range(16)], [("now", load, SEVERITY_COLORS["high"])],
-                       title="Main-lock-table acquisitions per second by lock partition (LWLock:LockManager 0..15)",
+    return svg_columns([str(p) for p in range(16)],
+                       [("lock acquisitions", list(load.acquisitions_per_s), SEVERITY_COLORS["high"]),
+                        ("release passes", list(load.release_passes_per_s), SEVERITY_COLORS["medium"])],
+                       title="LWLock:LockManager acquisitions per second by lock partition (0..15)",
                        unit="acquisitions/s", xlabel="lock partition (LockTagHashCode % 16)")
+
+
+def partition_section(load: LockPartitionLoad, *, max_rows: int = 200) -> str:
+    """The lock-partition load: the hottest partition, the statements and relations loading it (the chart is in
+    the summary)."""
+    hot = load.hottest_partition
+    if hot is None:
+        return ('<p class="ok">No audited statement puts a lock in the main lock table: 0 LWLock:LockManager '
+                f"acquisitions/s on all 16 partitions ({load.statements_measured} statements measured).</p>")
+    out = [f'<p>Hottest: <b>partition {hot}</b>, {load.hottest_per_s:,.1f} LWLock acquisitions/s = '
+           f"{load.imbalance:.1f} x the mean of the 16 (1 = even spread; database OID {load.database_oid}). "
+           "Every backend running these statements takes this partition's LWLock exclusively for each lock.</p>",
+           table(("query", "queryid", "calls/s", f"locks in p{hot}/call", "acquisitions/s", f"of p{hot}"),
+                 [(" ".join(st.query.split())[:200], st.queryid, f"{st.calls_per_s:,.1f}", f"{st.locks_per_call:g}",
+                   f"{st.acquisitions_per_s:,.1f}", f"{st.share:.0%}") for st in load.statements[:max_rows]],
+                 left=1),
+           table(("relation", "role", "acquisitions/s", "statements"),
+                 [(r.relation + (" (shared catalog)" if r.database_oid == 0 else ""), r.role,
+                   f"{r.acquisitions_per_s:,.1f}", r.statements) for r in load.relations[:max_rows]], left=2)]
+    return "".join(out)
 
 
 def _item(f: Finding) -> str:
@@ -100,11 +112,9 @@ def _first_steps(report: AuditReport) -> str:
     return f'<div class="verdict {worst}"><b>Do first:</b><ol>{items}</ol></div>'
 
 
-def audit_html(report: AuditReport, *, max_rows: int = 200, database_oid: int | None = None) -> str:
-    """The report as HTML: summary (first steps, counts, charts), findings by severity, detail tables.
-
-    :param database_oid: the audited database's OID, for the lock-partition chart (None: no such chart).
-    """
+def audit_html(report: AuditReport, *, max_rows: int = 200) -> str:
+    """The report as HTML: summary (first steps, counts, charts), findings by severity, detail tables (with the
+    lock-partition load)."""
     cap = report.capacity
     w = report.workload
     m = report.mlpt
@@ -128,8 +138,8 @@ def audit_html(report: AuditReport, *, max_rows: int = 200, database_oid: int | 
     body.append(tables_chart(report))
     body.append(statements_chart(w.statements) if w.available else
                 f'<p class="muted">Statements not audited: {escape(" ".join(w.notes))}</p>')
-    if database_oid is not None and w.available:
-        body.append(partition_chart(report, database_oid))
+    if report.partition_load is not None:
+        body.append(partition_chart(report.partition_load))
     body.append("<h2>Findings</h2>")
     body.append(findings_html(report.findings))
     body.append("<h2>Tables</h2>")
@@ -160,6 +170,9 @@ def audit_html(report: AuditReport, *, max_rows: int = 200, database_oid: int | 
                       "bad" if s.main_lock_table_per_s else ""] for s in stmts[:max_rows]]))
     else:
         body.append('<p class="muted">No statements audited.</p>')
+    if report.partition_load is not None:
+        body.append("<h2>Lock-partition load</h2>")
+        body.append(partition_section(report.partition_load, max_rows=max_rows))
     if report.index_findings:
         body.append("<h2>Indexes</h2>")
         body.append(table(("index", "table", "kind", "evidence", "droppable", "idx_scan", "MiB"),

@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import __version__
 from ..audit.engine import AuditReport
+from ..audit.partitions import LockPartitionLoad
 from ..audit.tables import FootprintCase
 from ..audit.workload import PlanFootprint
 from .jsonout import capacity_to_dict
@@ -32,6 +33,27 @@ def _plan(p: PlanFootprint | None) -> dict[str, Any] | None:
         return None
     return {"phase": p.phase, "locks": p.locks, "spilled": p.spilled, "predicted_spilled": p.predicted_spilled,
             "measured": p.measured, "relation_oids": list(p.relation_oids), "roles": list(p.roles)}
+
+
+def _partition_load(load: LockPartitionLoad | None) -> dict[str, Any] | None:
+    if load is None:
+        return None
+    return {
+        "database_oid": load.database_oid,
+        "statements_measured": load.statements_measured,
+        "acquisitions_per_s": [round(v, 3) for v in load.acquisitions_per_s],
+        "release_passes_per_s": [round(v, 3) for v in load.release_passes_per_s],
+        "lwlock_acquisitions_per_s": [round(v, 3) for v in load.lwlock_acquisitions_per_s],
+        "hottest_partition": load.hottest_partition,
+        "hottest_lwlock_acquisitions_per_s": round(load.hottest_per_s, 3),
+        "imbalance": round(load.imbalance, 3),
+        "statements": [{"queryid": st.queryid, "query": st.query, "calls_per_s": round(st.calls_per_s, 3),
+                        "locks_per_call": st.locks_per_call, "acquisitions_per_s": round(st.acquisitions_per_s, 3),
+                        "share": round(st.share, 4)} for st in load.statements],
+        "relations": [{"relation_oid": r.relation_oid, "relation": r.relation, "role": r.role,
+                       "database_oid": r.database_oid, "acquisitions_per_s": round(r.acquisitions_per_s, 3),
+                       "statements": r.statements} for r in load.relations],
+    }
 
 
 def audit_to_dict(report: AuditReport) -> dict[str, Any]:
@@ -81,6 +103,7 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
                 for s in w.statements
             ],
         },
+        "lock_partition_load": _partition_load(report.partition_load),
         "indexes": [
             {"oid": f.index_oid, "index": f.qualified, "table": f.table, "kind": f.kind, "evidence": f.evidence,
              "droppable": f.droppable, "protected_reason": f.protected_reason, "idx_scan": f.idx_scan,

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..audit.engine import AuditReport
+from ..audit.partitions import LockPartitionLoad
 
 __all__ = ["render_audit"]
 
@@ -96,11 +97,59 @@ def _statements(report: AuditReport, limit: int) -> Table:
     return table
 
 
+def _partition_load(load: LockPartitionLoad, limit: int) -> RenderableType:
+    """Per-partition LWLock demand, then the statements and relations loading the hottest partition."""
+    if load.hottest_partition is None:
+        return Text(f"Lock-partition load: no audited statement puts a lock in the main lock table "
+                    f"(0 LWLock:LockManager acquisitions/s on all 16 partitions; {load.statements_measured} "
+                    "statements measured)", style="green")
+    hot = load.hottest_partition
+    lw = load.lwlock_acquisitions_per_s
+    top = max(lw)
+    parts = Table(title=f"Lock-partition load: LWLock:LockManager acquisitions/s per partition "
+                        f"(database OID {load.database_oid}; LockTagHashCode % 16)",
+                  title_justify="left", header_style="bold")
+    for col in ("partition", "lock acquisitions/s", "release passes/s", "LWLock acquisitions/s", "of all", ""):
+        parts.add_column(col, justify="left" if not col else "right")
+    total = sum(lw)
+    for p in range(len(lw)):
+        bar = "#" * round(20 * lw[p] / top) if top else ""
+        style = "bold red" if p == hot else ""
+        parts.add_row(Text(str(p), style=style), f"{load.acquisitions_per_s[p]:,.1f}",
+                      f"{load.release_passes_per_s[p]:,.1f}", Text(f"{lw[p]:,.1f}", style=style),
+                      f"{lw[p] / total:.0%}" if total else "-", Text(bar, style=style or "dim"))
+    parts.caption = (f"hottest: partition {hot}, {lw[hot]:,.1f} LWLock acquisitions/s = {load.imbalance:.1f} x the "
+                     f"mean of the 16 (1 = even spread); every backend running these statements queues on it")
+    stmts = Table(title=f"Statements loading partition {hot}", title_justify="left", header_style="bold")
+    stmt_cols: tuple[tuple[str, JustifyMethod], ...] = (
+        ("queryid", "right"), ("calls/s", "right"), (f"locks in p{hot}/call", "right"), ("acquisitions/s", "right"),
+        (f"of p{hot}", "right"), ("query", "left"))
+    for col, just in stmt_cols:
+        stmts.add_column(col, justify=just)
+    for st in load.statements[:limit]:
+        stmts.add_row(str(st.queryid), f"{st.calls_per_s:,.1f}", f"{st.locks_per_call:g}",
+                      f"{st.acquisitions_per_s:,.1f}", f"{st.share:.0%}", " ".join(st.query.split())[:70])
+    rels = Table(title=f"Relations whose main-table lock lands in partition {hot}", title_justify="left",
+                 header_style="bold")
+    rel_cols: tuple[tuple[str, JustifyMethod], ...] = (
+        ("relation", "left"), ("role", "left"), ("acquisitions/s", "right"), ("statements", "right"))
+    for col, just in rel_cols:
+        rels.add_column(col, justify=just)
+    for r in load.relations[:limit]:
+        rels.add_row(Text(r.relation + (" (shared catalog)" if r.database_oid == 0 else "")), r.role,
+                     f"{r.acquisitions_per_s:,.1f}", str(r.statements))
+    if len(load.relations) > limit:
+        rels.caption = f"{len(load.relations) - limit} more relations in --json"
+    return Group(parts, stmts, rels)
+
+
 def render_audit(report: AuditReport, *, limit: int = 15) -> RenderableType:
-    """The terminal report: header, top risks (evidence and fix), tables, statements, notes."""
+    """The terminal report: header, top risks (evidence and fix), tables, statements, lock-partition load, notes."""
     parts: list[RenderableType] = [_header(report), _findings(report, limit), _tables(report, limit)]
     if report.workload.statements:
         parts.append(_statements(report, limit))
+    if report.partition_load is not None:
+        parts.append(_partition_load(report.partition_load, limit))
     if report.notes:
         parts.append(Panel("\n".join(f"- {n}" for n in report.notes), title="notes", title_align="left",
                            border_style="dim"))
