@@ -40,7 +40,7 @@ from lockscope.capacity import CapacityModel
 from lockscope.db import connect, run_script
 from lockscope.demo import PK_SELECT, set_extra_indexes
 from lockscope.footprint import measure_footprint
-from lockscope.forecast.calibration import Calibration, load_calibration
+from lockscope.forecast.calibration import Calibration, load_calibration, save_calibration
 from lockscope.forecast.engine import (
     StatementShape,
     apply_what_if,
@@ -50,7 +50,7 @@ from lockscope.forecast.engine import (
     shape_from_footprint,
 )
 from lockscope.forecast.model import TransactionClass, class_demands, forecast
-from lockscope.lab.ceiling import CALIBRATION_FILE, CeilingScenario
+from lockscope.lab.ceiling import CALIBRATION_FILE, CeilingScenario, fit_calibration
 from lockscope.lab.load import install_pg_stat_statements, is_pk_select, measure_load
 from lockscope.lab.partitions import required_mlpt
 from lockscope.lab.runner import run_lab
@@ -373,8 +373,15 @@ def penalty_table(points: list[Point]) -> str:
 def summary(points: list[Point]) -> str:
     ratios = sorted(p.ratio for p in points if math.isfinite(p.ratio))
     within = sum(1 for r in ratios if 0.75 <= r <= 1.25)
+    # lock-bound = most active-session samples wait on LWLock:LockManager (measured), the binding resource is a
+    # lock partition (forecast)
+    agree = sum(1 for p in points if (p.measured_lm >= 0.5) == (p.binding != "cpu"))
+    lm_err = sorted(abs(p.forecast_lm - p.measured_lm) for p in points if max(p.forecast_lm, p.measured_lm) >= 0.05)
+    lm_err = lm_err or [0.0]
     return (f"{within} of {len(ratios)} points within 25 %; forecast/measured median {ratios[len(ratios) // 2]:.2f}, "
-            f"range {ratios[0]:.2f} .. {ratios[-1]:.2f}") if ratios else "no points"
+            f"range {ratios[0]:.2f} .. {ratios[-1]:.2f}; binding resource right (lock partition iff measured "
+            f"LockManager >= 50 %) for {agree} of {len(points)}; LockManager share (points where either is >= 5 %) "
+            f"off by a median {lm_err[len(lm_err) // 2]:.0%}, at most {lm_err[-1]:.0%}") if ratios else "no points"
 
 
 def main() -> None:
@@ -401,7 +408,19 @@ def main() -> None:
     if args.reforecast is not None:
         earlier = json.loads(args.reforecast.read_text())
         parts -= {"indexes", "partitions"}
-        if args.calibration is None:
+        ceiling_results = args.reforecast.parent / "ceiling" / "results.json"
+        if args.calibration is None and ceiling_results.exists():
+            # the same lab ceiling measurements, fitted again with this version of the model
+            res = json.loads(ceiling_results.read_text())
+            par = res["parameters"]
+            refit, checks = fit_calibration(res["rows"], spilled=par["spilled"], clients=par["clients"],
+                                            cores=par["cores"], server_version=res["servers"][0]["pg_version"])
+            args.calibration = args.out / "calibration.json"
+            save_calibration(refit, args.calibration)
+            say(f"calibration fitted again from {ceiling_results}: spread check "
+                f"{checks['spread_predicted_tps']:,.0f} TPS predicted vs {checks['spread_tps']:,.0f} measured, "
+                f"LockManager {checks['spread_predicted_lockmanager_share']:.0%}")
+        elif args.calibration is None:
             args.calibration = args.reforecast.parent / "calibration.json"
             args.calibration.write_text(json.dumps(earlier["calibration"]))
     if args.calibration is not None:

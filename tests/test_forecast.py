@@ -198,9 +198,9 @@ def test_fit_calibration_recovers_the_costs_it_was_built_from() -> None:
     rows += [{"point": p, "clients": 16, "tps": 2 / (single[p] * factor), "max_locks_per_transaction": 16}
              for p in ("generic_16", "pk_select_simple")]
     spread = [(2 if p < 8 else 1) for p in range(16)]  # 24 over 16 partitions, round robin
-    one = forecast(Demands(single["generic_one"], (25 * hold,) + (0.0,) * 15, factor, ramp_partitions=True), 2, 16)
+    one = forecast(Demands(single["generic_one"], (25 * hold,) + (0.0,) * 15, factor, holds_on_cpu=True), 2, 16)
     two = forecast(Demands(single["generic_spread"], tuple((n + 1) * hold for n in spread), factor,
-                           ramp_partitions=True), 2, 16)
+                           holds_on_cpu=True), 2, 16)
     rows += [{"point": "generic_one", "clients": 16, "tps": one.throughput_tps, "max_locks_per_transaction": 16},
              {"point": "generic_spread", "clients": 16, "tps": two.throughput_tps, "max_locks_per_transaction": 16},
              {"point": "generic_one", "clients": 16, "tps": one.throughput_tps * 0.5,  # a slowed repeat: ignored

@@ -13,7 +13,15 @@ The network (docs/forecast.md gives the assumptions and where they fail):
   D = 2 s, N = 2: 0.8 TPS instead of the exact 1.0).
 - 16 lock-partition LWLock centres (lwlock.h ``NUM_LOCK_PARTITIONS``), single-server FCFS queueing stations. Time
   spent queueing at one is what pg_stat_activity shows as ``LWLock:LockManager``; time holding one is on-CPU
-  work (no wait event).
+  work (no wait event). Two consequences (``Demands.holds_on_cpu``, set for every calibrated demand):
+
+  - *simultaneous resource possession*: the hold is part of the CPU demand, so a backend's response time counts
+    only its wait at a partition, not its own hold (a lone client never waits);
+  - *processor sharing*: with more runnable backends than cores, a holder gets ``C / runnable`` of a core, so
+    its hold lasts ``max(1, runnable / C)`` times its CPU time (:func:`hold_stretch`; ``runnable`` = the
+    customers at the CPU centre at the previous population). Every backend needing that partition waits the
+    longer hold: this is why a spilled workload's LockManager share climbs with clients beyond the cores even
+    when its locks are spread over all 16 partitions.
 
 Demands per transaction (:func:`class_demands`, from a :class:`~lockscope.forecast.calibration.Calibration`):
 
@@ -30,9 +38,11 @@ into one class whose demand at each centre is the calls-weighted mean of the cla
 utilisation laws and the asymptotic bounds, an approximation for response times at finite N (a multi-class MVA
 would keep the classes apart).
 
-Algorithm (exact single-class MVA, Reiser and Lavenberg 1980): for n = 1..N,
+Algorithm (single-class MVA, Reiser and Lavenberg 1980): for n = 1..N,
 ``R_k(n) = D_k (1 + Q_k(n - 1))`` at queueing centres, ``R_k = D_k`` at the delay, ``X(n) = n / sum_k R_k(n)``,
-``Q_k(n) = X(n) R_k(n)``. Cost O(N x 17).
+``Q_k(n) = X(n) R_k(n)``; with holds on the CPU a partition contributes ``W_p(n) = D_p(n) Q_p(n - 1)`` to the
+response time and ``Q_p(n) = X(n) (W_p(n) + D_p(n))`` (an approximation: exact MVA has no possession or
+load-dependent holds). Cost O(N x 17).
 """
 
 from __future__ import annotations
@@ -54,6 +64,7 @@ __all__ = [
     "contention_ramp",
     "forecast",
     "forecast_curve",
+    "hold_stretch",
     "partition_name",
     "workload_demands",
 ]
@@ -116,19 +127,21 @@ class Demands:
     """Service demands of one (possibly aggregated) transaction class: seconds of service per transaction.
 
     :ivar cpu_s: CPU demand of a lone client (s; the whole demand, to be shared by the cores).
+    :ivar partition_s: demand on each lock-partition LWLock (16 values, s): acquisitions x hold time on an idle
+        machine.
     :ivar cpu_saturated_factor: CPU demand once the cores are busy / ``cpu_s`` (> 0; 1 = no change): context
         switches, cache misses and the client's own CPU, hidden in idle time with one client, cost throughput
         once every core is busy. The demand with n clients is ``cpu_s x (1 + (f - 1) x min(1, (n - 1) / C))``.
-    :ivar ramp_partitions: True when ``partition_s`` is an *effective* hold under contention whose uncontended part
-        is CPU work already in ``cpu_s`` (a calibration's ``lwlock_hold_s``): the partition demands then grow
-        from 0 for a lone client to ``partition_s`` with :func:`contention_ramp`. False: plain MVA centres.
-    :ivar partition_s: demand on each lock-partition LWLock (16 values, s).
+    :ivar holds_on_cpu: True when holding a partition LWLock is CPU work already in ``cpu_s`` (a calibration's
+        demands): a backend's response time then counts only the *wait* at a partition, not its own hold
+        (simultaneous resource possession), and a hold is stretched in wall-clock time by processor sharing
+        when more backends are runnable than there are cores (:func:`hold_stretch`). False: plain MVA centres.
     """
 
     cpu_s: float
     partition_s: tuple[float, ...]
     cpu_saturated_factor: float = 1.0
-    ramp_partitions: bool = False
+    holds_on_cpu: bool = False
 
     def __post_init__(self) -> None:
         if len(self.partition_s) != NUM_LOCK_PARTITIONS:
@@ -150,18 +163,22 @@ class Demands:
         """CPU demand with ``clients`` clients on ``cpus`` cores (s; see ``cpu_saturated_factor``)."""
         return self.cpu_s * (1.0 + (self.cpu_saturated_factor - 1.0) * contention_ramp(clients, cpus))
 
-    def partition_at(self, clients: int, cpus: int) -> tuple[float, ...]:
-        """Partition-LWLock demands with ``clients`` clients on ``cpus`` cores (s): ``partition_s`` x
-        :func:`contention_ramp` (a lone client's critical sections are CPU work, already in ``cpu_s``)."""
-        if not self.ramp_partitions:
-            return self.partition_s
-        ramp = contention_ramp(clients, cpus)
-        return tuple(d * ramp for d in self.partition_s)
-
     @property
     def total_s(self) -> float:
-        """Total demand = response time of a lone client (s)."""
-        return self.cpu_s + sum(self.partition_s)
+        """Total demand = response time of a lone client (s; holds on the CPU are counted once)."""
+        return self.cpu_s + (0.0 if self.holds_on_cpu else sum(self.partition_s))
+
+
+def hold_stretch(runnable: float, cpus: int) -> float:
+    """Wall-clock time of a lock hold over its CPU time: ``max(1, runnable / cpus)``.
+
+    Processor sharing: with more runnable backends than cores each gets ``cpus / runnable`` of a core, so a
+    critical section of h CPU-seconds lasts ``h x runnable / cpus`` (the mean of a holder preempted with
+    probability h / quantum and waiting ``(runnable - cpus) / cpus`` quanta; Linux's fair scheduler,
+    kernel/sched/fair.c). Every backend that needs that partition meanwhile waits (lwlock.c ``LWLockAcquire``
+    sleeps on its semaphore).
+    """
+    return max(1.0, runnable / cpus)
 
 
 def contention_ramp(clients: int, cpus: int) -> float:
@@ -179,7 +196,7 @@ def class_demands(cls: TransactionClass, calibration: Calibration) -> Demands:
            + calibration.main_table_lock_extra_cpu_s * cls.main_table_locks)
     traffic = transaction_traffic(cls.partition_load)
     return Demands(cpu_s=cpu, partition_s=tuple(n * calibration.lwlock_hold_s for n in traffic.per_partition),
-                   cpu_saturated_factor=calibration.saturated_cpu_factor, ramp_partitions=True)
+                   cpu_saturated_factor=calibration.saturated_cpu_factor, holds_on_cpu=True)
 
 
 def workload_demands(classes: Iterable[TransactionClass], calibration: Calibration) -> Demands:
@@ -196,7 +213,7 @@ def workload_demands(classes: Iterable[TransactionClass], calibration: Calibrati
         cpu_s=sum(w * d.cpu_s for w, d in each),
         partition_s=tuple(sum(w * d.partition_s[p] for w, d in each) for p in range(NUM_LOCK_PARTITIONS)),
         cpu_saturated_factor=calibration.saturated_cpu_factor,
-        ramp_partitions=True,
+        holds_on_cpu=True,
     )
 
 
@@ -220,25 +237,31 @@ def ceiling_tps(demands: Demands, cpus: int) -> float:
 class Forecast:
     """The network's steady state with ``clients`` clients (MVA, Seidmann for the CPU).
 
+    ``D_cpu`` and ``D_p`` below are the demands at N clients: the CPU's with the saturation factor, each
+    partition's hold stretched by the run queue (:func:`hold_stretch`) when the holds are CPU work.
+
     :ivar clients: N (count).
     :ivar cpus: C (count).
     :ivar throughput_tps: X(N), transactions per second.
     :ivar response_time_ms: R(N) = N / X(N), ms per transaction (Little's law, think time 0).
     :ivar cpu_utilisation: X D_cpu / C (fraction 0..1).
     :ivar partition_utilisation: X D_p per partition (16 fractions 0..1).
-    :ivar partition_wait_ms: time per transaction queueing for partition LWLocks, ``sum_p (R_p - D_p)`` (ms).
+    :ivar partition_wait_ms: time per transaction waiting for partition LWLocks held by others (ms).
     :ivar lockmanager_share: partition_wait / R: the predicted LockManager share of active-session samples
         (fraction 0..1; every client is active with think time 0).
     :ivar lockmanager_aas: N x lockmanager_share: predicted AAS of ``LWLock:LockManager`` (sessions).
-    :ivar binding_resource: the centre with the largest demand per server: ``cpu`` or ``partition N`` (ties go to
-        the CPU, then the lowest partition).
+    :ivar binding_resource: where the transactions spend their time at N: ``partition N`` (the one with the most
+        time) when the time at the lock partitions exceeds the time at the CPU (queueing included), else ``cpu``.
+        As N grows this is the bottleneck centre (largest demand per server) of plain MVA.
     :ivar ceiling_tps: the asymptotic bound ``min(C / D_cpu, 1 / max_p D_p)`` (TPS).
     :ivar cpu_ceiling_tps: C / D_cpu (TPS; ``inf`` without CPU demand).
-    :ivar hottest_partition: the partition with the largest demand (lowest on a tie), None when no main-table lock.
+    :ivar hottest_partition: the partition with the most LWLock acquisitions per transaction (lowest on a tie), None
+        when no main-table lock.
     :ivar hottest_partition_saturation_tps: the throughput at which the hottest partition LWLock is busy all the
         time, 1 / max_p D_p (TPS; ``inf`` when no main-table lock).
-    :ivar knee_clients: N* = D_total / D_max (D_max = largest demand per server): the client count where the
-        light-load bound N / D_total meets the ceiling; well past it, more clients only add waiting.
+    :ivar knee_clients: N* = D_total / D_max (D_max = largest demand per server; holds on the CPU counted once):
+        the client count where the light-load bound N / D_total meets the ceiling; past it, more clients only add
+        waiting.
     """
 
     clients: int
@@ -258,9 +281,9 @@ class Forecast:
     knee_clients: float
 
 
-def _binding(demands: Demands, cpus: int) -> tuple[str, float]:
-    best_name, best = CPU, demands.cpu_saturated_s / cpus
-    for p, d in enumerate(demands.partition_s):
+def _binding(cpu_per_server_s: float, partition_s: Sequence[float]) -> tuple[str, float]:
+    best_name, best = CPU, cpu_per_server_s
+    for p, d in enumerate(partition_s):
         if d > best:
             best_name, best = partition_name(p), d
     return best_name, best
@@ -268,6 +291,11 @@ def _binding(demands: Demands, cpus: int) -> tuple[str, float]:
 
 def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple[Forecast, ...]:
     """Forecasts for several client counts from one MVA pass up to the largest (same order as ``clients``).
+
+    With ``demands.holds_on_cpu`` (every calibrated demand) the partition centres follow
+    :func:`hold_stretch` of the CPU's runnable backends at the previous population and count only waiting in the
+    response time; the ceiling, binding resource and hottest partition's saturation rate are then those of the
+    demands at that client count.
 
     :param demands: the (aggregated) transaction class (:func:`class_demands`, :func:`workload_demands`).
     :param cpus: C, cores (>= 1).
@@ -278,45 +306,51 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
     wanted = list(clients)
     if not wanted or min(wanted) < 1:
         raise ValueError(f"client counts must be >= 1, got {wanted}")
-    # centres: 0 = the CPU's Seidmann queueing part, 1..16 = partitions; plus the CPU's Seidmann delay part
-    queue_d = [demands.cpu_s / cpus, *demands.partition_s]
-    binding, d_max = _binding(demands, cpus)
-    top = max(demands.partition_s)
-    hottest = demands.partition_s.index(top) if top > 0 else None
-    cpu_ceiling = cpus / demands.cpu_saturated_s if demands.cpu_s > 0 else math.inf
-    bound = ceiling_tps(demands, cpus)
-    knee = demands.total_s / d_max
+    top_idle = max(demands.partition_s)
+    hottest = demands.partition_s.index(top_idle) if top_idle > 0 else None
+    on_cpu = demands.holds_on_cpu
 
     results: dict[int, Forecast] = {}
     targets = set(wanted)
-    q = [0.0] * len(queue_d)
+    q_cpu = 0.0  # customers queueing at the CPU's Seidmann queueing part
+    runnable = 0.0  # customers at the CPU (queueing part and delay part): runnable backends
+    q_part = [0.0] * NUM_LOCK_PARTITIONS
     for n in range(1, max(wanted) + 1):
         cpu_n = demands.cpu_at(n, cpus)
-        part_n = demands.partition_at(n, cpus)
-        queue_d = [cpu_n / cpus, *part_n]
+        stretch = hold_stretch(runnable, cpus) if on_cpu else 1.0
+        part_n = [d * stretch for d in demands.partition_s]
+        r_cpu = cpu_n / cpus * (1.0 + q_cpu)
         delay_s = cpu_n * (cpus - 1) / cpus
-        r = [d * (1.0 + qk) for d, qk in zip(queue_d, q, strict=True)]
-        response = delay_s + sum(r)
+        # a partition: wait for the customers there (arrival theorem); plain centres add the own service
+        waits = [d * qk for d, qk in zip(part_n, q_part, strict=True)]
+        response = delay_s + r_cpu + sum(waits) + (0.0 if on_cpu else sum(part_n))
         x = n / response
-        q = [x * rk for rk in r]
+        q_cpu = x * r_cpu
+        runnable = x * (r_cpu + delay_s)
+        q_part = [x * (w + d) for w, d in zip(waits, part_n, strict=True)]
         if n in targets:
-            wait = sum(rp - dp for rp, dp in zip(r[1:], part_n, strict=True))
+            wait = sum(waits)
+            top = max(part_n)
+            _, d_max = _binding(cpu_n / cpus, part_n)
+            at_part = [w + (0.0 if on_cpu else d) for w, d in zip(waits, part_n, strict=True)]
+            binding = (partition_name(at_part.index(max(at_part))) if sum(at_part) > r_cpu + delay_s else CPU)
+            cpu_ceiling = cpus / cpu_n if cpu_n > 0 else math.inf
             results[n] = Forecast(
                 clients=n,
                 cpus=cpus,
                 throughput_tps=x,
                 response_time_ms=response * 1000.0,
                 cpu_utilisation=x * cpu_n / cpus,
-                partition_utilisation=tuple(x * d for d in part_n),
+                partition_utilisation=tuple(min(1.0, x * d) for d in part_n),
                 partition_wait_ms=wait * 1000.0,
                 lockmanager_share=wait / response,
                 lockmanager_aas=n * wait / response,
                 binding_resource=binding,
-                ceiling_tps=bound,
+                ceiling_tps=min(cpu_ceiling, 1.0 / top if top > 0 else math.inf),
                 cpu_ceiling_tps=cpu_ceiling,
                 hottest_partition=hottest,
                 hottest_partition_saturation_tps=1.0 / top if top > 0 else math.inf,
-                knee_clients=knee,
+                knee_clients=(cpu_n + (0.0 if on_cpu else sum(part_n))) / d_max,
             )
     return tuple(results[n] for n in wanted)
 

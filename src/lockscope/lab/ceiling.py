@@ -342,7 +342,7 @@ def fit_hold_time(cpu_s: float, acquisitions: int, tps: float, *, cores: int, cl
 
     def predicted(hold: float) -> float:
         load = (acquisitions * hold,) + (0.0,) * (NUM_LOCK_PARTITIONS - 1)
-        return forecast(Demands(cpu_s, load, saturated_factor, ramp_partitions=True), cores, clients).throughput_tps
+        return forecast(Demands(cpu_s, load, saturated_factor, holds_on_cpu=True), cores, clients).throughput_tps
 
     if predicted(0.0) <= tps:
         return 0.0
@@ -395,8 +395,8 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
     for i in range(spilled):
         per_part[i % NUM_LOCK_PARTITIONS] += 1
     load = tuple((n + (1 if n else 0)) * hold for n in per_part)
-    spread_pred = forecast(Demands(d["generic_spread"], load, factor, ramp_partitions=True), cores, clients)
-    one_pred = forecast(Demands(d["generic_one"], ((spilled + 1) * hold,) + (0.0,) * 15, factor, ramp_partitions=True),
+    spread_pred = forecast(Demands(d["generic_spread"], load, factor, holds_on_cpu=True), cores, clients)
+    one_pred = forecast(Demands(d["generic_one"], ((spilled + 1) * hold,) + (0.0,) * 15, factor, holds_on_cpu=True),
                        cores, clients)
     checks = {
         "cpu_per_transaction_us": {k: v * 1e6 for k, v in d.items()},
