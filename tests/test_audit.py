@@ -220,7 +220,7 @@ def test_gitlab_lock_partition_load_old(gitlab_old: tuple[ScratchServer, AuditRe
     console = Console(record=True, width=1000)
     console.print(render_audit(report))
     text = console.export_text()
-    assert f"hottest: partition {hot}," in text and load.relations[0].relation in text
+    assert f"hottest: partition {hot}," in text and load.verdict in text and load.relations[0].relation in text
     assert f"<b>partition {hot}</b>" in audit_html(report)
 
 

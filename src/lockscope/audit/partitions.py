@@ -142,6 +142,17 @@ class LockPartitionLoad:
         return self.lwlock_acquisitions_per_s[self.hottest_partition]
 
     @property
+    def verdict(self) -> str:
+        """One line on how the load is spread: a hot partition (imbalance >= 2) or an even spread."""
+        if self.hottest_partition is None:
+            return "nothing in the main lock table"
+        if self.imbalance >= 2:
+            return (f"partition {self.hottest_partition} is hot ({self.imbalance:.1f} x the mean): every backend "
+                    "running the statements below queues on its LWLock")
+        return (f"spread over the partitions ({self.imbalance:.1f} x the mean at most): the total rate, not one "
+                "partition, is the load")
+
+    @property
     def imbalance(self) -> float:
         """Hottest partition's LWLock acquisitions/s over the mean of the 16 (1 = even spread, 16 = all in one;
         0 when nothing is in the main table)."""

@@ -46,7 +46,7 @@ def _partition_load(load: LockPartitionLoad | None) -> dict[str, Any] | None:
         "lwlock_acquisitions_per_s": [round(v, 3) for v in load.lwlock_acquisitions_per_s],
         "hottest_partition": load.hottest_partition,
         "hottest_lwlock_acquisitions_per_s": round(load.hottest_per_s, 3),
-        "imbalance": round(load.imbalance, 3),
+        "imbalance": round(load.imbalance, 3), "verdict": load.verdict,
         "statements": [{"queryid": st.queryid, "query": st.query, "calls_per_s": round(st.calls_per_s, 3),
                         "locks_per_call": st.locks_per_call, "acquisitions_per_s": round(st.acquisitions_per_s, 3),
                         "share": round(st.share, 4)} for st in load.statements],

@@ -118,8 +118,8 @@ def _partition_load(load: LockPartitionLoad, limit: int) -> RenderableType:
         parts.add_row(Text(str(p), style=style), f"{load.acquisitions_per_s[p]:,.1f}",
                       f"{load.release_passes_per_s[p]:,.1f}", Text(f"{lw[p]:,.1f}", style=style),
                       f"{lw[p] / total:.0%}" if total else "-", Text(bar, style=style or "dim"))
-    parts.caption = (f"hottest: partition {hot}, {lw[hot]:,.1f} LWLock acquisitions/s = {load.imbalance:.1f} x the "
-                     f"mean of the 16 (1 = even spread); every backend running these statements queues on it")
+    hottest = Text(f"hottest: partition {hot}, {lw[hot]:,.1f} LWLock acquisitions/s of {total:,.1f}; {load.verdict}",
+                   style="bold red" if load.imbalance >= 2 else "")
     stmts = Table(title=f"Statements loading partition {hot}", title_justify="left", header_style="bold")
     stmt_cols: tuple[tuple[str, JustifyMethod], ...] = (
         ("queryid", "right"), ("calls/s", "right"), (f"locks in p{hot}/call", "right"), ("acquisitions/s", "right"),
@@ -140,7 +140,7 @@ def _partition_load(load: LockPartitionLoad, limit: int) -> RenderableType:
                      f"{r.acquisitions_per_s:,.1f}", str(r.statements))
     if len(load.relations) > limit:
         rels.caption = f"{len(load.relations) - limit} more relations in --json"
-    return Group(parts, stmts, rels)
+    return Group(parts, hottest, stmts, rels)
 
 
 def render_audit(report: AuditReport, *, limit: int = 15) -> RenderableType:
