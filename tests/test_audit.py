@@ -224,6 +224,39 @@ def test_gitlab_lock_partition_load_old(gitlab_old: tuple[ScratchServer, AuditRe
     assert f"<b>partition {hot}</b>" in audit_html(report)
 
 
+@pytest.mark.parametrize("fixture", ["gitlab18", "gitlab_old"])
+def test_gitlab_generic_reuse_locks_equal_a_real_execution(fixture: str, request: pytest.FixtureRequest) -> None:
+    """The derived locks of reusing a cached generic plan (AcquireExecutorLocks' tables and partitions, then the
+    indexes the executor opens for its index scans) = pg_locks after a real execution on the test's own server."""
+    from psycopg import sql
+
+    server, report = request.getfixturevalue(fixture)
+    checked = 0
+    with psycopg.connect(server.conninfo(), autocommit=True) as conn:
+        conn.execute("set plan_cache_mode = force_generic_plan")
+        for n, s in enumerate(report.workload.statements):
+            reuse = s.generic_reuse
+            if reuse is None or not s.params or s.skipped_reason:
+                continue
+            conn.execute(f"prepare reuse_{n} as {s.query}")
+            run = sql.SQL("execute {}({})").format(sql.Identifier(f"reuse_{n}"),
+                                                    sql.SQL(", ").join(sql.Literal(p) for p in s.params))
+            conn.execute("begin")
+            conn.execute(run)  # builds the generic plan (planner locks) ...
+            conn.execute("rollback")
+            conn.execute("begin")
+            conn.execute(run)  # ... and reuses it
+            locked = {int(r[0]) for r in conn.execute(
+                "select l.relation from pg_locks l join pg_class c on c.oid = l.relation where l.pid = "
+                "pg_backend_pid() and l.locktype = 'relation' and c.relnamespace = 'public'::regnamespace")}
+            conn.execute("rollback")
+            assert locked == set(reuse.relation_oids), s.query
+            checked += 1
+            if "table" in reuse.roles:  # a plain table: it and the index its generic plan scans
+                assert reuse.roles == ("table", "index"), s.query
+    assert checked >= 7
+
+
 def test_gitlab_drop_plan_and_index_rules_old(gitlab_old: tuple[ScratchServer, AuditReport]) -> None:
     _, report = gitlab_old
     findings = {f.qualified: f for f in report.index_findings}

@@ -40,10 +40,12 @@ __all__ = [
     "Footprint",
     "RelationLock",
     "acquisition_order",
+    "executor_index_names",
     "measure_all_modes",
     "measure_footprint",
     "measure_generic_plan",
     "relation_role",
+    "scanned_indexes",
 ]
 
 PROTOCOLS = ("simple", "prepared")
@@ -103,8 +105,11 @@ class Execution:
     :ivar phase: ``simple``, ``custom``, ``generic-build`` or ``generic-reuse`` (plancache.c GetCachedPlan).
     :ivar plan_type: ``custom`` or ``generic`` from pg_prepared_statements counters; ``None`` for the simple
         protocol or on PG 13 (no counters).
-    :ivar locks: relation locks in modelled acquisition order.
+    :ivar locks: relation locks in modelled acquisition order, as pg_locks showed them.
     :ivar plan: the EXPLAIN output, one string per line.
+    :ivar executor_index_locks: for a reused generic plan, the index locks a real execution takes after
+        ``locks`` and EXPLAIN does not (:func:`executor_index_names`): ``fastpath`` is the capacity model's
+        prediction (nothing to measure); empty for every other phase, whose planning already locked every index.
     """
 
     number: int
@@ -112,6 +117,17 @@ class Execution:
     plan_type: str | None
     locks: tuple[RelationLock, ...]
     plan: tuple[str, ...] = ()
+    executor_index_locks: tuple[RelationLock, ...] = ()
+
+    @property
+    def real_lock_count(self) -> int:
+        """Relation locks of a real execution: measured plus executor index locks (count)."""
+        return len(self.locks) + len(self.executor_index_locks)
+
+    @property
+    def real_main_table_count(self) -> int:
+        """Main-table locks of a real execution: measured plus predicted executor index locks (count)."""
+        return self.main_table_count + sum(not lk.fastpath for lk in self.executor_index_locks)
 
     @property
     def lock_count(self) -> int:
@@ -215,6 +231,45 @@ def relation_role(relkind: str, relispartition: bool, parent_relkind: str | None
 
 
 _CTE_LINE = re.compile(r"^\s*CTE (.+?)\s*$")
+_IDENT = r'("(?:[^"]|"")+"|[^\s"]+)'
+_INDEX_NODE = re.compile(rf"(?:Index Only Scan|Index Scan)(?: Backward)? using {_IDENT} on "
+                         rf"|Bitmap Index Scan on {_IDENT}")
+
+
+def executor_index_names(plan: Sequence[str]) -> tuple[str, ...]:
+    """Index names (unquoted, first occurrence order) of the plan's index scan nodes in EXPLAIN text.
+
+    A real execution opens each with the scanned relation's lock mode at executor start
+    (nodeIndexscan.c ``ExecInitIndexScan``, nodeIndexonlyscan.c ``ExecInitIndexOnlyScan``, nodeBitmapIndexscan.c
+    ``ExecInitBitmapIndexScan``: ``index_open(indexid, rellockmode)``), but under EXPLAIN without ANALYZE those
+    functions return before ``index_open`` (``EXEC_FLAG_EXPLAIN_ONLY``), so pg_locks never shows these locks
+    after EXPLAIN. Subplans removed by initial pruning are not in the EXPLAIN output and are not opened.
+    """
+    names: list[str] = []
+    for line in plan:
+        m = _INDEX_NODE.search(line)
+        if m is None:
+            continue
+        raw = m.group(1) or m.group(2)
+        names.append(raw[1:-1].replace('""', '"') if raw.startswith('"') else raw)
+    return tuple(dict.fromkeys(names))
+
+
+def scanned_indexes(session: Session, execution: Execution) -> tuple[int, ...]:
+    """OIDs of the indexes of plain tables (role ``table``) that the execution's plan scans, in plan order
+    (:func:`executor_index_names`): the executor index locks of reusing that plan. Indexes of partitions are left
+    out: which partitions survive initial pruning depends on the parameter values.
+
+    :raises DatabaseError: the catalog query failed.
+    """
+    names = executor_index_names(execution.plan)
+    tables = sorted({lk.relation_oid for lk in execution.locks if lk.role == "table"})
+    if not names or not tables:
+        return ()
+    first: dict[str, int] = {}
+    for r in session.query("executor_indexes", [tables, list(names)]):
+        first.setdefault(str(r["relname"]), int(r["index_oid"]))
+    return tuple(dict.fromkeys(first[n] for n in names if n in first))
 
 
 class _Prober:
@@ -319,6 +374,58 @@ class _Prober:
                 lock_partition=lock_partition(int(row["database_oid"]), oid),
             ))
         return tuple(locks)
+
+
+    def executor_index_locks(self, locks: Sequence[RelationLock], rows: Sequence[dict[str, Any]],
+                             plan: Sequence[str]) -> tuple[RelationLock, ...]:
+        """The locks a real execution of a reused generic plan adds after ``locks``: each index the plan scans
+        (:func:`executor_index_names`, resolved among the indexes of the locked relations), in the scanned
+        relation's strongest held mode, in plan order; fast-path flags predicted after the measured locks."""
+        names = executor_index_names(plan)
+        if not names or not locks:
+            return ()
+        rank = {m: n for n, m in enumerate(capacity.LOCK_MODES)}
+        mode_of: dict[int, str] = {}
+        for lk in locks:
+            if lk.relation_oid not in mode_of or rank.get(lk.mode, -1) > rank.get(mode_of[lk.relation_oid], -1):
+                mode_of[lk.relation_oid] = lk.mode
+        found = self.session.query("executor_indexes", [sorted(mode_of), list(names)])
+        first: dict[str, dict[str, Any]] = {}
+        for r in found:
+            first.setdefault(str(r["relname"]), r)
+        held = {(lk.relation_oid, lk.mode) for lk in locks}
+        wanted: list[tuple[int, str]] = []
+        for name in names:
+            hit = first.get(name)
+            if hit is None:
+                continue
+            key = (int(hit["index_oid"]), mode_of[int(hit["table_oid"])])
+            if key not in held and key not in wanted:
+                wanted.append(key)
+        if not wanted:
+            return ()
+        database_oid = next((int(r["database_oid"]) for r in rows if int(r["database_oid"])), 0)
+        before = [LockRequest(lk.relation_oid, lk.mode, lk.relation_oid in self._shared(rows)) for lk in locks]
+        requests = before + [LockRequest(oid, mode) for oid, mode in wanted]
+        predicted = self.model.predict(requests)[len(before):]
+        assumed = self.assumed.predict(requests)[len(before):] if self.assumed else [None] * len(wanted)
+        infos = {int(i["relation_oid"]): i for i in self.session.query("relation_info", [[o for o, _ in wanted]])}
+        out = []
+        for n, ((oid, mode), pred, assume) in enumerate(zip(wanted, predicted, assumed, strict=True)):
+            info = infos.get(oid)
+            out.append(RelationLock(
+                relation_oid=oid,
+                relation=info["relation"] if info else str(oid),
+                role=relation_role(info["relkind"], info["relispartition"], info["parent_relkind"],
+                                   info["parent_relispartition"]) if info else "index",
+                mode=mode, fastpath=pred, predicted_fastpath=pred, fast_path_group=self.model.group_of(oid),
+                order=len(locks) + n, assumed_fastpath=assume, order_rule="executor index",
+                lock_partition=lock_partition(database_oid, oid)))
+        return tuple(out)
+
+    @staticmethod
+    def _shared(rows: Sequence[dict[str, Any]]) -> frozenset[int]:
+        return frozenset(int(r["relation_oid"]) for r in rows if r["shared_catalog"])
 
 
 def _rewritten_tree(notes: Sequence[tuple[str, str, str]]) -> dict[str, Any] | None:
@@ -505,11 +612,13 @@ def _probe_prepared(
                         locks = prober.build_locks(rows, phase, _plan_lines(plan))
                     else:
                         plan_type = "custom"
+                extra = (prober.executor_index_locks(locks, rows, _plan_lines(plan)) if phase == "generic-reuse"
+                         else ())
             if generic is not None:
                 before = (int(generic), int(custom))
             else:
                 before = (before[0] + (plan_type == "generic"), before[1] + (plan_type == "custom"))
-            out.append(Execution(number, phase, plan_type, locks, _plan_lines(plan)))
+            out.append(Execution(number, phase, plan_type, locks, _plan_lines(plan), extra))
     finally:
         with session.probe_transaction():
             session.fetch_all(f"DEALLOCATE {name}")

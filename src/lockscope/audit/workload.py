@@ -29,7 +29,7 @@ from typing import Any
 from ..capacity import CapacityModel, LockRequest
 from ..db import Session
 from ..errors import DatabaseError, LockscopeError
-from ..footprint import Footprint, measure_footprint, measure_generic_plan
+from ..footprint import Footprint, measure_footprint, measure_generic_plan, scanned_indexes
 from ..statement import check_statement
 from ..versions import PG14
 from .catalog import AuditSettings, Catalog
@@ -66,6 +66,8 @@ class PlanFootprint:
     :ivar spilled: measured main-lock-table locks (count; predicted for the derived generic-reuse phase).
     :ivar predicted_spilled: the capacity model's count.
     :ivar measured: False for the derived generic-reuse phase.
+    :ivar scanned_index_oids: indexes of plain tables the plan scans (:func:`lockscope.footprint.scanned_indexes`):
+        the executor index locks of reusing it.
     """
 
     phase: str
@@ -76,6 +78,7 @@ class PlanFootprint:
     spilled: int
     predicted_spilled: int
     measured: bool = True
+    scanned_index_oids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -210,8 +213,11 @@ class Pacer:
         self._next = now + self.interval_s
 
 
-def plan_footprint(fp: Footprint, phase: str | None = None) -> PlanFootprint:
-    """The first execution of a :class:`~lockscope.footprint.Footprint` as a :class:`PlanFootprint`."""
+def plan_footprint(fp: Footprint, phase: str | None = None, session: Session | None = None) -> PlanFootprint:
+    """The first execution of a :class:`~lockscope.footprint.Footprint` as a :class:`PlanFootprint`.
+
+    :param session: when given, the indexes the plan scans are resolved (``scanned_index_oids``, one catalog query).
+    """
     e = fp.executions[0]
     return PlanFootprint(
         phase=phase or e.phase,
@@ -221,6 +227,7 @@ def plan_footprint(fp: Footprint, phase: str | None = None) -> PlanFootprint:
         locks=e.lock_count,
         spilled=e.main_table_count,
         predicted_spilled=e.predicted_main_table_count,
+        scanned_index_oids=scanned_indexes(session, e) if session is not None else (),
     )
 
 
@@ -228,9 +235,13 @@ def reuse_footprint(generic: PlanFootprint, model: CapacityModel) -> PlanFootpri
     """Executor locks of reusing a cached generic plan, derived from its build locks.
 
     ``plancache.c CheckCachedPlan -> AcquireExecutorLocks`` locks each RTE_RELATION of the PlannedStmt range table:
-    the tables, views' tables and every partition not pruned at plan time; no indexes. Predicted with the model.
+    the tables, views' tables and every partition not pruned at plan time; then executor start opens each index
+    the plan scans (nodeIndexscan.c ``ExecInitIndexScan`` and friends; ``scanned_index_oids``, plain tables only:
+    a partition's index is opened only if the partition survives initial pruning). Predicted with the model.
     """
     keep = [i for i, role in enumerate(generic.roles) if role not in _INDEX_ROLES]
+    position = {oid: i for i, oid in enumerate(generic.relation_oids)}
+    keep += [position[o] for o in generic.scanned_index_oids if o in position and position[o] not in keep]
     oids = tuple(generic.relation_oids[i] for i in keep)
     modes = tuple(generic.modes[i] for i in keep)
     flags = model.predict([LockRequest(o, m) for o, m in zip(oids, modes, strict=False)])
@@ -408,7 +419,7 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], pacer: P
         pacer.wait()
         try:
             custom = plan_footprint(measure_footprint(session, checked.text, params=list(binding.values)),
-                                    "custom")
+                                    "custom", session)
         except LockscopeError as exc:
             custom_reason = f"probe failed: {exc}"
     elif checked.param_count:
@@ -416,18 +427,19 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], pacer: P
     else:
         pacer.wait()
         try:
-            custom = plan_footprint(measure_footprint(session, checked.text), "custom")
+            custom = plan_footprint(measure_footprint(session, checked.text), "custom", session)
         except LockscopeError as exc:
             custom_reason = f"probe failed: {exc}"
     if checked.param_count == 0 and custom is not None:
         generic = PlanFootprint("generic-build", custom.relation_oids, custom.roles, custom.modes, custom.locks,
-                                custom.spilled, custom.predicted_spilled)
+                                custom.spilled, custom.predicted_spilled,
+                                scanned_index_oids=custom.scanned_index_oids)
     elif checked.param_count == 0:
         generic_reason = custom_reason
     else:
         pacer.wait()
         try:
-            generic = plan_footprint(measure_generic_plan(session, checked.text), "generic-build")
+            generic = plan_footprint(measure_generic_plan(session, checked.text), "generic-build", session)
         except LockscopeError as exc:
             generic_reason = f"probe failed: {exc}"
     reuse = reuse_footprint(generic, model) if generic is not None else None

@@ -21,7 +21,7 @@ import re
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ..errors import EXIT_SPILL
 from ..watch.aas import MAX_HZ, MIN_HZ
@@ -137,7 +137,15 @@ def parse_duration(text: str) -> float:
 
 # -- parsers and shared options ---------------------------------------------------------------------------------------
 class OneLineErrorParser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line on stderr, like every other lockscope error (exit 2)."""
+    """An argument parser whose errors are one line on stderr, like every other lockscope error (exit 2).
+
+    Options are never abbreviated (``allow_abbrev=False``, also for every sub-command): ``footprint --statement``
+    would otherwise be read as ``--statement-timeout``.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         """Print ``lockscope: error: MESSAGE (see PROG --help)`` and exit 2."""

@@ -332,15 +332,18 @@ def _site(oid: int, relation: str, role: str, mode: str, fastpath: bool, shared:
 
 def shape_from_footprint(fp: Footprint, database_oid: int, shared: frozenset[int] = frozenset(), *,
                          name: str = "statement", calls: float = 1.0) -> StatementShape:
-    """The steady state (last execution) of a measured footprint, with measured fast-path flags.
+    """The steady state (last execution) of a measured footprint, with measured fast-path flags, plus the index
+    locks a real execution of a reused generic plan takes at executor start (predicted flags,
+    ``Execution.executor_index_locks``).
 
     :param database_oid: the current database's OID.
     :param shared: OIDs of shared catalogs among the locks (locked with database 0).
     """
     e = fp.executions[-1]
+    ordered = [*sorted(e.locks, key=lambda lk: lk.order), *e.executor_index_locks]
     locks = tuple(_site(lk.relation_oid, lk.relation, lk.role, lk.mode, lk.fastpath, lk.relation_oid in shared,
                         database_oid, i)
-                  for i, lk in enumerate(sorted(e.locks, key=lambda lk: lk.order)))
+                  for i, lk in enumerate(ordered))
     return StatementShape(name=name, statement=fp.statement, phase=e.phase, locks=locks, calls=calls,
                           measured_main_table_locks=e.main_table_count)
 

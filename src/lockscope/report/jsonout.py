@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import __version__
 from ..capacity import CapacityModel
-from ..footprint import Execution, Footprint
+from ..footprint import Execution, Footprint, RelationLock
 
 __all__ = ["FOOTPRINT_SCHEMA", "capacity_to_dict", "footprints_to_dict"]
 
@@ -31,6 +31,22 @@ def capacity_to_dict(model: CapacityModel | None) -> dict[str, Any] | None:
     }
 
 
+def _relation(lock: RelationLock) -> dict[str, Any]:
+    return {
+        "oid": lock.relation_oid,
+        "relation": lock.relation,
+        "role": lock.role,
+        "mode": lock.mode,
+        "fastpath": lock.fastpath,
+        "predicted_fastpath": lock.predicted_fastpath,
+        "assumed_fastpath": lock.assumed_fastpath,
+        "fast_path_group": lock.fast_path_group,
+        "order": lock.order,
+        "order_rule": lock.order_rule,
+        "lock_partition": lock.lock_partition,
+    }
+
+
 def _execution(e: Execution) -> dict[str, Any]:
     return {
         "number": e.number,
@@ -43,22 +59,10 @@ def _execution(e: Execution) -> dict[str, Any]:
         "assumed_main_table": e.assumed_main_table_count,
         "mismatches": len(e.mismatches),
         "main_table_locks_per_partition": list(e.partition_load),
-        "relations": [
-            {
-                "oid": lock.relation_oid,
-                "relation": lock.relation,
-                "role": lock.role,
-                "mode": lock.mode,
-                "fastpath": lock.fastpath,
-                "predicted_fastpath": lock.predicted_fastpath,
-                "assumed_fastpath": lock.assumed_fastpath,
-                "fast_path_group": lock.fast_path_group,
-                "order": lock.order,
-                "order_rule": lock.order_rule,
-                "lock_partition": lock.lock_partition,
-            }
-            for lock in e.locks
-        ],
+        "relations": [_relation(lock) for lock in e.locks],
+        "executor_index_locks": [_relation(lock) for lock in e.executor_index_locks],
+        "real_locks": e.real_lock_count,
+        "real_main_table": e.real_main_table_count,
         "plan": list(e.plan),
     }
 

@@ -64,12 +64,24 @@ def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -
     if first.assumed is not None:
         a = first.assumed
         table.add_column(f"main if PG{major_of(a.server_version_num)}/{a.max_locks_per_transaction}", justify="right")
+    executor = 0
     for e in first.executions:
-        row: list[RenderableType] = [str(e.number), e.phase, e.plan_type or "-", str(e.lock_count),
+        locks: RenderableType = str(e.lock_count)
+        if e.executor_index_locks:
+            executor = max(executor, len(e.executor_index_locks))
+            extra_main = e.real_main_table_count - e.main_table_count
+            locks = Text(f"{e.lock_count} +{len(e.executor_index_locks)}")
+            if extra_main:
+                locks.append(f" ({extra_main} main)", style="bold red")
+        row: list[RenderableType] = [str(e.number), e.phase, e.plan_type or "-", locks,
                                      str(e.fastpath_count), _main_cell(e), _predicted_cell(e), first.capacity.short()]
         if first.assumed is not None:
             row.append(str(e.assumed_main_table_count))
         table.add_row(*row)
+    if executor:
+        table.caption = ("+N: index locks a real execution of the reused generic plan takes at executor start "
+                         "(ExecInitIndexScan and friends; EXPLAIN skips them): predicted, not in the other columns")
+        table.caption_justify = "left"
     return table
 
 
@@ -88,6 +100,11 @@ def relations_table(e: Execution, title: str) -> Table:
                          style="bold white on red" if lock.mismatch else "dim")
         table.add_row(str(lock.order + 1), lock.relation, str(lock.relation_oid), lock.role, lock.mode,
                       str(lock.fast_path_group), measured, predicted, str(lock.lock_partition))
+    for lock in e.executor_index_locks:
+        predicted = Text("yes" if lock.fastpath else "no (main table)", style="dim" if lock.fastpath else "red")
+        table.add_row(str(lock.order + 1), lock.relation, str(lock.relation_oid), lock.role, lock.mode,
+                      str(lock.fast_path_group), Text("real execution", style="dim"), predicted,
+                      str(lock.lock_partition))
     if e.main_table_count:
         table.caption = partition_summary(e)
         table.caption_justify = "left"
