@@ -52,6 +52,18 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert [line.split()[0] for line in codes.strip().splitlines()] == ["0", "1", "2", "130", "143"]
 
 
+def test_options_are_never_abbreviated(capsys: pytest.CaptureFixture[str]) -> None:
+    """``footprint --statement`` is no ``--statement-timeout``: an unknown option, named with the sub-command."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["footprint", "--statement", "select 1"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == ("lockscope: error: unrecognized arguments: --statement "
+                                       "(see 'lockscope footprint --help')\n")
+    with pytest.raises(SystemExit):
+        main(["watch", "--hz", "5", "--dur", "1"])
+    assert "unrecognized arguments: --dur" in capsys.readouterr().err
+
+
 def test_json_output(pg18: ScratchServer) -> None:
     proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "-", "--protocol", "prepared",
                "--plan-cache-mode", "all", "--param", "2024-06-06 00:00:00+00", "--assume-version", "17",
