@@ -257,6 +257,18 @@ def test_gitlab_generic_reuse_locks_equal_a_real_execution(fixture: str, request
     assert checked >= 7
 
 
+def test_lockscope_own_queries_are_not_audited(gitlab18: tuple[ScratchServer, AuditReport]) -> None:
+    """Every lockscope SQL file carries the /* lockscope */ marker after its first keyword, so the queries of a
+    watch or a forecast on the same server (here: the name look-up and the database OID) are not audited."""
+    server, _ = gitlab18
+    with connect(server.conninfo()) as session:
+        for name in ("watch_names", "forecast_database", "watch_features"):
+            session.query(name)
+        report = run_audit(session, AuditOptions(interval_s=0, probe_rate_hz=0, unused_min_age_s=0))
+    texts = [s.query for s in report.workload.statements if not s.skipped_reason]
+    assert texts and not [t for t in texts if "lockscope" in t or "pg_database AS d" in t]
+
+
 def test_gitlab_drop_plan_and_index_rules_old(gitlab_old: tuple[ScratchServer, AuditReport]) -> None:
     _, report = gitlab_old
     findings = {f.qualified: f for f in report.index_findings}

@@ -78,8 +78,15 @@ def redact(text: str, dsn: str | None) -> str:
     return text.replace(str(password), "********") if password else text
 
 
+#: Marks lockscope's own queries in pg_stat_statements and pg_stat_activity (audit leaves them out).
+OWN_QUERY_MARKER = "/* lockscope */"
+_FIRST_KEYWORD = re.compile(r"^(\s*(?:SELECT|WITH|INSERT|UPDATE|DELETE))\b", re.IGNORECASE | re.MULTILINE)
+
+
 def load_sql(name: str, server_version_num: int) -> str:
-    """Text of the SQL file ``name`` for a server version.
+    """Text of the SQL file ``name`` for a server version, its first keyword followed by
+    :data:`OWN_QUERY_MARKER` (pg_stat_statements keeps the comment, so an audit or a watch on the same server
+    recognises lockscope's own queries).
 
     :param name: file stem, e.g. ``relation_locks``.
     :param server_version_num: picks the file with the highest ``-NNNNNN`` suffix <= this version.
@@ -95,7 +102,10 @@ def load_sql(name: str, server_version_num: int) -> str:
             best = (since, entry.read_text(encoding="utf-8"))
     if best is None:
         raise FileNotFoundError(f"no SQL file {name!r} for server_version_num {server_version_num}")
-    return best[1]
+    text = best[1]
+    if OWN_QUERY_MARKER not in text:
+        text = _FIRST_KEYWORD.sub(rf"\1 {OWN_QUERY_MARKER}", text, count=1)
+    return text
 
 
 _PLACEHOLDER = re.compile(r"@([a-z_]+)@")
