@@ -355,25 +355,21 @@ class _Prober:
         requests = [LockRequest(int(r["relation_oid"]), r["mode"], bool(r["shared_catalog"])) for r, _ in ordered]
         predicted = self.model.predict(requests)
         assumed = self.assumed.predict(requests) if self.assumed else [None] * len(requests)
-        locks = []
-        for n, ((row, rule), pred, assume) in enumerate(zip(ordered, predicted, assumed, strict=False)):
-            oid = int(row["relation_oid"])
-            info = infos.get(oid)
-            locks.append(RelationLock(
-                relation_oid=oid,
-                relation=info["relation"] if info else str(oid),
-                role=relation_role(info["relkind"], info["relispartition"], info["parent_relkind"],
-                                   info["parent_relispartition"]) if info else "other",
-                mode=row["mode"],
-                fastpath=bool(row["fastpath"]),
-                predicted_fastpath=pred,
-                fast_path_group=self.model.group_of(oid),
-                order=n,
-                assumed_fastpath=assume,
-                order_rule=rule,
-                lock_partition=lock_partition(int(row["database_oid"]), oid),
-            ))
-        return tuple(locks)
+        return tuple(self._lock(int(row["relation_oid"]), infos, row["mode"], bool(row["fastpath"]), pred, assume, n,
+                                rule, int(row["database_oid"]), "other")
+                     for n, ((row, rule), pred, assume) in enumerate(zip(ordered, predicted, assumed, strict=False)))
+
+    def _lock(self, oid: int, infos: dict[int, dict[str, Any]], mode: str, fastpath: bool, predicted: bool,
+              assumed: bool | None, order: int, rule: str, database_oid: int, unknown_role: str) -> RelationLock:
+        info = infos.get(oid)
+        return RelationLock(
+            relation_oid=oid,
+            relation=info["relation"] if info else str(oid),
+            role=relation_role(info["relkind"], info["relispartition"], info["parent_relkind"],
+                               info["parent_relispartition"]) if info else unknown_role,
+            mode=mode, fastpath=fastpath, predicted_fastpath=predicted, fast_path_group=self.model.group_of(oid),
+            order=order, assumed_fastpath=assumed, order_rule=rule,
+            lock_partition=lock_partition(database_oid, oid))
 
 
     def executor_index_locks(self, locks: Sequence[RelationLock], rows: Sequence[dict[str, Any]],
@@ -410,18 +406,9 @@ class _Prober:
         predicted = self.model.predict(requests)[len(before):]
         assumed = self.assumed.predict(requests)[len(before):] if self.assumed else [None] * len(wanted)
         infos = {int(i["relation_oid"]): i for i in self.session.query("relation_info", [[o for o, _ in wanted]])}
-        out = []
-        for n, ((oid, mode), pred, assume) in enumerate(zip(wanted, predicted, assumed, strict=True)):
-            info = infos.get(oid)
-            out.append(RelationLock(
-                relation_oid=oid,
-                relation=info["relation"] if info else str(oid),
-                role=relation_role(info["relkind"], info["relispartition"], info["parent_relkind"],
-                                   info["parent_relispartition"]) if info else "index",
-                mode=mode, fastpath=pred, predicted_fastpath=pred, fast_path_group=self.model.group_of(oid),
-                order=len(locks) + n, assumed_fastpath=assume, order_rule="executor index",
-                lock_partition=lock_partition(database_oid, oid)))
-        return tuple(out)
+        return tuple(self._lock(oid, infos, mode, pred, pred, assume, len(locks) + n, "executor index", database_oid,
+                                "index")
+                     for n, ((oid, mode), pred, assume) in enumerate(zip(wanted, predicted, assumed, strict=True)))
 
     @staticmethod
     def _shared(rows: Sequence[dict[str, Any]]) -> frozenset[int]:
