@@ -27,7 +27,7 @@ from typing import Any
 from . import acquisition, capacity
 from .acquisition import LockStep, acquisition_order
 from .capacity import CapacityModel, LockRequest
-from .db import Session
+from .db import OWN_QUERY_MARKER, Session
 from .errors import BadInputError, StatementError
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from .statement import CheckedStatement, bind_params, check_statement
@@ -303,7 +303,7 @@ class _Prober:
     def capture_tree(self, text: str) -> None:
         """The rewritten tree of ``text`` through a throw-away ``PREPARE`` (simple protocol, generic plan)."""
         name = f"lockscope_order_{os.getpid()}_{next(_name_counter)}"
-        prefix = f"PREPARE {name} AS "
+        prefix = f"PREPARE {OWN_QUERY_MARKER} {name} AS "  # marked: an audit on this server skips it
         try:
             self.prepare_capturing_tree(prefix + text, len(prefix))
         except StatementError:
@@ -574,7 +574,7 @@ def _probe_prepared(
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_ .\[\]()\"]*", t):
                 raise BadInputError(f"invalid parameter type {t!r}")
         types = " (" + ", ".join(param_types) + ")"
-    prefix = f"PREPARE {name}{types} AS "
+    prefix = f"PREPARE {OWN_QUERY_MARKER} {name}{types} AS "
     args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
     out: list[Execution] = []
     try:
@@ -691,7 +691,7 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
             locks = prober.build_locks(prober.snapshot(), "simple", _plan_lines(plan))
     else:
         name = f"lockscope_{os.getpid()}_{next(_name_counter)}"
-        prefix = f"PREPARE {name} AS "
+        prefix = f"PREPARE {OWN_QUERY_MARKER} {name} AS "  # marked: an audit on this server skips it
         prober.prepare_capturing_tree(prefix + checked.text, len(prefix))
         try:
             args = "(" + ", ".join(["NULL"] * checked.param_count) + ")" if checked.param_count else ""

@@ -47,7 +47,8 @@ __all__ = [
 ]
 
 #: lockscope's own queries: the audit SQL carries a /* lockscope */ marker; the footprint engine's are recognised.
-_OWN_QUERY = re.compile(r"/\*\s*lockscope\s*\*/|AS pg_locks_oid|toast_owner\.oid|pg_backend_pid\(\)\s+AND\s+locktype"
+_OWN_QUERY = re.compile(r"/\*\s*lockscope\s*\*/|^\s*(PREPARE|DEALLOCATE)\s+lockscope_|AS pg_locks_oid|toast_owner\.oid"
+                        r"|pg_backend_pid\(\)\s+AND\s+locktype"
                         r"|FROM pg_catalog\.pg_prepared_statements|pg_catalog\.pg_blocking_pids", re.I)
 _PROBEABLE = re.compile(r"^\s*(\(\s*)*(select|with|insert|update|delete|merge|values|table)\b", re.I)
 _SQL_PREPARE = re.compile(r"^\s*prepare\s+\w+\s*(\([^)]*\))?\s+as\s+", re.I | re.S)
