@@ -32,7 +32,7 @@ import os
 import platform
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +78,19 @@ def shape_of(conninfo: str, sql: str, *, params: Sequence[str] = ("1",), protoco
     return shape_from_footprint(fp, db, shared)
 
 
-def best_load(server: ScratchServer, repeats: int, **options: Any) -> tuple[float, float]:
-    """(best TPS, LockManager share of that run) over ``repeats`` pgbench runs."""
-    best = (0.0, math.nan)
+def best_load(server: ScratchServer, repeats: int, **options: Any) -> tuple[float, float, dict[str, Any]]:
+    """(best TPS, LockManager share of that run, the machine figures of that run and every run's TPS) over
+    ``repeats`` pgbench runs."""
+    best: tuple[float, float, dict[str, Any]] = (0.0, math.nan, {})
+    every: list[float] = []
     for _ in range(repeats):
         load = measure_load(server, **options)
+        every.append(load.tps)
         if load.tps > best[0]:
-            best = (load.tps, load.lockmanager_share)
+            best = (load.tps, load.lockmanager_share,
+                    {"cpu_busy": load.cpu_busy_fraction, "cpu_us_per_txn": load.cpu_us_per_transaction,
+                     "switches_per_txn": load.context_switches_per_transaction, "aas": load.aas})
+    best[2]["tps_runs"] = every
     return best
 
 
@@ -107,6 +113,7 @@ class Point:
     planned_relations: int = 0
     plans: bool = True
     cores: int = 2
+    measured_machine: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ratio(self) -> float:
@@ -147,12 +154,13 @@ def local_indexes(cal: Calibration, cores: int, repeats: int, duration: float,
                 capacity = CapacityModel(180000, mlpt)
                 for c in CLIENTS:
                     say(f"indexes: {k} extra, mlpt {mlpt}, {c} clients")
-                    tps, lm = best_load(srv, repeats, clients=c, duration_s=duration, sample_hz=10.0,
-                                        statement_filter=is_pk_select)
+                    tps, lm, machine = best_load(srv, repeats, clients=c, duration_s=duration, sample_hz=10.0,
+                                                 statement_filter=is_pk_select)
                     ftps, flm, binding = _forecast(shape, capacity, cal, cores, c)
                     points.append(Point("pgbench -S", f"{k} extra indexes, mlpt {mlpt}", c, len(shape.locks),
                                         len(shape.main_table_locks), sum(1 for n in shape.partition_load if n),
-                                        tps, lm, ftps, flm, binding, load_average(), **_shape_fields(shape, cores)))
+                                        tps, lm, ftps, flm, binding, load_average(), **_shape_fields(shape, cores),
+                                        measured_machine=machine))
     return points
 
 
@@ -170,13 +178,13 @@ def local_partitions(cal: Calibration, cores: int, repeats: int, duration: float
             capacity = CapacityModel(180000, mlpt)
             for c in CLIENTS:
                 say(f"partitions: {parts}, force_generic_plan, {c} clients")
-                tps, lm = best_load(srv, repeats, clients=c, duration_s=duration, sample_hz=10.0, protocol="prepared",
-                                    statement_filter=is_pk_select)
+                tps, lm, machine = best_load(srv, repeats, clients=c, duration_s=duration, sample_hz=10.0,
+                                             protocol="prepared", statement_filter=is_pk_select)
                 ftps, flm, binding = _forecast(shape, capacity, cal, cores, c)
                 points.append(Point("pgbench -S -M prepared, force_generic_plan", f"{parts} partitions, mlpt {mlpt}",
                                     c, len(shape.locks), len(shape.main_table_locks),
                                     sum(1 for n in shape.partition_load if n), tps, lm, ftps, flm, binding,
-                                    load_average(), **_shape_fields(shape, cores)))
+                                    load_average(), **_shape_fields(shape, cores), measured_machine=machine))
     return points
 
 
@@ -253,7 +261,8 @@ def published(cal: Calibration, say: Callable[[str], None]) -> list[Published]:
         cpu_per_txn = 0.37 * 64 / 245_000
 
         def custom_cpu(c: Calibration) -> float:
-            return -forecast_shapes("c", [custom15], pg15, c, cores=64, clients=512).demands.cpu_saturated_s
+            f512 = forecast_shapes("c", [custom15], pg15, c, cores=64, clients=512).forecast
+            return -f512.cpu_per_transaction_us * 1e-6
 
         f_r6i = _fit_factor(custom_cpu, cal, -cpu_per_txn)
         r6i = cal.scaled(f_r6i, cpus=64, source="r6i.16xlarge")

@@ -1,48 +1,42 @@
-"""Throughput forecast for relation-lock traffic: exact mean-value analysis of a closed queueing network (pure).
+"""Throughput forecast for relation-lock traffic: mean-value analysis of a closed network (pure).
 
-The network (docs/forecast.md gives the assumptions and where they fail):
+The network (docs/forecast.md gives the assumptions, the measurements behind each rule and where they fail):
 
 - ``N`` clients, think time 0 (each client submits its next transaction as soon as the last one returns, as pgbench
   does), one transaction class after aggregation (below).
-- One CPU centre with ``C`` cores, a multi-server station. Exact MVA has no closed form for multi-server
-  stations; we use **Seidmann's approximation** (Seidmann, Schweitzer and Shalev-Oren, "Computerized closed
-  queueing network models of flexible manufacturing systems", Large Scale Systems 12, 1987; also Menascé and
-  Almeida, "Capacity Planning for Web Services", 2002, ch. 9): a C-server station of demand D is replaced by a
-  single-server queueing station of demand D / C in series with a pure delay of demand D (C - 1) / C. It is
-  exact for C = 1 and as N -> infinity (throughput -> C / D), and under-estimates throughput in between (C = 2,
-  D = 2 s, N = 2: 0.8 TPS instead of the exact 1.0).
-- 16 lock-partition LWLock centres (lwlock.h ``NUM_LOCK_PARTITIONS``), single-server FCFS queueing stations. Time
-  spent queueing at one is what pg_stat_activity shows as ``LWLock:LockManager``; time holding one is on-CPU
-  work (no wait event). Two consequences (``Demands.holds_on_cpu``, set for every calibrated demand):
+- **CPU**, ``C`` cores. Residence per transaction ``R_cpu(n) = D(n) max(1, (1 + Q_cpu(n - 1)) / C)``: no queueing
+  while the backends that want a core are no more than the cores, processor sharing beyond (exact for C = 1, and
+  as N grows, X -> C / D). ``D(n)`` is the CPU per transaction at n clients:
+  ``D_C (1 + growth x log2(max(n, C) / C)) + coherence x A x min(1, (n - 1) / (C - 1)) + sleep_cpu x k(n)``,
+  with ``D_C`` the class's CPU with every core busy (:func:`class_demands`), ``A`` its partition-LWLock
+  acquisitions and ``k(n)`` its LWLock sleeps (below).
+- **Idle round trip**: a lone client pays ``idle_round_trip_s`` per transaction for waking idle cores, fading
+  linearly to 0 at C clients (a pure delay).
+- **16 lock partitions** (lwlock.h ``NUM_LOCK_PARTITIONS``). Partition p is acquired exclusively ``a_p`` times per
+  transaction (lock.c ``LockAcquireExtended`` per main-table lock, one ``LockReleaseAll`` pass;
+  :func:`lockscope.lockpart.transaction_traffic`). Holding it is CPU work (in ``D``); an acquisition finds it held
+  with probability ``U_p = X a_p h`` (arrival theorem, X of the previous population, ``h`` =
+  ``lwlock_hold_s``), and then the backend **sleeps** on its semaphore (lwlock.c ``LWLockAcquire``): ``k_p =
+  a_p U_p`` sleeps per transaction, ``k = sum_p k_p``. Each sleep lasts until the release wakes it
+  (``LWLockWakeup``) and it runs again: ``wake(n) = L max(1, Q_cpu / C) + max(0, Q_cpu - C) / C x D(n) / (1 + k)``
+  (the wake-up latency ``L``, stretched by processor sharing, plus the wait behind the runnable backends beyond the
+  cores, each running a burst of its transaction's CPU split by its sleeps). Sleeping is time at the partition,
+  what pg_stat_activity shows as ``LWLock:LockManager``, and frees the core for others. A partition is also a
+  single-server queue of service ``a_p h`` (``W_p = a_p h Q_p(n - 1)``): it binds only when ``X a_p h``
+  approaches 1.
 
-  - *simultaneous resource possession*: the hold is part of the CPU demand, so a backend's response time counts
-    only its wait at a partition, not its own hold (a lone client never waits);
-  - *processor sharing*: with more runnable backends than cores, a holder gets ``C / runnable`` of a core, so
-    its hold lasts ``max(1, runnable / C)`` times its CPU time (:func:`hold_stretch`; ``runnable`` = the
-    customers at the CPU centre at the previous population). Every backend needing that partition waits the
-    longer hold: this is why a spilled workload's LockManager share climbs with clients beyond the cores even
-    when its locks are spread over all 16 partitions.
+Per population n = 1..N: ``R = Z(n) + R_cpu + sum_p (W_p + k_p wake)``, ``X = n / R``, ``Q_cpu = X R_cpu``,
+``Q_p = X (W_p + a_p h)``. Cost O(N x 16).
 
-Demands per transaction (:func:`class_demands`, from a :class:`~lockscope.forecast.calibration.Calibration`):
+What a sampler of active sessions sees: a backend in a statement is either on a core (its CPU, ``D``) or asleep on
+a partition (``LockManager``); the queue for a core after the client's query arrives is idle time (the backend
+has not read the query yet). So the predicted **LockManager share** is ``LM / (LM + D)`` with ``LM`` the
+partition time per transaction, and the binding resource is the partition with the most time when ``LM > D``,
+else the CPU.
 
-- CPU: ``base + fastpath_lock_cpu_s x (all relation locks) + planned_relation_cpu_s x (relations planned
-  beyond the base two) + main_table_lock_extra_cpu_s x (main-table locks)``, where base is ``base_cpu_s`` for a
-  planned statement and ``generic_base_cpu_s`` for a reused cached generic plan.
-- partition p: ``(n_p + [n_p > 0]) x lwlock_hold_s``: one exclusive acquisition per main-table lock in p (lock.c
-  ``LockAcquireExtended``) and one at transaction end if the backend holds any (lock.c ``LockReleaseAll``), see
-  :func:`lockscope.lockpart.transaction_traffic`. Fast-path locks touch no partition LWLock.
-
-Several transaction classes (statements with their call counts, e.g. from pg_stat_statements) are aggregated
-into one class whose demand at each centre is the calls-weighted mean of the classes' demands
-(:func:`workload_demands`); throughput is then transactions of the mix per second. This is exact for the
-utilisation laws and the asymptotic bounds, an approximation for response times at finite N (a multi-class MVA
-would keep the classes apart).
-
-Algorithm (single-class MVA, Reiser and Lavenberg 1980): for n = 1..N,
-``R_k(n) = D_k (1 + Q_k(n - 1))`` at queueing centres, ``R_k = D_k`` at the delay, ``X(n) = n / sum_k R_k(n)``,
-``Q_k(n) = X(n) R_k(n)``; with holds on the CPU a partition contributes ``W_p(n) = D_p(n) Q_p(n - 1)`` to the
-response time and ``Q_p(n) = X(n) (W_p(n) + D_p(n))`` (an approximation: exact MVA has no possession or
-load-dependent holds). Cost O(N x 17).
+Several transaction classes (statements with their call counts, e.g. from pg_stat_statements) are aggregated into
+one class: calls-weighted means of the CPU, of ``a_p`` and of ``a_p^2`` (the sleeps go with ``a_p^2``)
+(:func:`workload_demands`); throughput is transactions of the mix per second.
 """
 
 from __future__ import annotations
@@ -61,10 +55,8 @@ __all__ = [
     "TransactionClass",
     "ceiling_tps",
     "class_demands",
-    "contention_ramp",
     "forecast",
     "forecast_curve",
-    "hold_stretch",
     "partition_name",
     "workload_demands",
 ]
@@ -124,83 +116,75 @@ class TransactionClass:
 
 @dataclass(frozen=True)
 class Demands:
-    """Service demands of one (possibly aggregated) transaction class: seconds of service per transaction.
+    """What one (possibly aggregated) transaction class asks of the machine.
 
-    :ivar cpu_s: CPU demand of a lone client (s; the whole demand, to be shared by the cores).
-    :ivar partition_s: demand on each lock-partition LWLock (16 values, s): acquisitions x hold time on an idle
-        machine.
-    :ivar cpu_saturated_factor: CPU demand once the cores are busy / ``cpu_s`` (> 0; 1 = no change): context
-        switches, cache misses and the client's own CPU, hidden in idle time with one client, cost throughput
-        once every core is busy. The demand with n clients is ``cpu_s x (1 + (f - 1) x min(1, (n - 1) / C))``.
-    :ivar holds_on_cpu: True when holding a partition LWLock is CPU work already in ``cpu_s`` (a calibration's
-        demands): a backend's response time then counts only the *wait* at a partition, not its own hold
-        (simultaneous resource possession), and a hold is stretched in wall-clock time by processor sharing
-        when more backends are runnable than there are cores (:func:`hold_stretch`). False: plain MVA centres.
+    :ivar cpu_s: CPU per transaction with every core busy and no lock contention (s, ``D_C``; > 0).
+    :ivar partition_acquisitions: exclusive acquisitions of each lock-partition LWLock per transaction (16 values
+        >= 0; :func:`lockscope.lockpart.transaction_traffic`).
+    :ivar costs: the machine's costs (hold, sleeps, wake-up, coherence, growth, idle round trip).
+    :ivar partition_acquisitions_sq: per partition the mean of ``a_p^2`` (16 values; None = ``a_p^2``, one class);
+        a workload's LWLock sleeps go with it.
+    :raises ValueError: not 16 values, a negative or non-finite value, or no CPU demand.
     """
 
     cpu_s: float
-    partition_s: tuple[float, ...]
-    cpu_saturated_factor: float = 1.0
-    holds_on_cpu: bool = False
+    partition_acquisitions: tuple[float, ...]
+    costs: Calibration
+    partition_acquisitions_sq: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
-        if len(self.partition_s) != NUM_LOCK_PARTITIONS:
-            raise ValueError(f"partition_s must have {NUM_LOCK_PARTITIONS} values")
-        if self.cpu_s < 0 or min(self.partition_s) < 0 or not all(map(math.isfinite, (self.cpu_s,
-                                                                                       *self.partition_s))):
+        values = list(self.partition_acquisitions) + list(self.partition_acquisitions_sq or ())
+        if len(self.partition_acquisitions) != NUM_LOCK_PARTITIONS or (
+                self.partition_acquisitions_sq is not None
+                and len(self.partition_acquisitions_sq) != NUM_LOCK_PARTITIONS):
+            raise ValueError(f"partition acquisitions must have {NUM_LOCK_PARTITIONS} values")
+        if not all(math.isfinite(v) and v >= 0 for v in values) or not math.isfinite(self.cpu_s):
             raise ValueError("demands must be finite and >= 0")
-        if self.cpu_s + sum(self.partition_s) <= 0:
-            raise ValueError("a transaction must demand some service (all demands are 0)")
-        if not 0 < self.cpu_saturated_factor < math.inf:
-            raise ValueError("cpu_saturated_factor must be a positive number")
+        if not self.cpu_s > 0:
+            raise ValueError(f"a transaction must demand some CPU, got cpu_s={self.cpu_s}")
 
     @property
-    def cpu_saturated_s(self) -> float:
-        """CPU demand once every core is busy (s)."""
-        return self.cpu_s * self.cpu_saturated_factor
-
-    def cpu_at(self, clients: int, cpus: int) -> float:
-        """CPU demand with ``clients`` clients on ``cpus`` cores (s; see ``cpu_saturated_factor``)."""
-        return self.cpu_s * (1.0 + (self.cpu_saturated_factor - 1.0) * contention_ramp(clients, cpus))
+    def partition_s(self) -> tuple[float, ...]:
+        """Hold time of each partition LWLock per transaction (16 values, s): ``a_p x lwlock_hold_s``."""
+        return tuple(a * self.costs.lwlock_hold_s for a in self.partition_acquisitions)
 
     @property
-    def total_s(self) -> float:
-        """Total demand = response time of a lone client (s; holds on the CPU are counted once)."""
-        return self.cpu_s + (0.0 if self.holds_on_cpu else sum(self.partition_s))
+    def acquisitions(self) -> float:
+        """Partition-LWLock acquisitions per transaction (count)."""
+        return sum(self.partition_acquisitions)
 
+    def squares(self) -> tuple[float, ...]:
+        """Mean ``a_p^2`` per partition (16 values)."""
+        if self.partition_acquisitions_sq is not None:
+            return self.partition_acquisitions_sq
+        return tuple(a * a for a in self.partition_acquisitions)
 
-def hold_stretch(runnable: float, cpus: int) -> float:
-    """Wall-clock time of a lock hold over its CPU time: ``max(1, runnable / cpus)``.
-
-    Processor sharing: with more runnable backends than cores each gets ``cpus / runnable`` of a core, so a
-    critical section of h CPU-seconds lasts ``h x runnable / cpus`` (the mean of a holder preempted with
-    probability h / quantum and waiting ``(runnable - cpus) / cpus`` quanta; Linux's fair scheduler,
-    kernel/sched/fair.c). Every backend that needs that partition meanwhile waits (lwlock.c ``LWLockAcquire``
-    sleeps on its semaphore).
-    """
-    return max(1.0, runnable / cpus)
-
-
-def contention_ramp(clients: int, cpus: int) -> float:
-    """How far contention has set in with ``clients`` clients on ``cpus`` cores: ``min(1, (clients - 1) / cpus)``
-    (0 for a lone client, 1 once there are more clients than cores)."""
-    return min(1.0, max(0, clients - 1) / cpus)
+    def cpu_at(self, clients: int, cpus: int, sleeps: float = 0.0) -> float:
+        """CPU per transaction with ``clients`` clients on ``cpus`` cores and ``sleeps`` LWLock sleeps per
+        transaction (s; the module docstring's ``D(n)``)."""
+        c = self.costs
+        growth = 1.0 + c.cpu_growth_per_doubling * math.log2(max(clients, cpus) / cpus)
+        concurrent = min(1.0, (clients - 1) / (cpus - 1)) if cpus > 1 else 0.0
+        return self.cpu_s * growth + c.coherence_cpu_s * self.acquisitions * concurrent + c.sleep_cpu_s * sleeps
 
 
 def class_demands(cls: TransactionClass, calibration: Calibration) -> Demands:
-    """Service demands of one transaction class under a calibration (see the module docstring for the formulas;
-    lock.c ``LockAcquireExtended`` and ``LockReleaseAll`` for the partition acquisitions)."""
+    """The demands of one transaction class: ``D_C = base + fastpath_lock_cpu_s x locks + planned_relation_cpu_s x
+    planned relations + main_table_lock_extra_cpu_s x main-table locks`` (base = ``base_cpu_s``, or
+    ``generic_base_s`` when a cached generic plan is reused) and the partition acquisitions (lock.c
+    ``LockAcquireExtended`` and ``LockReleaseAll``)."""
     base = calibration.base_cpu_s if cls.plans else calibration.generic_base_s
     cpu = (base + calibration.fastpath_lock_cpu_s * cls.locks
            + calibration.planned_relation_cpu_s * cls.planned_relations
            + calibration.main_table_lock_extra_cpu_s * cls.main_table_locks)
     traffic = transaction_traffic(cls.partition_load)
-    return Demands(cpu_s=cpu, partition_s=tuple(n * calibration.lwlock_hold_s for n in traffic.per_partition),
-                   cpu_saturated_factor=calibration.saturated_cpu_factor, holds_on_cpu=True)
+    return Demands(cpu_s=max(cpu, 1e-12), partition_acquisitions=tuple(float(n) for n in traffic.per_partition),
+                   costs=calibration)
 
 
 def workload_demands(classes: Iterable[TransactionClass], calibration: Calibration) -> Demands:
-    """Calls-weighted mean demands of several transaction classes: ``D_k = sum_i calls_i D_ik / sum_i calls_i``.
+    """Calls-weighted mean demands of several transaction classes: ``D = sum_i calls_i D_i / sum_i calls_i``, the
+    same for ``a_p`` and ``a_p^2``.
 
     :raises ValueError: no class given.
     """
@@ -209,11 +193,14 @@ def workload_demands(classes: Iterable[TransactionClass], calibration: Calibrati
         raise ValueError("a workload needs at least one transaction class")
     total_calls = sum(c.calls for c in classes)
     each = [(c.calls / total_calls, class_demands(c, calibration)) for c in classes]
+    if len(each) == 1:
+        return each[0][1]
     return Demands(
         cpu_s=sum(w * d.cpu_s for w, d in each),
-        partition_s=tuple(sum(w * d.partition_s[p] for w, d in each) for p in range(NUM_LOCK_PARTITIONS)),
-        cpu_saturated_factor=calibration.saturated_cpu_factor,
-        holds_on_cpu=True,
+        partition_acquisitions=tuple(sum(w * d.partition_acquisitions[p] for w, d in each)
+                                     for p in range(NUM_LOCK_PARTITIONS)),
+        costs=calibration,
+        partition_acquisitions_sq=tuple(sum(w * d.squares()[p] for w, d in each) for p in range(NUM_LOCK_PARTITIONS)),
     )
 
 
@@ -223,45 +210,41 @@ def _check_cpus(cpus: int) -> None:
 
 
 def ceiling_tps(demands: Demands, cpus: int) -> float:
-    """Asymptotic throughput bound (TPS): ``min(C / D_cpu, 1 / max_p D_p)``; ``inf`` parts are ignored.
+    """Asymptotic throughput bound without contention (TPS): ``min(C / D_C, 1 / max_p a_p h)``.
 
     :raises ValueError: cpus < 1.
     """
     _check_cpus(cpus)
-    cpu = cpus / demands.cpu_saturated_s if demands.cpu_s > 0 else math.inf
     top = max(demands.partition_s)
-    return min(cpu, 1.0 / top if top > 0 else math.inf)
+    return min(cpus / demands.cpu_s, 1.0 / top if top > 0 else math.inf)
 
 
 @dataclass(frozen=True)
 class Forecast:
-    """The network's steady state with ``clients`` clients (MVA, Seidmann for the CPU).
-
-    ``D_cpu`` and ``D_p`` below are the demands at N clients: the CPU's with the saturation factor, each
-    partition's hold stretched by the run queue (:func:`hold_stretch`) when the holds are CPU work.
+    """The network's steady state with ``clients`` clients (module docstring).
 
     :ivar clients: N (count).
     :ivar cpus: C (count).
     :ivar throughput_tps: X(N), transactions per second.
     :ivar response_time_ms: R(N) = N / X(N), ms per transaction (Little's law, think time 0).
-    :ivar cpu_utilisation: X D_cpu / C (fraction 0..1).
-    :ivar partition_utilisation: X D_p per partition (16 fractions 0..1).
-    :ivar partition_wait_ms: time per transaction waiting for partition LWLocks held by others (ms).
-    :ivar lockmanager_share: partition_wait / R: the predicted LockManager share of active-session samples
-        (fraction 0..1; every client is active with think time 0).
-    :ivar lockmanager_aas: N x lockmanager_share: predicted AAS of ``LWLock:LockManager`` (sessions).
-    :ivar binding_resource: where the transactions spend their time at N: ``partition N`` (the one with the most
-        time) when the time at the lock partitions exceeds the time at the CPU (queueing included), else ``cpu``.
-        As N grows this is the bottleneck centre (largest demand per server) of plain MVA.
-    :ivar ceiling_tps: the asymptotic bound ``min(C / D_cpu, 1 / max_p D_p)`` (TPS).
-    :ivar cpu_ceiling_tps: C / D_cpu (TPS; ``inf`` without CPU demand).
-    :ivar hottest_partition: the partition with the most LWLock acquisitions per transaction (lowest on a tie), None
-        when no main-table lock.
-    :ivar hottest_partition_saturation_tps: the throughput at which the hottest partition LWLock is busy all the
-        time, 1 / max_p D_p (TPS; ``inf`` when no main-table lock).
-    :ivar knee_clients: N* = D_total / D_max (D_max = largest demand per server; holds on the CPU counted once):
-        the client count where the light-load bound N / D_total meets the ceiling; past it, more clients only add
-        waiting.
+    :ivar cpu_utilisation: X D(N) / C (fraction 0..1).
+    :ivar partition_utilisation: X a_p h per partition: the fraction of time each partition LWLock is held
+        (16 fractions 0..1).
+    :ivar partition_wait_ms: time per transaction at the partitions: asleep on their LWLocks (ms).
+    :ivar lockmanager_share: LM / (LM + D(N)): the predicted LockManager share of active-session samples
+        (fraction 0..1).
+    :ivar lockmanager_aas: X x LM: predicted average active sessions on ``LWLock:LockManager`` (sessions).
+    :ivar binding_resource: ``partition N`` (the one with the most time) when the time at the partitions exceeds
+        the CPU per transaction, else ``cpu``.
+    :ivar ceiling_tps: ``min(C / D(N), 1 / max_p a_p h)`` (TPS).
+    :ivar cpu_ceiling_tps: C / D(N) (TPS).
+    :ivar hottest_partition: the partition with the most LWLock acquisitions per transaction (lowest on a tie),
+        None when no main-table lock.
+    :ivar hottest_partition_saturation_tps: the throughput at which the hottest partition LWLock would be held all
+        the time, 1 / max_p a_p h (TPS; ``inf`` when no main-table lock).
+    :ivar knee_clients: (D(N) + Z) / (D(N) / C): where the light-load bound meets the CPU ceiling (clients).
+    :ivar lwlock_sleeps: LWLock sleeps per transaction, k(N) (count).
+    :ivar cpu_per_transaction_us: D(N) (µs).
     """
 
     clients: int
@@ -279,23 +262,12 @@ class Forecast:
     hottest_partition: int | None
     hottest_partition_saturation_tps: float
     knee_clients: float
-
-
-def _binding(cpu_per_server_s: float, partition_s: Sequence[float]) -> tuple[str, float]:
-    best_name, best = CPU, cpu_per_server_s
-    for p, d in enumerate(partition_s):
-        if d > best:
-            best_name, best = partition_name(p), d
-    return best_name, best
+    lwlock_sleeps: float = 0.0
+    cpu_per_transaction_us: float = 0.0
 
 
 def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple[Forecast, ...]:
-    """Forecasts for several client counts from one MVA pass up to the largest (same order as ``clients``).
-
-    With ``demands.holds_on_cpu`` (every calibrated demand) the partition centres follow
-    :func:`hold_stretch` of the CPU's runnable backends at the previous population and count only waiting in the
-    response time; the ceiling, binding resource and hottest partition's saturation rate are then those of the
-    demands at that client count.
+    """Forecasts for several client counts from one pass up to the largest (same order as ``clients``).
 
     :param demands: the (aggregated) transaction class (:func:`class_demands`, :func:`workload_demands`).
     :param cpus: C, cores (>= 1).
@@ -306,51 +278,54 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
     wanted = list(clients)
     if not wanted or min(wanted) < 1:
         raise ValueError(f"client counts must be >= 1, got {wanted}")
-    top_idle = max(demands.partition_s)
-    hottest = demands.partition_s.index(top_idle) if top_idle > 0 else None
-    on_cpu = demands.holds_on_cpu
+    costs = demands.costs
+    hold = costs.lwlock_hold_s
+    acq = demands.partition_acquisitions
+    squares = demands.squares()
+    top_acq = max(acq)
+    hottest = acq.index(top_acq) if top_acq > 0 else None
+    top_hold = top_acq * hold
 
     results: dict[int, Forecast] = {}
     targets = set(wanted)
-    q_cpu = 0.0  # customers queueing at the CPU's Seidmann queueing part
-    runnable = 0.0  # customers at the CPU (queueing part and delay part): runnable backends
+    x = 0.0
+    q_cpu = 0.0
     q_part = [0.0] * NUM_LOCK_PARTITIONS
     for n in range(1, max(wanted) + 1):
-        cpu_n = demands.cpu_at(n, cpus)
-        stretch = hold_stretch(runnable, cpus) if on_cpu else 1.0
-        part_n = [d * stretch for d in demands.partition_s]
-        r_cpu = cpu_n / cpus * (1.0 + q_cpu)
-        delay_s = cpu_n * (cpus - 1) / cpus
-        # a partition: wait for the customers there (arrival theorem); plain centres add the own service
-        waits = [d * qk for d, qk in zip(part_n, q_part, strict=True)]
-        response = delay_s + r_cpu + sum(waits) + (0.0 if on_cpu else sum(part_n))
+        sleeps_p = [min(a, sq * x * hold) for a, sq in zip(acq, squares, strict=True)]
+        sleeps = sum(sleeps_p)
+        cpu_n = demands.cpu_at(n, cpus, sleeps)
+        wake = (costs.wake_latency_s * max(1.0, q_cpu / cpus)
+                + max(0.0, q_cpu - cpus) / cpus * cpu_n / (1.0 + sleeps))
+        round_trip = costs.idle_round_trip_s * max(0.0, (cpus - n) / (cpus - 1)) if cpus > 1 else 0.0
+        r_cpu = cpu_n * max(1.0, (1.0 + q_cpu) / cpus)
+        at_part = [a * hold * q + k * wake for a, q, k in zip(acq, q_part, sleeps_p, strict=True)]
+        lm = sum(at_part)
+        response = round_trip + r_cpu + lm
         x = n / response
+        q_part = [x * (a * hold * q + a * hold) for a, q in zip(acq, q_part, strict=True)]
         q_cpu = x * r_cpu
-        runnable = x * (r_cpu + delay_s)
-        q_part = [x * (w + d) for w, d in zip(waits, part_n, strict=True)]
         if n in targets:
-            wait = sum(waits)
-            top = max(part_n)
-            _, d_max = _binding(cpu_n / cpus, part_n)
-            at_part = [w + (0.0 if on_cpu else d) for w, d in zip(waits, part_n, strict=True)]
-            binding = (partition_name(at_part.index(max(at_part))) if sum(at_part) > r_cpu + delay_s else CPU)
-            cpu_ceiling = cpus / cpu_n if cpu_n > 0 else math.inf
+            cpu_ceiling = cpus / cpu_n
+            binding = partition_name(at_part.index(max(at_part))) if lm > cpu_n else CPU
             results[n] = Forecast(
                 clients=n,
                 cpus=cpus,
                 throughput_tps=x,
                 response_time_ms=response * 1000.0,
-                cpu_utilisation=x * cpu_n / cpus,
-                partition_utilisation=tuple(min(1.0, x * d) for d in part_n),
-                partition_wait_ms=wait * 1000.0,
-                lockmanager_share=wait / response,
-                lockmanager_aas=n * wait / response,
+                cpu_utilisation=min(1.0, x * cpu_n / cpus),
+                partition_utilisation=tuple(min(1.0, x * a * hold) for a in acq),
+                partition_wait_ms=lm * 1000.0,
+                lockmanager_share=lm / (lm + cpu_n),
+                lockmanager_aas=x * lm,
                 binding_resource=binding,
-                ceiling_tps=min(cpu_ceiling, 1.0 / top if top > 0 else math.inf),
+                ceiling_tps=min(cpu_ceiling, 1.0 / top_hold if top_hold > 0 else math.inf),
                 cpu_ceiling_tps=cpu_ceiling,
                 hottest_partition=hottest,
-                hottest_partition_saturation_tps=1.0 / top if top > 0 else math.inf,
-                knee_clients=(cpu_n + (0.0 if on_cpu else sum(part_n))) / d_max,
+                hottest_partition_saturation_tps=1.0 / top_hold if top_hold > 0 else math.inf,
+                knee_clients=(cpu_n + round_trip) / (cpu_n / cpus),
+                lwlock_sleeps=sleeps,
+                cpu_per_transaction_us=cpu_n * 1e6,
             )
     return tuple(results[n] for n in wanted)
 

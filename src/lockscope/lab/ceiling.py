@@ -26,15 +26,16 @@ controls:
 - The lock and main-table counts of ``generic_200`` and ``index_101`` at both settings are checked with the
   footprint engine before they are measured (0 and 184 / 86 main-table locks).
 
-Single-client points give CPU per transaction = 1 / TPS (pgbench and the backend alternate on the cores). Two
-no-spill points with N clients (``generic_16``, ``pk_select_simple``) give the CPU per transaction once every core
-is busy, ``cores / TPS``; its ratio to the single-client figure is the calibration's ``saturated_cpu_factor``
-(context switches, cache misses, the client's own CPU, and on a shared machine whatever else runs). The partition
-LWLock's effective hold time is the one that makes the model reproduce the one-partition throughput with N clients
-(the model's CPU demand of that script is its own single-client figure); the spread case with the same N is the
-check. Each point is measured ``repeats`` times, interleaved, and the best TPS kept. The result is
-``calibration.json`` (schema ``lockscope/calibration/v1``) in the results directory, read by
-``lockscope forecast --calibration``.
+Single-client points give the per-lock and per-relation slopes (1 / TPS; a lone client's idle round trip cancels
+in the differences). Points with as many clients as cores (``pk_select_simple``, ``generic_16``,
+``generic_spread``) give the CPU per transaction with every core busy, read from ``/proc/stat`` over the run: the
+base costs, the idle round trip (1 / TPS alone minus that CPU) and the coherence cost of main-table acquisitions
+when two cores use the same partitions. Points with N clients give the CPU growth per doubling of clients and, from
+the context switches per transaction, the LWLock sleeps of the one-partition and spread scripts: the hold (the
+one-partition sleeps over ``X (S + 1)^2``), the CPU of a sleep, and the wake-up latency that makes the model
+reproduce the one-partition LockManager time. Each point is measured ``repeats`` times, interleaved, and the best
+TPS kept. The result is ``calibration.json`` (schema ``lockscope/calibration/v2``) in the results directory, read
+by ``lockscope forecast --calibration``; :func:`fit_calibration` says how each figure is derived.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ from .load import install_pg_stat_statements, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
-__all__ = ["CALIBRATION_FILE", "DEFAULT", "QUICK", "CeilingScenario", "fit_calibration", "fit_hold_time"]
+__all__ = ["CALIBRATION_FILE", "DEFAULT", "QUICK", "CeilingScenario", "fit_calibration", "fit_wake_latency"]
 
 #: Written into the results directory.
 CALIBRATION_FILE = "calibration.json"
@@ -123,9 +124,11 @@ class CeilingScenario:
         wide = [(p, 1, WIDE_MLPT) for p in ("generic_2", f"generic_{BIG}", "index_1", f"index_{BIG_INDEXES + 1}")]
         single = [(p, 1, CEILING_MLPT) for p in ("pk_select_simple", "pk_select_prepared", f"generic_{BIG}",
                                                  "generic_16", "generic_spread", "generic_one")]
+        cores = os.cpu_count() or 1
+        busy = [(p, cores, CEILING_MLPT) for p in ("pk_select_simple", "generic_16", "generic_spread")]
         contended = [(p, self.clients, CEILING_MLPT)
                      for p in ("generic_16", "pk_select_simple", "generic_one", "generic_spread")]
-        return wide * self.repeats + single * self.repeats + contended * self.repeats
+        return wide * self.repeats + single * self.repeats + busy * self.repeats + contended * self.repeats
 
     def plan(self) -> tuple[int, float]:
         points = len(self._points())
@@ -317,39 +320,50 @@ _POOL_SQL = ("SELECT relname, oid::int8 AS oid FROM pg_catalog.pg_class "
 
 
 # -- fitting ---------------------------------------------------------------------------------------------------------
-def _best(values: Sequence[float]) -> float:
-    good = [v for v in values if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
-    return max(good) if good else math.nan
+def _best_row(rows: Sequence[dict[str, Any]], point: str, clients: int, mlpt: int = CEILING_MLPT) -> dict[str, Any]:
+    """The repeat with the best TPS of a point (other load only ever slows a run down)."""
+    good = [r for r in rows if r.get("point") == point and r.get("clients") == clients
+            and r.get("max_locks_per_transaction", mlpt) == mlpt
+            and isinstance(r.get("tps"), int | float) and math.isfinite(r["tps"]) and r["tps"] > 0]
+    if not good:
+        raise LockscopeError(f"lab ceiling: no TPS measured for {point} with {clients} clients at "
+                             f"max_locks_per_transaction {mlpt}")
+    return max(good, key=lambda r: float(r["tps"]))
 
 
-def _tps(rows: Sequence[dict[str, Any]], point: str, clients: int) -> float:
-    value = _best([r.get("tps", math.nan) for r in rows if r.get("point") == point and r.get("clients") == clients])
-    if not math.isfinite(value):
-        raise LockscopeError(f"lab ceiling: no TPS measured for {point} with {clients} clients")
-    return value
+def _figure(row: dict[str, Any], key: str, default: float) -> float:
+    value = row.get(key)
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else default
 
 
-def fit_hold_time(cpu_s: float, acquisitions: int, tps: float, *, cores: int, clients: int,
-                  saturated_factor: float = 1.0) -> float:
-    """The partition-LWLock hold time (s) that makes the model give ``tps`` for a transaction of CPU demand
-    ``cpu_s`` whose locks take ONE partition ``acquisitions`` times (bisection; the model's throughput falls
-    as the hold grows). 0 when even a zero hold predicts less than ``tps`` (the partition does not bind).
+def _cpu_s(row: dict[str, Any], cores: int) -> float:
+    """CPU per transaction of a busy point (s): the machine's busy core time per transaction (``/proc/stat``), else
+    cores / TPS."""
+    return _figure(row, "cpu_us_per_transaction", cores / float(row["tps"]) * 1e6) * 1e-6
 
-    :raises ValueError: non-positive inputs.
+
+def fit_wake_latency(calibration: Calibration, cpu_s: float, acquisitions: int, lockmanager_s: float, *,
+                     cores: int, clients: int) -> float:
+    """The wake-up latency (s) that makes the model's LockManager time per transaction equal ``lockmanager_s`` for a
+    transaction of CPU ``cpu_s`` whose main-table locks take ONE partition ``acquisitions`` times (bisection; the
+    time grows with the latency). 0 when even a zero latency predicts more.
+
+    :raises ValueError: non-positive cpu or acquisitions.
     """
-    if cpu_s <= 0 or acquisitions < 1 or tps <= 0:
-        raise ValueError("cpu_s, acquisitions and tps must be positive")
+    if cpu_s <= 0 or acquisitions < 1:
+        raise ValueError("cpu_s and acquisitions must be positive")
+    load = (float(acquisitions),) + (0.0,) * (NUM_LOCK_PARTITIONS - 1)
 
-    def predicted(hold: float) -> float:
-        load = (acquisitions * hold,) + (0.0,) * (NUM_LOCK_PARTITIONS - 1)
-        return forecast(Demands(cpu_s, load, saturated_factor, holds_on_cpu=True), cores, clients).throughput_tps
+    def predicted(latency: float) -> float:
+        costs = replace(calibration, wake_latency_s=latency)
+        return forecast(Demands(cpu_s, load, costs), cores, clients).partition_wait_ms / 1000.0
 
-    if predicted(0.0) <= tps:
+    if predicted(0.0) >= lockmanager_s:
         return 0.0
-    lo, hi = 0.0, 1.0 / (tps * acquisitions) * 4
-    for _ in range(80):
+    lo, hi = 0.0, 0.01
+    for _ in range(60):
         mid = (lo + hi) / 2
-        if predicted(mid) > tps:
+        if predicted(mid) < lockmanager_s:
             lo = mid
         else:
             hi = mid
@@ -358,56 +372,92 @@ def fit_hold_time(cpu_s: float, acquisitions: int, tps: float, *, cores: int, cl
 
 def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: int, cores: int,
                     server_version: str) -> tuple[Calibration, dict[str, Any]]:
-    """The calibration from the measured points (the best TPS of the repeats), and the checks beside it.
+    """The calibration from the measured points (of each point the repeat with the best TPS), and the checks.
 
-    CPU per transaction of a single-client point = 1 / TPS. Fast-path lock = (generic_200 - generic_2) / 198 at
-    max_locks_per_transaction 1024 (all fast-path); main-table extra = (generic_200 at 16 - generic_200 at 1024) /
-    184; planned relation = (index_101 - index_1) / 100 at 1024 - fast-path lock; base = pk_select_simple - 2
-    fast-path locks; generic base = pk_select_prepared - 2 fast-path locks; hold = :func:`fit_hold_time` of the
-    one-partition point (S + 1 acquisitions: S locks and the LockReleaseAll pass); saturated CPU factor = mean over
-    generic_16 and pk_select_simple of (cores / TPS with N clients) / (1 / TPS alone).
+    Single-client slopes (1 / TPS; the idle round trip cancels): fast-path lock = (generic_200 - generic_2) / 198
+    at max_locks_per_transaction 1024 (all fast-path); main-table extra = (generic_200 at 16 - at 1024) / 184;
+    planned relation = (index_101 - index_1) / 100 at 1024 - a fast-path lock. With every core busy (C clients,
+    CPU per transaction from ``/proc/stat``): base = pk_select_simple - 2 fast-path locks; idle round trip =
+    1 / TPS of pk_select_simple alone - its CPU at C; generic base = pk_select_prepared alone - the round trip - 2
+    fast-path locks; coherence = (generic_spread - generic_16 - S (fast-path + main-table extra)) / (S + 16)
+    acquisitions. Growth per doubling: CPU of pk_select_simple and generic_16 at N clients over at C, per
+    log2(N / C). With N clients: LWLock sleeps per transaction = half the extra context switches of generic_one
+    and generic_spread over generic_16; hold = sleeps of generic_one / (X (S + 1)^2); sleep CPU = (generic_one -
+    generic_spread CPU) / (their sleeps' difference); wake-up latency = :func:`fit_wake_latency` of generic_one's
+    LockManager time per transaction (LockManager share x AAS / TPS).
 
     :raises LockscopeError: a point is missing.
     """
-    def one(point: str, mlpt: int) -> float:
-        return 1.0 / _tps([r for r in rows if r.get("max_locks_per_transaction", mlpt) == mlpt], point, 1)
+    def alone(point: str, mlpt: int) -> float:
+        return 1.0 / float(_best_row(rows, point, 1, mlpt)["tps"])
 
-    d = {p: one(p, CEILING_MLPT) for p in ("pk_select_simple", "pk_select_prepared", "generic_16", "generic_spread",
-                                          "generic_one", f"generic_{BIG}")}
-    w = {p: one(p, WIDE_MLPT) for p in ("generic_2", f"generic_{BIG}", "index_1", f"index_{BIG_INDEXES + 1}")}
-    fast = max(0.0, (w[f"generic_{BIG}"] - w["generic_2"]) / (BIG - 2))
-    main_extra = max(0.0, (d[f"generic_{BIG}"] - w[f"generic_{BIG}"]) / (BIG - FILLERS))
-    planned = max(0.0, (w[f"index_{BIG_INDEXES + 1}"] - w["index_1"]) / BIG_INDEXES - fast)
-    x_one = _tps(rows, "generic_one", clients)
-    x_spread = _tps(rows, "generic_spread", clients)
-    ratios = [cores / _tps(rows, p, clients) / d[p] for p in ("generic_16", "pk_select_simple")]
-    factor = max(0.2, sum(ratios) / len(ratios)) if clients >= cores else 1.0
-    hold = fit_hold_time(d["generic_one"], spilled + 1, x_one, cores=cores, clients=clients, saturated_factor=factor)
+    def busy(point: str, n: int) -> float:
+        return _cpu_s(_best_row(rows, point, n), cores)
+
+    def switches(point: str) -> float:
+        return _figure(_best_row(rows, point, clients), "context_switches_per_transaction", 0.0)
+
+    at = cores if cores > 1 else 1
+    fast = max(0.0, (alone(f"generic_{BIG}", WIDE_MLPT) - alone("generic_2", WIDE_MLPT)) / (BIG - 2))
+    main_extra = max(0.0, (alone(f"generic_{BIG}", CEILING_MLPT) - alone(f"generic_{BIG}", WIDE_MLPT))
+                     / (BIG - FILLERS))
+    planned = max(0.0, (alone(f"index_{BIG_INDEXES + 1}", WIDE_MLPT) - alone("index_1", WIDE_MLPT)) / BIG_INDEXES
+                  - fast)
+    cpu_pk = busy("pk_select_simple", at)
+    round_trip = max(0.0, alone("pk_select_simple", CEILING_MLPT) - cpu_pk) if cores > 1 else 0.0
+    base = max(1e-9, cpu_pk - 2 * fast)
+    generic_base = max(1e-9, alone("pk_select_prepared", CEILING_MLPT) - round_trip - 2 * fast)
+    spread_acq = spilled + NUM_LOCK_PARTITIONS if spilled >= NUM_LOCK_PARTITIONS else 2 * spilled
+    coherence = max(0.0, (busy("generic_spread", at) - busy("generic_16", at) - spilled * (fast + main_extra))
+                    / spread_acq) if cores > 1 else 0.0
+    growth = 0.0
+    if clients > at:
+        ratios = [busy(p, clients) / busy(p, at) - 1.0 for p in ("pk_select_simple", "generic_16")]
+        growth = max(0.0, sum(ratios) / len(ratios) / math.log2(clients / at))
+    one, spread = _best_row(rows, "generic_one", clients), _best_row(rows, "generic_spread", clients)
+    sleeps_one = max(0.0, (switches("generic_one") - switches("generic_16")) / 2)
+    sleeps_spread = max(0.0, (switches("generic_spread") - switches("generic_16")) / 2)
+    x_one = float(one["tps"])
+    hold = sleeps_one / (x_one * (spilled + 1) ** 2)
+    sleep_cpu = max(0.0, (_cpu_s(one, cores) - _cpu_s(spread, cores)) / (sleeps_one - sleeps_spread)) \
+        if sleeps_one > sleeps_spread else 0.0
+    lockmanager_one = _figure(one, "lockmanager_share", 0.0) * _figure(one, "aas", 0.0) / x_one
     calibration = Calibration(
-        base_cpu_s=max(1e-9, d["pk_select_simple"] - 2 * fast), fastpath_lock_cpu_s=fast,
-        main_table_lock_extra_cpu_s=main_extra, lwlock_hold_s=hold, cpus=cores,
-        generic_base_cpu_s=max(1e-9, d["pk_select_prepared"] - 2 * fast), planned_relation_cpu_s=planned,
-        saturated_cpu_factor=factor,
+        base_cpu_s=base, fastpath_lock_cpu_s=fast, main_table_lock_extra_cpu_s=main_extra, lwlock_hold_s=hold,
+        cpus=cores, generic_base_cpu_s=generic_base, planned_relation_cpu_s=planned, idle_round_trip_s=round_trip,
+        cpu_growth_per_doubling=growth, coherence_cpu_s=coherence, sleep_cpu_s=sleep_cpu,
         source=f"lockscope lab ceiling on this machine ({cores} cores, PostgreSQL {server_version}, "
                f"{clients} clients, {spilled} spilled locks)")
-    # the check: the spread script with the same clients, its CPU its own single-client figure
-    per_part = [0.0] * NUM_LOCK_PARTITIONS
+    cpu_one = busy("generic_16", at) + spilled * (fast + main_extra)
+    if lockmanager_one > 0:
+        calibration = replace(calibration, wake_latency_s=fit_wake_latency(
+            calibration, cpu_one, spilled + 1, lockmanager_one, cores=cores, clients=clients))
+    # the check: the spread script with the same clients
+    per_part = [0] * NUM_LOCK_PARTITIONS
     for i in range(spilled):
         per_part[i % NUM_LOCK_PARTITIONS] += 1
-    load = tuple((n + (1 if n else 0)) * hold for n in per_part)
-    spread_pred = forecast(Demands(d["generic_spread"], load, factor, holds_on_cpu=True), cores, clients)
-    one_pred = forecast(Demands(d["generic_one"], ((spilled + 1) * hold,) + (0.0,) * 15, factor, holds_on_cpu=True),
-                       cores, clients)
+    spread_load = tuple(float(n + (1 if n else 0)) for n in per_part)
+    spread_pred = forecast(Demands(cpu_one, spread_load, calibration), cores, clients)
+    one_pred = forecast(Demands(cpu_one, (float(spilled + 1),) + (0.0,) * 15, calibration), cores, clients)
+    x_spread = float(spread["tps"])
     checks = {
-        "cpu_per_transaction_us": {k: v * 1e6 for k, v in d.items()},
-        "cpu_per_transaction_us_at_mlpt_1024": {k: v * 1e6 for k, v in w.items()},
-        "saturated_cpu_factors": dict(zip(("generic_16", "pk_select_simple"), ratios, strict=True)),
+        "cpu_per_transaction_us_alone": {p: alone(p, CEILING_MLPT) * 1e6 for p in (
+            "pk_select_simple", "pk_select_prepared", "generic_16", "generic_spread", "generic_one",
+            f"generic_{BIG}")},
+        "cpu_per_transaction_us_alone_at_mlpt_1024": {p: alone(p, WIDE_MLPT) * 1e6 for p in (
+            "generic_2", f"generic_{BIG}", "index_1", f"index_{BIG_INDEXES + 1}")},
+        "cpu_per_transaction_us_busy": {f"{p}, {n} clients": busy(p, n) * 1e6 for p in (
+            "pk_select_simple", "generic_16", "generic_spread") for n in sorted({at, clients})},
+        "lwlock_sleeps_per_transaction": {"generic_one": sleeps_one, "generic_spread": sleeps_spread},
         "one_partition_tps": x_one, "spread_tps": x_spread,
+        "one_partition_lockmanager_ms": lockmanager_one * 1e3,
         "one_partition_predicted_tps": one_pred.throughput_tps,
         "one_partition_predicted_lockmanager_share": one_pred.lockmanager_share,
+        "one_partition_measured_lockmanager_share": _figure(one, "lockmanager_share", math.nan),
         "spread_predicted_tps": spread_pred.throughput_tps,
         "spread_ratio_predicted_over_measured": spread_pred.throughput_tps / x_spread,
         "spread_predicted_lockmanager_share": spread_pred.lockmanager_share,
+        "spread_measured_lockmanager_share": _figure(spread, "lockmanager_share", math.nan),
         "one_over_spread_measured": x_one / x_spread,
     }
     return calibration, checks

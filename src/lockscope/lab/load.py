@@ -7,6 +7,7 @@ Load goes only to a :class:`~lockscope.server.ScratchServer` lockscope started.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,9 +23,11 @@ from .results import Row
 
 __all__ = [
     "LoadFigures",
+    "MachineCounters",
     "StatementFigures",
     "install_pg_stat_statements",
     "is_pk_select",
+    "machine_figures",
     "measure_load",
     "measure_load_columns",
     "read_statements",
@@ -74,6 +77,11 @@ class LoadFigures:
     :ivar top_wait_share: its fraction (0..1) of active-session samples.
     :ivar waits: ``type:event`` (or ``CPU``) -> active-session samples (count).
     :ivar statements: per-statement pg_stat_statements figures.
+    :ivar cpu_busy_fraction: the machine's cores busy during the pgbench run (fraction 0..1 of all cores, from
+        ``/proc/stat``; the backends, pgbench and the sampler together; NaN where not readable).
+    :ivar cpu_us_per_transaction: busy core time per transaction (µs; the same counters / transactions).
+    :ivar context_switches_per_transaction: the machine's context switches per transaction (count; ``/proc/stat``
+        ``ctxt``: pgbench-backend round trips, LWLock sleeps and wake-ups, preemptions).
     """
 
     tps: float
@@ -92,6 +100,9 @@ class LoadFigures:
     top_wait_share: float
     waits: dict[str, int] = field(default_factory=dict)
     statements: tuple[StatementFigures, ...] = ()
+    cpu_busy_fraction: float = math.nan
+    cpu_us_per_transaction: float = math.nan
+    context_switches_per_transaction: float = math.nan
 
     def row(self) -> Row:
         """The flat part of these figures for a results row (``waits`` as ``a=1;b=2`` text)."""
@@ -121,6 +132,55 @@ def read_statements(session: Session) -> tuple[StatementFigures, ...]:
             total_exec_ms=float(r["total_exec_time"]),
         ))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class MachineCounters:
+    """The machine's cumulative CPU and scheduler counters (``/proc/stat``, Linux).
+
+    :ivar busy_s: core-seconds not idle and not waiting for I/O, summed over cores (s).
+    :ivar total_s: core-seconds of every kind (s).
+    :ivar context_switches: context switches since boot (count).
+    """
+
+    busy_s: float
+    total_s: float
+    context_switches: int
+
+    @classmethod
+    def read(cls, path: Path = Path("/proc/stat")) -> MachineCounters | None:
+        """The counters now; None where ``/proc/stat`` is not readable (not Linux)."""
+        try:
+            lines = path.read_text(encoding="ascii").splitlines()
+        except OSError:
+            return None
+        ticks = float(os.sysconf("SC_CLK_TCK")) if hasattr(os, "sysconf") else 100.0
+        busy = total = 0.0
+        switches = 0
+        for line in lines:
+            fields = line.split()
+            if fields and fields[0] == "cpu":
+                values = [float(v) for v in fields[1:9]]  # user nice system idle iowait irq softirq steal
+                total = sum(values) / ticks
+                busy = (total - values[3] / ticks - values[4] / ticks)
+            elif fields and fields[0] == "ctxt":
+                switches = int(fields[1])
+        return cls(busy, total, switches)
+
+
+def machine_figures(before: MachineCounters | None, after: MachineCounters | None,
+                    transactions: int) -> dict[str, float]:
+    """CPU busy fraction, busy core-µs and context switches per transaction between two readings (NaN where
+    unknown): the :class:`LoadFigures` fields ``cpu_busy_fraction``, ``cpu_us_per_transaction`` and
+    ``context_switches_per_transaction``."""
+    if before is None or after is None or after.total_s <= before.total_s:
+        return {}
+    busy = after.busy_s - before.busy_s
+    out = {"cpu_busy_fraction": busy / (after.total_s - before.total_s)}
+    if transactions > 0:
+        out["cpu_us_per_transaction"] = busy / transactions * 1e6
+        out["context_switches_per_transaction"] = (after.context_switches - before.context_switches) / transactions
+    return out
 
 
 def _wait_figures(summary: WaitSummary) -> dict[str, Any]:
@@ -171,12 +231,15 @@ def measure_load(
     with connect(server.conninfo()) as session:
         reset_statements(session)
     with BackgroundSampler(server.conninfo(), hz=sample_hz) as sampler:
+        before = MachineCounters.read()
         result: PgbenchResult = run_pgbench(server, clients=clients, duration_s=duration_s, protocol=protocol,
                                             select_only=only, extra_args=extra)
+        after = MachineCounters.read()
     waits = summarize(sampler.samples)
     with connect(server.conninfo()) as session:
         statements = tuple(s for s in read_statements(session) if statement_filter(s))
     calls = sum(s.calls for s in statements)
+    machine = machine_figures(before, after, result.transactions)
     return LoadFigures(
         tps=result.tps,
         latency_ms=result.latency_ms,
@@ -187,6 +250,9 @@ def measure_load(
         statement_calls=calls,
         statements=statements,
         **_wait_figures(waits),
+        cpu_busy_fraction=machine.get("cpu_busy_fraction", math.nan),
+        cpu_us_per_transaction=machine.get("cpu_us_per_transaction", math.nan),
+        context_switches_per_transaction=machine.get("context_switches_per_transaction", math.nan),
     )
 
 
