@@ -114,6 +114,8 @@ class Point:
     plans: bool = True
     cores: int = 2
     measured_machine: dict[str, Any] = field(default_factory=dict)
+    forecast_cpu_us: float = math.nan
+    forecast_sleeps: float = math.nan
 
     @property
     def ratio(self) -> float:
@@ -124,6 +126,11 @@ def _forecast(shape: StatementShape, capacity: CapacityModel, cal: Calibration, 
               clients: int) -> tuple[float, float, str]:
     f = forecast_shapes("x", [shape], capacity, cal, cores=cores, clients=clients).forecast
     return f.throughput_tps, f.lockmanager_share, f.binding_resource
+
+
+def _measured_cpu_us(p: Point) -> float:
+    value = p.measured_machine.get("cpu_us_per_txn", math.nan)
+    return float(value) if isinstance(value, int | float) else math.nan
 
 
 def _shape_fields(shape: StatementShape, cores: int) -> dict[str, Any]:
@@ -137,7 +144,8 @@ def reforecast(point: Point, cal: Calibration) -> Point:
                            point.plans)
     f = forecast(class_demands(cls, cal), point.cores, point.clients)
     return Point(**{**point.__dict__, "forecast_tps": f.throughput_tps, "forecast_lm": f.lockmanager_share,
-                    "binding": f.binding_resource})
+                    "binding": f.binding_resource, "forecast_cpu_us": f.cpu_per_transaction_us,
+                    "forecast_sleeps": f.lwlock_sleeps})
 
 
 def local_indexes(cal: Calibration, cores: int, repeats: int, duration: float,
@@ -343,12 +351,14 @@ def published(cal: Calibration, say: Callable[[str], None]) -> list[Published]:
 
 def _md_points(points: list[Point]) -> str:
     lines = ["| workload | setting | clients | locks | main table | partitions | measured TPS | forecast TPS | "
-             "forecast / measured | LockManager measured | LockManager forecast | binding | load avg |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+             "forecast / measured | LockManager measured | LockManager forecast | CPU µs / transaction measured / "
+             "forecast | binding | load avg |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|"]
     for p in points:
         lines.append(f"| {p.workload} | {p.setting} | {p.clients} | {p.locks} | {p.main_table} | "
                      f"{p.partitions_touched} | {p.measured_tps:,.0f} | {p.forecast_tps:,.0f} | {p.ratio:.2f} | "
-                     f"{p.measured_lm:.0%} | {p.forecast_lm:.0%} | {p.binding} | {p.load:.1f} |")
+                     f"{p.measured_lm:.0%} | {p.forecast_lm:.0%} | {_measured_cpu_us(p):.1f} / "
+                     f"{p.forecast_cpu_us:.1f} | {p.binding} | {p.load:.1f} |")
     return "\n".join(lines)
 
 
@@ -451,6 +461,7 @@ def main() -> None:
         points += local_indexes(cal, cores, args.repeats, args.duration, say)
     if "partitions" in parts:
         points += local_partitions(cal, cores, args.repeats, args.duration, say)
+    points = [reforecast(p, cal) for p in points]  # the same forecast, with its CPU and sleeps per transaction
     doc["points"] = [p.__dict__ | {"ratio": p.ratio} for p in points]
     pub = published(cal, say) if "published" in parts else []
     doc["published"] = [r.__dict__ | {"error": r.error} for r in pub]

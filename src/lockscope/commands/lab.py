@@ -166,9 +166,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "ceiling", "calibrate 'lockscope forecast' on this machine: lock costs and the partition LWLock ceiling",
         "Measure, on a scratch server, the single-client CPU of a fast-path and a main-table relation lock (a "
         "cached generic plan over 199 empty partitions at max_locks_per_transaction 1024 and 16), of planning one "
-        "more index and of pgbench -S (simple and prepared), and at max_locks_per_transaction 16 the throughput "
-        "of N clients whose 24 spilled locks all hash to one lock partition vs the same number spread over 16, "
-        "and of N clients without spilled locks. Writes "
+        "more index and of pgbench -S (simple and prepared); with as many clients as cores, the CPU per "
+        "transaction (/proc/stat) without and with 24 spilled locks spread over the 16 lock partitions; and with "
+        "N clients the CPU growth and the LWLock sleeps (context switches) of 24 spilled locks that all hash to "
+        "one lock partition vs the same number spread over 16. Writes "
         "calibration.json for 'lockscope forecast --calibration'. Each point is repeated, interleaved, and the "
         "best TPS kept. Default 16 clients, 4 s per point, 4 repeats (about 7 minutes); --quick 8 clients, 2 s, "
         "2 repeats (under 2 minutes on 2 cores).")

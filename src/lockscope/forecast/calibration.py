@@ -152,14 +152,17 @@ class Calibration:
 
 
 #: ``lockscope lab ceiling`` (default profile, 16 clients, 24 spilled locks) on a 2-core x86_64 VM, PostgreSQL
-#: 18.6, 2026-11-24 (BENCHMARKS.md "forecast: validation"): base 21.20 µs, generic base 12.34 µs, fast-path lock
-#: 0.138 µs, main-table extra 0.036 µs, planned relation 0.507 µs, idle round trip 10.06 µs, +12.5 % CPU per
-#: doubling of clients, coherence 0.232 µs per acquisition, hold 25.5 ns, sleep 4.29 µs, wake-up 38.0 µs.
+#: 18.6, 2026-11-24 00:09 UTC (BENCHMARKS.md "forecast: validation"; benchmarks/results/forecast-2026-11-24/ceiling):
+#: base 23.23 µs, generic base 17.16 µs, fast-path lock 0.145 µs, main-table extra 0.032 µs,
+#: planned relation 0.542 µs, idle round trip 5.37 µs, +9.3 % CPU per doubling of clients,
+#: coherence 0.210 µs per acquisition, hold 27.8 ns, sleep 4.39 µs, wake-up 35.5 µs.
 DEFAULT_CALIBRATION = Calibration(
-    base_cpu_s=21.1957e-6, fastpath_lock_cpu_s=0.138264e-6, main_table_lock_extra_cpu_s=0.0355446e-6,
-    lwlock_hold_s=0.0255322e-6, cpus=_MEASURED_CORES, generic_base_cpu_s=12.3425e-6,
-    planned_relation_cpu_s=0.50686e-6, idle_round_trip_s=10.0593e-6, cpu_growth_per_doubling=0.125271,
-    coherence_cpu_s=0.231717e-6, sleep_cpu_s=4.28576e-6, wake_latency_s=38.0293e-6,
+    base_cpu_s=2.322885409635302e-05, fastpath_lock_cpu_s=1.453735197003222e-07,
+    main_table_lock_extra_cpu_s=3.206183474838352e-08, lwlock_hold_s=2.7827149923129424e-08,
+    cpus=_MEASURED_CORES, generic_base_cpu_s=1.7162028945603394e-05,
+    planned_relation_cpu_s=5.419190757605884e-07, idle_round_trip_s=5.370027177008769e-06,
+    cpu_growth_per_doubling=0.09272462473032812, coherence_cpu_s=2.0972580827669004e-07,
+    sleep_cpu_s=4.390583265153696e-06, wake_latency_s=3.5459968198226725e-05,
     source="defaults: lockscope lab ceiling on a 2-core x86_64 VM, PostgreSQL 18.6, 2026-11-24")
 
 

@@ -227,8 +227,8 @@ class ScenarioForecast:
     :ivar curve: the workload at 1.. clients (for the plot).
     :ivar rate_tps: the measured rate of the workload (calls/s; None for a probed statement).
     :ivar cpu_utilisation_at_rate: CPU busy fraction at ``rate_tps`` (or at the predicted throughput).
-    :ivar partition_utilisation_at_rate: 16 partition-LWLock busy fractions (holds not stretched) at ``rate_tps``
-        (or at the predicted throughput).
+    :ivar partition_utilisation_at_rate: 16 partition-LWLock busy fractions (``X a_p lwlock_hold_s``) at
+        ``rate_tps`` (or at the predicted throughput).
     """
 
     label: str
@@ -574,8 +574,8 @@ def forecast_workload(
 
 
 def saturation_rate(scenario: ScenarioForecast) -> float:
-    """Rate (transactions/s) at which the hottest partition LWLock is busy all the time with holds not stretched,
-    i.e. no more runnable backends than cores (``inf``: none used); ``Forecast.hottest_partition_saturation_tps`` is
-    the same at the forecast's client count, holds stretched by the run queue."""
+    """Rate (transactions/s) at which the hottest partition LWLock would be held all the time, 1 / max_p a_p h
+    (``inf``: none used); the same as ``Forecast.hottest_partition_saturation_tps``. Sleepers convoy on a
+    partition long before: the LockManager share of the forecast says when."""
     top = max(scenario.demands.partition_s)
     return 1.0 / top if top > 0 else math.inf

@@ -28,7 +28,8 @@ def _forecast(f: Forecast) -> dict[str, Any]:
         "lockmanager_share": f.lockmanager_share, "lockmanager_aas": f.lockmanager_aas,
         "hottest_partition": f.hottest_partition,
         "hottest_partition_saturation_tps": _num(f.hottest_partition_saturation_tps),
-        "knee_clients": f.knee_clients,
+        "knee_clients": f.knee_clients, "lwlock_sleeps": f.lwlock_sleeps,
+        "cpu_per_transaction_us": f.cpu_per_transaction_us,
     }
 
 
@@ -52,7 +53,8 @@ def _scenario(s: ScenarioForecast) -> dict[str, Any]:
         "capacity": {"server_version_num": s.capacity.server_version_num,
                      "max_locks_per_transaction": s.capacity.max_locks_per_transaction,
                      "fast_path_slots": s.capacity.slots},
-        "demands": {"cpu_us": s.demands.cpu_s * 1e6, "partition_us": [d * 1e6 for d in s.demands.partition_s]},
+        "demands": {"cpu_us": s.demands.cpu_s * 1e6, "partition_us": [d * 1e6 for d in s.demands.partition_s],
+                    "partition_acquisitions": list(s.demands.partition_acquisitions)},
         "main_table_locks_per_transaction": s.main_table_locks_per_transaction,
         "partition_locks_per_transaction": list(s.partition_locks_per_transaction),
         "rate_tps": s.rate_tps,

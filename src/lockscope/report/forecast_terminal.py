@@ -34,7 +34,9 @@ def _scenario_table(report: ForecastReport, s: ScenarioForecast) -> Table:
     t.add_row("TPS ceiling", f"{rate_text(f.ceiling_tps)} (CPU alone {rate_text(f.cpu_ceiling_tps)}, "
                              f"knee at {f.knee_clients:.1f} clients)")
     t.add_row("binding resource", f.binding_resource)
-    t.add_row("LockManager share", f"{f.lockmanager_share:.0%} of active sessions (AAS {f.lockmanager_aas:.1f})")
+    t.add_row("LockManager share", f"{f.lockmanager_share:.0%} of active sessions (AAS {f.lockmanager_aas:.1f}; "
+                                   f"{f.lwlock_sleeps:.2f} LWLock sleeps per transaction)")
+    t.add_row("CPU per transaction", f"{f.cpu_per_transaction_us:.1f} µs at {f.clients} clients")
     hot = f" (partition {f.hottest_partition})" if f.hottest_partition is not None else ""
     t.add_row("hottest partition saturates at", rate_text(saturation_rate(s)) + hot)
     t.add_row("main-table locks / transaction", f"{s.main_table_locks_per_transaction:.1f}")
