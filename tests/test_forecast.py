@@ -180,9 +180,12 @@ def test_cli_bad_input_is_one_line(args: tuple[str, ...], message: str) -> None:
 
 def test_cli_bad_calibration_and_unknown_index(tmp_path: Path) -> None:
     bad = tmp_path / "cal.json"
-    bad.write_text('{"schema": "lockscope/calibration/v1", "base_cpu_s": -1}')
+    bad.write_text('{"schema": "lockscope/calibration/v2", "base_cpu_s": -1}')
     proc = run("forecast", "--statement", "select 1", "--calibration", str(bad))
     assert proc.returncode == 2 and "calibration file: missing fields" in error_line(proc)
+    bad.write_text('{"schema": "lockscope/calibration/v1", "base_cpu_s": 1}')  # an earlier lockscope's file
+    proc = run("forecast", "--statement", "select 1", "--calibration", str(bad))
+    assert proc.returncode == 2 and "run lockscope lab ceiling again" in error_line(proc)
     proc = run("forecast", "--statement", "select 1", "--drop-index", "no_such_index")
     assert proc.returncode == 2
     assert error_line(proc) == "lockscope: error: --drop-index no_such_index: no such relation in database postgres"

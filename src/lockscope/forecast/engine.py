@@ -226,7 +226,8 @@ class ScenarioForecast:
     :ivar forecast: the workload at the report's clients.
     :ivar curve: the workload at 1.. clients (for the plot).
     :ivar rate_tps: the measured rate of the workload (calls/s; None for a probed statement).
-    :ivar cpu_utilisation_at_rate: CPU busy fraction at ``rate_tps`` (or at the predicted throughput).
+    :ivar cpu_utilisation_at_rate: CPU busy fraction at ``rate_tps`` (or at the predicted throughput), with the CPU
+        per transaction at the report's clients.
     :ivar partition_utilisation_at_rate: 16 partition-LWLock busy fractions (``X a_p lwlock_hold_s``) at
         ``rate_tps`` (or at the predicted throughput).
     """
@@ -408,7 +409,7 @@ def forecast_shapes(label: str, shapes: Sequence[StatementShape], capacity: Capa
     return ScenarioForecast(
         label=label, capacity=capacity, statements=tuple(each), demands=demands, forecast=at,
         curve=tuple(f for f in curve if f.clients in points), rate_tps=rate_tps,
-        cpu_utilisation_at_rate=x * demands.cpu_s / cores,
+        cpu_utilisation_at_rate=x * at.cpu_per_transaction_us * 1e-6 / cores,
         partition_utilisation_at_rate=tuple(x * d for d in demands.partition_s))
 
 
