@@ -123,9 +123,11 @@ class Point:
 
 
 def _forecast(shape: StatementShape, capacity: CapacityModel, cal: Calibration, cores: int,
-              clients: int) -> tuple[float, float, str]:
+              clients: int) -> tuple[float, float, str, dict[str, Any]]:
+    """(TPS, LockManager share, binding resource, the Point's CPU and sleep fields) of the forecast."""
     f = forecast_shapes("x", [shape], capacity, cal, cores=cores, clients=clients).forecast
-    return f.throughput_tps, f.lockmanager_share, f.binding_resource
+    return (f.throughput_tps, f.lockmanager_share, f.binding_resource,
+            {"forecast_cpu_us": f.cpu_per_transaction_us, "forecast_sleeps": f.lwlock_sleeps})
 
 
 def _measured_cpu_us(p: Point) -> float:
@@ -164,11 +166,11 @@ def local_indexes(cal: Calibration, cores: int, repeats: int, duration: float,
                     say(f"indexes: {k} extra, mlpt {mlpt}, {c} clients")
                     tps, lm, machine = best_load(srv, repeats, clients=c, duration_s=duration, sample_hz=10.0,
                                                  statement_filter=is_pk_select)
-                    ftps, flm, binding = _forecast(shape, capacity, cal, cores, c)
+                    ftps, flm, binding, extra = _forecast(shape, capacity, cal, cores, c)
                     points.append(Point("pgbench -S", f"{k} extra indexes, mlpt {mlpt}", c, len(shape.locks),
                                         len(shape.main_table_locks), sum(1 for n in shape.partition_load if n),
                                         tps, lm, ftps, flm, binding, load_average(), **_shape_fields(shape, cores),
-                                        measured_machine=machine))
+                                        measured_machine=machine, **extra))
     return points
 
 
@@ -188,11 +190,12 @@ def local_partitions(cal: Calibration, cores: int, repeats: int, duration: float
                 say(f"partitions: {parts}, force_generic_plan, {c} clients")
                 tps, lm, machine = best_load(srv, repeats, clients=c, duration_s=duration, sample_hz=10.0,
                                              protocol="prepared", statement_filter=is_pk_select)
-                ftps, flm, binding = _forecast(shape, capacity, cal, cores, c)
+                ftps, flm, binding, extra = _forecast(shape, capacity, cal, cores, c)
                 points.append(Point("pgbench -S -M prepared, force_generic_plan", f"{parts} partitions, mlpt {mlpt}",
                                     c, len(shape.locks), len(shape.main_table_locks),
                                     sum(1 for n in shape.partition_load if n), tps, lm, ftps, flm, binding,
-                                    load_average(), **_shape_fields(shape, cores), measured_machine=machine))
+                                    load_average(), **_shape_fields(shape, cores), measured_machine=machine,
+                                    **extra))
     return points
 
 
@@ -461,7 +464,6 @@ def main() -> None:
         points += local_indexes(cal, cores, args.repeats, args.duration, say)
     if "partitions" in parts:
         points += local_partitions(cal, cores, args.repeats, args.duration, say)
-    points = [reforecast(p, cal) for p in points]  # the same forecast, with its CPU and sleeps per transaction
     doc["points"] = [p.__dict__ | {"ratio": p.ratio} for p in points]
     pub = published(cal, say) if "published" in parts else []
     doc["published"] = [r.__dict__ | {"error": r.error} for r in pub]

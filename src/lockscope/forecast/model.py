@@ -195,12 +195,13 @@ def workload_demands(classes: Iterable[TransactionClass], calibration: Calibrati
     each = [(c.calls / total_calls, class_demands(c, calibration)) for c in classes]
     if len(each) == 1:
         return each[0][1]
+    squares = [(w, d.squares()) for w, d in each]
     return Demands(
         cpu_s=sum(w * d.cpu_s for w, d in each),
         partition_acquisitions=tuple(sum(w * d.partition_acquisitions[p] for w, d in each)
                                      for p in range(NUM_LOCK_PARTITIONS)),
         costs=calibration,
-        partition_acquisitions_sq=tuple(sum(w * d.squares()[p] for w, d in each) for p in range(NUM_LOCK_PARTITIONS)),
+        partition_acquisitions_sq=tuple(sum(w * sq[p] for w, sq in squares) for p in range(NUM_LOCK_PARTITIONS)),
     )
 
 
@@ -281,10 +282,11 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
     costs = demands.costs
     hold = costs.lwlock_hold_s
     acq = demands.partition_acquisitions
+    held = demands.partition_s  # a_p h per transaction
     squares = demands.squares()
     top_acq = max(acq)
     hottest = acq.index(top_acq) if top_acq > 0 else None
-    top_hold = top_acq * hold
+    top_hold = max(held)
 
     results: dict[int, Forecast] = {}
     targets = set(wanted)
@@ -299,11 +301,11 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
                 + max(0.0, q_cpu - cpus) / cpus * cpu_n / (1.0 + sleeps))
         round_trip = costs.idle_round_trip_s * max(0.0, (cpus - n) / (cpus - 1)) if cpus > 1 else 0.0
         r_cpu = cpu_n * max(1.0, (1.0 + q_cpu) / cpus)
-        at_part = [a * hold * q + k * wake for a, q, k in zip(acq, q_part, sleeps_p, strict=True)]
+        at_part = [d * q + k * wake for d, q, k in zip(held, q_part, sleeps_p, strict=True)]
         lm = sum(at_part)
         response = round_trip + r_cpu + lm
         x = n / response
-        q_part = [x * (a * hold * q + a * hold) for a, q in zip(acq, q_part, strict=True)]
+        q_part = [x * (d * q + d) for d, q in zip(held, q_part, strict=True)]
         q_cpu = x * r_cpu
         if n in targets:
             cpu_ceiling = cpus / cpu_n
@@ -314,7 +316,7 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
                 throughput_tps=x,
                 response_time_ms=response * 1000.0,
                 cpu_utilisation=min(1.0, x * cpu_n / cpus),
-                partition_utilisation=tuple(min(1.0, x * a * hold) for a in acq),
+                partition_utilisation=tuple(min(1.0, x * d) for d in held),
                 partition_wait_ms=lm * 1000.0,
                 lockmanager_share=lm / (lm + cpu_n),
                 lockmanager_aas=x * lm,

@@ -51,7 +51,7 @@ from ..db import Session, connect, run_script
 from ..errors import BadInputError, LockscopeError
 from ..forecast.calibration import Calibration, save_calibration
 from ..forecast.model import Demands, forecast
-from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition
+from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition, transaction_traffic
 from ..pgbench import pgbench_init
 from ..server import ScratchServer, ScratchSettings
 from .load import install_pg_stat_statements, measure_load_columns
@@ -397,7 +397,7 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
     def switches(point: str) -> float:
         return _figure(_best_row(rows, point, clients), "context_switches_per_transaction", 0.0)
 
-    at = cores if cores > 1 else 1
+    at = cores  # the busy points: as many clients as cores
     fast = max(0.0, (alone(f"generic_{BIG}", WIDE_MLPT) - alone("generic_2", WIDE_MLPT)) / (BIG - 2))
     main_extra = max(0.0, (alone(f"generic_{BIG}", CEILING_MLPT) - alone(f"generic_{BIG}", WIDE_MLPT))
                      / (BIG - FILLERS))
@@ -407,9 +407,12 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
     round_trip = max(0.0, alone("pk_select_simple", CEILING_MLPT) - cpu_pk) if cores > 1 else 0.0
     base = max(1e-9, cpu_pk - 2 * fast)
     generic_base = max(1e-9, alone("pk_select_prepared", CEILING_MLPT) - round_trip - 2 * fast)
-    spread_acq = spilled + NUM_LOCK_PARTITIONS if spilled >= NUM_LOCK_PARTITIONS else 2 * spilled
+    per_part = [0] * NUM_LOCK_PARTITIONS  # the spread script's spilled locks, round robin over the partitions
+    for i in range(spilled):
+        per_part[i % NUM_LOCK_PARTITIONS] += 1
+    spread_traffic = transaction_traffic(per_part)
     coherence = max(0.0, (busy("generic_spread", at) - busy("generic_16", at) - spilled * (fast + main_extra))
-                    / spread_acq) if cores > 1 else 0.0
+                    / spread_traffic.total) if cores > 1 else 0.0
     growth = 0.0
     if clients > at:
         ratios = [busy(p, clients) / busy(p, at) - 1.0 for p in ("pk_select_simple", "generic_16")]
@@ -433,10 +436,7 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
         calibration = replace(calibration, wake_latency_s=fit_wake_latency(
             calibration, cpu_one, spilled + 1, lockmanager_one, cores=cores, clients=clients))
     # the check: the spread script with the same clients
-    per_part = [0] * NUM_LOCK_PARTITIONS
-    for i in range(spilled):
-        per_part[i % NUM_LOCK_PARTITIONS] += 1
-    spread_load = tuple(float(n + (1 if n else 0)) for n in per_part)
+    spread_load = tuple(float(n) for n in spread_traffic.per_partition)
     spread_pred = forecast(Demands(cpu_one, spread_load, calibration), cores, clients)
     one_pred = forecast(Demands(cpu_one, (float(spilled + 1),) + (0.0,) * 15, calibration), cores, clients)
     x_spread = float(spread["tps"])
