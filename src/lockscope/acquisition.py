@@ -84,7 +84,7 @@ __all__ = [
 #: ``order_rule`` values, see the module docstring.
 ORDER_RULES = (
     "parser", "rewriter", "plancache", "planner-index", "planner-partition", "planner-inheritance",
-    "executor-rtable", "unmodelled",
+    "planner-arbiter", "executor-rtable", "unknown", "unmodelled",
 )
 #: lockdefs.h: LOCKMODE numbers as the node dump prints ``rellockmode``.
 _MODE_BY_NUMBER = {n + 1: name for n, name in enumerate(LOCK_MODES)}
@@ -94,6 +94,7 @@ _RTE_RELATION, _RTE_SUBQUERY, _RTE_CTE = 0, 1, 6
 _JOIN_INNER, _JOIN_LEFT, _JOIN_RIGHT = 0, 1, 3
 _EXISTS_SUBLINK, _ANY_SUBLINK = 0, 2
 _CTE_MATERIALIZE_DEFAULT, _CTE_MATERIALIZE_NEVER = 0, 2
+_SETOP_UNION = 1  # nodes.h SetOperation
 _PG16 = 160000
 _PG18 = 180000
 
@@ -574,6 +575,15 @@ class _Planner:
             self.subplans.append(sub)
             cte_env[name] = None
         if q.get("setOperations") is not None:
+            members = _union_all_leaves(q["setOperations"], _rtable(q))
+            if members is not None and q.get("hasRecursive") != "true":
+                # prepjointree.c flatten_simple_union_all: an appendrel; simple one-table leaves are pulled up
+                # (their indexes locked in add_other_rels_to_query), the others planned as subqueries after
+                later: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+                self._append_members(members, stack, level, later)
+                for sub_q, sub_stack in later:
+                    level.from_levels.append(self.plan(sub_q, sub_stack))
+                return level
             # prepunion.c recurse_set_operations: leaves planned left to right
             for rte in _rtable(q):
                 if _int(rte.get("rtekind"), -1) == _RTE_SUBQUERY and isinstance(rte.get("subquery"), dict):
@@ -597,21 +607,44 @@ class _Planner:
             self._plan_sublink(link, link_stack)
         for link in tail:
             self._plan_sublink(link, stack)
+        # ... and those of the range table's function, table-function and VALUES expressions, in range-table order
+        # (subquery_planner preprocesses RTE expressions last)
+        for rte in rt:
+            for key in ("functions", "tablefunc", "values_lists"):
+                for link in _sublinks(rte.get(key)):
+                    self._plan_sublink(link, stack)
         # d. base relations in join-tree order: get_relation_info
         baserels: list[dict[str, Any]] = []
-        subqueries: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+        subqueries: list[Any] = []
         self._walk(jt, baserels, subqueries)
         for rte in baserels:
             self._index_locks(rte, inh_parent=self._expands(rte))
         # e. inheritance expansion in range-table order
         level.rtable = [*rt, *pulled_rtable]
         base_ids = {id(r) for r in baserels}
+        unions = {id(item[1]): item for item in subqueries if item[0] == "union"}
+        union_later: dict[int, list[tuple[dict[str, Any], list[dict[str, Any]]]]] = {}
         for rte in level.rtable:
             if id(rte) in base_ids and self._expands(rte):
                 self._expand(rte, level)
-        # f. subqueries in FROM not flattened, range-table order
-        for sub_q, sub_stack in subqueries:
-            level.from_levels.append(self.plan(sub_q, sub_stack))
+            elif id(rte) in unions:  # expand_appendrel_subquery: the pulled-up UNION ALL members
+                _, _, members, member_stack = unions[id(rte)]
+                self._append_members(members, member_stack, level, union_later.setdefault(id(rte), []))
+        # f. subqueries in FROM not flattened, range-table order (set_base_rel_sizes)
+        for item in subqueries:
+            pending = union_later.get(id(item[1]), []) if item[0] == "union" else [item[1:]]
+            for sub_q, sub_stack in pending:
+                level.from_levels.append(self.plan(sub_q, sub_stack))
+        # g. INSERT ... ON CONFLICT with a conflict target: createplan.c make_modifytable ->
+        #    plancat.c infer_arbiter_indexes opens every index of the target, OID order, in its lock mode
+        conflict = _dict(q.get("onConflict"))
+        if cmd == _CMD_INSERT and conflict and (_list(conflict.get("arbiterElems")) or _int(conflict.get("constraint"))):
+            result = _int(q.get("resultRelation"))
+            if 1 <= result <= len(rt):
+                target = rt[result - 1]
+                facts = self.facts.relations.get(_int(target.get("relid")))
+                for idx in facts.index_oids if facts is not None else ():
+                    self.steps.append(LockStep(idx, _mode(target), "planner-arbiter"))
         return level
 
     def _cte_frame(self, q: Mapping[str, Any]) -> dict[str, Any]:
@@ -658,30 +691,34 @@ class _Planner:
             jtype = _int(node.get("jointype"))
             quals = _conjuncts(node.get("quals"))
             kept: list[Any] = []
+            above: list[Any] = []
+            larg_rels, rarg_rels = _rtindexes(node.get("larg")), _rtindexes(node.get("rarg"))
+            # pull_up_sublinks_jointree_recurse: an inner join's convertible sublink becomes a join stacked above
+            # the join (both sides available); a LEFT join's goes into its nullable right side, a RIGHT join's
+            # into its left side; a FULL join's stays.
             for qual in quals:
                 pull = self._pullable_sublink(qual, stack)
-                if pull is not None and jtype == _JOIN_INNER:
-                    side_rels = self._uses(qual)
-                    if side_rels and side_rels <= _rtindexes(node.get("larg")):
-                        left = ("join", left, self._sublink_leaf(pull, stack, leftover, pulled))
-                        continue
-                    if side_rels and side_rels <= _rtindexes(node.get("rarg")):
-                        right = ("join", right, self._sublink_leaf(pull, stack, leftover, pulled))
-                        continue
-                elif pull is not None and jtype == _JOIN_LEFT and self._uses(qual) and \
-                        self._uses(qual) <= _rtindexes(node.get("rarg")):
+                uses = self._uses(qual) if pull is not None else set()
+                if pull is not None and uses and jtype == _JOIN_INNER and uses <= larg_rels | rarg_rels:
+                    above.append(self._sublink_leaf(pull, stack, leftover, pulled))
+                elif pull is not None and uses and jtype == _JOIN_LEFT and uses <= rarg_rels:
                     right = ("join", right, self._sublink_leaf(pull, stack, leftover, pulled))
-                    continue
-                kept.append(qual)
+                elif pull is not None and uses and jtype == _JOIN_RIGHT and uses <= larg_rels:
+                    left = ("join", left, self._sublink_leaf(pull, stack, leftover, pulled))
+                else:
+                    kept.append(qual)
             for qual in kept:
                 leftover.extend((s, stack) for s in _sublinks(qual))
             if jtype == _JOIN_RIGHT:  # prepjointree.c reduce_outer_joins: RIGHT -> LEFT, sides swapped
                 left, right = right, left
-            return ("join", left, right)
+            tree: Any = ("join", left, right)
+            for leaf in above:
+                tree = ("join", tree, leaf)
+            return tree
         if name == "FROMEXPR":
             items = [self._jointree(item, q, rt, stack, leftover, pulled) for item in _list(node.get("fromlist"))
                      if isinstance(item, dict)]
-            tree: Any = ("list", items)
+            tree = ("list", items)
             kept = []
             for qual in _conjuncts(node.get("quals")):
                 pull = self._pullable_sublink(qual, stack)
@@ -712,7 +749,49 @@ class _Planner:
             return ("list", [])
         if self._simple_subquery(sub, rte):
             return self._pull_up(sub, sub_stack, leftover, pulled)
+        members = _simple_union_all(sub)
+        if members is not None:  # prepjointree.c pull_up_simple_union_all
+            return ("union", rte, members, [self._cte_frame(sub), *sub_stack])
         return ("subq", sub, sub_stack)
+
+    def _append_members(self, members: Sequence[dict[str, Any]], stack: list[dict[str, Any]], level: _Level,
+                        later: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
+        """The members of a UNION ALL appendrel (``prepjointree.c pull_up_union_leaf_queries``): a simple leaf
+        over one relation (``is_simple_subquery``, ``is_safe_append_member``) is pulled up, and the relation is
+        built as an appendrel child in ``expand_appendrel_subquery`` (its indexes, then its own partitions); any
+        other leaf stays a subquery, planned later (``set_append_rel_size``), appended to ``later``."""
+        for leaf in members:
+            sub = leaf.get("subquery")
+            if not isinstance(sub, dict):
+                continue
+            member = self._single_relation(sub) if self._simple_subquery(sub, leaf) else None
+            if member is None:
+                later.append((sub, stack))
+                continue
+            expands = self._expands(member)
+            self._index_locks(member, inh_parent=expands)
+            if expands:
+                self._expand(member, level)
+
+    @staticmethod
+    def _single_relation(sub: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The one plain relation of a leaf whose join tree is a single range-table entry and that has no
+        sublinks (``is_safe_append_member``), else None."""
+        node: Any = sub.get("jointree")
+        while isinstance(node, dict) and node.get("node") == "FROMEXPR":
+            items = _list(node.get("fromlist"))
+            if len(items) != 1:
+                return None
+            node = items[0]
+        if not (isinstance(node, dict) and node.get("node") == "RANGETBLREF"):
+            return None
+        rt = _rtable(sub)
+        idx = _int(node.get("rtindex"))
+        if not 1 <= idx <= len(rt) or _int(rt[idx - 1].get("rtekind"), -1) != _RTE_RELATION:
+            return None
+        if walk_nodes({k: v for k, v in sub.items() if k != "rtable"}, "SUBLINK", skip=("QUERY",)):
+            return None
+        return rt[idx - 1]
 
     def _pull_up(self, sub: Mapping[str, Any], stack: list[dict[str, Any]],
                  leftover: list[tuple[dict[str, Any], list[dict[str, Any]]]], pulled: list[dict[str, Any]]) -> Any:
@@ -772,7 +851,7 @@ class _Planner:
             for key in ("hasAggs", "hasWindowFuncs", "hasTargetSRFs"):
                 if sub.get(key) == "true":
                     return None
-            if sub.get("groupClause") or sub.get("havingQual") or sub.get("groupingSets"):
+            if sub.get("havingQual") or sub.get("groupingSets"):  # simplify_EXISTS_query drops GROUP BY
                 return None
             jointree = _dict(sub.get("jointree"))
             where = jointree.get("quals")
@@ -817,14 +896,14 @@ class _Planner:
             return _varnos(link.get("testexpr"), 0) | _varnos(link.get("subselect"), 0)
         return _varnos(link.get("subselect"), 0)
 
-    def _walk(self, tree: Any, baserels: list[dict[str, Any]],
-              subqueries: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
-        """``initsplan.c add_base_rels_to_query``: join tree depth first, left to right."""
+    def _walk(self, tree: Any, baserels: list[dict[str, Any]], subqueries: list[Any]) -> None:
+        """``initsplan.c add_base_rels_to_query``: join tree depth first, left to right (``subqueries`` gets
+        ``("subq", query, stack)`` and ``("union", rte, members, stack)`` items)."""
         kind = tree[0]
         if kind == "rel":
             baserels.append(tree[1])
-        elif kind == "subq":
-            subqueries.append((tree[1], tree[2]))
+        elif kind in ("subq", "union"):
+            subqueries.append(tree)
         elif kind == "list":
             for item in tree[1]:
                 self._walk(item, baserels, subqueries)
@@ -891,6 +970,32 @@ class _Planner:
                     self.steps.append(LockStep(idx, mode, "planner-index"))
             if child_facts.relkind == "p":
                 self._expand_partitioned(child, mode, level)
+
+
+def _union_all_leaves(setop: Any, rt: Sequence[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The leaf RTEs of a set-operation tree made only of UNION ALL (``prepjointree.c
+    is_simple_union_all_recurse``; the leaves' column types are taken to agree), in order; None otherwise."""
+    if not isinstance(setop, dict):
+        return None
+    if setop.get("node") == "RANGETBLREF":
+        idx = _int(setop.get("rtindex"))
+        return [rt[idx - 1]] if 1 <= idx <= len(rt) else None
+    if setop.get("node") != "SETOPERATIONSTMT" or _int(setop.get("op")) != _SETOP_UNION or setop.get("all") != "true":
+        return None
+    left = _union_all_leaves(setop.get("larg"), rt)
+    right = _union_all_leaves(setop.get("rarg"), rt)
+    return None if left is None or right is None else [*left, *right]
+
+
+def _simple_union_all(sub: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """``prepjointree.c is_simple_union_all``: a UNION ALL subquery without ORDER BY, LIMIT/OFFSET, locking or
+    WITH; its leaf RTEs, else None."""
+    if sub.get("setOperations") is None or _int(sub.get("commandType")) != _CMD_SELECT:
+        return None
+    if sub.get("sortClause") or sub.get("limitOffset") is not None or sub.get("limitCount") is not None \
+            or sub.get("rowMarks") or sub.get("hasForUpdate") == "true" or sub.get("cteList"):
+        return None
+    return _union_all_leaves(sub["setOperations"], _rtable(sub))
 
 
 def _merge_join(q: Mapping[str, Any], target: Any, source: Any) -> Any:

@@ -9,10 +9,10 @@ How a probe works (never executing the statement):
   the pg_locks read and the pg_prepared_statements counters, then ROLLBACK; finally ``DEALLOCATE``.
 
 Beside every measured lock stands the capacity model's prediction (``capacity.simulate_fast_path``), simulated in
-the modelled acquisition order (:mod:`lockscope.acquisition`, docs/footprint-model.md). The order comes from the
-server's own rewritten query tree: before measuring, the statement is ``PREPARE``d once with
-``debug_print_rewritten = on`` and ``client_min_messages = log`` (both user-settable on PG 13-19) in a rolled-back
-READ ONLY transaction, and the tree arrives as a LOG notice (:meth:`lockscope.db.Session.notices`).
+the modelled acquisition order (:mod:`lockscope.acquisition`, docs/footprint-model.md). The order model reads the
+statement's rewritten query tree, built on the client (:mod:`lockscope.querytree`: PostgreSQL's parser through
+pglast, names resolved with catalog reads, views from ``pg_rewrite``): nothing is asked of the server that would
+reach its log. When the tree cannot be built, the locks are ordered by the catalog and labelled ``unknown``.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import acquisition, capacity
+from . import acquisition, capacity, querytree
 from .acquisition import LockStep, acquisition_order
 from .capacity import CapacityModel, LockRequest
 from .db import OWN_QUERY_MARKER, Session
 from .errors import BadInputError, StatementError
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
-from .statement import CheckedStatement, bind_params, check_statement
+from .statement import CheckedStatement, bind_params, check_statement, raw_statement
 
 __all__ = [
     "PLAN_CACHE_MODES",
@@ -72,8 +72,9 @@ class RelationLock:
     :ivar fast_path_group: the relation's fast-path group on the measured server (0 before PG 18).
     :ivar order: position in the modelled acquisition order (0-based).
     :ivar assumed_fastpath: the flag under ``--assume-version/--assume-mlpt``, or None.
-    :ivar order_rule: the acquisition-order rule that placed this lock (``acquisition.ORDER_RULES``, or
-        ``catalog`` when no query tree was available).
+    :ivar order_rule: the acquisition-order rule that placed this lock (``acquisition.ORDER_RULES``), or
+        ``unknown`` when the statement's query tree could not be built (the lock is then placed in the catalog
+        order: the count per fast-path group stays exact, which lock of a full group spills is not known).
     :ivar lock_partition: the main lock table partition (0..15) the lock's LOCKTAG hashes to
         (``lock.c LockTagHashCode`` / ``LockHashPartition``, :func:`lockscope.lockpart.lock_partition`): where it
         is, for a main-table lock; where it would land, for a fast-path one.
@@ -184,6 +185,7 @@ class Footprint:
     :ivar capacity: measured server's fast-path capacity.
     :ivar assumed: the ``--assume-*`` capacity, or None.
     :ivar executions: one per execution.
+    :ivar order_note: why the acquisition order is ``unknown`` (the query tree could not be built), else ``""``.
     """
 
     statement: str
@@ -196,6 +198,7 @@ class Footprint:
     executions: tuple[Execution, ...]
     assumed: CapacityModel | None = None
     param_types: tuple[str, ...] = field(default=())
+    order_note: str = ""
 
     @property
     def spilled(self) -> bool:
@@ -281,45 +284,45 @@ class _Prober:
         self.model = session.facts.capacity
         self.assumed = assumed
         self.tree: dict[str, Any] | None = None
+        self.order_note = ""
         self._rows: list[dict[str, Any]] | None = None
         self._volatile: frozenset[int] = frozenset()
         self._server_order: dict[int, dict[int, int]] = {}
 
     # -- the query tree and catalog facts the order model needs ---------------------------------------------
-    def prepare_capturing_tree(self, prepare_sql: str, prefix_len: int) -> None:
-        """Run ``PREPARE name AS <statement>`` with ``debug_print_rewritten`` and keep the rewritten tree.
+    def load_tree(self) -> None:
+        """Build the statement's rewritten query tree on the client (:func:`querytree.build_query_tree`) and read
+        the catalog facts the order model needs: catalog queries only, nothing sent that names the statement.
 
-        ``postgres.c pg_rewrite_query`` prints the tree PREPARE stores (``prepare.c PrepareQuery``); the notice
-        arrives because ``client_min_messages = log``. Only SET LOCAL, in a READ ONLY rolled-back transaction.
-        The prepared statement outlives the transaction (the caller deallocates it).
+        A tree that cannot be built leaves :attr:`tree` None and says why in :attr:`order_note`.
+
+        :raises StatementError: a relation the statement names does not exist (refused before the server sees
+            the statement, so the server logs no error for it).
         """
-        settings = {"debug_print_rewritten": "on", "client_min_messages": "log", "debug_pretty_print": "off"}
-        with self.session.probe_transaction(**settings), self.session.notices() as notes:
-            self.session.run_user_text(prepare_sql, prefix_len=prefix_len)
-        self.tree = _rewritten_tree(notes)
-        if self.tree is not None:
-            self._load_facts()
-
-    def capture_tree(self, text: str) -> None:
-        """The rewritten tree of ``text`` through a throw-away ``PREPARE`` (simple protocol, generic plan)."""
-        name = f"lockscope_order_{os.getpid()}_{next(_name_counter)}"
-        prefix = f"PREPARE {OWN_QUERY_MARKER} {name} AS "  # marked: an audit on this server skips it
-        try:
-            self.prepare_capturing_tree(prefix + text, len(prefix))
-        except StatementError:
-            self.tree = None  # e.g. an untyped $n: the probe itself reports the server's message
+        raw = raw_statement(self.checked)
+        if raw is None:
+            self.order_note = "lockscope's parser cannot read this statement"
             return
-        with self.session.probe_transaction():
-            self.session.fetch_all(f"DEALLOCATE {name}")
-
-    def _load_facts(self) -> None:
-        tree = self.tree or {}
-        rel_oids = sorted(acquisition.tree_relation_oids(tree))
+        try:
+            built = querytree.build_query_tree(
+                raw, querytree.gather_lookup(self.session.query, raw, self.session.facts.server_version_num))
+        except querytree.UnknownRelation as exc:
+            raise StatementError(f"42P01: {exc}", sqlstate="42P01") from None
+        except querytree.TreeUnsupported as exc:
+            self.order_note = str(exc)
+            return
+        if built.uncertain and querytree.has_sublinks(built.tree):
+            self.order_note = f"names not resolved by lockscope: {', '.join(built.uncertain[:3])}"
+            return
+        self.tree = built.tree
+        rel_oids = sorted(acquisition.tree_relation_oids(built.tree))
         self._rows = self.session.query("acquisition_facts", [rel_oids]) if rel_oids else []
-        funcs = sorted(acquisition.tree_function_oids(tree))
+        funcs = sorted(oid for oid in acquisition.tree_function_oids(built.tree) if oid > 0)  # inside views
+        volatile = set(built.volatile_functions)
         if funcs:
             rows = self.session.query("function_volatility", [funcs])
-            self._volatile = frozenset(int(r["function_oid"]) for r in rows if r["provolatile"] == "v")
+            volatile |= {int(r["function_oid"]) for r in rows if r["provolatile"] == "v"}
+        self._volatile = frozenset(volatile)
         self._server_order = _server_partition_order(self.session, self._rows)
 
     def snapshot(self) -> list[dict[str, Any]]:
@@ -333,7 +336,7 @@ class _Prober:
                oids: list[int]) -> list[LockStep]:
         if self.tree is None or self._rows is None:
             order = acquisition_order(infos, oids, self.checked.relation_names, self.session.facts.server_version_num)
-            return [LockStep(o, m, "catalog") for o in order for m in capacity.LOCK_MODES]
+            return [LockStep(o, m, "unknown") for o in order for m in capacity.LOCK_MODES]
         ctes = {m.group(1).strip('"') for line in plan if (m := _CTE_LINE.match(line))} if plan else None
         facts = acquisition.catalog_facts_from_rows(self._rows, self._server_order, self._volatile, ctes)
         kind = {"simple": "simple", "generic-reuse": "generic-reuse"}.get(phase, "custom")
@@ -413,25 +416,6 @@ class _Prober:
     @staticmethod
     def _shared(rows: Sequence[dict[str, Any]]) -> frozenset[int]:
         return frozenset(int(r["relation_oid"]) for r in rows if r["shared_catalog"])
-
-
-def _rewritten_tree(notes: Sequence[tuple[str, str, str]]) -> dict[str, Any] | None:
-    """The last ``rewritten parse tree`` notice that holds an optimizable Query (PREPARE's own utility tree
-    comes first, ``prepare.c PrepareQuery`` prints the statement's)."""
-    from .pgnodes import NodeDumpError, parse_node_dump
-
-    for severity, message, detail in reversed(notes):
-        if severity != "LOG" or not message.startswith("rewritten parse tree") or not detail:
-            continue
-        try:
-            tree = parse_node_dump(detail.replace("\n", " "))
-        except NodeDumpError:
-            return None
-        queries = [q for q in (tree if isinstance(tree, list) else [tree]) if isinstance(q, dict)]
-        tagged = [q for q in queries if q.get("canSetTag") == "true"] or queries
-        if tagged and tagged[0].get("utilityStmt") is None:
-            return tagged[0]
-    return None
 
 
 def _server_partition_order(session: Session, rows: Sequence[dict[str, Any]]) -> dict[int, dict[int, int]]:
@@ -540,6 +524,7 @@ def measure_footprint(
         capacity=facts.capacity,
         executions=runs,
         assumed=assume,
+        order_note=prober.order_note,
     )
 
 
@@ -555,12 +540,24 @@ def _plan_lines(rows: list[tuple[Any, ...]]) -> tuple[str, ...]:
 
 def _probe_simple(prober: _Prober, params: Sequence[str]) -> Execution:
     text = bind_params(prober.checked, params, prober.session.literal)
-    prober.capture_tree(text)
+    prober.load_tree()
     with prober.session.probe_transaction():
         plan = prober.session.run_user_text("EXPLAIN " + text, prefix_len=len("EXPLAIN "))
         rows = prober.snapshot()
         locks = prober.build_locks(rows, "simple", _plan_lines(plan))
     return Execution(number=1, phase="simple", plan_type=None, locks=locks, plan=_plan_lines(plan))
+
+
+def _prepare(prober: _Prober, prefix: str) -> None:
+    """Build the query tree (refusing an unknown relation before the server sees the statement), then
+    ``PREPARE`` the statement in a READ ONLY transaction that is rolled back (the prepared statement outlives it;
+    the caller deallocates it).
+
+    :param prefix: ``PREPARE /* lockscope */ name [(types)] AS `` (marked: an audit on this server skips it).
+    """
+    prober.load_tree()
+    with prober.session.probe_transaction():
+        prober.session.run_user_text(prefix + prober.checked.text, prefix_len=len(prefix))
 
 
 def _probe_prepared(
@@ -577,8 +574,8 @@ def _probe_prepared(
     prefix = f"PREPARE {OWN_QUERY_MARKER} {name}{types} AS "
     args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
     out: list[Execution] = []
+    _prepare(prober, prefix)
     try:
-        prober.prepare_capturing_tree(prefix + prober.checked.text, len(prefix))
         has_params = bool(params) or bool(param_types)
         generic_built = False
         before = (0, 0)
@@ -685,14 +682,14 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
             raise BadInputError("lockscope's parser cannot verify this text as one statement: the generic plan is "
                                 "not probed (EXPLAIN (GENERIC_PLAN) goes through the simple query protocol)")
         prefix = "EXPLAIN (GENERIC_PLAN) "
-        prober.capture_tree(checked.text)
+        prober.load_tree()
         with session.probe_transaction():
             plan = session.run_checked_text_simple(prefix + checked.text, prefix_len=len(prefix))
             locks = prober.build_locks(prober.snapshot(), "simple", _plan_lines(plan))
     else:
         name = f"lockscope_{os.getpid()}_{next(_name_counter)}"
         prefix = f"PREPARE {OWN_QUERY_MARKER} {name} AS "  # marked: an audit on this server skips it
-        prober.prepare_capturing_tree(prefix + checked.text, len(prefix))
+        _prepare(prober, prefix)
         try:
             args = "(" + ", ".join(["NULL"] * checked.param_count) + ")" if checked.param_count else ""
             with session.probe_transaction(plan_cache_mode="force_generic_plan"):
@@ -711,4 +708,5 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
         capacity=facts.capacity,
         executions=(Execution(1, "generic-build", "generic", locks, _plan_lines(plan)),),
         assumed=assume,
+        order_note=prober.order_note,
     )

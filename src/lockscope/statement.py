@@ -14,12 +14,14 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pglast.parser import ParseError, parse_sql_json, scan
 
 from .errors import BadInputError, UnsupportedStatementError
 
-__all__ = ["PROBEABLE_KINDS", "CheckedStatement", "bind_params", "check_param_count", "check_statement"]
+__all__ = ["PROBEABLE_KINDS", "CheckedStatement", "bind_params", "check_param_count", "check_statement",
+           "raw_statement"]
 
 #: pglast node names of the statements lockscope probes, with the word shown to users.
 PROBEABLE_KINDS = {
@@ -56,6 +58,25 @@ def _strip(sql: str) -> str:
 
 
 @functools.lru_cache(maxsize=8)
+def _parse_json(text: str) -> dict[str, Any]:
+    """libpg_query's JSON parse tree of ``text`` (cached by text; callers never mutate it).
+
+    :raises ParseError: the text does not parse.
+    """
+    tree: dict[str, Any] = json.loads(parse_sql_json(text))
+    return tree
+
+
+def raw_statement(statement: CheckedStatement) -> dict[str, Any] | None:
+    """The raw parse tree node of a checked statement (``{"SelectStmt": {...}}``, libpg_query JSON), or None when
+    only the server can parse it (kind ``unknown``). The same tree every call: do not mutate it."""
+    if statement.kind == "unknown":
+        return None
+    stmt: dict[str, Any] = _parse_json(statement.text)["stmts"][0]["stmt"]
+    return stmt
+
+
+@functools.lru_cache(maxsize=8)
 def check_statement(sql: str) -> CheckedStatement:
     """Refuse what lockscope must not or cannot probe; parses the text once (cached by text).
 
@@ -70,7 +91,7 @@ def check_statement(sql: str) -> CheckedStatement:
     if not text:
         raise UnsupportedStatementError("empty statement: give one SELECT, INSERT, UPDATE, DELETE or MERGE")
     try:
-        tree = json.loads(parse_sql_json(text))
+        tree = _parse_json(text)
     except ParseError:
         # The server's parser decides (possibly a newer grammar); its message is clearer than ours.
         return CheckedStatement(text, "unknown", 0, ())
