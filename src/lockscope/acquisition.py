@@ -2,11 +2,13 @@
 
 The fast-path flag of a lock depends on how many slots of its group (``lock.c FAST_PATH_REL_GROUP``) were taken
 before it, so the capacity model (``capacity.simulate_fast_path``) must see the lock requests in the server's order.
-This module derives that order from what the server itself builds:
+This module derives that order from:
 
-- the **rewritten query tree** the server prints with ``debug_print_rewritten`` for a ``PREPARE`` of the statement
-  (``postgres.c pg_rewrite_query``; read by :mod:`lockscope.pgnodes`): range tables in parser order with relation
-  OIDs and lock modes, views already expanded by the rewriter, CTEs, sublinks, join trees;
+- the statement's **rewritten query tree** (the node shape ``postgres.c pg_rewrite_query`` produces), built on the
+  client by :mod:`lockscope.querytree` from PostgreSQL's own parser and the catalog: range tables in parser order
+  with relation OIDs and lock modes, views expanded as the rewriter does, CTEs, sublinks, join trees. (The server
+  can print that tree with ``debug_print_rewritten``, but only into its log too; lockscope uses that only as the
+  test oracle on scratch servers, ``tests/order_oracle.py``.)
 - the **catalog**: live indexes per relation in OID order (``relcache.c RelationGetIndexList``), partitions in
   partition-bound order (``partdesc.c RelationBuildPartitionDesc`` → ``partbounds.c partition_bounds_create``),
   legacy inheritance children (``pg_inherits.c find_all_inheritors``), function volatility;
@@ -45,13 +47,27 @@ Rules, each with the source it follows (``order_rule`` names in brackets):
       expanded (``initsplan.c add_other_rels_to_query`` → ``inherit.c expand_inherited_rtentry``): partitions in
       bound order, each partition locked then its indexes, sub-partitions depth first
       (``expand_partitioned_rtentry``); legacy inheritance locks all children first (``find_all_inheritors``,
-      breadth first, OID order) and then indexes child by child;
+      breadth first, OID order) and then indexes child by child. A UNION ALL appendrel (a top-level UNION ALL,
+      ``prepjointree.c flatten_simple_union_all``, or one in FROM, ``pull_up_simple_union_all``) is expanded
+      here too (``expand_appendrel_subquery``): its simple one-table leaves were pulled up, and their relations'
+      indexes are locked now, leaf by leaf;
    f. subqueries in FROM that were not flattened are planned last, in range-table order
-      (``allpaths.c set_base_rel_sizes`` → ``set_subquery_pathlist``).
+      (``allpaths.c set_base_rel_sizes`` → ``set_subquery_pathlist``), the other UNION ALL leaves among them;
+   g. ``planner-arbiter``: ``INSERT ... ON CONFLICT`` with a conflict target opens every index of the target in
+      OID order when the plan is made (``createplan.c make_modifytable`` → ``plancat.c
+      infer_arbiter_indexes``).
+
+   Sublinks: a convertible ``IN``/``EXISTS`` in an inner join's ON clause becomes a semi/anti join stacked above
+   that join (both sides available), in a LEFT join's ON clause one inside its right side, in a RIGHT join's inside
+   its left side (``pull_up_sublinks_jointree_recurse``); ``EXISTS`` keeps its pull-up despite GROUP BY, which
+   ``simplify_EXISTS_query`` drops. Sublinks in range-table expressions (functions, VALUES lists) are planned
+   after the level's other expressions (``subquery_planner``).
 5. ``executor-rtable``: reusing a cached generic plan re-locks its final range table (``plancache.c
    CheckCachedPlan`` → ``AcquireExecutorLocks``): after the ``plancache`` locks come the partitions, in the
    order ``setrefs.c add_rtes_to_flat_rtable`` lists them (top level, then subquery levels, then subplans).
 6. ``unmodelled``: a measured lock the model did not produce (appended in OID order; a visible model gap).
+7. ``unknown``: the query tree could not be built on the client (a shape :mod:`lockscope.querytree` does not
+   reproduce): the locks are in the catalog order of :func:`acquisition_order`.
 
 Only the first request of a (relation, mode) takes a slot; a repeated one is a local-lock hit
 (``lock.c LockAcquireExtended``), and a second mode on a relation already in a slot shares it
@@ -638,7 +654,8 @@ class _Planner:
         # g. INSERT ... ON CONFLICT with a conflict target: createplan.c make_modifytable ->
         #    plancat.c infer_arbiter_indexes opens every index of the target, OID order, in its lock mode
         conflict = _dict(q.get("onConflict"))
-        if cmd == _CMD_INSERT and conflict and (_list(conflict.get("arbiterElems")) or _int(conflict.get("constraint"))):
+        has_target = bool(_list(conflict.get("arbiterElems")) or _int(conflict.get("constraint")))
+        if cmd == _CMD_INSERT and has_target:
             result = _int(q.get("resultRelation"))
             if 1 <= result <= len(rt):
                 target = rt[result - 1]
@@ -1079,7 +1096,8 @@ def statement_lock_steps(tree: Mapping[str, Any], facts: CatalogFacts, server_ve
                          phase: str) -> list[LockStep]:
     """The statement's lock requests in acquisition order for one probe phase.
 
-    :param tree: the rewritten Query (``debug_print_rewritten``, via :func:`lockscope.pgnodes.parse_node_dump`).
+    :param tree: the rewritten Query (:func:`lockscope.querytree.build_query_tree`; the server's own
+        ``debug_print_rewritten`` tree read by :func:`lockscope.pgnodes.parse_node_dump` has the same shape).
     :param facts: catalog facts (:func:`catalog_facts_from_rows`).
     :param server_version_num: the server's version (partitioned-index locking from PG 16).
     :param phase: ``simple`` (EXPLAIN / EXPLAIN (GENERIC_PLAN): parser, rewriter, planner), ``custom`` or

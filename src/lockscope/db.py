@@ -351,8 +351,9 @@ class Session:
 
     @contextlib.contextmanager
     def notices(self) -> Iterator[list[tuple[str, str, str]]]:
-        """Collect the server's notices (e.g. ``debug_print_rewritten`` LOG messages sent because of
-        ``client_min_messages = log``) while the block runs: a list of (severity, message, detail)."""
+        """Collect the server's notices while the block runs: a list of (severity, message, detail). lockscope's
+        probes send nothing that notices; the tests' oracle (``tests/order_oracle.py``) reads the server's
+        ``debug_print_rewritten`` tree this way on scratch servers only."""
         seen: list[tuple[str, str, str]] = []
 
         def handler(diag: psycopg.errors.Diagnostic) -> None:

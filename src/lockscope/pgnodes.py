@@ -1,10 +1,10 @@
 """Reading PostgreSQL's node dumps (``outfuncs.c nodeToString`` text) into plain Python values.
 
-The server prints its rewritten query tree with ``debug_print_rewritten`` (``postgres.c pg_rewrite_query`` →
-``print.c elog_node_display``) as a LOG message; with ``client_min_messages = log`` the message reaches the client as
-a notice (``elog.c should_output_to_client``). ``debug_pretty_print = off`` gives ``print.c format_node_dump``,
-which only replaces blanks by line breaks (and splits a token only when it is longer than 78 characters, which the
-fields lockscope reads never are), so joining the lines with blanks restores ``nodeToString``'s text.
+lockscope reads one kind of node dump on users' servers: a view's stored query, ``pg_rewrite.ev_action`` (the
+rule action the rewriter expands, :mod:`lockscope.querytree`). The tests read a second one on their own scratch
+servers: the rewritten query tree the server prints with ``debug_print_rewritten`` (``print.c
+elog_node_display``, ``debug_pretty_print = off``: ``format_node_dump`` only replaces blanks by line breaks, so
+joining the lines with blanks restores ``nodeToString``'s text).
 
 Grammar (``read.c pg_strtok`` / ``readfuncs.c``): ``{NAME :field value ...}`` is a node, ``( ... )`` a list
 (``(i 1 2)``, ``(o 16384)``, ``(b 1 3)`` are integer, OID and bitmapset lists), ``<>`` is NULL, anything else an

@@ -72,8 +72,8 @@ def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
 
     :param footprints: non-empty, all of the same statement and server.
     :return: a dict with ``schema``, ``lockscope_version``, ``measured_at`` (UTC ISO 8601), ``server``,
-        ``capacity``, ``assumed``, ``statement``, ``protocol``, ``params``, ``spilled``, ``mismatch_count``
-        and ``runs`` (one per plan_cache_mode, each with ``executions``).
+        ``capacity``, ``assumed``, ``statement``, ``protocol``, ``params``, ``spilled``, ``mismatch_count``,
+        ``order_note`` and ``runs`` (one per plan_cache_mode, each with ``executions``).
     """
     first = footprints[0]
     return {
@@ -89,6 +89,7 @@ def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
         "param_types": list(first.param_types),
         "spilled": any(fp.spilled for fp in footprints),
         "mismatch_count": sum(fp.mismatch_count for fp in footprints),
+        "order_note": first.order_note,
         "runs": [
             {"plan_cache_mode": fp.plan_cache_mode, "executions": [_execution(e) for e in fp.executions]}
             for fp in footprints

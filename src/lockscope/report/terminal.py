@@ -164,6 +164,10 @@ def render_footprints(footprints: Sequence[Footprint], *, verbose: bool = False)
     panel = mismatch_panel(footprints)
     if panel is not None:
         parts.append(panel)
+    if first.order_note:
+        parts.append(Text(f"acquisition order unknown ({first.order_note}): locks listed in catalog order; the "
+                          "main-table count per fast-path group is exact, which lock of a full group spills is not",
+                          style="yellow"))
     if verbose:
         for fp in footprints:
             previous: tuple[tuple[int, str, bool], ...] | None = None
