@@ -376,13 +376,14 @@ class Session:
             "statement_timeout": f"{self.statement_timeout_ms}ms",
             **local_settings,
         }
+        # psycopg opens the transaction itself (BEGIN before the first statement); a second BEGIN would make the
+        # server log a WARNING ("there is already a transaction in progress"). One simple-protocol message.
+        statements: list[pg_sql.Composable] = [pg_sql.SQL("SET TRANSACTION READ ONLY")]
+        statements += [pg_sql.SQL("SET LOCAL {} = {}").format(pg_sql.Identifier(name), pg_sql.Literal(value))
+                       for name, value in settings.items()]
         try:
             with self._conn.cursor() as cur:
-                cur.execute(b"BEGIN READ ONLY")
-                for name, value in settings.items():
-                    cur.execute(
-                        pg_sql.SQL("SET LOCAL {} = {}").format(pg_sql.Identifier(name), pg_sql.Literal(value))
-                    )
+                cur.execute(pg_sql.SQL("; ").join(statements).as_bytes(self._conn))
         except psycopg.Error as exc:
             self._rollback()
             raise self._translate(exc) from None

@@ -30,7 +30,7 @@ from .capacity import CapacityModel, LockRequest
 from .db import OWN_QUERY_MARKER, Session
 from .errors import BadInputError, StatementError
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
-from .statement import CheckedStatement, bind_params, check_statement, raw_statement
+from .statement import CheckedStatement, bind_params, check_statement, param_contexts, raw_statement
 
 __all__ = [
     "PLAN_CACHE_MODES",
@@ -548,14 +548,32 @@ def _probe_simple(prober: _Prober, params: Sequence[str]) -> Execution:
     return Execution(number=1, phase="simple", plan_type=None, locks=locks, plan=_plan_lines(plan))
 
 
-def _prepare(prober: _Prober, prefix: str) -> None:
-    """Build the query tree (refusing an unknown relation before the server sees the statement), then
-    ``PREPARE`` the statement in a READ ONLY transaction that is rolled back (the prepared statement outlives it;
-    the caller deallocates it).
+def _check_param_types(prober: _Prober, declared: Sequence[str] = ()) -> None:
+    """Refuse a statement whose ``$n`` the server could not type (so it never logs that error for lockscope).
+
+    :raises StatementError: SQLSTATE 42P18, naming the parameters.
+    """
+    if len(declared) >= prober.checked.param_count:
+        return
+    contexts = [c for c in param_contexts(prober.checked) if c.number > len(declared)]
+    untyped = querytree.untyped_params(prober.session.query, contexts)
+    if untyped:
+        names = ", ".join(f"${n}" for n in untyped)
+        raise StatementError(f"42P18: the type of {names} cannot be inferred from where it stands (an argument of "
+                             f"an overloaded function, a bare select-list item, ...): cast it (${untyped[0]}::int) "
+                             "or give --param-type", sqlstate="42P18")
+
+
+def _prepare(prober: _Prober, prefix: str, declared: Sequence[str] = ()) -> None:
+    """Build the query tree (refusing an unknown relation or an untypable parameter before the server sees the
+    statement), then ``PREPARE`` the statement in a READ ONLY transaction that is rolled back (the prepared
+    statement outlives it; the caller deallocates it).
 
     :param prefix: ``PREPARE /* lockscope */ name [(types)] AS `` (marked: an audit on this server skips it).
+    :param declared: the ``--param-type`` types in the prefix.
     """
     prober.load_tree()
+    _check_param_types(prober, declared)
     with prober.session.probe_transaction():
         prober.session.run_user_text(prefix + prober.checked.text, prefix_len=len(prefix))
 
@@ -574,7 +592,7 @@ def _probe_prepared(
     prefix = f"PREPARE {OWN_QUERY_MARKER} {name}{types} AS "
     args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
     out: list[Execution] = []
-    _prepare(prober, prefix)
+    _prepare(prober, prefix, param_types)
     try:
         has_params = bool(params) or bool(param_types)
         generic_built = False
@@ -683,6 +701,7 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
                                 "not probed (EXPLAIN (GENERIC_PLAN) goes through the simple query protocol)")
         prefix = "EXPLAIN (GENERIC_PLAN) "
         prober.load_tree()
+        _check_param_types(prober)
         with session.probe_transaction():
             plan = session.run_checked_text_simple(prefix + checked.text, prefix_len=len(prefix))
             locks = prober.build_locks(prober.snapshot(), "simple", _plan_lines(plan))

@@ -49,6 +49,7 @@ __all__ = [
     "gather_lookup",
     "has_sublinks",
     "relation_names",
+    "untyped_params",
     "view_query_from_ev_action",
 ]
 
@@ -1363,3 +1364,24 @@ def _all_rtes(value: Any) -> list[dict[str, Any]]:
         elif isinstance(item, list):
             stack.extend(item)
     return out
+
+
+def untyped_params(run: QueryRunner, contexts: Sequence[Any]) -> list[int]:
+    """The ``$n`` whose type parse analysis would not infer (``parse_param.c``, ``parse_func.c
+    func_select_candidate``), from :func:`lockscope.statement.param_contexts`: an untyped context, or an argument of
+    a function with several candidates of that arity none of which alone takes strings (``generate_series($1,
+    $2)``), or with one polymorphic candidate. One catalog query when function arguments are involved.
+
+    :param run: runs a lockscope SQL file (``Session.query``).
+    :param contexts: :class:`lockscope.statement.ParamContext` items.
+    :return: parameter numbers, sorted, distinct (empty: every parameter gets a type).
+    """
+    functions = sorted({c.function for c in contexts if not c.typed and c.function})
+    resolvable: set[tuple[str, int]] = set()
+    if functions:
+        for row in run("order_function_arity", [functions]):
+            one = int(row["candidates"]) == 1 and int(row["concrete"]) == 1
+            if one or int(row["all_string"]) == 1:
+                resolvable.add((str(row["name"]), int(row["nargs"])))
+    return sorted({c.number for c in contexts
+                   if not c.typed and not (c.function and (c.function, c.nargs) in resolvable)})

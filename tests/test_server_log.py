@@ -1,0 +1,77 @@
+"""Nothing lockscope runs reaches the server log (issue 17): every command against a server whose logging is left at
+PostgreSQL's defaults (``log_min_messages = warning``, ``log_min_error_statement = error``), then its log read.
+
+The statements carry a literal that must never be copied anywhere (``secret-literal-4242``): before, the footprint
+engine's ``debug_print_rewritten`` put every probed statement's parse tree, literals included, into the log.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from lockscope.db import run_script
+from lockscope.server import ScratchServer, ScratchSettings
+
+DATA = Path(__file__).parent / "data"
+SECRET = "secret-literal-4242"
+STATEMENTS = [
+    f"select * from posts where title = '{SECRET}'",
+    f"select p.id, t.a from posts p join t01 t on t.id = p.author where p.title <> '{SECRET}' and t.a in "
+    "(select a from t02 where b = 7)",
+    f"update posts set title = '{SECRET}' where id in (select id from posts where score > 3)",
+    "select * from film_list where fid < 10",
+    "select * from lp where k = 'pk7'",
+    f"with m as (select author from posts where body = '{SECRET}') select count(*) from t01 join m on m.author = t01.a",
+]
+#: Lines a server writes by itself, whatever lockscope does.
+_OWN_LINES = re.compile(r"checkpoint (starting|complete)|automatic (vacuum|analyze)|connection (received|authorized)"
+                        r"|disconnection:")
+
+
+@pytest.fixture(scope="module")
+def logged_server() -> Iterator[ScratchServer]:
+    with ScratchServer(None, ScratchSettings(max_locks_per_transaction=16)) as server:
+        script = (DATA / "acquisition" / "schema.sql").read_text() + (DATA / "rental" / "schema.sql").read_text()
+        run_script(server.conninfo(), script + "\ncreate extension pg_stat_statements;\n"
+                   "insert into posts (id, author, score, title) select g, g % 10, g % 7, 'p' || g "
+                   "from generate_series(100001, 100500) g;\nanalyze;\n")
+        with psycopg.connect(server.conninfo(), autocommit=True) as conn:  # a workload for audit and diagnose
+            for _ in range(30):
+                for sql in STATEMENTS:
+                    if not sql.startswith("update"):
+                        conn.execute(sql.encode())
+        yield server
+
+
+def _lockscope(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True, text=True,
+                          timeout=timeout, env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+
+
+def test_no_command_writes_to_the_server_log(logged_server: ScratchServer) -> None:
+    dsn = logged_server.conninfo()
+    log = logged_server.log_file
+    start = log.stat().st_size
+    runs = []
+    for sql in STATEMENTS:
+        runs.append(_lockscope("footprint", "--dsn", dsn, "--verbose", sql))
+    runs.append(_lockscope("footprint", "--dsn", dsn, "--protocol", "prepared", "--plan-cache-mode", "all",
+                           "--param", SECRET, "select * from posts where title = $1"))
+    runs.append(_lockscope("forecast", "--dsn", dsn, "--statement", STATEMENTS[1]))
+    runs.append(_lockscope("audit", "--dsn", dsn, "--interval", "0", "--probe-rate", "0"))
+    runs.append(_lockscope("forecast", "--dsn", dsn, "--interval", "0", "--probe-rate", "0"))
+    runs.append(_lockscope("diagnose", "--dsn", dsn, "--duration", "2s", "--probe-rate", "0"))
+    runs.append(_lockscope("watch", "--dsn", dsn, "--duration", "2s", "--no-live"))
+    for proc in runs:
+        assert proc.returncode == 0, (proc.args, proc.stderr[-2000:])
+    text = log.read_bytes()[start:].decode(errors="replace")
+    assert "parse tree" not in text and ":constvalue" not in text and SECRET not in text
+    foreign = [line for line in text.splitlines() if line.strip() and not _OWN_LINES.search(line)]
+    assert foreign == [], "\n".join(foreign[:20])
