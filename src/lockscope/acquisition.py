@@ -261,7 +261,7 @@ def catalog_facts_from_rows(rows: Iterable[Mapping[str, Any]],
 
     :param server_order: per partitioned table, the server's rank of each partition (see ``footprint``).
     """
-    rows = list(rows)
+    rows = [r for r in rows if r["relkind"] not in ("i", "I")]  # index rows carry names only
     base = {int(r["relation_oid"]): r for r in rows}
     kids: dict[int, list[int]] = {}
     for oid, r in base.items():

@@ -22,6 +22,7 @@ measurement shows it; the model assumes no concurrent strong locks.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -131,7 +132,7 @@ class CapacityModel:
     def __post_init__(self) -> None:
         fast_path_groups(self.server_version_num, self.max_locks_per_transaction)  # validates
 
-    @property
+    @functools.cached_property
     def groups(self) -> int:
         """Fast-path groups per backend (count); 1 before PG 18."""
         return fast_path_groups(self.server_version_num, self.max_locks_per_transaction)

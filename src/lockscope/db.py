@@ -2,7 +2,8 @@
 
 Session rules (every connection lockscope opens):
 
-- ``application_name=lockscope``, ``connect_timeout`` 5 s, autocommit off; nothing is ever committed.
+- ``application_name=lockscope``, ``connect_timeout`` 5 s; autocommit, so a catalog query is one round trip and
+  no transaction is ever left open between queries; nothing lockscope sends writes, so nothing is committed.
 - Probe transactions (:meth:`Session.probe_transaction`) are ``READ ONLY`` with ``SET LOCAL lock_timeout`` and
   ``statement_timeout`` and always end in ROLLBACK.
 - SQL lives in ``lockscope/sql/NAME.sql``; a file ``NAME-NNNNNN.sql`` replaces it from server_version_num NNNNNN on.
@@ -12,6 +13,7 @@ Session rules (every connection lockscope opens):
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -83,6 +85,7 @@ OWN_QUERY_MARKER = "/* lockscope */"
 _FIRST_KEYWORD = re.compile(r"^(\s*(?:SELECT|WITH|INSERT|UPDATE|DELETE))\b", re.IGNORECASE | re.MULTILINE)
 
 
+@functools.lru_cache(maxsize=512)
 def load_sql(name: str, server_version_num: int) -> str:
     """Text of the SQL file ``name`` for a server version, its first keyword followed by
     :data:`OWN_QUERY_MARKER` (pg_stat_statements keeps the comment, so an audit or a watch on the same server
@@ -287,7 +290,7 @@ class Session:
     def fetch_all(self, query: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """Run one lockscope query (ours, never the user's) and return its rows as dicts.
 
-        Outside :meth:`probe_transaction` the implicit transaction is rolled back at once: a session never
+        Outside :meth:`probe_transaction` it runs in a transaction of its own (autocommit): a session never
         stays idle in transaction.
 
         :raises DatabaseError: with the server's message.
@@ -298,9 +301,6 @@ class Session:
                 return cur.fetchall() if cur.description else []
         except psycopg.Error as exc:
             raise self._translate(exc) from None
-        finally:
-            if not self._in_probe and not self._conn.autocommit:
-                self._rollback()
 
     def fetch_one(self, query: str, params: Sequence[Any] | None = None) -> dict[str, Any]:
         """Like :meth:`fetch_all` for a query returning exactly one row."""
@@ -321,7 +321,9 @@ class Session:
         :return: result rows as tuples (EXPLAIN lines).
         :raises StatementError: invalid SQL, unknown relation, wrong parameters (with the server's message).
         :raises LockBlockedError: lock_timeout expired.
+        :raises DatabaseError: called outside :meth:`probe_transaction` (never sent).
         """
+        self._require_probe()
         try:
             # A binary-result cursor always uses the extended protocol (Parse/Bind/Execute), which refuses
             # several statements; psycopg's prepared-statement cache (and its DEALLOCATE ALL) stays unused.
@@ -341,7 +343,9 @@ class Session:
 
         :raises StatementError: invalid SQL, unknown relation, wrong parameters (with the server's message).
         :raises LockBlockedError: lock_timeout expired.
+        :raises DatabaseError: called outside :meth:`probe_transaction` (never sent).
         """
+        self._require_probe()
         try:
             with self._conn.cursor() as cur:  # text cursor without parameters: simple query protocol
                 cur.execute(text.encode())
@@ -376,9 +380,9 @@ class Session:
             "statement_timeout": f"{self.statement_timeout_ms}ms",
             **local_settings,
         }
-        # psycopg opens the transaction itself (BEGIN before the first statement); a second BEGIN would make the
-        # server log a WARNING ("there is already a transaction in progress"). One simple-protocol message.
-        statements: list[pg_sql.Composable] = [pg_sql.SQL("SET TRANSACTION READ ONLY")]
+        # One simple-protocol message (the session is in autocommit: this BEGIN is the only one, so the server has
+        # no "there is already a transaction in progress" WARNING to log).
+        statements: list[pg_sql.Composable] = [pg_sql.SQL("BEGIN READ ONLY")]
         statements += [pg_sql.SQL("SET LOCAL {} = {}").format(pg_sql.Identifier(name), pg_sql.Literal(value))
                        for name, value in settings.items()]
         try:
@@ -396,7 +400,11 @@ class Session:
 
     def _rollback(self) -> None:
         with contextlib.suppress(psycopg.Error):
-            self._conn.rollback()
+            self._conn.rollback()  # sends ROLLBACK when a transaction is open, also in autocommit
+
+    def _require_probe(self) -> None:
+        if not self._in_probe:
+            raise DatabaseError("internal: text around a user's statement is only sent inside a probe transaction")
 
     # -- errors ----------------------------------------------------------------------------------------------
     def _translate(self, exc: psycopg.Error, *, prefix_len: int = 0) -> DatabaseError:
@@ -445,8 +453,8 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
     :param dsn: libpq conninfo or URI; empty string = libpq defaults / PG* environment.
     :param lock_timeout_ms: lock_timeout of probe transactions (ms); with ``sampler`` the session's.
     :param statement_timeout_ms: statement_timeout of probe transactions (ms); with ``sampler`` the session's.
-    :param sampler: a sampling session: autocommit (no transaction is ever held between queries) with
-        lock_timeout and statement_timeout set for the whole session.
+    :param sampler: a sampling session: lock_timeout and statement_timeout set for the whole session (every
+        session is in autocommit: no transaction is ever held between queries).
     :raises ConnectionFailedError: unreachable server or authentication failure (password never shown).
     :raises UnsupportedServerError: server older than PostgreSQL 13.
     """
@@ -461,7 +469,7 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
         params["options"] = (f"{options} -c statement_timeout={statement_timeout_ms}"
                              f" -c lock_timeout={lock_timeout_ms}").strip()
     try:
-        conn = psycopg.connect(make_conninfo("", **params), autocommit=sampler)
+        conn = psycopg.connect(make_conninfo("", **params), autocommit=True)
     except psycopg.Error as exc:
         lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
         message = lines[-1] if lines else "connection failed"

@@ -20,7 +20,9 @@ from __future__ import annotations
 import itertools
 import os
 import re
-from collections.abc import Sequence
+import time
+import weakref
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,47 +285,42 @@ class _Prober:
         self.checked = checked
         self.model = session.facts.capacity
         self.assumed = assumed
-        self.tree: dict[str, Any] | None = None
-        self.order_note = ""
-        self._rows: list[dict[str, Any]] | None = None
-        self._volatile: frozenset[int] = frozenset()
-        self._server_order: dict[int, dict[int, int]] = {}
+        self.order = _OrderFacts()
+
+    @property
+    def tree(self) -> dict[str, Any] | None:
+        """The statement's query tree, or None when it could not be built (see ``order.note``)."""
+        return self.order.tree
+
+    @property
+    def order_note(self) -> str:
+        """Why the acquisition order is unknown, else ``""``."""
+        return self.order.note
 
     # -- the query tree and catalog facts the order model needs ---------------------------------------------
-    def load_tree(self) -> None:
-        """Build the statement's rewritten query tree on the client (:func:`querytree.build_query_tree`) and read
-        the catalog facts the order model needs: catalog queries only, nothing sent that names the statement.
+    def load_tree(self, *, fresh: bool = False) -> None:
+        """The statement's rewritten query tree built on the client (:func:`querytree.build_query_tree`) and the
+        catalog facts the order model needs: catalog queries only, nothing sent that names the statement.
+
+        Kept per session and statement text for :data:`ORDER_FACTS_TTL_S` (a footprint's executions, an audit's
+        custom and generic probes, a forecast's what-ifs read the catalog once); a measured lock on a relation the
+        facts do not know reloads them (:meth:`build_locks`).
 
         A tree that cannot be built leaves :attr:`tree` None and says why in :attr:`order_note`.
 
         :raises StatementError: a relation the statement names does not exist (refused before the server sees
             the statement, so the server logs no error for it).
         """
-        raw = raw_statement(self.checked)
-        if raw is None:
-            self.order_note = "lockscope's parser cannot read this statement"
+        cache = _ORDER_CACHE.setdefault(self.session, {})
+        cached = cache.get(self.checked.text)
+        if not fresh and cached is not None and time.monotonic() - cached.loaded_at_s < ORDER_FACTS_TTL_S:
+            self.order = cached
             return
-        try:
-            built = querytree.build_query_tree(
-                raw, querytree.gather_lookup(self.session.query, raw, self.session.facts.server_version_num))
-        except querytree.UnknownRelation as exc:
-            raise StatementError(f"42P01: {exc}", sqlstate="42P01") from None
-        except querytree.TreeUnsupported as exc:
-            self.order_note = str(exc)
-            return
-        if built.uncertain and querytree.has_sublinks(built.tree):
-            self.order_note = f"names not resolved by lockscope: {', '.join(built.uncertain[:3])}"
-            return
-        self.tree = built.tree
-        rel_oids = sorted(acquisition.tree_relation_oids(built.tree))
-        self._rows = self.session.query("acquisition_facts", [rel_oids]) if rel_oids else []
-        funcs = sorted(oid for oid in acquisition.tree_function_oids(built.tree) if oid > 0)  # inside views
-        volatile = set(built.volatile_functions)
-        if funcs:
-            rows = self.session.query("function_volatility", [funcs])
-            volatile |= {int(r["function_oid"]) for r in rows if r["provolatile"] == "v"}
-        self._volatile = frozenset(volatile)
-        self._server_order = _server_partition_order(self.session, self._rows)
+        self.order = _read_order_facts(self.session, self.checked)
+        cache.pop(self.checked.text, None)
+        cache[self.checked.text] = self.order
+        while len(cache) > _ORDER_CACHE_SIZE:  # oldest first (dicts keep insertion order)
+            del cache[next(iter(cache))]
 
     def snapshot(self) -> list[dict[str, Any]]:
         """This backend's relation locks, minus lockscope's own lock on the pg_locks view."""
@@ -334,18 +331,22 @@ class _Prober:
 
     def _steps(self, phase: str, plan: Sequence[str], infos: dict[int, dict[str, Any]],
                oids: list[int]) -> list[LockStep]:
-        if self.tree is None or self._rows is None:
+        if self.tree is None:
             order = acquisition_order(infos, oids, self.checked.relation_names, self.session.facts.server_version_num)
             return [LockStep(o, m, "unknown") for o in order for m in capacity.LOCK_MODES]
         ctes = {m.group(1).strip('"') for line in plan if (m := _CTE_LINE.match(line))} if plan else None
-        facts = acquisition.catalog_facts_from_rows(self._rows, self._server_order, self._volatile, ctes)
+        facts = acquisition.catalog_facts_from_rows(self.order.rows, self.order.server_order, self.order.volatile,
+                                                    ctes)
         kind = {"simple": "simple", "generic-reuse": "generic-reuse"}.get(phase, "custom")
         return acquisition.statement_lock_steps(self.tree, facts, self.session.facts.server_version_num, kind)
 
     def build_locks(self, rows: list[dict[str, Any]], phase: str = "simple",
                     plan: Sequence[str] = ()) -> tuple[RelationLock, ...]:
         oids = list(dict.fromkeys(int(r["relation_oid"]) for r in rows))
-        infos = {int(i["relation_oid"]): i for i in self.session.query("relation_info", [oids])} if oids else {}
+        known = {int(r["relation_oid"]) for r in self.order.rows}
+        if self.tree is not None and any(oid not in known and oid >= _FIRST_NORMAL_OID for oid in oids):
+            self.load_tree(fresh=True)  # the catalog changed since the facts were read (e.g. a new index)
+        infos = self._infos(oids)
         by_key = {(int(r["relation_oid"]), r["mode"]): r for r in rows}
         ordered: list[tuple[dict[str, Any], str]] = []
         for step in self._steps(phase, plan, infos, oids):
@@ -408,14 +409,75 @@ class _Prober:
         requests = before + [LockRequest(oid, mode) for oid, mode in wanted]
         predicted = self.model.predict(requests)[len(before):]
         assumed = self.assumed.predict(requests)[len(before):] if self.assumed else [None] * len(wanted)
-        infos = {int(i["relation_oid"]): i for i in self.session.query("relation_info", [[o for o, _ in wanted]])}
+        infos = self._infos([o for o, _ in wanted])
         return tuple(self._lock(oid, infos, mode, pred, pred, assume, len(locks) + n, "executor index", database_oid,
                                 "index")
                      for n, ((oid, mode), pred, assume) in enumerate(zip(wanted, predicted, assumed, strict=True)))
 
+    def _infos(self, oids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Names and roles of relations by OID (``relation_info.sql`` columns): from the facts the query tree
+        brought, and one catalog query for the others (run after the pg_locks read, so its locks do not count)."""
+        known = {int(r["relation_oid"]): r for r in self.order.rows}
+        infos = {oid: known[oid] for oid in oids if oid in known}
+        missing = [oid for oid in oids if oid not in known]
+        if missing:
+            infos.update({int(i["relation_oid"]): i for i in self.session.query("relation_info", [missing])})
+        return infos
+
     @staticmethod
     def _shared(rows: Sequence[dict[str, Any]]) -> frozenset[int]:
         return frozenset(int(r["relation_oid"]) for r in rows if r["shared_catalog"])
+
+
+#: How long a session keeps a statement's query tree and catalog facts (s).
+ORDER_FACTS_TTL_S = 60.0
+_ORDER_CACHE_SIZE = 256  # statements kept per session
+#: transam.h FirstNormalObjectId: OIDs below are the system's own (catalogs), never in a statement's facts.
+_FIRST_NORMAL_OID = 16384
+
+
+@dataclass(frozen=True)
+class _OrderFacts:
+    """A statement's query tree and the catalog facts the order model reads, as read at ``loaded_at_s``."""
+
+    tree: dict[str, Any] | None = None
+    note: str = ""
+    rows: tuple[dict[str, Any], ...] = ()
+    volatile: frozenset[int] = frozenset()
+    server_order: Mapping[int, Mapping[int, int]] = field(default_factory=dict)
+    loaded_at_s: float = 0.0
+
+
+_ORDER_CACHE: weakref.WeakKeyDictionary[Session, dict[str, _OrderFacts]] = weakref.WeakKeyDictionary()
+
+
+def _read_order_facts(session: Session, checked: CheckedStatement) -> _OrderFacts:
+    """Build the query tree and read the facts (see :meth:`_Prober.load_tree`).
+
+    :raises StatementError: a relation the statement names does not exist.
+    """
+    now = time.monotonic()
+    raw = raw_statement(checked)
+    if raw is None:
+        return _OrderFacts(note="lockscope's parser cannot read this statement", loaded_at_s=now)
+    try:
+        built = querytree.build_query_tree(
+            raw, querytree.gather_lookup(session.query, raw, session.facts.server_version_num))
+    except querytree.UnknownRelation as exc:
+        raise StatementError(f"42P01: {exc}", sqlstate="42P01") from None
+    except querytree.TreeUnsupported as exc:
+        return _OrderFacts(note=str(exc), loaded_at_s=now)
+    if built.uncertain and querytree.has_sublinks(built.tree):
+        return _OrderFacts(note=f"names not resolved by lockscope: {', '.join(built.uncertain[:3])}",
+                           loaded_at_s=now)
+    rel_oids = sorted(acquisition.tree_relation_oids(built.tree))
+    rows = tuple(session.query("acquisition_facts", [rel_oids])) if rel_oids else ()
+    funcs = sorted(oid for oid in acquisition.tree_function_oids(built.tree) if oid > 0)  # inside views
+    volatile = set(built.volatile_functions)
+    if funcs:
+        volatile |= {int(r["function_oid"]) for r in session.query("function_volatility", [funcs])
+                     if r["provolatile"] == "v"}
+    return _OrderFacts(built.tree, "", rows, frozenset(volatile), _server_partition_order(session, rows), now)
 
 
 def _server_partition_order(session: Session, rows: Sequence[dict[str, Any]]) -> dict[int, dict[int, int]]:

@@ -34,6 +34,7 @@ backend's main-table locks exactly once (exclusive), releasing all of them under
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -135,6 +136,7 @@ def relation_locktag(database_oid: int, relation_oid: int) -> bytes:
             + bytes(2) + bytes((LOCKTAG_RELATION, DEFAULT_LOCKMETHOD)))
 
 
+@functools.lru_cache(maxsize=65536)
 def relation_lock_hashcode(database_oid: int, relation_oid: int) -> int:
     """``LockTagHashCode`` (lock.c) of a relation lock: ``hash_bytes`` of its 16-byte LOCKTAG.
 

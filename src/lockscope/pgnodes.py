@@ -14,6 +14,7 @@ one item, or a list of items when the field holds several tokens (e.g. a datum `
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -24,31 +25,20 @@ class NodeDumpError(ValueError):
     """The text is not a node dump lockscope can read."""
 
 
+_TOKEN = re.compile(r"[(){}]|(?:\\.|[^\s(){}\\])+", re.S)
+_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
 def _tokens(text: str) -> list[str]:
+    """``read.c pg_strtok``: brackets, and runs of other characters up to a blank or bracket; a backslash
+    escapes the next character (an escaped leading ``:`` keeps its backslash, so it is not read as a field)."""
     out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch in " \t\n\r":
-            i += 1
+    for raw in _TOKEN.findall(text):
+        if "\\" not in raw:
+            out.append(raw)
             continue
-        if ch in "(){}":
-            out.append(ch)
-            i += 1
-            continue
-        start = i
-        buf: list[str] = []
-        while i < n and text[i] not in " \t\n\r(){}":
-            if text[i] == "\\" and i + 1 < n:
-                buf.append(text[i + 1])
-                i += 2
-                continue
-            buf.append(text[i])
-            i += 1
-        token = "".join(buf)
-        if text[start] == ":" and not token.startswith(":"):  # pragma: no cover - escaped colon
-            token = "\\" + token
-        out.append(token)
+        token = _ESCAPE.sub(r"\1", raw)
+        out.append("\\" + token if raw.startswith("\\:") else token)
     return out
 
 

@@ -28,6 +28,7 @@ The tree is checked against the server's own (``debug_print_rewritten`` on scrat
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -180,8 +181,10 @@ def function_names(raw: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+@functools.lru_cache(maxsize=256)
 def view_query_from_ev_action(text: str) -> dict[str, Any]:
     """The stored query of a view: ``pg_rewrite.ev_action`` of its ``_RETURN`` rule (a one-element list of Query).
+    Cached by text: the same tree object for the same text, which callers copy before changing.
 
     :raises TreeUnsupported: the text is not a node dump holding a Query.
     """
