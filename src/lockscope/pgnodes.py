@@ -25,6 +25,8 @@ class NodeDumpError(ValueError):
     """The text is not a node dump lockscope can read."""
 
 
+#: Node names that changed: PG 13-14's outfuncs.c wrote a RangeTblEntry as ``RTE`` (PG 15+: ``RANGETBLENTRY``).
+_NODE_NAMES = {"RTE": "RANGETBLENTRY"}
 _TOKEN = re.compile(r"[(){}]|(?:\\.|[^\s(){}\\])+", re.S)
 _ESCAPE = re.compile(r"\\(.)", re.S)
 
@@ -57,7 +59,7 @@ def parse_node_dump(text: str) -> Any:
         tok = toks[pos]
         if tok == "{":
             pos += 1
-            node: dict[str, Any] = {"node": toks[pos]}
+            node: dict[str, Any] = {"node": _NODE_NAMES.get(toks[pos], toks[pos])}
             pos += 1
             while toks[pos] != "}":
                 field = toks[pos]
