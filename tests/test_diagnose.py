@@ -51,13 +51,13 @@ def test_idle_server_reports_nothing_wrong(scratch_base: Path, tmp_path: Path) -
 
 @pytest.mark.slow
 def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
-    """`lockscope diagnose` alone (embedded PG 18, pgbench -S -c16, 100 extra indexes, mlpt 16): most active
+    """`lockscope diagnose --demo` (embedded PG 18, pgbench -S -c16, 100 extra indexes, mlpt 16): most active
     sessions wait on LockManager; the one statement on pgbench_accounts spills 86 of its 102 locks (16 fast-path
     slots) over the 16 lock partitions; the fixes are the smallest droppable index set (86 duplicates, no restart)
     and max_locks_per_transaction = 128, both to 0 main-lock-table acquisitions/s for it. Run again with the
     suggested setting (a scratch server started with it): the LockManager share is gone. Both measured here."""
     first, html = tmp_path / "before.json", tmp_path / "before.html"
-    proc = run("diagnose", "--duration", "6s", "--json", str(first), "--html", str(html), timeout=300)
+    proc = run("diagnose", "--demo", "--duration", "6s", "--json", str(first), "--html", str(html), timeout=300)
     assert proc.returncode == 0, proc.stderr
     a = json.loads(first.read_text())
     assert a["server"]["max_locks_per_transaction"] == 16 and a["server"]["fast_path_slots"] == 16
@@ -87,7 +87,7 @@ def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
     check_report(html, tmp_path, min_svgs=4)
 
     second = tmp_path / "after.json"
-    proc = run("diagnose", "--duration", "6s", "--mlpt", str(mlpt), "--json", str(second), timeout=300)
+    proc = run("diagnose", "--demo", "--duration", "6s", "--mlpt", str(mlpt), "--json", str(second), timeout=300)
     assert proc.returncode == 0, proc.stderr
     b = json.loads(second.read_text())
     assert b["server"]["max_locks_per_transaction"] == mlpt

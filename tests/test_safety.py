@@ -16,6 +16,7 @@ from lockscope.errors import (
     ConnectionFailedError,
     LockBlockedError,
     StatementError,
+    StatementParseError,
     UnsupportedStatementError,
 )
 from lockscope.footprint import measure_footprint, measure_generic_plan
@@ -144,11 +145,54 @@ def test_several_statements_empty_and_select_into(any_session: Session) -> None:
         measure_footprint(any_session, "select * into acct2 from acct")
 
 
-def test_invalid_sql_gives_the_servers_message_and_position(any_session: Session) -> None:
-    with pytest.raises(StatementError) as err:
+def test_invalid_sql_is_refused_before_the_server(any_session: Session) -> None:
+    """Text PostgreSQL's parser (pglast) rejects never reaches the server: the parser's message and psql's 1-based
+    position (the server's own position for the same text, checked here), and no pg_locks read."""
+    with pytest.raises(StatementParseError) as err:
         measure_footprint(any_session, "select * fro acct")
-    assert str(err.value) == '42601: syntax error at or near "fro" (at character 10)'
+    assert str(err.value) == ('the statement does not parse: syntax error at or near "fro" (at character 10); '
+                              "nothing was sent to a server")
     assert err.value.position == 10
+    with pytest.raises(StatementError) as server:  # what the server says of the same text, for comparison
+        any_session.run_user_text("select * fro acct")
+    assert server.value.position == err.value.position
+    assert any_session.probe_cost.pg_locks_reads == 0
+
+
+def test_pg_locks_reads_are_paced_counted_and_only_through_one_method(any_pg: ScratchServer) -> None:
+    """Session.read_pg_locks: the one way to read pg_locks (Session.query refuses those files), paced at the
+    session's rate, counted and timed; unpaced by default (scratch servers)."""
+    with connect(any_pg.conninfo(), pg_locks_rate_hz=4.0) as session:
+        with pytest.raises(ValueError, match="read_pg_locks"):
+            session.query("relation_locks")
+        with pytest.raises(ValueError, match="not a pg_locks query"):
+            session.read_pg_locks("server_facts")
+        measure_footprint(session, "select * from acct where id = $1", params=["1"], protocol="prepared",
+                          executions=5)
+        cost = session.probe_cost
+        assert (cost.pg_locks_reads, cost.probe_rate_hz) == (5, 4.0)
+        assert cost.probing_s >= 1.0  # 5 reads at most 4 per second: 4 full intervals
+        assert 0 < cost.pg_locks_ms < cost.probing_s * 1000
+    with connect(any_pg.conninfo()) as session:
+        measure_footprint(session, "select * from acct where id = 1")
+        assert (session.probe_cost.pg_locks_reads, session.probe_cost.probe_rate_hz) == (1, 0.0)
+
+
+def test_audit_skips_a_text_its_parser_rejects(pg18: ScratchServer) -> None:
+    """A pg_stat_statements text pglast cannot parse (e.g. a grammar newer than lockscope's parser) is skipped with
+    the parser's reason, never sent to the server; the audit goes on with the others."""
+    from lockscope.audit.catalog import read_catalog
+    from lockscope.audit.workload import probe_statements
+
+    rows = [{"queryid": 1, "userid": 10, "query": "selec 1", "calls": 5, "calls_per_s": 1.0},
+            {"queryid": 2, "userid": 10, "query": "select * from acct where id = 1", "calls": 5, "calls_per_s": 1.0}]
+    with connect(pg18.conninfo()) as session:
+        bad, good = probe_statements(session, read_catalog(session), rows)
+        assert bad.skipped_reason == ("does not parse with lockscope's parser (pglast): syntax error at or near "
+                                      '"selec" (at character 1)')
+        assert bad.custom is None and bad.generic is None
+        assert good.skipped_reason is None and good.custom is not None and good.custom.locks == 3
+        assert session.probe_cost.pg_locks_reads == 1
 
 
 def test_unknown_relation_and_parameters(any_session: Session) -> None:

@@ -2,7 +2,11 @@
 
 Session rules (every connection lockscope opens):
 
-- ``application_name=lockscope``, ``connect_timeout`` 5 s, autocommit off; nothing is ever committed.
+- ``application_name=lockscope``, ``connect_timeout`` 5 s unless the DSN or ``PGCONNECT_TIMEOUT`` sets it,
+  autocommit off; nothing is ever committed.
+- Every read of pg_locks (:data:`PG_LOCKS_QUERIES`) goes through :meth:`Session.read_pg_locks`, paced at the
+  session's ``pg_locks_rate_hz``, counted and timed (:attr:`Session.probe_cost`): each read takes all 16
+  lock-partition LWLocks and every backend's fast-path LWLock (``lock.c GetLockStatusData``).
 - Probe transactions (:meth:`Session.probe_transaction`) are ``READ ONLY`` with ``SET LOCAL lock_timeout`` and
   ``statement_timeout`` and always end in ROLLBACK.
 - SQL lives in ``lockscope/sql/NAME.sql``; a file ``NAME-NNNNNN.sql`` replaces it from server_version_num NNNNNN on.
@@ -12,8 +16,10 @@ Session rules (every connection lockscope opens):
 from __future__ import annotations
 
 import contextlib
+import os
 import re
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -26,6 +32,7 @@ from psycopg.rows import dict_row
 
 from . import capacity
 from .errors import (
+    BadInputError,
     ConnectionFailedError,
     DatabaseError,
     LockBlockedError,
@@ -36,9 +43,14 @@ from .versions import MIN_SUPPORTED, major_of
 
 __all__ = [
     "APPLICATION_NAME",
+    "DEFAULT_CONNECT_TIMEOUT_S",
+    "PG_LOCKS_QUERIES",
     "Endpoint",
+    "Pacer",
+    "ProbeCost",
     "ServerFacts",
     "Session",
+    "check_dsn",
     "connect",
     "load_script",
     "load_sql",
@@ -48,6 +60,13 @@ __all__ = [
 ]
 
 APPLICATION_NAME = "lockscope"
+#: ``connect_timeout`` (s) when neither the DSN nor ``PGCONNECT_TIMEOUT`` sets one (libpq's own default: none).
+DEFAULT_CONNECT_TIMEOUT_S = 5
+#: The SQL files that read pg_locks (``lock.c GetLockStatusData``: every backend's fast-path LWLock, then all 16
+#: lock-partition LWLocks in shared mode while it copies the main lock table). :meth:`Session.query` refuses them;
+#: they run only through :meth:`Session.read_pg_locks`, which paces, counts and times them. ``lockscope watch``'s own
+#: ``watch_locks`` / ``watch_blocking`` (at most once per second, its own rule) are not in this set.
+PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks"})
 #: SQLSTATE classes (first two characters, PostgreSQL ``errcodes.txt``) mapped to :class:`StatementError`: the
 #: statement or its parameters are at fault (42 syntax/access rule, 22 data exception, 0A feature not supported,
 #: 08 connection exception, 26 invalid statement name, 07 dynamic SQL, 25 invalid transaction state, 54 program
@@ -65,6 +84,51 @@ def redact_dsn(dsn: str) -> str:
     if "password" in params:
         params["password"] = "********"
     return make_conninfo("", **params)
+
+
+_PASSWORD_KEYWORD = re.compile(r"\bpassword\s*=\s*")
+_NEXT_KEYWORD = re.compile(r"\s[A-Za-z_]+\s*=")
+_URI_PASSWORD = re.compile(r"^[A-Za-z]+://[^:/@?#]*:([^@/?#]*)@")
+
+
+def _mask_raw_secrets(message: str, dsn: str) -> str:
+    """``message`` (libpq's complaint about a DSN it cannot parse) without password fragments: each ``password=``
+    value up to the next ``keyword=``, whole, and each of its words where libpq quotes a fragment (``"def"`` of
+    ``password=abc def``); a URI's ``user:password@``."""
+    whole: list[str] = []
+    words: list[str] = []
+    for match in _PASSWORD_KEYWORD.finditer(dsn):
+        rest = dsn[match.end():]
+        end = _NEXT_KEYWORD.search(rest)
+        value = rest[: end.start()] if end else rest
+        whole.append(value.strip())
+        words += [w.strip("'\"&") for w in re.split(r"[\s&]+", value)]
+    uri = _URI_PASSWORD.match(dsn)
+    if uri:
+        whole.append(uri.group(1))
+    for secret in sorted({w for w in whole if w}, key=len, reverse=True):
+        message = message.replace(secret, "********")
+    for word in sorted({w for w in words if w}, key=len, reverse=True):
+        message = message.replace(f'"{word}"', '"********"')
+    return message
+
+
+def check_dsn(dsn: str) -> dict[str, Any]:
+    """Parse ``--dsn`` as libpq would (conninfo or URI), before anything is started or contacted.
+
+    :return: its parameters (``psycopg.conninfo.conninfo_to_dict``).
+    :raises BadInputError: not a connection string or URI libpq accepts, or a port that is not a number
+        (one line, password fragments masked).
+    """
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error as exc:
+        message = _mask_raw_secrets(" ".join(str(exc).split()), dsn)
+        raise BadInputError(f"--dsn is not a libpq connection string or URI: {message}") from None
+    for port in str(params.get("port") or "").split(","):
+        if port.strip() and not (port.strip().isdigit() and 0 < int(port) < 65536):
+            raise BadInputError(f"--dsn: port {port.strip()!r} is not a TCP port number")
+    return params
 
 
 def redact(text: str, dsn: str | None) -> str:
@@ -134,6 +198,62 @@ def load_script(name: str, **params: int | str) -> str:
             raise ValueError(f"script {name!r}: {key}={value!r} is neither an int nor a lower-case word")
         values[key] = str(value)
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
+
+
+class Pacer:
+    """Keeps an operation at or below ``rate_hz`` per second: :meth:`wait` sleeps until the next one is allowed.
+
+    :param rate_hz: operations per second at most; 0 = unpaced.
+    """
+
+    def __init__(self, rate_hz: float, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate_hz = rate_hz
+        self.interval_s = 1.0 / rate_hz if rate_hz > 0 else 0.0
+        self._next: float | None = None
+        self._sleep = sleep
+        self._clock = clock
+
+    def wait(self) -> float:
+        """Sleep until the next operation is allowed (the first one never waits).
+
+        :return: seconds slept.
+        """
+        now = self._clock()
+        slept = 0.0
+        if self._next is not None and now < self._next:
+            slept = self._next - now
+            self._sleep(slept)
+            now = self._next
+        self._next = now + self.interval_s
+        return slept
+
+
+@dataclass(frozen=True)
+class ProbeCost:
+    """What a session's pg_locks reads cost the server (:attr:`Session.probe_cost`).
+
+    :ivar pg_locks_reads: pg_locks reads (count; one per probed execution, one per lock_timeout look-up).
+    :ivar pg_locks_ms: time inside those queries, sum of their round trips (ms).
+    :ivar probing_s: from the first read to the end of the last one (s; 0 with fewer than one read).
+    :ivar probe_rate_hz: reads per second at most (0 = unpaced).
+    """
+
+    pg_locks_reads: int
+    pg_locks_ms: float
+    probing_s: float
+    probe_rate_hz: float
+
+    def line(self) -> str:
+        """E.g. ``pg_locks reads: 37 in 18.6 s of probing, 41 ms inside pg_locks (paced at 2/s)``."""
+        pace = f"paced at {self.probe_rate_hz:g}/s" if self.probe_rate_hz > 0 else "unpaced"
+        return (f"pg_locks reads: {self.pg_locks_reads} in {self.probing_s:.1f} s of probing, "
+                f"{self.pg_locks_ms:.0f} ms inside pg_locks ({pace})")
+
+    def to_dict(self) -> dict[str, float | int]:
+        """The JSON ``probe_cost`` object (docs/json-schema.md)."""
+        return {"pg_locks_reads": self.pg_locks_reads, "pg_locks_ms": round(self.pg_locks_ms, 3),
+                "probing_s": round(self.probing_s, 3), "probe_rate_hz": self.probe_rate_hz}
 
 
 @dataclass(frozen=True)
@@ -231,13 +351,19 @@ class Session:
     :ivar dsn_redacted: the DSN with the password hidden, for messages.
     """
 
-    def __init__(self, conn: psycopg.Connection[Any], dsn: str, lock_timeout_ms: int, statement_timeout_ms: int):
+    def __init__(self, conn: psycopg.Connection[Any], dsn: str, lock_timeout_ms: int, statement_timeout_ms: int,
+                 pg_locks_rate_hz: float = 0.0):
         self._conn = conn
         self._dsn = dsn
         self.dsn_redacted = redact_dsn(dsn)
         self.lock_timeout_ms = lock_timeout_ms
         self.statement_timeout_ms = statement_timeout_ms
         self._in_probe = False
+        self._pg_locks_pacer = Pacer(pg_locks_rate_hz)
+        self._pg_locks_reads = 0
+        self._pg_locks_s = 0.0
+        self._pg_locks_first: float | None = None
+        self._pg_locks_last = 0.0
         row = self.fetch_one(load_sql("server_facts", 0))
         if int(row["server_version_num"]) < MIN_SUPPORTED:
             raise UnsupportedServerError(
@@ -310,8 +436,49 @@ class Session:
         return rows[0]
 
     def query(self, name: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        """Run the SQL file ``name`` chosen for this server's version (see :func:`load_sql`)."""
+        """Run the SQL file ``name`` chosen for this server's version (see :func:`load_sql`).
+
+        :raises ValueError: ``name`` reads pg_locks (:data:`PG_LOCKS_QUERIES`): use :meth:`read_pg_locks`.
+        :raises DatabaseError: with the server's message.
+        """
+        if name in PG_LOCKS_QUERIES:
+            raise ValueError(f"{name} reads pg_locks: run it with Session.read_pg_locks (paced and counted)")
         return self.fetch_all(load_sql(name, self.facts.server_version_num), params)
+
+    def read_pg_locks(self, name: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Run the pg_locks query ``name`` (one of :data:`PG_LOCKS_QUERIES`), paced: it first waits until
+        ``1 / pg_locks_rate_hz`` seconds have passed since the previous read (no wait when unpaced), then counts
+        the read and adds its time to :attr:`probe_cost`. The only way lockscope reads pg_locks outside
+        ``lockscope watch``.
+
+        :raises ValueError: ``name`` is not a pg_locks query.
+        :raises DatabaseError: with the server's message.
+        """
+        if name not in PG_LOCKS_QUERIES:
+            raise ValueError(f"{name} is not a pg_locks query: use Session.query")
+        text = load_sql(name, self.facts.server_version_num)
+        self._pg_locks_pacer.wait()
+        start = time.monotonic()
+        if self._pg_locks_first is None:
+            self._pg_locks_first = start
+        try:
+            return self.fetch_all(text, params)
+        finally:
+            end = time.monotonic()
+            self._pg_locks_reads += 1
+            self._pg_locks_s += end - start
+            self._pg_locks_last = end
+
+    @property
+    def pg_locks_rate_hz(self) -> float:
+        """pg_locks reads per second at most (0 = unpaced)."""
+        return self._pg_locks_pacer.rate_hz
+
+    @property
+    def probe_cost(self) -> ProbeCost:
+        """The pg_locks reads of this session so far: count, time inside them, span, pace."""
+        span = self._pg_locks_last - self._pg_locks_first if self._pg_locks_first is not None else 0.0
+        return ProbeCost(self._pg_locks_reads, self._pg_locks_s * 1000.0, span, self._pg_locks_pacer.rate_hz)
 
     def run_user_text(self, text: str, *, prefix_len: int = 0) -> list[tuple[Any, ...]]:
         """Send text built around the user's statement through the extended protocol (one statement only).
@@ -420,7 +587,7 @@ class Session:
     def _blocked_error(self) -> LockBlockedError:
         """Who holds the conflicting lock: one pg_locks look-up after the timeout (never a polling loop)."""
         try:
-            rows = self.query("blocking_locks")
+            rows = self.read_pg_locks("blocking_locks")
         finally:
             self._rollback()
         pids = tuple(dict.fromkeys(int(r["pid"]) for r in rows))
@@ -437,22 +604,24 @@ class Session:
 
 
 def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int = 5000,
-            sampler: bool = False) -> Session:
+            sampler: bool = False, pg_locks_rate_hz: float = 0.0) -> Session:
     """Open a lockscope session.
 
-    :param dsn: libpq conninfo or URI; empty string = libpq defaults / PG* environment.
+    :param dsn: libpq conninfo or URI; empty string = libpq's defaults and the PG* environment, as for ``psql``.
     :param lock_timeout_ms: lock_timeout of probe transactions (ms); with ``sampler`` the session's.
     :param statement_timeout_ms: statement_timeout of probe transactions (ms); with ``sampler`` the session's.
     :param sampler: a sampling session: autocommit (no transaction is ever held between queries) with
         lock_timeout and statement_timeout set for the whole session.
-    :raises ConnectionFailedError: unreachable server or authentication failure (password never shown).
+    :param pg_locks_rate_hz: pg_locks reads per second at most (:meth:`Session.read_pg_locks`); 0 = unpaced
+        (scratch servers). The commands pass 2 for a server the user named unless ``--probe-rate`` says otherwise.
+    :raises BadInputError: ``dsn`` is not a connection string libpq accepts (:func:`check_dsn`).
+    :raises ConnectionFailedError: unreachable server or authentication failure: libpq's whole message (every
+        line, joined) after the socket or host, port, database and user tried; the password never shown.
     :raises UnsupportedServerError: server older than PostgreSQL 13.
     """
-    try:
-        params = conninfo_to_dict(dsn) if dsn else {}
-    except psycopg.Error as exc:
-        raise ConnectionFailedError(f"invalid DSN: {redact(str(exc).splitlines()[0], dsn)}") from None
-    params.setdefault("connect_timeout", "5")
+    params = check_dsn(dsn) if dsn else {}
+    if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
+        params["connect_timeout"] = str(DEFAULT_CONNECT_TIMEOUT_S)
     params["application_name"] = APPLICATION_NAME
     if sampler:
         options = str(params.get("options") or "")
@@ -461,18 +630,45 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
     try:
         conn = psycopg.connect(make_conninfo("", **params), autocommit=sampler)
     except psycopg.Error as exc:
-        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-        message = lines[-1] if lines else "connection failed"
-        message = re.sub(r"^connection to server .*? failed: ", "", message)
-        raise ConnectionFailedError(
-            f"cannot connect to {redact_dsn(dsn) if dsn else 'the default server'}: {redact(message, dsn)}",
-            sqlstate=exc.sqlstate,
-        ) from None
+        text = re.sub(r"^connection (?:failed|is bad): ", "", str(exc).strip())
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        message = redact("; ".join(lines) or "connection failed", dsn)
+        raise ConnectionFailedError(f"cannot connect to {_where(params, text)}: {message}",
+                                    sqlstate=exc.sqlstate) from None
     try:
-        return Session(conn, dsn, lock_timeout_ms, statement_timeout_ms)
+        return Session(conn, dsn, lock_timeout_ms, statement_timeout_ms, pg_locks_rate_hz)
     except BaseException:
         conn.close()
         raise
+
+
+_SOCKET_IN_MESSAGE = re.compile(r'on socket "(?P<dir>.+?)/\.s\.PGSQL\.(?P<port>\d+)"')
+
+
+def _where(params: dict[str, Any], libpq_message: str) -> str:
+    """Socket directory or host, port, database and user a failed connection tried, as libpq chose them: the DSN's
+    value, else the PG* environment, else libpq's compiled default (``PQconndefaults``: port 5432, the OS user;
+    the database defaults to the user). With no host anywhere libpq uses its default socket directory (e.g.
+    ``/var/run/postgresql`` or ``/tmp``), which only its message names."""
+    defaults = {opt.keyword.decode(): (opt.val.decode() if opt.val is not None else None)
+                for opt in psycopg.pq.Conninfo.get_defaults()}
+
+    def value(key: str) -> str | None:
+        given = params.get(key)
+        return str(given) if given not in (None, "") else defaults.get(key)
+
+    host = value("host") or value("hostaddr")
+    port = value("port") or "5432"
+    if not host:
+        socket = _SOCKET_IN_MESSAGE.search(libpq_message)
+        host = socket["dir"] if socket else "the default socket directory"
+        port = socket["port"] if socket else port
+        where = f"socket {host} port {port}"
+    else:
+        where = f"socket {host} port {port}" if host.startswith("/") else f"{host}:{port}"
+    user = value("user") or "the current OS user"
+    database = value("dbname") or user
+    return f"{where}, database {database}, user {user}"
 
 
 def run_script(conninfo: str, script: str) -> int:
