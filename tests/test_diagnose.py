@@ -47,6 +47,13 @@ def test_idle_server_reports_nothing_wrong(scratch_base: Path, tmp_path: Path) -
     assert doc["verdict"].startswith("Nothing wrong: 0.0% of active-session samples wait on LWLock:LockManager")
     assert f"none of the {doc['statements_measured']} audited statements spills" in doc["verdict"]
     assert proc.stdout.rstrip().splitlines()[-2:] == [doc["verdict"], f"wrote {out}"]
+    # a server named by --dsn: pg_locks reads paced at 2/s, one per probed execution, said last on stderr
+    cost = doc["probe_cost"]
+    assert cost["probe_rate_hz"] == 2.0 and cost["pg_locks_reads"] >= doc["statements_measured"]
+    assert cost["probing_s"] >= (cost["pg_locks_reads"] - 1) / 2.0
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"lockscope diagnose: pg_locks reads: {cost['pg_locks_reads']} in {cost['probing_s']:.1f} s of probing, "
+        f"{cost['pg_locks_ms']:.0f} ms inside pg_locks (paced at 2/s)")
 
 
 @pytest.mark.slow

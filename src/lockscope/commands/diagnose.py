@@ -113,11 +113,11 @@ def _diagnose(args: argparse.Namespace, options: DiagnoseOptions, dsn: str, sour
     from ..db import connect
     from ..diagnose import run_diagnose
 
-    with steps(make_console(stderr=True), "lockscope diagnose") as step:
-        with connect(dsn, lock_timeout_ms=args.lock_timeout, statement_timeout_ms=args.statement_timeout,
-                     pg_locks_rate_hz=rate_hz) as session:
-            info.print(target_line("diagnose", session.endpoint.label(), source), markup=False, highlight=False)
-            return run_diagnose(session, dsn, options, progress=step, demo=demo), session.probe_cost
+    with steps(make_console(stderr=True), "lockscope diagnose") as step, \
+            connect(dsn, lock_timeout_ms=args.lock_timeout, statement_timeout_ms=args.statement_timeout,
+                    pg_locks_rate_hz=rate_hz) as session:
+        info.print(target_line("diagnose", session.endpoint.label(), source), markup=False, highlight=False)
+        return run_diagnose(session, dsn, options, progress=step, demo=demo), session.probe_cost
 
 
 def _demo(args: argparse.Namespace, options: DiagnoseOptions, info: Console,
