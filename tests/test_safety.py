@@ -178,6 +178,23 @@ def test_pg_locks_reads_are_paced_counted_and_only_through_one_method(any_pg: Sc
         assert (session.probe_cost.pg_locks_reads, session.probe_cost.probe_rate_hz) == (1, 0.0)
 
 
+def test_pacing_waits_before_the_probe_transaction(pg18: ScratchServer) -> None:
+    """The wait for the next pg_locks read is spent before BEGIN, never while a probe holds the statement's locks:
+    at 1 read per second, three probes take 2 s or more, yet each probe transaction (now() = its start, to the
+    clock after its pg_locks read) lasts a small fraction of that."""
+    with connect(pg18.conninfo(), pg_locks_rate_hz=1.0) as session:
+        start = time.monotonic()
+        held = []
+        for _ in range(3):
+            with session.probe_transaction():
+                session.run_user_text("EXPLAIN select * from acct where id = 1")
+                session.read_pg_locks("relation_locks")
+                held.append(float(session.fetch_one("select extract(epoch from clock_timestamp() - now()) as s")["s"]))
+        assert time.monotonic() - start >= 2.0
+        assert max(held) < 0.5, held
+        assert session.probe_cost.pg_locks_reads == 3
+
+
 def test_audit_skips_a_text_its_parser_rejects(pg18: ScratchServer) -> None:
     """A pg_stat_statements text pglast cannot parse (e.g. a grammar newer than lockscope's parser) is skipped with
     the parser's reason, never sent to the server; the audit goes on with the others."""

@@ -214,18 +214,25 @@ class Pacer:
         self._sleep = sleep
         self._clock = clock
 
-    def wait(self) -> float:
-        """Sleep until the next operation is allowed (the first one never waits).
+    def ready(self) -> float:
+        """Sleep until the next operation would be allowed, without taking its turn (a no-op when it already is).
 
         :return: seconds slept.
         """
         now = self._clock()
-        slept = 0.0
         if self._next is not None and now < self._next:
             slept = self._next - now
             self._sleep(slept)
-            now = self._next
-        self._next = now + self.interval_s
+            return slept
+        return 0.0
+
+    def wait(self) -> float:
+        """Sleep until the next operation is allowed (the first one never waits), and take its turn.
+
+        :return: seconds slept.
+        """
+        slept = self.ready()
+        self._next = self._clock() + self.interval_s
         return slept
 
 
@@ -449,7 +456,8 @@ class Session:
         """Run the pg_locks query ``name`` (one of :data:`PG_LOCKS_QUERIES`), paced: it first waits until
         ``1 / pg_locks_rate_hz`` seconds have passed since the previous read (no wait when unpaced), then counts
         the read and adds its time to :attr:`probe_cost`. The only way lockscope reads pg_locks outside
-        ``lockscope watch``.
+        ``lockscope watch``. Inside a :meth:`probe_transaction` the wait is already over: the transaction began
+        only once the next read was allowed, so a probe never holds its locks while it waits for its turn.
 
         :raises ValueError: ``name`` is not a pg_locks query.
         :raises DatabaseError: with the server's message.
@@ -533,7 +541,9 @@ class Session:
 
     @contextlib.contextmanager
     def probe_transaction(self, **local_settings: str) -> Iterator[Session]:
-        """A READ ONLY transaction with lock_timeout / statement_timeout that is always rolled back.
+        """A READ ONLY transaction with lock_timeout / statement_timeout that is always rolled back. It begins only
+        once a pg_locks read is allowed by the session's pace (:meth:`read_pg_locks`), so the wait for that turn is
+        spent before BEGIN, holding no lock.
 
         :param local_settings: extra ``SET LOCAL name = value`` (e.g. ``plan_cache_mode``).
         """
@@ -542,6 +552,8 @@ class Session:
             "statement_timeout": f"{self.statement_timeout_ms}ms",
             **local_settings,
         }
+        # the pg_locks pacing wait happens here, before BEGIN: never while the probe holds the statement's locks
+        self._pg_locks_pacer.ready()
         try:
             with self._conn.cursor() as cur:
                 cur.execute(b"BEGIN READ ONLY")
