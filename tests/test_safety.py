@@ -246,11 +246,31 @@ def test_blocked_by_an_access_exclusive_lock(any_pg: ScratchServer, any_session:
 
 
 def test_statement_timeout_is_enforced(any_pg: ScratchServer) -> None:
-    with connect(any_pg.conninfo(), statement_timeout_ms=1, lock_timeout_ms=1000) as session, \
-            pytest.raises(StatementError, match="statement_timeout"):
-        measure_footprint(session, "select * from p40 a, p40 b, p40 c, p40 d, p40 e, p40 f, p40 g, p40 h "
-                                   "where a.k = b.k and b.k = c.k and c.k = d.k and d.k = e.k and e.k = f.k "
-                                   "and f.k = g.k and g.k = h.k")
+    with connect(any_pg.conninfo(), lock_timeout_ms=1000) as session:
+        session.statement_timeout_ms = 1  # the probe transactions' SET LOCAL statement_timeout
+        with pytest.raises(StatementError, match="statement_timeout"):
+            measure_footprint(session, "select * from p40 a, p40 b, p40 c, p40 d, p40 e, p40 f, p40 g, p40 h "
+                                       "where a.k = b.k and b.k = c.k and c.k = d.k and d.k = e.k and e.k = f.k "
+                                       "and f.k = g.k and g.k = h.k")
+
+
+def test_every_query_has_the_timeouts(any_pg: ScratchServer) -> None:
+    """Catalog reads outside probe transactions too: lock_timeout and statement_timeout are the session's own
+    (connection options), so no lockscope query waits on a lock or runs without a bound."""
+    with connect(any_pg.conninfo(), lock_timeout_ms=300, statement_timeout_ms=4000) as session:
+        assert session.fetch_one("select current_setting('lock_timeout') as lt, "
+                                 "current_setting('statement_timeout') as st") == {"lt": "300ms", "st": "4s"}
+    holder = psycopg.connect(any_pg.conninfo())
+    holder.execute("lock table acct in access exclusive mode")
+    try:
+        with connect(any_pg.conninfo(), lock_timeout_ms=300) as session:
+            start = time.monotonic()
+            with pytest.raises(LockBlockedError):
+                session.fetch_all("select count(*) from acct")  # a catalog-style read, not in a probe transaction
+            assert time.monotonic() - start < 3.0
+    finally:
+        holder.rollback()
+        holder.close()
 
 
 def test_unreachable_server(tmp_path: object) -> None:

@@ -3,7 +3,8 @@
 Session rules (every connection lockscope opens):
 
 - ``application_name=lockscope``, ``connect_timeout`` 5 s unless the DSN or ``PGCONNECT_TIMEOUT`` sets it,
-  autocommit off; nothing is ever committed.
+  ``lock_timeout`` and ``statement_timeout`` for every query (``options``: catalog reads included), autocommit off
+  (sampling sessions: autocommit, one read-only SELECT per implicit transaction); nothing is ever written.
 - Every read of pg_locks (:data:`PG_LOCKS_QUERIES`) goes through :meth:`Session.read_pg_locks`, paced at the
   session's ``pg_locks_rate_hz``, counted and timed (:attr:`Session.probe_cost`): each read takes all 16
   lock-partition LWLocks and every backend's fast-path LWLock (``lock.c GetLockStatusData``).
@@ -620,10 +621,10 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
     """Open a lockscope session.
 
     :param dsn: libpq conninfo or URI; empty string = libpq's defaults and the PG* environment, as for ``psql``.
-    :param lock_timeout_ms: lock_timeout of probe transactions (ms); with ``sampler`` the session's.
-    :param statement_timeout_ms: statement_timeout of probe transactions (ms); with ``sampler`` the session's.
-    :param sampler: a sampling session: autocommit (no transaction is ever held between queries) with
-        lock_timeout and statement_timeout set for the whole session.
+    :param lock_timeout_ms: lock_timeout (ms) of every query of the session (set at connection, ``options``), and
+        ``SET LOCAL`` again in each probe transaction.
+    :param statement_timeout_ms: statement_timeout (ms), likewise.
+    :param sampler: a sampling session: autocommit (no transaction is ever held between queries).
     :param pg_locks_rate_hz: pg_locks reads per second at most (:meth:`Session.read_pg_locks`); 0 = unpaced
         (scratch servers). The commands pass 2 for a server the user named unless ``--probe-rate`` says otherwise.
     :raises BadInputError: ``dsn`` is not a connection string libpq accepts (:func:`check_dsn`).
@@ -635,10 +636,10 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
     if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
         params["connect_timeout"] = str(DEFAULT_CONNECT_TIMEOUT_S)
     params["application_name"] = APPLICATION_NAME
-    if sampler:
-        options = str(params.get("options") or "")
-        params["options"] = (f"{options} -c statement_timeout={statement_timeout_ms}"
-                             f" -c lock_timeout={lock_timeout_ms}").strip()
+    # every query, catalog reads included, waits at most lock_timeout for a lock and runs at most statement_timeout
+    options = str(params.get("options") or "")
+    params["options"] = (f"{options} -c statement_timeout={statement_timeout_ms}"
+                         f" -c lock_timeout={lock_timeout_ms}").strip()
     try:
         conn = psycopg.connect(make_conninfo("", **params), autocommit=sampler)
     except psycopg.Error as exc:
