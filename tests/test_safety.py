@@ -340,3 +340,40 @@ def test_probe_does_not_hang_behind_a_waiting_strong_lock(any_pg: ScratchServer,
         reader.close()
         t.join(10)
     assert ddl_done.is_set()
+
+
+def _log_lines_of(server: ScratchServer, since: int, pid: int) -> list[str]:
+    """The server log's lines written after byte ``since`` by backend ``pid`` (log_line_prefix ``... [pid] ``)."""
+    time.sleep(0.2)  # the logger writes asynchronously
+    with open(server.log_file, "rb") as fh:
+        fh.seek(since)
+        text = fh.read().decode(errors="replace")
+    return [line for line in text.splitlines() if f"[{pid}] " in line]
+
+
+def test_probes_put_no_warning_or_error_in_the_server_log(any_pg: ScratchServer) -> None:
+    """At the server's default log settings, probes that succeed leave no WARNING or ERROR line (a second BEGIN
+    would log "there is already a transaction in progress" for every probe transaction)."""
+    since = any_pg.log_file.stat().st_size
+    with connect(any_pg.conninfo()) as session:
+        measure_footprint(session, "select * from acct where id = 1")
+        measure_footprint(session, "delete from acct where id = $1", params=["1"], protocol="prepared", executions=2)
+        measure_generic_plan(session, "update acct set balance = $1 where id = $2")
+        with session.probe_transaction():
+            assert session.fetch_one("select current_setting('transaction_read_only') as ro") == {"ro": "on"}
+        assert session.fetch_one("select current_setting('transaction_read_only') as ro") == {"ro": "on"}
+        pid = session.backend_pid
+    lines = _log_lines_of(any_pg, since, pid)
+    assert not [line for line in lines if "WARNING:" in line or "ERROR:" in line], lines
+
+
+@pytest.mark.xfail(strict=True, reason="footprint.py's query-tree capture sets debug_print_rewritten, whose LOG "
+                                       "message (with the statement's constants) reaches the server log at default "
+                                       "settings; owned by the acquisition-order work (docs/safety.md)")
+def test_probes_put_no_statement_text_in_the_server_log(pg18: ScratchServer) -> None:
+    since = pg18.log_file.stat().st_size
+    with connect(pg18.conninfo()) as session:
+        measure_footprint(session, "select * from acct where owner = 'application-data-7f3a'")
+        pid = session.backend_pid
+    lines = _log_lines_of(pg18, since, pid)
+    assert not [line for line in lines if "application-data-7f3a" in line], lines[:5]

@@ -8,8 +8,8 @@ Session rules (every connection lockscope opens):
 - Every read of pg_locks (:data:`PG_LOCKS_QUERIES`) goes through :meth:`Session.read_pg_locks`, paced at the
   session's ``pg_locks_rate_hz``, counted and timed (:attr:`Session.probe_cost`): each read takes all 16
   lock-partition LWLocks and every backend's fast-path LWLock (``lock.c GetLockStatusData``).
-- Probe transactions (:meth:`Session.probe_transaction`) are ``READ ONLY`` with ``SET LOCAL lock_timeout`` and
-  ``statement_timeout`` and always end in ROLLBACK.
+- Every transaction is ``READ ONLY`` (psycopg's ``BEGIN READ ONLY``) and ends in ROLLBACK; probe transactions
+  (:meth:`Session.probe_transaction`) add ``SET LOCAL lock_timeout`` and ``statement_timeout``.
 - SQL lives in ``lockscope/sql/NAME.sql``; a file ``NAME-NNNNNN.sql`` replaces it from server_version_num NNNNNN on.
 - Passwords never appear in any message: :func:`redact_dsn` and :func:`redact` scrub them.
 """
@@ -555,9 +555,12 @@ class Session:
         }
         # the pg_locks pacing wait happens here, before BEGIN: never while the probe holds the statement's locks
         self._pg_locks_pacer.ready()
+        if self._conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            self._rollback()
         try:
+            # psycopg opens the transaction itself with BEGIN READ ONLY (the connection's read_only): a second BEGIN
+            # of ours would put "WARNING: there is already a transaction in progress" in the server log
             with self._conn.cursor() as cur:
-                cur.execute(b"BEGIN READ ONLY")
                 for name, value in settings.items():
                     cur.execute(
                         pg_sql.SQL("SET LOCAL {} = {}").format(pg_sql.Identifier(name), pg_sql.Literal(value))
@@ -642,6 +645,8 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
                          f" -c lock_timeout={lock_timeout_ms}").strip()
     try:
         conn = psycopg.connect(make_conninfo("", **params), autocommit=sampler)
+        if not sampler:
+            conn.read_only = True  # every transaction psycopg opens is BEGIN READ ONLY, probes and catalog reads
     except psycopg.Error as exc:
         text = re.sub(r"^connection (?:failed|is bad): ", "", str(exc).strip())
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
