@@ -257,9 +257,12 @@ def test_statement_timeout_is_enforced(any_pg: ScratchServer) -> None:
 def test_every_query_has_the_timeouts(any_pg: ScratchServer) -> None:
     """Catalog reads outside probe transactions too: lock_timeout and statement_timeout are the session's own
     (connection options), so no lockscope query waits on a lock or runs without a bound."""
-    with connect(any_pg.conninfo(), lock_timeout_ms=300, statement_timeout_ms=4000) as session:
-        assert session.fetch_one("select current_setting('lock_timeout') as lt, "
-                                 "current_setting('statement_timeout') as st") == {"lt": "300ms", "st": "4s"}
+    for sampler in (False, True):
+        with connect(any_pg.conninfo(), lock_timeout_ms=300, statement_timeout_ms=4000, sampler=sampler) as session:
+            assert session.fetch_one("select current_setting('lock_timeout') as lt, "
+                                     "current_setting('statement_timeout') as st, "
+                                     "current_setting('transaction_read_only') as ro") == {"lt": "300ms", "st": "4s",
+                                                                                           "ro": "on"}
     holder = psycopg.connect(any_pg.conninfo())
     holder.execute("lock table acct in access exclusive mode")
     try:

@@ -3,8 +3,9 @@
 Session rules (every connection lockscope opens):
 
 - ``application_name=lockscope``, ``connect_timeout`` 5 s unless the DSN or ``PGCONNECT_TIMEOUT`` sets it,
-  ``lock_timeout`` and ``statement_timeout`` for every query (``options``: catalog reads included), autocommit off
-  (sampling sessions: autocommit, one read-only SELECT per implicit transaction); nothing is ever written.
+  ``lock_timeout``, ``statement_timeout`` and ``default_transaction_read_only = on`` for every query
+  (``options``: catalog reads included), autocommit off (sampling sessions: autocommit, one read-only SELECT per
+  implicit transaction); nothing is ever written.
 - Every read of pg_locks (:data:`PG_LOCKS_QUERIES`) goes through :meth:`Session.read_pg_locks`, paced at the
   session's ``pg_locks_rate_hz``, counted and timed (:attr:`Session.probe_cost`): each read takes all 16
   lock-partition LWLocks and every backend's fast-path LWLock (``lock.c GetLockStatusData``).
@@ -639,10 +640,11 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
     if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
         params["connect_timeout"] = str(DEFAULT_CONNECT_TIMEOUT_S)
     params["application_name"] = APPLICATION_NAME
-    # every query, catalog reads included, waits at most lock_timeout for a lock and runs at most statement_timeout
+    # every query, catalog reads included, waits at most lock_timeout for a lock and runs at most statement_timeout;
+    # every transaction is read-only, the sampler's autocommit ones too
     options = str(params.get("options") or "")
     params["options"] = (f"{options} -c statement_timeout={statement_timeout_ms}"
-                         f" -c lock_timeout={lock_timeout_ms}").strip()
+                         f" -c lock_timeout={lock_timeout_ms} -c default_transaction_read_only=on").strip()
     try:
         conn = psycopg.connect(make_conninfo("", **params), autocommit=sampler)
         if not sampler:
