@@ -160,15 +160,14 @@ def test_invalid_sql_is_refused_before_the_server(any_session: Session) -> None:
 
 
 def test_pg_locks_reads_are_paced_counted_and_only_through_one_method(any_pg: ScratchServer) -> None:
-    """Session.read_pg_locks: the one way to read pg_locks (Session.query refuses those files), paced at the
+    """Session.read_pg_locks: the one way to read pg_locks (Session.query sends those files there), paced at the
     session's rate, counted and timed; unpaced by default (scratch servers)."""
     with connect(any_pg.conninfo(), pg_locks_rate_hz=4.0) as session:
-        with pytest.raises(ValueError, match="read_pg_locks"):
-            session.query("relation_locks")
         with pytest.raises(ValueError, match="not a pg_locks query"):
             session.read_pg_locks("server_facts")
         measure_footprint(session, "select * from acct where id = $1", params=["1"], protocol="prepared",
-                          executions=5)
+                          executions=4)
+        session.query("relation_locks")
         cost = session.probe_cost
         assert (cost.pg_locks_reads, cost.probe_rate_hz) == (5, 4.0)
         assert cost.probing_s >= 1.0  # 5 reads at most 4 per second: 4 full intervals

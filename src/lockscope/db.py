@@ -65,8 +65,9 @@ APPLICATION_NAME = "lockscope"
 #: ``connect_timeout`` (s) when neither the DSN nor ``PGCONNECT_TIMEOUT`` sets one (libpq's own default: none).
 DEFAULT_CONNECT_TIMEOUT_S = 5
 #: The SQL files that read pg_locks (``lock.c GetLockStatusData``: every backend's fast-path LWLock, then all 16
-#: lock-partition LWLocks in shared mode while it copies the main lock table). :meth:`Session.query` refuses them;
-#: they run only through :meth:`Session.read_pg_locks`, which paces, counts and times them. ``lockscope watch``'s own
+#: lock-partition LWLocks in shared mode while it copies the main lock table). They run only through
+#: :meth:`Session.read_pg_locks` (also when asked for with :meth:`Session.query`), which paces, counts and times
+#: them. ``lockscope watch``'s own
 #: ``watch_locks`` / ``watch_blocking`` (at most once per second, its own rule) are not in this set.
 PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks"})
 #: SQLSTATE classes (first two characters, PostgreSQL ``errcodes.txt``) mapped to :class:`StatementError`: the
@@ -445,13 +446,13 @@ class Session:
         return rows[0]
 
     def query(self, name: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        """Run the SQL file ``name`` chosen for this server's version (see :func:`load_sql`).
+        """Run the SQL file ``name`` chosen for this server's version (see :func:`load_sql`); a file that reads
+        pg_locks (:data:`PG_LOCKS_QUERIES`) goes through :meth:`read_pg_locks`, paced and counted.
 
-        :raises ValueError: ``name`` reads pg_locks (:data:`PG_LOCKS_QUERIES`): use :meth:`read_pg_locks`.
         :raises DatabaseError: with the server's message.
         """
         if name in PG_LOCKS_QUERIES:
-            raise ValueError(f"{name} reads pg_locks: run it with Session.read_pg_locks (paced and counted)")
+            return self.read_pg_locks(name, params)
         return self.fetch_all(load_sql(name, self.facts.server_version_num), params)
 
     def read_pg_locks(self, name: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
