@@ -260,6 +260,18 @@ def test_connection_error_keeps_libpq_whole_message() -> None:
     assert "pw-never-shown" not in proc.stdout + proc.stderr
 
 
+def test_connection_error_names_the_server_of_the_environment() -> None:
+    """No --dsn: the PG* environment names the server, and the failure says which one was tried."""
+    env = clean_env(PGHOST="127.0.0.1", PGPORT="1", PGDATABASE="appdb", PGUSER="bob", PGPASSWORD="env-secret-9")
+    proc = run("diagnose", "--duration", "2s", env=env, timeout=30)
+    assert proc.returncode == 3
+    assert one_line_error(proc) == (
+        'lockscope: error: cannot connect to 127.0.0.1:1, database appdb, user bob: connection to server at '
+        '"127.0.0.1", port 1 failed: Connection refused; Is the server running on that host and accepting TCP/IP '
+        "connections?")
+    assert "env-secret-9" not in proc.stdout + proc.stderr
+
+
 def test_pgconnect_timeout_is_honoured(trap: tuple[str, Callable[[], bool]]) -> None:
     """A server that never answers: PGCONNECT_TIMEOUT=7 waits 7 s (lockscope's own 5 s default applies only when
     neither the DSN nor PGCONNECT_TIMEOUT sets one); the DSN's connect_timeout wins over both."""

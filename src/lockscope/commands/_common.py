@@ -266,7 +266,7 @@ def add_protocol_option(p: argparse.ArgumentParser, *, default: str, meaning: st
 
 
 def add_timeout_options(p: argparse.ArgumentParser, *, lock_ms: int | None = 200, statement_ms: int = 5000,
-                        what: str = "probe transaction") -> None:
+                        what: str = "probe transaction and catalog query") -> None:
     """``--lock-timeout MS`` and ``--statement-timeout MS`` of lockscope's own session."""
     if lock_ms is not None:
         p.add_argument("--lock-timeout", type=positive_int, default=lock_ms, metavar="MS",
