@@ -275,6 +275,15 @@ def test_every_query_has_the_timeouts(any_pg: ScratchServer) -> None:
         holder.close()
 
 
+def test_the_users_connection_options_are_kept(pg18: ScratchServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lockscope adds its options to the DSN's ``options`` or to ``PGOPTIONS``, never in place of them."""
+    monkeypatch.setenv("PGOPTIONS", "-c work_mem=7MB")
+    for dsn, work_mem in ((pg18.conninfo(), "7MB"), (pg18.conninfo() + " options='-c work_mem=9MB'", "9MB")):
+        with connect(dsn) as session:
+            assert session.fetch_one("select current_setting('work_mem') as wm, current_setting('lock_timeout') "
+                                     "as lt") == {"wm": work_mem, "lt": "200ms"}
+
+
 def test_unreachable_server(tmp_path: object) -> None:
     with pytest.raises(ConnectionFailedError, match="cannot connect"):
         connect("host=127.0.0.1 port=1 user=x password=hunter2secret dbname=x connect_timeout=2")

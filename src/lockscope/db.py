@@ -2,15 +2,15 @@
 
 Session rules (every connection lockscope opens):
 
-- ``application_name=lockscope``, ``connect_timeout`` 5 s unless the DSN or ``PGCONNECT_TIMEOUT`` sets it,
-  ``lock_timeout``, ``statement_timeout`` and ``default_transaction_read_only = on`` for every query
-  (``options``: catalog reads included), autocommit off (sampling sessions: autocommit, one read-only SELECT per
-  implicit transaction); nothing is ever written.
+- ``application_name=lockscope``; ``connect_timeout`` 5 s unless the DSN or ``PGCONNECT_TIMEOUT`` sets it;
+  ``lock_timeout``, ``statement_timeout`` and ``default_transaction_read_only = on`` for every query, catalog
+  reads included (connection ``options``, after the DSN's or ``PGOPTIONS``' own); nothing is ever written.
+- Probing sessions: autocommit off, every transaction ``READ ONLY`` (psycopg's own ``BEGIN READ ONLY``) and
+  rolled back at once; probe transactions (:meth:`Session.probe_transaction`) ``SET LOCAL lock_timeout`` and
+  ``statement_timeout`` again. Sampling sessions: autocommit, one read-only SELECT per implicit transaction.
 - Every read of pg_locks (:data:`PG_LOCKS_QUERIES`) goes through :meth:`Session.read_pg_locks`, paced at the
   session's ``pg_locks_rate_hz``, counted and timed (:attr:`Session.probe_cost`): each read takes all 16
   lock-partition LWLocks and every backend's fast-path LWLock (``lock.c GetLockStatusData``).
-- Every transaction is ``READ ONLY`` (psycopg's ``BEGIN READ ONLY``) and ends in ROLLBACK; probe transactions
-  (:meth:`Session.probe_transaction`) add ``SET LOCAL lock_timeout`` and ``statement_timeout``.
 - SQL lives in ``lockscope/sql/NAME.sql``; a file ``NAME-NNNNNN.sql`` replaces it from server_version_num NNNNNN on.
 - Passwords never appear in any message: :func:`redact_dsn` and :func:`redact` scrub them.
 """
@@ -67,8 +67,8 @@ DEFAULT_CONNECT_TIMEOUT_S = 5
 #: The SQL files that read pg_locks (``lock.c GetLockStatusData``: every backend's fast-path LWLock, then all 16
 #: lock-partition LWLocks in shared mode while it copies the main lock table). They run only through
 #: :meth:`Session.read_pg_locks` (also when asked for with :meth:`Session.query`), which paces, counts and times
-#: them. ``lockscope watch``'s own
-#: ``watch_locks`` / ``watch_blocking`` (at most once per second, its own rule) are not in this set.
+#: them. ``lockscope watch``'s own ``watch_locks`` / ``watch_blocking`` (at most once per second, its own rule)
+#: are not in this set.
 PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks"})
 #: SQLSTATE classes (first two characters, PostgreSQL ``errcodes.txt``) mapped to :class:`StatementError`: the
 #: statement or its parameters are at fault (42 syntax/access rule, 22 data exception, 0A feature not supported,
@@ -643,7 +643,7 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
     params["application_name"] = APPLICATION_NAME
     # every query, catalog reads included, waits at most lock_timeout for a lock and runs at most statement_timeout;
     # every transaction is read-only, the sampler's autocommit ones too
-    options = str(params.get("options") or "")
+    options = str(params.get("options") or os.environ.get("PGOPTIONS") or "")  # ours must not drop the user's
     params["options"] = (f"{options} -c statement_timeout={statement_timeout_ms}"
                          f" -c lock_timeout={lock_timeout_ms} -c default_transaction_read_only=on").strip()
     try:
