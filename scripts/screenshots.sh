@@ -19,9 +19,9 @@ shot() {  # shot NAME HTML HEIGHT
   echo "wrote $OUT/$1.png"
 }
 cd "$WORK"
-load "$LOCKSCOPE" diagnose --duration 15s --html "$WORK/diagnose.html" >/dev/null
-load "$LOCKSCOPE" audit --interval 5 --html "$WORK/audit.html" >/dev/null
-load "$LOCKSCOPE" watch --duration 20s --no-live --locks-every 2 --record "$WORK/watch.db" >/dev/null
+load "$LOCKSCOPE" diagnose --demo --duration 15s --html "$WORK/diagnose.html" >/dev/null
+load "$LOCKSCOPE" audit --demo --interval 5 --html "$WORK/audit.html" >/dev/null
+load "$LOCKSCOPE" watch --demo --duration 20s --no-live --locks-every 2 --record "$WORK/watch.db" >/dev/null
 "$LOCKSCOPE" report "$WORK/watch.db" --html "$WORK/watch.html" >/dev/null
 load "$LOCKSCOPE" lab indexes --quick --out "$WORK/lab" >/dev/null
 "$LOCKSCOPE" demo --html "$WORK/demo.html" --rows-per-partition 10000 --max-extra-indexes 20 >/dev/null

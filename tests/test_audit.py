@@ -66,7 +66,7 @@ def _gitlab_server(bin_dir: Path | None) -> Iterator[tuple[ScratchServer, AuditR
                 for _ in range(8):
                     conn.execute(re.sub(r"\$\d+", "%s", sql), PARAMS[sql])  # type: ignore[arg-type]
         with connect(server.conninfo()) as session:
-            report = run_audit(session, AuditOptions(interval_s=0, probe_rate_hz=0, unused_min_age_s=0))
+            report = run_audit(session, AuditOptions(interval_s=0, unused_min_age_s=0))
         yield server, report
 
 
@@ -264,7 +264,7 @@ def test_lockscope_own_queries_are_not_audited(gitlab18: tuple[ScratchServer, Au
     with connect(server.conninfo()) as session:
         for name in ("watch_names", "forecast_database", "watch_features"):
             session.query(name)
-        report = run_audit(session, AuditOptions(interval_s=0, probe_rate_hz=0, unused_min_age_s=0))
+        report = run_audit(session, AuditOptions(interval_s=0, unused_min_age_s=0))
     texts = [s.query for s in report.workload.statements if not s.skipped_reason]
     assert texts and not [t for t in texts if "lockscope" in t or "pg_database AS d" in t]
 
@@ -347,7 +347,7 @@ def test_standby_is_audited_read_only(scratch_base: Path) -> None:
         server.restart()
         with connect(server.conninfo()) as session:
             assert session.facts.in_recovery
-            report = run_audit(session, AuditOptions(interval_s=0, probe_rate_hz=0))
+            report = run_audit(session, AuditOptions(interval_s=0))
         assert report.in_recovery and any(n.startswith("standby") for n in report.notes)
         assert _table(report, "s").pruned.locks == 3
         assert report.workload.available
@@ -365,7 +365,7 @@ def test_cli_unreachable_and_bad_dsn(capsys: pytest.CaptureFixture[str]) -> None
 def test_cli_demo_writes_report_sql_and_fails_on_high(tmp_path: Path, load_lock: None,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     out = {k: tmp_path / f"audit.{k}" for k in ("json", "html", "sql")}
-    code = main(["audit", "--interval", "2", "--json", str(out["json"]), "--html", str(out["html"]),
+    code = main(["audit", "--demo", "--interval", "2", "--json", str(out["json"]), "--html", str(out["html"]),
                  "--sql", str(out["sql"]), "--fail-on", "high"])
     assert code == EXIT_SPILL, capsys.readouterr().err
     doc = json.loads(out["json"].read_text())
@@ -393,7 +393,7 @@ def test_cli_demo_writes_report_sql_and_fails_on_high(tmp_path: Path, load_lock:
     html = out["html"].read_text()
     assert "<svg" in html and "<script" not in html.lower()
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html) and "<link" not in html  # self-contained
-    assert main(["audit", "--interval", "1", "--fail-on", "high", "--no-statements", "--mlpt", "64"]) == 0
+    assert main(["audit", "--demo", "--interval", "1", "--fail-on", "high", "--no-statements", "--mlpt", "64"]) == 0
 
 
 # -- scale: a 50,000-entry pg_stat_statements is capped (top N) and fast -----------------------------------------
@@ -426,7 +426,7 @@ def test_50000_statements_are_capped_and_fast(load_lock: None) -> None:
         run_script(server.conninfo(), MANY_STATEMENTS)
         with connect(server.conninfo()) as session:
             t0 = time.monotonic()
-            report = run_audit(session, AuditOptions(interval_s=0, top_n=200, probe_rate_hz=0))
+            report = run_audit(session, AuditOptions(interval_s=0, top_n=200))
             elapsed = time.monotonic() - t0
     assert report.workload.entries >= 50000
     assert len(report.workload.statements) == 200

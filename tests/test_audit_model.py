@@ -12,7 +12,6 @@ from lockscope.audit.catalog import AuditSettings, build_catalog, read_catalog, 
 from lockscope.audit.indexes import index_findings, smallest_drop_set
 from lockscope.audit.params import param_columns
 from lockscope.audit.tables import table_footprints
-from lockscope.audit.workload import Pacer
 from lockscope.capacity import CapacityModel
 from lockscope.db import Session
 from lockscope.footprint import measure_footprint
@@ -143,14 +142,27 @@ def test_param_columns() -> None:
         param_columns("select from where")
 
 
-def test_pacer_limits_the_probe_rate() -> None:
-    import time
+def test_pacer_limits_the_rate() -> None:
+    """db.Pacer (the one pacer: Session.read_pg_locks): the first read never waits, the next ones wait out
+    1 / rate from the previous one; time spent elsewhere counts; rate 0 never waits."""
+    from lockscope.db import Pacer
 
-    pacer = Pacer(50.0)
-    t0 = time.monotonic()
-    for _ in range(6):
-        pacer.wait()
-    assert time.monotonic() - t0 >= 5 / 50 * 0.9  # 6 probes at 50 Hz: at least 5 intervals
+    now = [100.0]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    pacer = Pacer(2.0, sleep=sleep, clock=lambda: now[0])
+    assert [pacer.wait() for _ in range(3)] == [0.0, 0.5, 0.5]
+    now[0] += 0.3  # a probe's own work between two reads counts
+    assert pacer.wait() == pytest.approx(0.2)
+    now[0] += 5.0
+    assert pacer.wait() == 0.0
+    assert slept == [0.5, 0.5, pytest.approx(0.2)]
+    unpaced = Pacer(0.0, sleep=sleep, clock=lambda: now[0])
+    assert [unpaced.wait() for _ in range(3)] == [0.0, 0.0, 0.0] and len(slept) == 3
 
 
 # -- the catalog model on a real server of every major 13-19 -----------------------------------------------------

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -106,14 +109,14 @@ def test_statement_from_stdin_and_file(pg18: ScratchServer, tmp_path: Path) -> N
     (["select 1; select 2"], 2, "2 statements given"),
     ([""], 2, "empty statement"),
     ([], 2, "no statement given"),
-    (["select * fro acct"], 3, "syntax error"),
+    (["select * fro acct"], 2, 'the statement does not parse: syntax error at or near "fro" (at character 10)'),
     (["select * from missing_table"], 3, 'relation "missing_table" does not exist'),
     (["--setup", "/nonexistent.sql", "select 1"], 2, "cannot read"),
     (["--assume-version", "12", "select 1"], 2, "--assume-version"),
 ])
 def test_bad_input_one_line(pg18: ScratchServer, args: list[str], code: int, text: str) -> None:
     if "--setup" in args:
-        proc = run("footprint", *args)
+        proc = run("footprint", "--scratch", *args)
     else:
         proc = run("footprint", "--dsn", pg18.conninfo(), *args)
     assert proc.returncode == code, proc.stderr
@@ -139,7 +142,8 @@ def test_embedded_default_with_setup_and_mlpt(tmp_path: Path) -> None:
     f = tmp_path / "schema.sql"
     f.write_text("create table w (id int primary key);\n" +
                  "".join(f"create index on w ((id + {i}));\n" for i in range(15)))
-    proc = run("footprint", "--setup", str(f), "--mlpt", "16", "--json", "-", "select * from w where id = 1")
+    proc = run("footprint", "--scratch", "--setup", str(f), "--mlpt", "16", "--json", "-",
+               "select * from w where id = 1")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     e = doc["runs"][0]["executions"][0]
@@ -173,3 +177,132 @@ def test_demo(tmp_path: Path) -> None:
     page = html.read_text()
     assert page.count("<svg") >= 3 and "<script" not in page and "<link" not in page
     assert "First spill: <b>15 extra indexes</b> at mlpt 16" in page
+
+
+# -- issue 17: bad input refused before any server is contacted or started ----------------------------------------
+@pytest.fixture()
+def trap() -> Iterator[tuple[str, Callable[[], bool]]]:
+    """A TCP listener on 127.0.0.1 that never answers: a conninfo naming it, and a function telling whether anything
+    connected to it (the kernel queues a connection even though nothing accepts it). Not a PostgreSQL server."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+
+    def contacted() -> bool:
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            return False
+        conn.close()
+        return True
+
+    try:
+        yield f"host=127.0.0.1 port={port} user=u dbname=d password=trap-secret connect_timeout=2", contacted
+    finally:
+        listener.close()
+
+
+@pytest.mark.parametrize("args, line", [
+    (["footprint", "--dsn", "this is not = a dsn", "select 1"],
+     'lockscope: error: --dsn is not a libpq connection string or URI: missing "=" after "this" in connection info '
+     "string"),
+    (["watch", "--dsn", "host=h password=abc def", "--duration", "1s"],
+     'lockscope: error: --dsn is not a libpq connection string or URI: missing "=" after "********" in connection '
+     "info string"),
+    (["audit", "--dsn", "postgresql://u:pw@h:port/db"],
+     "lockscope: error: --dsn: port 'port' is not a TCP port number"),
+    (["diagnose", "--dsn", "host=h bogus=1"],
+     'lockscope: error: --dsn is not a libpq connection string or URI: invalid connection option "bogus"'),
+])
+def test_invalid_dsn_is_refused_before_anything(args: list[str], line: str) -> None:
+    proc = run(*args, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert one_line_error(proc) == line
+    assert "abc" not in proc.stderr and ":pw@" not in proc.stderr
+
+
+@pytest.mark.parametrize("args, line", [
+    (["footprint", "selec 1"],
+     'the statement does not parse: syntax error at or near "selec" (at character 1); nothing was sent to a server'),
+    (["footprint", "  select * from acct where"],
+     "the statement does not parse: syntax error at end of input (at character 27); nothing was sent to a server"),
+    (["forecast", "--statement", "select 'unterminated"],
+     "the statement does not parse: unterminated quoted string at or near \"'unterminated\" (at character 8); "
+     "nothing was sent to a server"),
+    (["footprint", "--assume-version", "12", "select 1"],
+     "--assume-version 12: lockscope models PostgreSQL 13 to 19; give a major version in that range"),
+    (["footprint", "--assume-version", "20", "select 1"],
+     "--assume-version 20: lockscope models PostgreSQL 13 to 19; give a major version in that range"),
+    (["forecast", "--statement", "select 1", "--assume-version", "99"],
+     "--assume-version 99: lockscope models PostgreSQL 13 to 19; give a major version in that range"),
+])
+def test_bad_statement_and_version_refused_before_any_server(trap: tuple[str, Callable[[], bool]], args: list[str],
+                                                             line: str) -> None:
+    """pglast's message with psql's 1-based position; --assume-version outside versions.SUPPORTED_MAJORS; the
+    server named by --dsn (a listener that records any connection) is never contacted."""
+    dsn, contacted = trap
+    proc = run(args[0], "--dsn", dsn, *args[1:], timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert one_line_error(proc) == f"lockscope: error: {line}"
+    assert not contacted()
+
+
+def test_connection_error_keeps_libpq_whole_message() -> None:
+    """Every line of libpq's message (joined), after the host, port, database and user tried; password masked."""
+    proc = run("audit", "--dsn", "postgresql://bob:pw-never-shown@127.0.0.1:1/appdb?connect_timeout=2", timeout=30)
+    assert proc.returncode == 3
+    assert one_line_error(proc) == (
+        'lockscope: error: cannot connect to 127.0.0.1:1, database appdb, user bob: connection to server at '
+        '"127.0.0.1", port 1 failed: Connection refused; Is the server running on that host and accepting TCP/IP '
+        "connections?")
+    assert "pw-never-shown" not in proc.stdout + proc.stderr
+
+
+def test_connection_error_names_the_server_of_the_environment() -> None:
+    """No --dsn: the PG* environment names the server, and the failure says which one was tried."""
+    env = clean_env(PGHOST="127.0.0.1", PGPORT="1", PGDATABASE="appdb", PGUSER="bob", PGPASSWORD="env-secret-9")
+    proc = run("diagnose", "--duration", "2s", env=env, timeout=30)
+    assert proc.returncode == 3
+    assert one_line_error(proc) == (
+        'lockscope: error: cannot connect to 127.0.0.1:1, database appdb, user bob: connection to server at '
+        '"127.0.0.1", port 1 failed: Connection refused; Is the server running on that host and accepting TCP/IP '
+        "connections?")
+    assert "env-secret-9" not in proc.stdout + proc.stderr
+
+
+def test_pgconnect_timeout_is_honoured(trap: tuple[str, Callable[[], bool]]) -> None:
+    """A server that never answers: PGCONNECT_TIMEOUT=7 waits 7 s (lockscope's own 5 s default applies only when
+    neither the DSN nor PGCONNECT_TIMEOUT sets one); the DSN's connect_timeout wins over both."""
+    dsn, contacted = trap
+    no_timeout = " ".join(p for p in dsn.split() if not p.startswith("connect_timeout="))
+    start = time.monotonic()
+    proc = run("footprint", "--dsn", no_timeout, "select 1", env=clean_env(PGCONNECT_TIMEOUT="7"), timeout=60)
+    waited = time.monotonic() - start
+    assert proc.returncode == 3 and "timeout expired" in one_line_error(proc), proc.stderr
+    assert waited >= 7.0, waited
+    assert contacted()
+    start = time.monotonic()
+    proc = run("footprint", "--dsn", dsn, "select 1", env=clean_env(PGCONNECT_TIMEOUT="7"), timeout=60)
+    assert proc.returncode == 3 and "timeout expired" in one_line_error(proc)
+    assert time.monotonic() - start < 7.0  # connect_timeout=2 in the DSN
+
+
+def test_probe_cost_is_reported(pg18: ScratchServer) -> None:
+    """A server named by --dsn: pg_locks read once per probed execution, at most 2 per second, reported on the last
+    stderr line and in the JSON; --probe-rate 0 unpaces."""
+    proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "-", "--protocol", "prepared", "--executions", "3",
+               "--param", "1", "select * from acct where id = $1")
+    assert proc.returncode == 0, proc.stderr
+    cost = json.loads(proc.stdout)["probe_cost"]
+    assert cost["pg_locks_reads"] == 3 and cost["probe_rate_hz"] == 2.0
+    assert cost["probing_s"] >= 1.0  # three reads at most 2 per second: two full intervals
+    assert 0 < cost["pg_locks_ms"] < cost["probing_s"] * 1000
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == (f"lockscope footprint: pg_locks reads: 3 in {cost['probing_s']:.1f} s of probing, "
+                    f"{cost['pg_locks_ms']:.0f} ms inside pg_locks (paced at 2/s)"), last
+    proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "-", "--probe-rate", "0", "select 1")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["probe_cost"]["probe_rate_hz"] == 0
+    assert proc.stderr.strip().splitlines()[-1].endswith("ms inside pg_locks (unpaced)")

@@ -164,7 +164,7 @@ def test_real_prometheus_fires_lockmanager_alert(tmp_path: Path, load_lock: None
     """`lockscope watch` (scratch PG 18, contended demo load: 100 extra indexes, 16 clients, mlpt 16) serves
     metrics; a real Prometheus scrapes it every second with the shipped rules -- the LockManager alert's ``for``
     shortened from 5m to 5s, its expression unchanged -- and the alert fires."""
-    watch = subprocess.Popen([sys.executable, "-m", "lockscope", "watch", "--scratch", "--duration", "80",
+    watch = subprocess.Popen([sys.executable, "-m", "lockscope", "watch", "--demo", "--duration", "80",
                               "--prometheus", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=clean_env())
     prom: subprocess.Popen[str] | None = None

@@ -1,13 +1,16 @@
-"""The conventions every command follows (issue 8): the target chosen as libpq/psql choose it, the first line naming
-the server, full-width output outside a terminal, options that mean the same everywhere, clear refusals."""
+"""The conventions every command follows (issues 8 and 17): the target chosen as psql chooses it (a scratch server
+only when asked), the first line naming the server, full-width output outside a terminal, options that mean the same
+everywhere, clear refusals before any server is contacted or started."""
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -42,22 +45,42 @@ def pg_env(server: ScratchServer) -> dict[str, str]:
                      PGDATABASE="postgres")
 
 
-# -- which server: --dsn, else PG* environment, else scratch -----------------------------------------------------------
-def test_choose_target_follows_libpq() -> None:
+# -- which server: --dsn, else PG* environment, else libpq's defaults; scratch only when asked ------------------------
+def test_choose_target_follows_psql() -> None:
     assert choose_target("host=db1", environ={"PGHOST": "db2"}).dsn == "host=db1"
     env = choose_target(None, environ={"PGHOST": "db2", "PGPORT": "5433", "PGPASSWORD": "x"})
     assert (env.dsn, env.source) == ("", "the environment: PGHOST, PGPORT")
+    assert env.describe(64) == "from the environment: PGHOST, PGPORT"
     assert choose_target(None, environ={"PGSERVICE": "prod"}).source == "the environment: PGSERVICE"
-    # PGPASSWORD, PGSSLMODE and friends say how to connect, not where: still the scratch server
-    assert choose_target(None, environ={"PGPASSWORD": "x", "PGSSLMODE": "require"}).scratch
-    assert choose_target(None, scratch=True, environ={"PGHOST": "db2"}).scratch
-    with pytest.raises(BadInputError, match="--dsn or --scratch"):
+    # no --dsn and no variable naming a server (PGPASSWORD, PGSSLMODE say how, not where): libpq's defaults, as
+    # psql with no arguments -- never a scratch server
+    for environ in ({}, {"PGPASSWORD": "x", "PGSSLMODE": "require"}):
+        default = choose_target(None, environ=environ)
+        assert (default.dsn, default.scratch) == ("", False)
+        assert default.describe(64) == "from libpq defaults: no --dsn, no PG* variables"
+    scratch = choose_target(None, scratch=True, environ={"PGHOST": "db2"})
+    assert scratch.scratch and scratch.describe(16) == ("scratch server started by lockscope, "
+                                                        "max_locks_per_transaction 16")
+    # pg_locks pacing: 2 reads/s on a server the user named, unpaced on a scratch server, --probe-rate wins
+    assert (default.pg_locks_rate_hz(None), env.pg_locks_rate_hz(None), scratch.pg_locks_rate_hz(None)) == (2, 2, 0)
+    assert (default.pg_locks_rate_hz(0.0), scratch.pg_locks_rate_hz(5.0)) == (0.0, 5.0)
+    with pytest.raises(BadInputError, match=r"^give --dsn or --scratch, not both$"):
         choose_target("host=db1", scratch=True, environ={})
+    with pytest.raises(BadInputError, match=r"^give --dsn or --demo, not both$"):
+        choose_target("host=db1", scratch=True, environ={}, scratch_flag="--demo")
     with pytest.raises(BadInputError, match=r"--setup applies to a scratch server only.*add --scratch"):
         choose_target(None, environ={"PGHOST": "db2"}, scratch_only={"--setup": Path("s.sql"), "--mlpt": None})
     with pytest.raises(BadInputError, match=r"^--mlpt applies to a scratch server only, not to the server named by "
                                             r"--dsn$"):
         choose_target("host=db1", environ={}, scratch_only={"--mlpt": 16})
+    with pytest.raises(BadInputError, match=re.escape(
+            "--demo-clients applies to a scratch server only, not to the server named by libpq's defaults (as for "
+            "psql); add --demo to use a scratch server with the demo load instead")):
+        choose_target(None, environ={}, scratch_only={"--demo-clients": 4}, scratch_flag="--demo")
+    assert choose_target(None, scratch=True, environ={}, scratch_only={"--mlpt": 16}).scratch
+    with pytest.raises(BadInputError, match=r'^--dsn is not a libpq connection string or URI: missing "=" after '
+                                            r'"this" in connection info string$'):
+        choose_target("this is not = a dsn", environ={})
 
 
 def test_pg_environment_names_the_server(pg18: ScratchServer) -> None:
@@ -104,7 +127,7 @@ def test_piped_output_is_never_cut(tmp_path: Path) -> None:
     long_name = "relation_name_longer_than_a_cut_80_column_table_allows"  # 55 characters (NAMEDATALEN 64)
     setup = tmp_path / "s.sql"
     setup.write_text(f"create table {long_name} (id int primary key);")
-    proc = run("footprint", "--setup", str(setup), "--verbose", f"select * from {long_name} where id = 1")
+    proc = run("footprint", "--scratch", "--setup", str(setup), "--verbose", f"select * from {long_name} where id = 1")
     assert proc.returncode == 0, proc.stderr
     assert f"public.{long_name}_pkey" in proc.stdout
     assert "…" not in proc.stdout
@@ -115,7 +138,7 @@ def test_long_statement_is_shown_shortened(tmp_path: Path) -> None:
     f = tmp_path / "big.sql"
     f.write_text("select * from pg_class where relname in (\n"
                  + ",\n".join(f"  'name_{i:06d}'" for i in range(16_000)) + "\n)")
-    proc = run("footprint", "-f", str(f))
+    proc = run("footprint", "--scratch", "-f", str(f))
     assert proc.returncode == 0, proc.stderr
     assert len(proc.stdout.splitlines()) < 30
     assert "... (16,002 lines, " in proc.stdout and "--json has the whole text" in proc.stdout
@@ -134,7 +157,11 @@ def test_long_statement_is_shown_shortened(tmp_path: Path) -> None:
     (["--protocol", "prepared", "--param-type", "int", "--param-type", "int", "--param", "1", "select 1"],
      "2 --param-type(s) declare 2 parameter(s) but 1 --param value(s) were given"),
     (["--json", "/nonexistent-dir/x.json", "select 1"], "cannot write /nonexistent-dir/x.json: no such directory"),
-    (["--pg-bin", "/nonexistent/bin", "select 1"], "--pg-bin /nonexistent/bin: no postgres binary in that directory"),
+    (["--scratch", "--pg-bin", "/nonexistent/bin", "select 1"],
+     "--pg-bin /nonexistent/bin: no postgres binary in that directory"),
+    (["--pg-bin", "/nonexistent/bin", "select 1"],
+     "--pg-bin applies to a scratch server only, not to the server named by libpq's defaults (as for psql); add "
+     "--scratch to use a scratch server instead"),
     (["--mlpt", "5", "select 1"], "--mlpt: max_locks_per_transaction is at least 10"),
     (["--protocol", "bogus", "select 1"], "argument --protocol: invalid choice: 'bogus' (choose from *"),
     (["--executions", "x", "select 1"], "argument --executions: not a whole number: 'x' "
@@ -200,3 +227,140 @@ def test_shared_options_are_declared_alike(command: list[str]) -> None:
         assert opts["--mlpt"].default is None  # "not given" is never confused with an explicit default
     if "--protocol" in opts:
         assert tuple(opts["--protocol"].choices) == ("simple", "extended", "prepared")
+
+
+# -- issue 17: nothing started unasked; refusals before any server ----------------------------------------------------
+#: Programs that would mean lockscope started a server or a load.
+SERVER_PROGRAMS = frozenset({"postgres", "pgbench", "initdb", "pg_ctl"})
+
+
+def _descendants(root: int) -> dict[int, str]:
+    """pid -> program name (``/proc/PID/comm``) of every live descendant of ``root``."""
+    parent: dict[int, int] = {}
+    name: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm_end = stat.rindex(")")
+        name[int(entry.name)] = stat[stat.index("(") + 1 : comm_end]
+        parent[int(entry.name)] = int(stat[comm_end + 2 :].split()[1])
+    found: dict[int, str] = {}
+    frontier = [root]
+    while frontier:
+        pid = frontier.pop()
+        for child, ppid in parent.items():
+            if ppid == pid and child not in found:
+                found[child] = name[child]
+                frontier.append(child)
+    return found
+
+
+def run_watched(args: list[str], tmp: Path, *, env: dict[str, str] | None = None,
+                timeout: float = 30) -> tuple[subprocess.CompletedProcess[str], float, set[str]]:
+    """Run ``python -m lockscope ARGS`` with ``TMPDIR`` = ``tmp`` (traversable by the scratch server's user, so a
+    scratch server would be made there), looking at its process tree every 20 ms.
+
+    :return: the finished process, its run time (s), and the names of every program seen below it.
+    """
+    env = dict(env or clean_env())
+    env["TMPDIR"] = str(tmp)
+    seen: set[str] = set()
+    start = time.monotonic()
+    child = subprocess.Popen([sys.executable, "-m", "lockscope", *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
+    while child.poll() is None:
+        seen.update(_descendants(child.pid).values())
+        if time.monotonic() - start > timeout:
+            child.kill()
+            pytest.fail(f"lockscope {' '.join(args)} still running after {timeout:g} s")
+        time.sleep(0.02)
+    elapsed = time.monotonic() - start
+    out, err = child.communicate()
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err), elapsed, seen
+
+
+def _libpq_default_socket_dirs() -> tuple[str, ...]:
+    return ("/var/run/postgresql", "/tmp")  # Debian's and upstream libpq's DEFAULT_PGSOCKET_DIR
+
+
+@pytest.mark.parametrize("args", [["diagnose", "--duration", "2s"], ["watch", "--duration", "2s", "--no-live"],
+                                  ["audit"]], ids=["diagnose", "watch", "audit"])
+def test_no_server_named_uses_libpq_defaults_and_starts_nothing(args: list[str], scratch_base: Path) -> None:
+    """No --dsn, no PG* variable, no server on libpq's default socket: the command tries the default socket as psql
+    does and fails in one line naming it (exit 3, within 10 s); no postgres, initdb, pg_ctl or pgbench ran, no
+    scratch directory was made, no demo load."""
+    busy = [d for d in _libpq_default_socket_dirs() if Path(d, ".s.PGSQL.5432").exists()]
+    if busy:
+        pytest.fail(f"a server listens on libpq's default socket {busy[0]}/.s.PGSQL.5432: this test needs none")
+    env = clean_env()
+    assert not [k for k in env if k.startswith("PG")]
+    proc, elapsed, programs = run_watched(args, scratch_base, env=env)
+    assert proc.returncode == 3, proc.stderr
+    assert elapsed < 10, elapsed
+    line = one_line_error(proc)
+    user = getpass.getuser()
+    match = re.fullmatch(r'lockscope: error: cannot connect to socket (?P<dir>/\S+) port 5432, database (?P<db>\S+), '
+                         r'user (?P<user>\S+): connection to server on socket "(?P<dir2>/\S+)/\.s\.PGSQL\.5432" '
+                         r"failed: No such file or directory; Is the server running locally and accepting "
+                         r"connections on that socket\?", line)
+    assert match, line
+    assert match["dir"] == match["dir2"] and match["dir"] in _libpq_default_socket_dirs(), line
+    assert (match["db"], match["user"]) == (user, user)
+    assert proc.stdout == ""
+    assert not programs & SERVER_PROGRAMS, programs
+    assert list(scratch_base.iterdir()) == []
+
+
+@pytest.mark.parametrize("command, options, flag", [
+    (["footprint", "select 1"], ["--setup", "s.sql"], "--scratch"),
+    (["footprint", "select 1"], ["--mlpt", "16"], "--scratch"),
+    (["forecast", "--statement", "select 1"], ["--setup", "s.sql"], "--scratch"),
+    (["forecast", "--statement", "select 1"], ["--pg-bin", "17"], "--scratch"),
+    (["audit"], ["--mlpt", "16"], "--demo"),
+    (["audit"], ["--pg-bin", "17"], "--demo"),
+    (["watch"], ["--demo-indexes", "5"], "--demo"),
+    (["watch"], ["--mlpt", "16"], "--demo"),
+    (["diagnose"], ["--demo-clients", "4"], "--demo"),
+    (["diagnose"], ["--pg-bin", "17"], "--demo"),
+])
+def test_scratch_only_options_need_scratch_or_demo(command: list[str], options: list[str], flag: str,
+                                                   scratch_base: Path) -> None:
+    proc, _, programs = run_watched([*command, *options], scratch_base)
+    assert proc.returncode == 2, proc.stderr
+    instead = "a scratch server" if flag == "--scratch" else "a scratch server with the demo load"
+    assert one_line_error(proc) == (
+        f"lockscope: error: {options[0]} applies to a scratch server only, not to the server named by libpq's "
+        f"defaults (as for psql); add {flag} to use {instead} instead")
+    assert not programs & SERVER_PROGRAMS and list(scratch_base.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["audit", "watch", "diagnose"])
+def test_demo_commands_point_scratch_to_demo(command: str) -> None:
+    """watch, audit and diagnose have no empty scratch server: --scratch is refused with a pointer to --demo."""
+    proc = run(command, "--scratch", timeout=30)
+    assert proc.returncode == 2
+    line = one_line_error(proc)
+    assert line.startswith("lockscope: error: --scratch: use --demo (") and line.endswith(
+        f"(see 'lockscope {command} --help')"), line
+
+
+def test_pg_locks_queries_are_declared() -> None:
+    """Every lockscope SQL file that reads pg_locks, pg_lock_status() or pg_blocking_pids() outside lockscope watch
+    (watch_*: its own at-most-once-a-second rule), the exporters' definitions (export_*: run by postgres_exporter
+    or pgwatch, never by lockscope) and the observer-effect benchmark's loop is in db.PG_LOCKS_QUERIES, which only
+    Session.read_pg_locks (paced, counted) runs, also when Session.query is asked for them."""
+    from lockscope.db import PG_LOCKS_QUERIES
+
+    sql_dir = Path(__import__("lockscope.sql", fromlist=["_"]).__file__).parent
+    readers = set()
+    for path in sql_dir.glob("*.sql"):
+        code = "\n".join(line.split("--")[0] for line in path.read_text().splitlines())  # no comments
+        code = re.sub(r"'[^']*'", "''", code)  # no literals ('pg_catalog.pg_locks'::regclass reads no lock)
+        if re.search(r"\b(pg_locks|pg_lock_status|pg_blocking_pids)\b", code):
+            readers.add(path.stem.split("-")[0])
+    outside_watch = {n for n in readers if not n.startswith(("watch_", "export_"))}
+    assert outside_watch == set(PG_LOCKS_QUERIES) == {"relation_locks", "blocking_locks"}, readers

@@ -47,17 +47,24 @@ def test_idle_server_reports_nothing_wrong(scratch_base: Path, tmp_path: Path) -
     assert doc["verdict"].startswith("Nothing wrong: 0.0% of active-session samples wait on LWLock:LockManager")
     assert f"none of the {doc['statements_measured']} audited statements spills" in doc["verdict"]
     assert proc.stdout.rstrip().splitlines()[-2:] == [doc["verdict"], f"wrote {out}"]
+    # a server named by --dsn: pg_locks reads paced at 2/s, one per probed execution, said last on stderr
+    cost = doc["probe_cost"]
+    assert cost["probe_rate_hz"] == 2.0 and cost["pg_locks_reads"] >= doc["statements_measured"]
+    assert cost["probing_s"] >= (cost["pg_locks_reads"] - 1) / 2.0
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"lockscope diagnose: pg_locks reads: {cost['pg_locks_reads']} in {cost['probing_s']:.1f} s of probing, "
+        f"{cost['pg_locks_ms']:.0f} ms inside pg_locks (paced at 2/s)")
 
 
 @pytest.mark.slow
 def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
-    """`lockscope diagnose` alone (embedded PG 18, pgbench -S -c16, 100 extra indexes, mlpt 16): most active
+    """`lockscope diagnose --demo` (embedded PG 18, pgbench -S -c16, 100 extra indexes, mlpt 16): most active
     sessions wait on LockManager; the one statement on pgbench_accounts spills 86 of its 102 locks (16 fast-path
     slots) over the 16 lock partitions; the fixes are the smallest droppable index set (86 duplicates, no restart)
     and max_locks_per_transaction = 128, both to 0 main-lock-table acquisitions/s for it. Run again with the
     suggested setting (a scratch server started with it): the LockManager share is gone. Both measured here."""
     first, html = tmp_path / "before.json", tmp_path / "before.html"
-    proc = run("diagnose", "--duration", "6s", "--json", str(first), "--html", str(html), timeout=300)
+    proc = run("diagnose", "--demo", "--duration", "6s", "--json", str(first), "--html", str(html), timeout=300)
     assert proc.returncode == 0, proc.stderr
     a = json.loads(first.read_text())
     assert a["server"]["max_locks_per_transaction"] == 16 and a["server"]["fast_path_slots"] == 16
@@ -87,7 +94,7 @@ def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
     check_report(html, tmp_path, min_svgs=4)
 
     second = tmp_path / "after.json"
-    proc = run("diagnose", "--duration", "6s", "--mlpt", str(mlpt), "--json", str(second), timeout=300)
+    proc = run("diagnose", "--demo", "--duration", "6s", "--mlpt", str(mlpt), "--json", str(second), timeout=300)
     assert proc.returncode == 0, proc.stderr
     b = json.loads(second.read_text())
     assert b["server"]["max_locks_per_transaction"] == mlpt

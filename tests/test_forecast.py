@@ -119,8 +119,9 @@ def test_cli_statement_json_and_html(tmp_path: Path) -> None:
     setup = tmp_path / "setup.sql"
     setup.write_text(SCHEMA)
     html = tmp_path / "f.html"
-    proc = run("forecast", "--statement", STATEMENT, "--param", "1", "--setup", str(setup), "--clients", "8",
-               "--cores", "4", "--mlpt", "16", "--drop-index", "fc_i01", "--json", "-", "--html", str(html))
+    proc = run("forecast", "--scratch", "--statement", STATEMENT, "--param", "1", "--setup", str(setup),
+               "--clients", "8", "--cores", "4", "--mlpt", "16", "--drop-index", "fc_i01", "--json", "-",
+               "--html", str(html))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["schema"] == "lockscope/forecast/v1"
@@ -153,14 +154,14 @@ def test_lab_ceiling_quick_writes_a_calibration_that_forecast_loads(tmp_path: Pa
                                                                      ("pk_select_simple", cores)}
     assert all(r["context_switches_per_transaction"] > 0 and r["cpu_us_per_transaction"] > 0
                for r in results["rows"])  # /proc/stat read over every point
-    proc = run("forecast", "--statement", "select 1", "--calibration", str(out / "calibration.json"),
+    proc = run("forecast", "--scratch", "--statement", "select 1", "--calibration", str(out / "calibration.json"),
                "--json", "-")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["calibration"] == calibration.to_json()
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("forecast",), "a scratch server has no workload: give --statement"),
+    (("forecast", "--scratch"), "a scratch server has no workload: give --statement"),
     (("forecast", "--param", "1"), "--param applies to --statement"),
     (("forecast", "--statement", "select 1", "--mlpt", "5"), "--mlpt: max_locks_per_transaction is at least 10"),
     (("forecast", "--statement", "select 1", "--calibration", "/nonexistent/cal.json"),
@@ -186,7 +187,7 @@ def test_cli_bad_calibration_and_unknown_index(tmp_path: Path) -> None:
     bad.write_text('{"schema": "lockscope/calibration/v1", "base_cpu_s": 1}')  # an earlier lockscope's file
     proc = run("forecast", "--statement", "select 1", "--calibration", str(bad))
     assert proc.returncode == 2 and "run lockscope lab ceiling again" in error_line(proc)
-    proc = run("forecast", "--statement", "select 1", "--drop-index", "no_such_index")
+    proc = run("forecast", "--scratch", "--statement", "select 1", "--drop-index", "no_such_index")
     assert proc.returncode == 2
     assert error_line(proc) == "lockscope: error: --drop-index no_such_index: no such relation in database postgres"
 

@@ -116,7 +116,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_audit_report_in_browser(session18: Session, tmp_path: Path) -> None:
     """The audit of the test server's demo schemas: summary cards and 2 charts first, findings as wrapped cards
     by severity (the old one-table layout overflowed 1300 px), printable."""
-    report = run_audit(session18, AuditOptions(interval_s=0, top_n=30, probe_rate_hz=0, unused_min_age_s=0))
+    report = run_audit(session18, AuditOptions(interval_s=0, top_n=30, unused_min_age_s=0))
     page = tmp_path / "audit.html"
     page.write_text(audit_html(report), encoding="utf-8")
     html = page.read_text()
@@ -133,7 +133,7 @@ def test_diagnose_report_in_browser(pg18: ScratchServer, tmp_path: Path) -> None
     the audit's charts and findings."""
     with connect(pg18.conninfo()) as session:
         d = run_diagnose(session, pg18.conninfo(), DiagnoseOptions(duration_s=1.5, hz=20, top_n=20,
-                                                                   probe_rate_hz=0, unused_min_age_s=0))
+                                                                   unused_min_age_s=0))
     page = tmp_path / "diagnose.html"
     page.write_text(diagnose_html(d), encoding="utf-8")
     html = page.read_text()

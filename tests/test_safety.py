@@ -16,6 +16,7 @@ from lockscope.errors import (
     ConnectionFailedError,
     LockBlockedError,
     StatementError,
+    StatementParseError,
     UnsupportedStatementError,
 )
 from lockscope.footprint import measure_footprint, measure_generic_plan
@@ -144,11 +145,70 @@ def test_several_statements_empty_and_select_into(any_session: Session) -> None:
         measure_footprint(any_session, "select * into acct2 from acct")
 
 
-def test_invalid_sql_gives_the_servers_message_and_position(any_session: Session) -> None:
-    with pytest.raises(StatementError) as err:
+def test_invalid_sql_is_refused_before_the_server(any_session: Session) -> None:
+    """Text PostgreSQL's parser (pglast) rejects never reaches the server: the parser's message and psql's 1-based
+    position (the server's own position for the same text, checked here), and no pg_locks read."""
+    with pytest.raises(StatementParseError) as err:
         measure_footprint(any_session, "select * fro acct")
-    assert str(err.value) == '42601: syntax error at or near "fro" (at character 10)'
+    assert str(err.value) == ('the statement does not parse: syntax error at or near "fro" (at character 10); '
+                              "nothing was sent to a server")
     assert err.value.position == 10
+    with pytest.raises(StatementError) as server:  # what the server says of the same text, for comparison
+        any_session.run_user_text("select * fro acct")
+    assert server.value.position == err.value.position
+    assert any_session.probe_cost.pg_locks_reads == 0
+
+
+def test_pg_locks_reads_are_paced_counted_and_only_through_one_method(any_pg: ScratchServer) -> None:
+    """Session.read_pg_locks: the one way to read pg_locks (Session.query sends those files there), paced at the
+    session's rate, counted and timed; unpaced by default (scratch servers)."""
+    with connect(any_pg.conninfo(), pg_locks_rate_hz=4.0) as session:
+        with pytest.raises(ValueError, match="not a pg_locks query"):
+            session.read_pg_locks("server_facts")
+        measure_footprint(session, "select * from acct where id = $1", params=["1"], protocol="prepared",
+                          executions=4)
+        session.query("relation_locks")
+        cost = session.probe_cost
+        assert (cost.pg_locks_reads, cost.probe_rate_hz) == (5, 4.0)
+        assert cost.probing_s >= 1.0  # 5 reads at most 4 per second: 4 full intervals
+        assert 0 < cost.pg_locks_ms < cost.probing_s * 1000
+    with connect(any_pg.conninfo()) as session:
+        measure_footprint(session, "select * from acct where id = 1")
+        assert (session.probe_cost.pg_locks_reads, session.probe_cost.probe_rate_hz) == (1, 0.0)
+
+
+def test_pacing_waits_before_the_probe_transaction(pg18: ScratchServer) -> None:
+    """The wait for the next pg_locks read is spent before BEGIN, never while a probe holds the statement's locks:
+    at 1 read per second, three probes take 2 s or more, yet each probe transaction (now() = its start, to the
+    clock after its pg_locks read) lasts a small fraction of that."""
+    with connect(pg18.conninfo(), pg_locks_rate_hz=1.0) as session:
+        start = time.monotonic()
+        held = []
+        for _ in range(3):
+            with session.probe_transaction():
+                session.run_user_text("EXPLAIN select * from acct where id = 1")
+                session.read_pg_locks("relation_locks")
+                held.append(float(session.fetch_one("select extract(epoch from clock_timestamp() - now()) as s")["s"]))
+        assert time.monotonic() - start >= 2.0
+        assert max(held) < 0.5, held
+        assert session.probe_cost.pg_locks_reads == 3
+
+
+def test_audit_skips_a_text_its_parser_rejects(pg18: ScratchServer) -> None:
+    """A pg_stat_statements text pglast cannot parse (e.g. a grammar newer than lockscope's parser) is skipped with
+    the parser's reason, never sent to the server; the audit goes on with the others."""
+    from lockscope.audit.catalog import read_catalog
+    from lockscope.audit.workload import probe_statements
+
+    rows = [{"queryid": 1, "userid": 10, "query": "selec 1", "calls": 5, "calls_per_s": 1.0},
+            {"queryid": 2, "userid": 10, "query": "select * from acct where id = 1", "calls": 5, "calls_per_s": 1.0}]
+    with connect(pg18.conninfo()) as session:
+        bad, good = probe_statements(session, read_catalog(session), rows)
+        assert bad.skipped_reason == ("does not parse with lockscope's parser (pglast): syntax error at or near "
+                                      '"selec" (at character 1)')
+        assert bad.custom is None and bad.generic is None
+        assert good.skipped_reason is None and good.custom is not None and good.custom.locks == 3
+        assert session.probe_cost.pg_locks_reads == 1
 
 
 def test_unknown_relation_and_parameters(any_session: Session) -> None:
@@ -185,11 +245,43 @@ def test_blocked_by_an_access_exclusive_lock(any_pg: ScratchServer, any_session:
 
 
 def test_statement_timeout_is_enforced(any_pg: ScratchServer) -> None:
-    with connect(any_pg.conninfo(), statement_timeout_ms=1, lock_timeout_ms=1000) as session, \
-            pytest.raises(StatementError, match="statement_timeout"):
-        measure_footprint(session, "select * from p40 a, p40 b, p40 c, p40 d, p40 e, p40 f, p40 g, p40 h "
-                                   "where a.k = b.k and b.k = c.k and c.k = d.k and d.k = e.k and e.k = f.k "
-                                   "and f.k = g.k and g.k = h.k")
+    with connect(any_pg.conninfo(), lock_timeout_ms=1000) as session:
+        session.statement_timeout_ms = 1  # the probe transactions' SET LOCAL statement_timeout
+        with pytest.raises(StatementError, match="statement_timeout"):
+            measure_footprint(session, "select * from p40 a, p40 b, p40 c, p40 d, p40 e, p40 f, p40 g, p40 h "
+                                       "where a.k = b.k and b.k = c.k and c.k = d.k and d.k = e.k and e.k = f.k "
+                                       "and f.k = g.k and g.k = h.k")
+
+
+def test_every_query_has_the_timeouts(any_pg: ScratchServer) -> None:
+    """Catalog reads outside probe transactions too: lock_timeout and statement_timeout are the session's own
+    (connection options), so no lockscope query waits on a lock or runs without a bound."""
+    for sampler in (False, True):
+        with connect(any_pg.conninfo(), lock_timeout_ms=300, statement_timeout_ms=4000, sampler=sampler) as session:
+            assert session.fetch_one("select current_setting('lock_timeout') as lt, "
+                                     "current_setting('statement_timeout') as st, "
+                                     "current_setting('transaction_read_only') as ro") == {"lt": "300ms", "st": "4s",
+                                                                                           "ro": "on"}
+    holder = psycopg.connect(any_pg.conninfo())
+    holder.execute("lock table acct in access exclusive mode")
+    try:
+        with connect(any_pg.conninfo(), lock_timeout_ms=300) as session:
+            start = time.monotonic()
+            with pytest.raises(LockBlockedError):
+                session.fetch_all("select count(*) from acct")  # a catalog-style read, not in a probe transaction
+            assert time.monotonic() - start < 3.0
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+def test_the_users_connection_options_are_kept(pg18: ScratchServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lockscope adds its options to the DSN's ``options`` or to ``PGOPTIONS``, never in place of them."""
+    monkeypatch.setenv("PGOPTIONS", "-c work_mem=7MB")
+    for dsn, work_mem in ((pg18.conninfo(), "7MB"), (pg18.conninfo() + " options='-c work_mem=9MB'", "9MB")):
+        with connect(dsn) as session:
+            assert session.fetch_one("select current_setting('work_mem') as wm, current_setting('lock_timeout') "
+                                     "as lt") == {"wm": work_mem, "lt": "200ms"}
 
 
 def test_unreachable_server(tmp_path: object) -> None:
@@ -209,8 +301,9 @@ def test_bad_password_is_never_echoed(tcp_server: ScratchServer) -> None:
     with pytest.raises(ConnectionFailedError) as err:
         connect(dsn)
     assert "Wr0ngSecret" not in str(err.value)
-    assert "password authentication failed" in str(err.value)
-    assert "********" in str(err.value)
+    assert str(err.value) == (f"cannot connect to 127.0.0.1:{tcp_server.port}, database postgres, user alice: "
+                              f'connection to server at "127.0.0.1", port {tcp_server.port} failed: FATAL:  password '
+                              'authentication failed for user "alice"')
     uri = f"postgresql://alice:Wr0ngSecret@127.0.0.1:{tcp_server.port}/postgres"
     proc = subprocess.run([sys.executable, "-m", "lockscope", "footprint", "--dsn", uri, "select 1"],
                           capture_output=True, text=True, timeout=60)
@@ -259,3 +352,39 @@ def test_probe_does_not_hang_behind_a_waiting_strong_lock(any_pg: ScratchServer,
         reader.close()
         t.join(10)
     assert ddl_done.is_set()
+
+
+def _log_lines_of(server: ScratchServer, since: int, pid: int) -> list[str]:
+    """The server log's lines written after byte ``since`` by backend ``pid`` (log_line_prefix ``... [pid] ``)."""
+    time.sleep(0.2)  # the logger writes asynchronously
+    with open(server.log_file, "rb") as fh:
+        fh.seek(since)
+        text = fh.read().decode(errors="replace")
+    return [line for line in text.splitlines() if f"[{pid}] " in line]
+
+
+def test_probes_put_no_warning_or_error_in_the_server_log(any_pg: ScratchServer) -> None:
+    """At the server's default log settings, probes that succeed leave no WARNING or ERROR line (a second BEGIN
+    would log "there is already a transaction in progress" for every probe transaction)."""
+    since = any_pg.log_file.stat().st_size
+    with connect(any_pg.conninfo()) as session:
+        measure_footprint(session, "select * from acct where id = 1")
+        measure_footprint(session, "delete from acct where id = $1", params=["1"], protocol="prepared", executions=2)
+        measure_generic_plan(session, "update acct set balance = $1 where id = $2")
+        with session.probe_transaction():
+            assert session.fetch_one("select current_setting('transaction_read_only') as ro") == {"ro": "on"}
+        assert session.fetch_one("select current_setting('transaction_read_only') as ro") == {"ro": "on"}
+        pid = session.backend_pid
+    lines = _log_lines_of(any_pg, since, pid)
+    assert not [line for line in lines if "WARNING:" in line or "ERROR:" in line], lines
+
+
+def test_probes_put_no_statement_text_in_the_server_log(pg18: ScratchServer) -> None:
+    """The acquisition order comes from a query tree built on the client: no debug_print_rewritten LOG line (with
+    the statement's constants) reaches the server log (tests/test_server_log.py runs every command)."""
+    since = pg18.log_file.stat().st_size
+    with connect(pg18.conninfo()) as session:
+        measure_footprint(session, "select * from acct where owner = 'application-data-7f3a'")
+        pid = session.backend_pid
+    lines = _log_lines_of(pg18, since, pid)
+    assert not [line for line in lines if "application-data-7f3a" in line], lines[:5]

@@ -102,7 +102,8 @@ def test_pg_stat_lock_from_19(session: Session) -> None:
 
 
 def _footprint_cli(pg_bin: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lockscope", "footprint", "--pg-bin", str(pg_bin), "select 1"],
+    return subprocess.run([sys.executable, "-m", "lockscope", "footprint", "--scratch", "--pg-bin", str(pg_bin),
+                           "select 1"],
                           capture_output=True, text=True, timeout=300, check=False)
 
 

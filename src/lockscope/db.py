@@ -2,10 +2,15 @@
 
 Session rules (every connection lockscope opens):
 
-- ``application_name=lockscope``, ``connect_timeout`` 5 s; autocommit, so a catalog query is one round trip and
-  no transaction is ever left open between queries; nothing lockscope sends writes, so nothing is committed.
-- Probe transactions (:meth:`Session.probe_transaction`) are ``READ ONLY`` with ``SET LOCAL lock_timeout`` and
-  ``statement_timeout`` and always end in ROLLBACK.
+- ``application_name=lockscope``; ``connect_timeout`` 5 s unless the DSN or ``PGCONNECT_TIMEOUT`` sets it;
+  ``lock_timeout``, ``statement_timeout`` and ``default_transaction_read_only = on`` for every query, catalog
+  reads included (connection ``options``, after the DSN's or ``PGOPTIONS``' own); nothing is ever written.
+- Autocommit: a catalog query is one round trip in a read-only transaction of its own, and no transaction is ever
+  left open between queries. Probe transactions (:meth:`Session.probe_transaction`) are ``BEGIN READ ONLY`` with
+  ``SET LOCAL lock_timeout`` and ``statement_timeout``, sent as one message, and always end in ROLLBACK.
+- Every read of pg_locks (:data:`PG_LOCKS_QUERIES`) goes through :meth:`Session.read_pg_locks`, paced at the
+  session's ``pg_locks_rate_hz``, counted and timed (:attr:`Session.probe_cost`): each read takes all 16
+  lock-partition LWLocks and every backend's fast-path LWLock (``lock.c GetLockStatusData``).
 - SQL lives in ``lockscope/sql/NAME.sql``; a file ``NAME-NNNNNN.sql`` replaces it from server_version_num NNNNNN on.
 - Passwords never appear in any message: :func:`redact_dsn` and :func:`redact` scrub them.
 """
@@ -14,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import re
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -28,6 +35,7 @@ from psycopg.rows import dict_row
 
 from . import capacity
 from .errors import (
+    BadInputError,
     ConnectionFailedError,
     DatabaseError,
     LockBlockedError,
@@ -38,9 +46,14 @@ from .versions import MIN_SUPPORTED, major_of
 
 __all__ = [
     "APPLICATION_NAME",
+    "DEFAULT_CONNECT_TIMEOUT_S",
+    "PG_LOCKS_QUERIES",
     "Endpoint",
+    "Pacer",
+    "ProbeCost",
     "ServerFacts",
     "Session",
+    "check_dsn",
     "connect",
     "load_script",
     "load_sql",
@@ -50,6 +63,14 @@ __all__ = [
 ]
 
 APPLICATION_NAME = "lockscope"
+#: ``connect_timeout`` (s) when neither the DSN nor ``PGCONNECT_TIMEOUT`` sets one (libpq's own default: none).
+DEFAULT_CONNECT_TIMEOUT_S = 5
+#: The SQL files that read pg_locks (``lock.c GetLockStatusData``: every backend's fast-path LWLock, then all 16
+#: lock-partition LWLocks in shared mode while it copies the main lock table). They run only through
+#: :meth:`Session.read_pg_locks` (also when asked for with :meth:`Session.query`), which paces, counts and times
+#: them. ``lockscope watch``'s own ``watch_locks`` / ``watch_blocking`` (at most once per second, its own rule)
+#: are not in this set.
+PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks"})
 #: SQLSTATE classes (first two characters, PostgreSQL ``errcodes.txt``) mapped to :class:`StatementError`: the
 #: statement or its parameters are at fault (42 syntax/access rule, 22 data exception, 0A feature not supported,
 #: 08 connection exception, 26 invalid statement name, 07 dynamic SQL, 25 invalid transaction state, 54 program
@@ -67,6 +88,51 @@ def redact_dsn(dsn: str) -> str:
     if "password" in params:
         params["password"] = "********"
     return make_conninfo("", **params)
+
+
+_PASSWORD_KEYWORD = re.compile(r"\bpassword\s*=\s*")
+_NEXT_KEYWORD = re.compile(r"\s[A-Za-z_]+\s*=")
+_URI_PASSWORD = re.compile(r"^[A-Za-z]+://[^:/@?#]*:([^@/?#]*)@")
+
+
+def _mask_raw_secrets(message: str, dsn: str) -> str:
+    """``message`` (libpq's complaint about a DSN it cannot parse) without password fragments: each ``password=``
+    value up to the next ``keyword=``, whole, and each of its words where libpq quotes a fragment (``"def"`` of
+    ``password=abc def``); a URI's ``user:password@``."""
+    whole: list[str] = []
+    words: list[str] = []
+    for match in _PASSWORD_KEYWORD.finditer(dsn):
+        rest = dsn[match.end():]
+        end = _NEXT_KEYWORD.search(rest)
+        value = rest[: end.start()] if end else rest
+        whole.append(value.strip())
+        words += [w.strip("'\"&") for w in re.split(r"[\s&]+", value)]
+    uri = _URI_PASSWORD.match(dsn)
+    if uri:
+        whole.append(uri.group(1))
+    for secret in sorted({w for w in whole if w}, key=len, reverse=True):
+        message = message.replace(secret, "********")
+    for word in sorted({w for w in words if w}, key=len, reverse=True):
+        message = message.replace(f'"{word}"', '"********"')
+    return message
+
+
+def check_dsn(dsn: str) -> dict[str, Any]:
+    """Parse ``--dsn`` as libpq would (conninfo or URI), before anything is started or contacted.
+
+    :return: its parameters (``psycopg.conninfo.conninfo_to_dict``).
+    :raises BadInputError: not a connection string or URI libpq accepts, or a port that is not a number
+        (one line, password fragments masked).
+    """
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error as exc:
+        message = _mask_raw_secrets(" ".join(str(exc).split()), dsn)
+        raise BadInputError(f"--dsn is not a libpq connection string or URI: {message}") from None
+    for port in str(params.get("port") or "").split(","):
+        if port.strip() and not (port.strip().isdigit() and 0 < int(port) < 65536):
+            raise BadInputError(f"--dsn: port {port.strip()!r} is not a TCP port number")
+    return params
 
 
 def redact(text: str, dsn: str | None) -> str:
@@ -137,6 +203,69 @@ def load_script(name: str, **params: int | str) -> str:
             raise ValueError(f"script {name!r}: {key}={value!r} is neither an int nor a lower-case word")
         values[key] = str(value)
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
+
+
+class Pacer:
+    """Keeps an operation at or below ``rate_hz`` per second: :meth:`wait` sleeps until the next one is allowed.
+
+    :param rate_hz: operations per second at most; 0 = unpaced.
+    """
+
+    def __init__(self, rate_hz: float, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate_hz = rate_hz
+        self.interval_s = 1.0 / rate_hz if rate_hz > 0 else 0.0
+        self._next: float | None = None
+        self._sleep = sleep
+        self._clock = clock
+
+    def ready(self) -> float:
+        """Sleep until the next operation would be allowed, without taking its turn (a no-op when it already is).
+
+        :return: seconds slept.
+        """
+        now = self._clock()
+        if self._next is not None and now < self._next:
+            slept = self._next - now
+            self._sleep(slept)
+            return slept
+        return 0.0
+
+    def wait(self) -> float:
+        """Sleep until the next operation is allowed (the first one never waits), and take its turn.
+
+        :return: seconds slept.
+        """
+        slept = self.ready()
+        self._next = self._clock() + self.interval_s
+        return slept
+
+
+@dataclass(frozen=True)
+class ProbeCost:
+    """What a session's pg_locks reads cost the server (:attr:`Session.probe_cost`).
+
+    :ivar pg_locks_reads: pg_locks reads (count; one per probed execution, one per lock_timeout look-up).
+    :ivar pg_locks_ms: time inside those queries, sum of their round trips (ms).
+    :ivar probing_s: from the first read to the end of the last one (s; 0 with fewer than one read).
+    :ivar probe_rate_hz: reads per second at most (0 = unpaced).
+    """
+
+    pg_locks_reads: int
+    pg_locks_ms: float
+    probing_s: float
+    probe_rate_hz: float
+
+    def line(self) -> str:
+        """E.g. ``pg_locks reads: 37 in 18.6 s of probing, 41 ms inside pg_locks (paced at 2/s)``."""
+        pace = f"paced at {self.probe_rate_hz:g}/s" if self.probe_rate_hz > 0 else "unpaced"
+        return (f"pg_locks reads: {self.pg_locks_reads} in {self.probing_s:.1f} s of probing, "
+                f"{self.pg_locks_ms:.0f} ms inside pg_locks ({pace})")
+
+    def to_dict(self) -> dict[str, float | int]:
+        """The JSON ``probe_cost`` object (docs/json-schema.md)."""
+        return {"pg_locks_reads": self.pg_locks_reads, "pg_locks_ms": round(self.pg_locks_ms, 3),
+                "probing_s": round(self.probing_s, 3), "probe_rate_hz": self.probe_rate_hz}
 
 
 @dataclass(frozen=True)
@@ -234,13 +363,19 @@ class Session:
     :ivar dsn_redacted: the DSN with the password hidden, for messages.
     """
 
-    def __init__(self, conn: psycopg.Connection[Any], dsn: str, lock_timeout_ms: int, statement_timeout_ms: int):
+    def __init__(self, conn: psycopg.Connection[Any], dsn: str, lock_timeout_ms: int, statement_timeout_ms: int,
+                 pg_locks_rate_hz: float = 0.0):
         self._conn = conn
         self._dsn = dsn
         self.dsn_redacted = redact_dsn(dsn)
         self.lock_timeout_ms = lock_timeout_ms
         self.statement_timeout_ms = statement_timeout_ms
         self._in_probe = False
+        self._pg_locks_pacer = Pacer(pg_locks_rate_hz)
+        self._pg_locks_reads = 0
+        self._pg_locks_s = 0.0
+        self._pg_locks_first: float | None = None
+        self._pg_locks_last = 0.0
         row = self.fetch_one(load_sql("server_facts", 0))
         if int(row["server_version_num"]) < MIN_SUPPORTED:
             raise UnsupportedServerError(
@@ -310,8 +445,50 @@ class Session:
         return rows[0]
 
     def query(self, name: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        """Run the SQL file ``name`` chosen for this server's version (see :func:`load_sql`)."""
+        """Run the SQL file ``name`` chosen for this server's version (see :func:`load_sql`); a file that reads
+        pg_locks (:data:`PG_LOCKS_QUERIES`) goes through :meth:`read_pg_locks`, paced and counted.
+
+        :raises DatabaseError: with the server's message.
+        """
+        if name in PG_LOCKS_QUERIES:
+            return self.read_pg_locks(name, params)
         return self.fetch_all(load_sql(name, self.facts.server_version_num), params)
+
+    def read_pg_locks(self, name: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
+        """Run the pg_locks query ``name`` (one of :data:`PG_LOCKS_QUERIES`), paced: it first waits until
+        ``1 / pg_locks_rate_hz`` seconds have passed since the previous read (no wait when unpaced), then counts
+        the read and adds its time to :attr:`probe_cost`. The only way lockscope reads pg_locks outside
+        ``lockscope watch``. Inside a :meth:`probe_transaction` the wait is already over: the transaction began
+        only once the next read was allowed, so a probe never holds its locks while it waits for its turn.
+
+        :raises ValueError: ``name`` is not a pg_locks query.
+        :raises DatabaseError: with the server's message.
+        """
+        if name not in PG_LOCKS_QUERIES:
+            raise ValueError(f"{name} is not a pg_locks query: use Session.query")
+        text = load_sql(name, self.facts.server_version_num)
+        self._pg_locks_pacer.wait()
+        start = time.monotonic()
+        if self._pg_locks_first is None:
+            self._pg_locks_first = start
+        try:
+            return self.fetch_all(text, params)
+        finally:
+            end = time.monotonic()
+            self._pg_locks_reads += 1
+            self._pg_locks_s += end - start
+            self._pg_locks_last = end
+
+    @property
+    def pg_locks_rate_hz(self) -> float:
+        """pg_locks reads per second at most (0 = unpaced)."""
+        return self._pg_locks_pacer.rate_hz
+
+    @property
+    def probe_cost(self) -> ProbeCost:
+        """The pg_locks reads of this session so far: count, time inside them, span, pace."""
+        span = self._pg_locks_last - self._pg_locks_first if self._pg_locks_first is not None else 0.0
+        return ProbeCost(self._pg_locks_reads, self._pg_locks_s * 1000.0, span, self._pg_locks_pacer.rate_hz)
 
     def run_user_text(self, text: str, *, prefix_len: int = 0) -> list[tuple[Any, ...]]:
         """Send text built around the user's statement through the extended protocol (one statement only).
@@ -371,7 +548,9 @@ class Session:
 
     @contextlib.contextmanager
     def probe_transaction(self, **local_settings: str) -> Iterator[Session]:
-        """A READ ONLY transaction with lock_timeout / statement_timeout that is always rolled back.
+        """A READ ONLY transaction with lock_timeout / statement_timeout that is always rolled back. It begins only
+        once a pg_locks read is allowed by the session's pace (:meth:`read_pg_locks`), so the wait for that turn is
+        spent before BEGIN, holding no lock.
 
         :param local_settings: extra ``SET LOCAL name = value`` (e.g. ``plan_cache_mode``).
         """
@@ -380,6 +559,10 @@ class Session:
             "statement_timeout": f"{self.statement_timeout_ms}ms",
             **local_settings,
         }
+        # the pg_locks pacing wait happens here, before BEGIN: never while the probe holds the statement's locks
+        self._pg_locks_pacer.ready()
+        if self._conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            self._rollback()
         # One simple-protocol message (the session is in autocommit: this BEGIN is the only one, so the server has
         # no "there is already a transaction in progress" WARNING to log).
         statements: list[pg_sql.Composable] = [pg_sql.SQL("BEGIN READ ONLY")]
@@ -430,7 +613,7 @@ class Session:
     def _blocked_error(self) -> LockBlockedError:
         """Who holds the conflicting lock: one pg_locks look-up after the timeout (never a polling loop)."""
         try:
-            rows = self.query("blocking_locks")
+            rows = self.read_pg_locks("blocking_locks")
         finally:
             self._rollback()
         pids = tuple(dict.fromkeys(int(r["pid"]) for r in rows))
@@ -447,42 +630,73 @@ class Session:
 
 
 def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int = 5000,
-            sampler: bool = False) -> Session:
+            sampler: bool = False, pg_locks_rate_hz: float = 0.0) -> Session:
     """Open a lockscope session.
 
-    :param dsn: libpq conninfo or URI; empty string = libpq defaults / PG* environment.
-    :param lock_timeout_ms: lock_timeout of probe transactions (ms); with ``sampler`` the session's.
-    :param statement_timeout_ms: statement_timeout of probe transactions (ms); with ``sampler`` the session's.
-    :param sampler: a sampling session: lock_timeout and statement_timeout set for the whole session (every
-        session is in autocommit: no transaction is ever held between queries).
-    :raises ConnectionFailedError: unreachable server or authentication failure (password never shown).
+    :param dsn: libpq conninfo or URI; empty string = libpq's defaults and the PG* environment, as for ``psql``.
+    :param lock_timeout_ms: lock_timeout (ms) of every query of the session (set at connection, ``options``), and
+        ``SET LOCAL`` again in each probe transaction.
+    :param statement_timeout_ms: statement_timeout (ms), likewise.
+    :param sampler: a sampling session (kept for the callers' clarity: every session is in autocommit, no
+        transaction is ever held between queries).
+    :param pg_locks_rate_hz: pg_locks reads per second at most (:meth:`Session.read_pg_locks`); 0 = unpaced
+        (scratch servers). The commands pass 2 for a server the user named unless ``--probe-rate`` says otherwise.
+    :raises BadInputError: ``dsn`` is not a connection string libpq accepts (:func:`check_dsn`).
+    :raises ConnectionFailedError: unreachable server or authentication failure: libpq's whole message (every
+        line, joined) after the socket or host, port, database and user tried; the password never shown.
     :raises UnsupportedServerError: server older than PostgreSQL 13.
     """
-    try:
-        params = conninfo_to_dict(dsn) if dsn else {}
-    except psycopg.Error as exc:
-        raise ConnectionFailedError(f"invalid DSN: {redact(str(exc).splitlines()[0], dsn)}") from None
-    params.setdefault("connect_timeout", "5")
+    params = check_dsn(dsn) if dsn else {}
+    if "connect_timeout" not in params and not os.environ.get("PGCONNECT_TIMEOUT"):
+        params["connect_timeout"] = str(DEFAULT_CONNECT_TIMEOUT_S)
     params["application_name"] = APPLICATION_NAME
-    if sampler:
-        options = str(params.get("options") or "")
-        params["options"] = (f"{options} -c statement_timeout={statement_timeout_ms}"
-                             f" -c lock_timeout={lock_timeout_ms}").strip()
+    # every query, catalog reads included, waits at most lock_timeout for a lock and runs at most statement_timeout;
+    # every transaction is read-only, the sampler's autocommit ones too
+    options = str(params.get("options") or os.environ.get("PGOPTIONS") or "")  # ours must not drop the user's
+    params["options"] = (f"{options} -c statement_timeout={statement_timeout_ms}"
+                         f" -c lock_timeout={lock_timeout_ms} -c default_transaction_read_only=on").strip()
     try:
         conn = psycopg.connect(make_conninfo("", **params), autocommit=True)
     except psycopg.Error as exc:
-        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-        message = lines[-1] if lines else "connection failed"
-        message = re.sub(r"^connection to server .*? failed: ", "", message)
-        raise ConnectionFailedError(
-            f"cannot connect to {redact_dsn(dsn) if dsn else 'the default server'}: {redact(message, dsn)}",
-            sqlstate=exc.sqlstate,
-        ) from None
+        text = re.sub(r"^connection (?:failed|is bad): ", "", str(exc).strip())
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        message = redact("; ".join(lines) or "connection failed", dsn)
+        raise ConnectionFailedError(f"cannot connect to {_where(params, text)}: {message}",
+                                    sqlstate=exc.sqlstate) from None
     try:
-        return Session(conn, dsn, lock_timeout_ms, statement_timeout_ms)
+        return Session(conn, dsn, lock_timeout_ms, statement_timeout_ms, pg_locks_rate_hz)
     except BaseException:
         conn.close()
         raise
+
+
+_SOCKET_IN_MESSAGE = re.compile(r'on socket "(?P<dir>.+?)/\.s\.PGSQL\.(?P<port>\d+)"')
+
+
+def _where(params: dict[str, Any], libpq_message: str) -> str:
+    """Socket directory or host, port, database and user a failed connection tried, as libpq chose them: the DSN's
+    value, else the PG* environment, else libpq's compiled default (``PQconndefaults``: port 5432, the OS user;
+    the database defaults to the user). With no host anywhere libpq uses its default socket directory (e.g.
+    ``/var/run/postgresql`` or ``/tmp``), which only its message names."""
+    defaults = {opt.keyword.decode(): (opt.val.decode() if opt.val is not None else None)
+                for opt in psycopg.pq.Conninfo.get_defaults()}
+
+    def value(key: str) -> str | None:
+        given = params.get(key)
+        return str(given) if given not in (None, "") else defaults.get(key)
+
+    host = value("host") or value("hostaddr")
+    port = value("port") or "5432"
+    if not host:
+        socket = _SOCKET_IN_MESSAGE.search(libpq_message)
+        host = socket["dir"] if socket else "the default socket directory"
+        port = socket["port"] if socket else port
+        where = f"socket {host} port {port}"
+    else:
+        where = f"socket {host} port {port}" if host.startswith("/") else f"{host}:{port}"
+    user = value("user") or "the current OS user"
+    database = value("dbname") or user
+    return f"{where}, database {database}, user {user}"
 
 
 def run_script(conninfo: str, script: str) -> int:

@@ -6,6 +6,7 @@ each into one line on stderr and the exit code named by its ``exit_code``::
     LockscopeError                      exit 1
      +-- BadInputError                  exit 2   input lockscope refuses before touching a server
      |    +-- UnsupportedStatementError          utility statement, several statements, empty input
+     |    +-- StatementParseError                a statement PostgreSQL's parser (pglast) rejects
      |    +-- RecordFileError                    watch recording missing, corrupt or foreign
      +-- DatabaseError                  exit 3   the server said no
      |    +-- ConnectionFailedError              unreachable server, bad password (password redacted)
@@ -32,6 +33,7 @@ __all__ = [
     "RecordFileError",
     "ScratchServerError",
     "StatementError",
+    "StatementParseError",
     "UnsupportedServerError",
     "UnsupportedStatementError",
 ]
@@ -54,6 +56,19 @@ class BadInputError(LockscopeError):
 
 class UnsupportedStatementError(BadInputError):
     """The statement is not a single SELECT/INSERT/UPDATE/DELETE/MERGE/VALUES statement."""
+
+
+class StatementParseError(BadInputError):
+    """The statement does not parse with PostgreSQL's own parser (pglast, libpg_query): refused before any
+    server is contacted, with the parser's message and the position as psql gives it.
+
+    :ivar position: 1-based character position in the text the user gave (as psql's ``at character N``), or
+        None when the parser gave none.
+    """
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
 
 
 class DatabaseError(LockscopeError):

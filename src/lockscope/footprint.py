@@ -324,7 +324,7 @@ class _Prober:
 
     def snapshot(self) -> list[dict[str, Any]]:
         """This backend's relation locks, minus lockscope's own lock on the pg_locks view."""
-        rows = self.session.query("relation_locks")
+        rows = self.session.read_pg_locks("relation_locks")
         own = self.session.facts.pg_locks_oid
         mentions_pg_locks = "pg_locks" in self.checked.relation_names
         return [r for r in rows if mentions_pg_locks or int(r["relation_oid"]) != own]

@@ -2,9 +2,9 @@
 
 lockscope probes only single optimizable statements: SELECT (and VALUES, WITH ...), INSERT, UPDATE, DELETE,
 MERGE. Utility statements (DDL, VACUUM, COPY, SET, BEGIN, EXPLAIN, EXECUTE, ...), ``SELECT ... INTO``, several
-statements and empty input are refused with one line. Text pglast cannot parse is left for the server to judge
-(its message and position are what the user sees) — it still goes only through EXPLAIN in a read-only,
-rolled-back transaction, sent with the extended protocol, which refuses several statements.
+statements and empty input are refused with one line. Text that PostgreSQL's parser (pglast, libpg_query) cannot
+parse is refused too, with the parser's message and the 1-based character position psql would show, before any
+server is contacted: nothing lockscope has not verified as one probeable statement ever reaches a server.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from pglast.parser import ParseError, parse_sql_json, scan
 
-from .errors import BadInputError, UnsupportedStatementError
+from .errors import BadInputError, StatementParseError, UnsupportedStatementError
 
 __all__ = ["PROBEABLE_KINDS", "CheckedStatement", "ParamContext", "bind_params", "check_param_count",
            "check_statement", "param_contexts", "raw_statement"]
@@ -39,8 +39,8 @@ class CheckedStatement:
     """A statement lockscope agreed to probe.
 
     :ivar text: the statement without surrounding blanks and trailing semicolons.
-    :ivar kind: SELECT, INSERT, UPDATE, DELETE, MERGE, or ``unknown`` when only the server can parse it.
-    :ivar param_count: highest ``$n`` used (count); 0 when none or unknown.
+    :ivar kind: SELECT, INSERT, UPDATE, DELETE or MERGE.
+    :ivar param_count: highest ``$n`` used (count); 0 when none.
     :ivar relation_names: relation names as written (unqualified, lower-cased unless quoted), in text order.
     """
 
@@ -85,6 +85,8 @@ def check_statement(sql: str) -> CheckedStatement:
 
     :param sql: the user's input.
     :return: the statement to probe.
+    :raises StatementParseError: the parser rejects the text (its message, ``at character N`` 1-based in ``sql``
+        as psql counts, when the parser gives a position).
     :raises UnsupportedStatementError: empty input, several statements, a utility statement, SELECT INTO.
     """
     text = _strip(sql)
@@ -92,9 +94,8 @@ def check_statement(sql: str) -> CheckedStatement:
         raise UnsupportedStatementError("empty statement: give one SELECT, INSERT, UPDATE, DELETE or MERGE")
     try:
         tree = _parse_json(text)
-    except ParseError:
-        # The server's parser decides (possibly a newer grammar); its message is clearer than ours.
-        return CheckedStatement(text, "unknown", 0, ())
+    except ParseError as exc:
+        raise _parse_error(exc, sql, text) from None
     stmts = tree.get("stmts", [])
     if len(stmts) == 0:
         raise UnsupportedStatementError("empty statement: give one SELECT, INSERT, UPDATE, DELETE or MERGE")
@@ -112,6 +113,25 @@ def check_statement(sql: str) -> CheckedStatement:
     if name == "SelectStmt" and node.get("intoClause") is not None:
         raise UnsupportedStatementError("SELECT ... INTO creates a table: probe the SELECT without INTO")
     return CheckedStatement(text, PROBEABLE_KINDS[name], _max_param(text), _relation_names(node))
+
+
+def _parse_error(exc: ParseError, sql: str, text: str) -> StatementParseError:
+    """The one-line refusal of a text the parser rejects.
+
+    pglast's ``ParseError.args`` are (message, location): location is the 0-based character offset in the parsed
+    text (libpg_query's cursor position minus one, converted from bytes to characters by pglast), or None, e.g. for
+    ``syntax error at end of input``, where the server reports the position just past the text. psql reports the
+    server's 1-based ``at character N``; so does lockscope, counted in ``sql`` as the user gave it.
+    """
+    message = str(exc.args[0]) if exc.args else str(exc)
+    location = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], int) else None
+    lead = len(sql) - len(sql.lstrip())  # _strip removed these characters before parsing
+    if location is None and message.endswith("at end of input"):
+        location = len(text)
+    position = lead + location + 1 if location is not None else None
+    where = f" (at character {position})" if position is not None else ""
+    return StatementParseError(f"the statement does not parse: {message}{where}; nothing was sent to a server",
+                               position)
 
 
 def check_param_count(statement: CheckedStatement, params: Sequence[str], param_types: Sequence[str] = ()) -> None:

@@ -7,7 +7,10 @@ One place for every version threshold: a module that branches on the server's ve
 
 from __future__ import annotations
 
+from .errors import BadInputError
+
 __all__ = [
+    "MAX_MODELLED",
     "MIN_SUPPORTED",
     "PG13",
     "PG14",
@@ -16,6 +19,8 @@ __all__ = [
     "PG17",
     "PG18",
     "PG19",
+    "SUPPORTED_MAJORS",
+    "check_assumed_major",
     "default_max_locks_per_transaction",
     "major_of",
 ]
@@ -38,11 +43,29 @@ PG18 = 180000
 PG19 = 190000
 #: The oldest server lockscope connects to (older ones raise ``UnsupportedServerError``).
 MIN_SUPPORTED = PG13
+#: The newest major whose fast-path and lock-table rules lockscope models (``--assume-version`` stops there).
+MAX_MODELLED = PG19
 
 
 def major_of(server_version_num: int) -> int:
     """The major version of a ``server_version_num`` (e.g. 180006 -> 18; PG 10+ numbering)."""
     return server_version_num // 10000
+
+
+#: The majors lockscope models, oldest first (13..19): the values ``--assume-version`` accepts.
+SUPPORTED_MAJORS = range(MIN_SUPPORTED // 10000, MAX_MODELLED // 10000 + 1)
+
+
+def check_assumed_major(major: int, option: str = "--assume-version") -> int:
+    """``major`` when lockscope models it (:data:`SUPPORTED_MAJORS`), for an option such as ``--assume-version``.
+
+    :return: ``major`` unchanged.
+    :raises BadInputError: a major outside :data:`SUPPORTED_MAJORS`, naming the range.
+    """
+    if major not in SUPPORTED_MAJORS:
+        raise BadInputError(f"{option} {major}: lockscope models PostgreSQL {SUPPORTED_MAJORS[0]} to "
+                            f"{SUPPORTED_MAJORS[-1]}; give a major version in that range")
+    return major
 
 
 def default_max_locks_per_transaction(server_version_num: int) -> int:

@@ -62,14 +62,12 @@ class AuditOptions:
 
     :ivar interval_s: seconds between the two pg_stat_statements snapshots (0 = rates since the last reset).
     :ivar top_n: statements audited (count, top by calls).
-    :ivar probe_rate_hz: EXPLAIN probes per second at most (each reads pg_locks once).
     :ivar unused_min_age_s: statistics age (s) from which idx_scan = 0 counts as unused.
     :ivar statements: False skips pg_stat_statements entirely.
     """
 
     interval_s: float = 10.0
     top_n: int = 200
-    probe_rate_hz: float = 20.0
     unused_min_age_s: float = 7 * 86400
     statements: bool = True
 
@@ -434,8 +432,7 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     plans = [smallest_drop_set(catalog, model, t, idx) for t in tables if t.pruned.spilled]
     t_footprints = time.monotonic()
     if options.statements and workload.available:
-        probed = probe_statements(session, catalog, rows, probe_rate_hz=options.probe_rate_hz,
-                                  progress=say)
+        probed = probe_statements(session, catalog, rows, progress=say)
         workload = Workload(**{**workload.__dict__, "statements": probed,
                                "probe_seconds": time.monotonic() - t_footprints})
     database_oid = database_facts(session)[0]

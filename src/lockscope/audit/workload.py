@@ -9,7 +9,11 @@
   (:mod:`lockscope.audit.params`), else marked "not measured" with the reason. A cached generic plan's executor
   locks (``plancache.c AcquireExecutorLocks``: every range-table relation, i.e. the generic plan's tables and
   partitions, no indexes) are derived from the generic-build locks.
-- Probes are paced (``probe_rate_hz``): each reads pg_locks once, which takes all 16 lock-partition LWLocks.
+- Each probe reads pg_locks once (all 16 lock-partition LWLocks and every backend's fast-path lock): the session
+  paces those reads (:meth:`lockscope.db.Session.read_pg_locks`, 2 per second by default on a server the user
+  named), so the probes here are not paced again.
+- A text PostgreSQL's parser (pglast) cannot parse, or that is not one probeable statement, is skipped with the
+  reason; it never reaches the server.
 
 **Main-lock-table acquisitions per second** = calls/s x spilled locks per call, where a call's spilled locks are
 the custom plan's (what a simple-protocol client or one of the first five executions of a prepared statement
@@ -28,7 +32,7 @@ from typing import Any
 
 from ..capacity import CapacityModel, LockRequest
 from ..db import Session
-from ..errors import DatabaseError, LockscopeError
+from ..errors import DatabaseError, LockscopeError, StatementParseError
 from ..footprint import Footprint, measure_footprint, measure_generic_plan, scanned_indexes
 from ..statement import check_statement
 from ..versions import PG14
@@ -36,7 +40,6 @@ from .catalog import AuditSettings, Catalog
 from .params import derive_params
 
 __all__ = [
-    "Pacer",
     "PlanFootprint",
     "PruneCheck",
     "StatementAudit",
@@ -195,23 +198,6 @@ class Workload:
     probe_seconds: float = 0.0
     top_n: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-class Pacer:
-    """Keeps probes at or below ``rate_hz`` (each probe reads pg_locks once)."""
-
-    def __init__(self, rate_hz: float, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.interval_s = 1.0 / rate_hz if rate_hz > 0 else 0.0
-        self._next = 0.0
-        self._sleep = sleep
-
-    def wait(self) -> None:
-        """Sleep until the next probe is allowed."""
-        now = time.monotonic()
-        if now < self._next:
-            self._sleep(self._next - now)
-            now = self._next
-        self._next = now + self.interval_s
 
 
 def plan_footprint(fp: Footprint, phase: str | None = None, session: Session | None = None) -> PlanFootprint:
@@ -397,8 +383,7 @@ def _since_reset_s(session: Session, schema_sql: str, settings: AuditSettings) -
     return max(float(row["s"]), 1e-6)
 
 
-def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], pacer: Pacer,
-               cache: dict[str, Any]) -> StatementAudit:
+def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], cache: dict[str, Any]) -> StatementAudit:
     model = session.facts.capacity
     base = dict(queryid=row["queryid"], userid=row["userid"], rolname=row.get("rolname"), query=row["query"],
                 calls=row["calls"], calls_per_s=row["calls_per_s"], generic_plan_calls=row.get("generic_plan_calls"),
@@ -408,6 +393,10 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], pacer: P
         return StatementAudit(**base, skipped_reason="lockscope's own query")
     try:
         checked = check_statement(text)
+    except StatementParseError as exc:  # e.g. grammar newer than lockscope's parser: never sent to the server
+        reason = str(exc).split("; nothing was sent")[0].replace("the statement does not parse", "does not parse "
+                                                                 "with lockscope's parser (pglast)")
+        return StatementAudit(**base, skipped_reason=reason)
     except LockscopeError as exc:
         return StatementAudit(**base, skipped_reason=str(exc).split(":")[0])
     kind = checked.kind
@@ -417,7 +406,6 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], pacer: P
     custom_reason: str | None = None
     binding = derive_params(session, checked.text, checked.param_count, cache)
     if checked.param_count and binding.reason is None:
-        pacer.wait()
         try:
             custom = plan_footprint(measure_footprint(session, checked.text, params=list(binding.values)),
                                     "custom", session)
@@ -426,7 +414,6 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], pacer: P
     elif checked.param_count:
         custom_reason = binding.reason
     else:
-        pacer.wait()
         try:
             custom = plan_footprint(measure_footprint(session, checked.text), "custom", session)
         except LockscopeError as exc:
@@ -438,7 +425,6 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], pacer: P
     elif checked.param_count == 0:
         generic_reason = custom_reason
     else:
-        pacer.wait()
         try:
             generic = plan_footprint(measure_generic_plan(session, checked.text), "generic-build", session)
         except LockscopeError as exc:
@@ -462,17 +448,17 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], pacer: P
 
 
 def probe_statements(session: Session, catalog: Catalog, rows: list[dict[str, Any]], *,
-                     probe_rate_hz: float = 20.0,
                      progress: Callable[[str], None] | None = None) -> tuple[StatementAudit, ...]:
-    """Probe each chosen statement (custom and generic plan), paced at ``probe_rate_hz`` probes per second.
+    """Probe each chosen statement (custom and generic plan); the session paces their pg_locks reads
+    (:meth:`lockscope.db.Session.read_pg_locks`).
 
-    Never raises for one statement: a failed probe becomes a "not measured" reason.
+    Never raises for one statement: a failed probe becomes a "not measured" reason, a text lockscope's parser
+    rejects a skipped reason.
     """
-    pacer = Pacer(probe_rate_hz)
     cache: dict[str, Any] = {}
     out = []
     for n, row in enumerate(rows, 1):
         if progress is not None and n % 10 == 1:
             progress(f"probing statement {n}/{len(rows)}")
-        out.append(_probe_one(session, catalog, row, pacer, cache))
+        out.append(_probe_one(session, catalog, row, cache))
     return tuple(out)

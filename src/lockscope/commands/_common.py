@@ -1,7 +1,8 @@
 """Options every sub-command shares, declared once so they mean the same thing everywhere.
 
-- ``--dsn DSN`` / ``--scratch``: the target, chosen as libpq and psql choose it
-  (:func:`lockscope.target.choose_target`).
+- ``--dsn DSN`` / ``--scratch`` (``--demo``): the target, chosen as psql chooses it: ``--dsn``, else the PG*
+  environment, else libpq's defaults; a scratch server only when asked (:func:`lockscope.target.choose_target`).
+- ``--probe-rate HZ``: pg_locks reads per second at most (default 2 on a server the user named).
 - ``--pg-bin DIR|MAJOR`` and ``--mlpt N``: the scratch server (a bin directory, or a major installed with
   ``lockscope lab install``); ``--mlpt`` defaults to "not given", and each command says what it then uses.
 - ``--json FILE|-``, ``--html FILE``: output files; ``-`` is standard output.
@@ -35,6 +36,7 @@ __all__ = [
     "add_hz_option",
     "add_json_option",
     "add_parser",
+    "add_probe_rate_option",
     "add_protocol_option",
     "add_scratch_options",
     "add_target_options",
@@ -164,18 +166,43 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: s
                           formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def add_target_options(p: argparse.ArgumentParser, *, what: str, scratch: str) -> None:
-    """``--dsn`` and ``--scratch``: which server, as libpq/psql choose it.
+def add_target_options(p: argparse.ArgumentParser, *, what: str, scratch: str, flag: str = "--scratch") -> None:
+    """``--dsn`` and ``--scratch`` (or ``--demo``): which server, as ``psql`` chooses it.
 
     :param what: what the command does to the server, e.g. ``"probe"``.
-    :param scratch: what the command runs without any target, e.g. ``"an empty scratch PostgreSQL 18"``.
+    :param scratch: what ``flag`` runs instead of a server, e.g. ``"an empty scratch PostgreSQL 18"``.
+    :param flag: ``--scratch`` (a scratch server: footprint, forecast) or ``--demo`` (a scratch server with a
+        demo load: watch, audit, diagnose; ``--scratch`` is then refused with a pointer to ``--demo``).
     """
     p.add_argument("--dsn", metavar="DSN",
-                   help=f"libpq conninfo or URI of the server to {what}. Without --dsn, the PG* environment "
-                        "(PGHOST, PGPORT, PGDATABASE, PGUSER, PGSERVICE, PGHOSTADDR) names the server as for psql; "
-                        f"with neither, lockscope uses {scratch}")
-    p.add_argument("--scratch", action="store_true",
-                   help=f"use {scratch} even when PG* environment variables are set")
+                   help=f"libpq conninfo or URI of the server to {what}. Without --dsn, the server psql would use: "
+                        "the PG* environment (PGHOST, PGPORT, PGDATABASE, PGUSER, PGSERVICE, PGHOSTADDR), else "
+                        "libpq's defaults (the local socket, your OS user name as user and database). lockscope "
+                        f"starts a server only with {flag}")
+    p.add_argument(flag, action="store_true", dest="scratch",
+                   help=f"use {scratch} instead of a server of yours (never started otherwise)")
+    if flag != "--scratch":
+        p.add_argument("--scratch", action=_PointTo, nargs=0, help=argparse.SUPPRESS,
+                       const=f"--scratch: use {flag} ({scratch})")
+
+
+class _PointTo(argparse.Action):
+    """An option refused at parse time with one line that says what to use instead (``const``)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error(str(self.const))
+
+
+def add_probe_rate_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--probe-rate HZ``: pg_locks reads per second at most (:meth:`lockscope.db.Session.read_pg_locks`)."""
+    from ..target import LIVE_PG_LOCKS_RATE_HZ
+
+    p.add_argument("--probe-rate", type=non_negative_float, metavar="HZ",
+                   help="pg_locks reads per second at most: each EXPLAIN probe reads pg_locks once, and each read "
+                        "takes all 16 lock-partition LWLocks and every backend's fast-path lock (default "
+                        f"{LIVE_PG_LOCKS_RATE_HZ:g} on a server you name, unpaced on a scratch server; 0 = "
+                        "unpaced)")
 
 
 def add_scratch_options(p: argparse.ArgumentParser | argparse._ArgumentGroup, *, mlpt_default: str,
@@ -196,10 +223,10 @@ def add_scratch_options(p: argparse.ArgumentParser | argparse._ArgumentGroup, *,
 
 
 def add_demo_load_options(p: argparse.ArgumentParser) -> None:
-    """The contended demo load a command runs on its scratch server (``watch``, ``diagnose`` without a server):
+    """The contended demo load a command runs on its scratch server (``watch --demo``, ``diagnose --demo``):
     ``--pg-bin``, ``--mlpt`` (default 16), ``--demo-indexes``, ``--demo-clients``
     (:mod:`lockscope.lab.demo_load`)."""
-    demo = p.add_argument_group("demo load (scratch server only)")
+    demo = p.add_argument_group("demo load (with --demo only)")
     add_scratch_options(demo, mlpt_default="16: one group of 16 fast-path slots, so the demo load contends")
     demo.add_argument("--demo-indexes", type=non_negative_int, metavar="N",
                       help="extra indexes on pgbench_accounts (default 100)")
@@ -239,7 +266,7 @@ def add_protocol_option(p: argparse.ArgumentParser, *, default: str, meaning: st
 
 
 def add_timeout_options(p: argparse.ArgumentParser, *, lock_ms: int | None = 200, statement_ms: int = 5000,
-                        what: str = "probe transaction") -> None:
+                        what: str = "probe transaction and catalog query") -> None:
     """``--lock-timeout MS`` and ``--statement-timeout MS`` of lockscope's own session."""
     if lock_ms is not None:
         p.add_argument("--lock-timeout", type=positive_int, default=lock_ms, metavar="MS",

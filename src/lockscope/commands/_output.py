@@ -6,6 +6,7 @@
   (:class:`Steps`), so a CI log shows where a long run is.
 - The first line of every command that talks to a server says which one (:func:`target_line`).
 - ``--json -`` prints JSON alone on standard output; everything else then goes to standard error.
+- Commands that probe end with one line on standard error: their pg_locks reads (:func:`print_probe_cost`).
 """
 
 from __future__ import annotations
@@ -17,14 +18,17 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from ..errors import BadInputError
 
-__all__ = ["WIDE_COLUMNS", "Steps", "check_writable", "make_console", "read_text", "target_line", "write_json",
-           "write_text"]
+if TYPE_CHECKING:
+    from ..db import ProbeCost
+
+__all__ = ["WIDE_COLUMNS", "Steps", "check_writable", "make_console", "print_probe_cost", "read_text", "target_line",
+           "write_json", "write_text"]
 
 #: Width of a console that is not a terminal: wide enough that no table cell is ever cut.
 WIDE_COLUMNS = 1000
@@ -85,6 +89,12 @@ def steps(console: Console, title: str) -> Iterator[Steps]:
 def target_line(command: str, label: str, source: str) -> str:
     """The first output line: ``lockscope footprint: PostgreSQL 18.6 at ... (chosen by --dsn)``."""
     return f"lockscope {command}: {label} ({source})"
+
+
+def print_probe_cost(command: str, cost: ProbeCost) -> None:
+    """The last line of a command that probes (stderr): its pg_locks reads, e.g. ``lockscope audit: pg_locks reads:
+    37 in 18.6 s of probing, 41 ms inside pg_locks (paced at 2/s)``."""
+    make_console(stderr=True).print(f"lockscope {command}: {cost.line()}", markup=False, highlight=False)
 
 
 def check_writable(*paths: Path | None) -> None:

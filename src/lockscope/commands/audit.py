@@ -13,16 +13,18 @@ from ..errors import EXIT_SPILL, BadInputError
 from ._common import (
     add_json_option,
     add_parser,
+    add_probe_rate_option,
     add_scratch_options,
     add_target_options,
     add_timeout_options,
     non_negative_float,
     positive_int,
 )
-from ._output import check_writable, make_console, steps, target_line, write_json, write_text
+from ._output import check_writable, make_console, print_probe_cost, steps, target_line, write_json, write_text
 
 if TYPE_CHECKING:
     from ..audit import AuditOptions, AuditReport
+    from ..db import ProbeCost
 
 #: ``--fail-on`` levels; the exit code when findings at or above the level exist is ``errors.EXIT_SPILL`` (6).
 FAIL_ON_LEVELS = ("low", "medium", "high")
@@ -41,18 +43,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "model with the real OIDs, each top statement's measured footprint (EXPLAIN only) and its "
                     "main-lock-table acquisitions per second, shared lock table risk, droppable indexes, "
                     "max_locks_per_transaction, plan_cache_mode and partitioning advice. The server: --dsn, else "
-                    "the PG* environment as for psql, else a demo database on a scratch PostgreSQL 18, audited "
-                    "while a short workload runs on it. The first line names the server.",
+                    "the PG* environment, else libpq's defaults (the local socket), as for psql; with --demo, a "
+                    "demo database on a scratch PostgreSQL 18, audited while a short workload runs on it "
+                    "(lockscope never starts a server otherwise). The first line names the server; the last line "
+                    "on stderr gives the probes' pg_locks reads and their time (docs/safety.md).",
         exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143),
     )
-    add_target_options(p, what="audit", scratch="a demo database on a scratch PostgreSQL with a short workload")
+    add_target_options(p, what="audit", scratch="a demo database on a scratch PostgreSQL with a short workload",
+                       flag="--demo")
     p.add_argument("--interval", type=non_negative_float, default=10.0, metavar="S",
                    help="seconds between the two pg_stat_statements snapshots for calls/s (default 10; 0 = rates "
                         "since the last pg_stat_statements reset)")
     p.add_argument("--top", type=positive_int, default=200, metavar="N",
                    help="statements audited, the top N by calls (default 200)")
-    p.add_argument("--probe-rate", type=non_negative_float, default=20.0, metavar="HZ",
-                   help="EXPLAIN probes per second at most; each reads pg_locks once (default 20; 0 = unpaced)")
+    add_probe_rate_option(p)
     p.add_argument("--unused-days", type=non_negative_float, metavar="D",
                    help="statistics age in days from which idx_scan = 0 counts as unused (default 7; 0 on the "
                         "demo, whose statistics are seconds old)")
@@ -67,8 +71,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--limit", type=positive_int, default=15, metavar="N",
                    help="rows per table in the terminal summary (default 15)")
     add_timeout_options(p, what="probe transaction and catalog query")
-    add_scratch_options(p, mlpt_default=f"{DEMO_MLPT}: one group of 16 fast-path slots, so the demo's findings "
-                                         "show")
+    add_scratch_options(p.add_argument_group("demo (with --demo only)"),
+                        mlpt_default=f"{DEMO_MLPT}: one group of 16 fast-path slots, so the demo's findings show")
     p.set_defaults(handler=run)
 
 
@@ -88,39 +92,42 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if len(stdout_outputs) > 1:
         raise BadInputError("only one of --json and --sql can be - (standard output)")
     check_writable(args.html, args.sql, args.json)
-    choice = choose_target(args.dsn, scratch=args.scratch,
+    choice = choose_target(args.dsn, scratch=args.scratch, scratch_flag="--demo",
                            scratch_only={"--pg-bin": args.pg_bin, "--mlpt": args.mlpt})
     unused_days = args.unused_days if args.unused_days is not None else (0.0 if choice.scratch else 7.0)
-    options = AuditOptions(interval_s=args.interval, top_n=args.top, probe_rate_hz=args.probe_rate,
-                           unused_min_age_s=unused_days * 86400, statements=not args.no_statements)
+    options = AuditOptions(interval_s=args.interval, top_n=args.top, unused_min_age_s=unused_days * 86400,
+                           statements=not args.no_statements)
+    rate = choice.pg_locks_rate_hz(args.probe_rate)
     info = make_console(stderr=True) if stdout_outputs else console
     progress = make_console(stderr=True)
     with steps(progress, "lockscope audit") as step:
         if choice.scratch:
-            report = _run_demo(args, options, step, info)
+            report, cost = _run_demo(args, options, step, info, rate)
         else:
             from ..db import connect
 
             with connect(choice.dsn or "", lock_timeout_ms=args.lock_timeout,
-                         statement_timeout_ms=args.statement_timeout) as session:
+                         statement_timeout_ms=args.statement_timeout, pg_locks_rate_hz=rate) as session:
                 info.print(target_line("audit", session.endpoint.label(), choice.describe(0)),
                            markup=False, highlight=False)
                 report = run_audit(session, options, progress=step)
+                cost = session.probe_cost
     if not stdout_outputs:
         console.print(render_audit(report, limit=args.limit))
     if args.json is not None:
-        write_json(args.json, audit_to_dict(report), info, stdout=console)
+        write_json(args.json, {**audit_to_dict(report), "probe_cost": cost.to_dict()}, info, stdout=console)
     if args.html is not None:
         write_text(args.html, audit_html(report), info, "HTML")
     if args.sql is not None:
         write_text(args.sql, audit_sql_script(report), info, "SQL", stdout=console)
+    print_probe_cost("audit", cost)
     if args.fail_on is not None and report.at_or_above(args.fail_on):
         return EXIT_SPILL
     return 0
 
 
 def _run_demo(args: argparse.Namespace, options: AuditOptions, progress: Callable[[str], None],
-              info: Console) -> AuditReport:
+              info: Console, rate_hz: float) -> tuple[AuditReport, ProbeCost]:
     from dataclasses import replace
 
     from ..audit import run_audit
@@ -137,7 +144,7 @@ def _run_demo(args: argparse.Namespace, options: AuditOptions, progress: Callabl
         create_demo_database(server)
         workload = DemoWorkload(server, duration_s=max(args.interval, 1.0))
         with connect(server.conninfo(), lock_timeout_ms=args.lock_timeout,
-                     statement_timeout_ms=args.statement_timeout) as session:
+                     statement_timeout_ms=args.statement_timeout, pg_locks_rate_hz=rate_hz) as session:
             info.print(target_line("audit", session.endpoint.label(),
                                    f"demo database on a scratch server started by lockscope, "
                                    f"max_locks_per_transaction {mlpt}"), markup=False, highlight=False)
@@ -145,6 +152,7 @@ def _run_demo(args: argparse.Namespace, options: AuditOptions, progress: Callabl
                 report = run_audit(session, options, progress=progress, during_interval=workload.start, demo=True)
             finally:
                 workload.join()
+            cost = session.probe_cost
     if workload.error is not None:
         report = replace(report, notes=(*report.notes, f"demo workload failed: {workload.error}"))
-    return report
+    return report, cost

@@ -15,30 +15,35 @@ from ._common import (
     add_hz_option,
     add_json_option,
     add_parser,
+    add_probe_rate_option,
     add_target_options,
     add_timeout_options,
     non_negative_float,
     parse_duration,
     positive_int,
 )
-from ._output import check_writable, make_console, steps, target_line, write_json, write_text
+from ._output import check_writable, make_console, print_probe_cost, steps, target_line, write_json, write_text
 
 if TYPE_CHECKING:
+    from ..db import ProbeCost
     from ..diagnose import DiagnoseOptions, Diagnosis
 
 DESCRIPTION = """\
 Sample wait events like `lockscope watch` (read-only, one sampling connection, same observer cost) for
 --duration, with two pg_stat_statements snapshots around it; then, like `lockscope audit`, read the catalog and
-measure the footprints of the statements that carried the LWLock:LockManager waits (EXPLAIN only, paced: the custom
-plan with values from pg_stats, EXPLAIN (GENERIC_PLAN) for $n texts). It names the relations whose locks spill to
+measure the footprints of the statements that carried the LWLock:LockManager waits (EXPLAIN only; each probe reads
+pg_locks once, paced at --probe-rate, 2 reads per second by default on your server: the custom plan with values
+from pg_stats, EXPLAIN (GENERIC_PLAN) for $n texts). It names the relations whose locks spill to
 the main lock table and their lock partitions (0..15), the plan-cache phase that spills (custom plan, generic plan
 build at execution 6, cached generic plan reuse), and ranks the audit's fixes (drop a droppable index set,
 max_locks_per_transaction, plan_cache_mode, partitioning) by their effect on main-lock-table acquisitions/s
 (calls/s x spilled locks per call, before and after). The last line is the verdict.
 
-The server: --dsn, else the PG* environment as for psql; with neither, lockscope starts its own embedded
-PostgreSQL 18 with the contended demo load of `lockscope watch` (pgbench select-only, 100 extra indexes on
-pgbench_accounts, 16 clients, max_locks_per_transaction 16). The first line names the server.
+The server: --dsn, else the PG* environment, else libpq's defaults (the local socket), as for psql. With
+--demo, lockscope starts its own embedded PostgreSQL 18 with the contended demo load of `lockscope watch --demo`
+(pgbench select-only, 100 extra indexes on pgbench_accounts, 16 clients, max_locks_per_transaction 16); it never
+starts a server or a load otherwise. The first line names the server; the last line on stderr says how many
+pg_locks reads the probes made and how long they took (docs/safety.md).
 """
 
 
@@ -47,7 +52,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = add_parser(sub, "diagnose",
                    help="which statements wait on LWLock:LockManager, which relations spill, and the fix",
                    description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, 130, 143))
-    add_target_options(p, what="diagnose", scratch="a scratch PostgreSQL running the contended demo load")
+    add_target_options(p, what="diagnose", scratch="a scratch PostgreSQL running the contended demo load",
+                       flag="--demo")
     p.add_argument("--duration", type=parse_duration, default=30.0, metavar="TIME",
                    help="sampling time, also the pg_stat_statements interval for calls/s, e.g. 30s, 2m (default 30s)")
     add_hz_option(p)
@@ -55,8 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="where wait samples come from, as for lockscope watch (default auto)")
     p.add_argument("--top", type=positive_int, default=50, metavar="N",
                    help="statements audited, the top N by calls in the interval (default 50)")
-    p.add_argument("--probe-rate", type=non_negative_float, default=20.0, metavar="HZ",
-                   help="EXPLAIN probes per second at most; each reads pg_locks once (default 20; 0 = unpaced)")
+    add_probe_rate_option(p)
     p.add_argument("--unused-days", type=non_negative_float, metavar="D",
                    help="statistics age in days from which idx_scan = 0 counts as unused (default 7; 0 on the demo)")
     p.add_argument("--cores", type=positive_int, metavar="N",
@@ -80,41 +85,43 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if args.mlpt is not None and args.mlpt < 10:
         raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
     check_writable(args.html, args.json)
-    choice = choose_target(args.dsn, scratch=args.scratch, scratch_only={
+    choice = choose_target(args.dsn, scratch=args.scratch, scratch_flag="--demo", scratch_only={
         "--pg-bin": args.pg_bin, "--mlpt": args.mlpt, "--demo-indexes": args.demo_indexes,
         "--demo-clients": args.demo_clients})
     unused_days = args.unused_days if args.unused_days is not None else (0.0 if choice.scratch else 7.0)
     options = DiagnoseOptions(duration_s=args.duration, hz=args.hz, source=args.source, top_n=args.top,
-                              probe_rate_hz=args.probe_rate, unused_min_age_s=unused_days * 86400,
-                              cores=args.cores or default_cores())
+                              unused_min_age_s=unused_days * 86400, cores=args.cores or default_cores())
+    rate = choice.pg_locks_rate_hz(args.probe_rate)
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
     if choice.dsn is not None:
-        diagnosis = _diagnose(args, options, choice.dsn, choice.describe(0), info, demo=False)
+        diagnosis, cost = _diagnose(args, options, choice.dsn, choice.describe(0), info, rate, demo=False)
     else:
-        diagnosis = _demo(args, options, info)
+        diagnosis, cost = _demo(args, options, info, rate)
     if not to_stdout:
         console.print(render_diagnosis(diagnosis))
     if args.json is not None:
-        write_json(args.json, diagnose_to_dict(diagnosis), info, stdout=console)
+        write_json(args.json, {**diagnose_to_dict(diagnosis), "probe_cost": cost.to_dict()}, info, stdout=console)
     if args.html is not None:
         write_text(args.html, diagnose_html(diagnosis), info, "HTML")
+    print_probe_cost("diagnose", cost)
     return 0
 
 
-def _diagnose(args: argparse.Namespace, options: DiagnoseOptions, dsn: str, source: str, info: Console, *,
-              demo: bool) -> Diagnosis:
+def _diagnose(args: argparse.Namespace, options: DiagnoseOptions, dsn: str, source: str, info: Console,
+              rate_hz: float, *, demo: bool) -> tuple[Diagnosis, ProbeCost]:
     from ..db import connect
     from ..diagnose import run_diagnose
 
-    with steps(make_console(stderr=True), "lockscope diagnose") as step:
-        step("connecting")
-        with connect(dsn, lock_timeout_ms=args.lock_timeout, statement_timeout_ms=args.statement_timeout) as session:
-            info.print(target_line("diagnose", session.endpoint.label(), source), markup=False, highlight=False)
-            return run_diagnose(session, dsn, options, progress=step, demo=demo)
+    with steps(make_console(stderr=True), "lockscope diagnose") as step, \
+            connect(dsn, lock_timeout_ms=args.lock_timeout, statement_timeout_ms=args.statement_timeout,
+                    pg_locks_rate_hz=rate_hz) as session:
+        info.print(target_line("diagnose", session.endpoint.label(), source), markup=False, highlight=False)
+        return run_diagnose(session, dsn, options, progress=step, demo=demo), session.probe_cost
 
 
-def _demo(args: argparse.Namespace, options: DiagnoseOptions, info: Console) -> Diagnosis:
+def _demo(args: argparse.Namespace, options: DiagnoseOptions, info: Console,
+          rate_hz: float) -> tuple[Diagnosis, ProbeCost]:
     from ..lab.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema, start_demo_load
     from ..lab.install import resolve_pg_bin
     from ..server import ScratchServer, ScratchSettings
@@ -135,6 +142,6 @@ def _demo(args: argparse.Namespace, options: DiagnoseOptions, info: Console) -> 
         # the load covers the sampling; the probes run after it
         with start_demo_load(server, duration_s=options.duration_s + 5, clients=clients):
             time.sleep(0.5)
-            return _diagnose(args, options, server.conninfo(), source, info, demo=True)
+            return _diagnose(args, options, server.conninfo(), source, info, rate_hz, demo=True)
     finally:
         server.stop()

@@ -11,16 +11,18 @@ from rich.console import Console
 
 from ..capacity import CapacityModel
 from ..errors import EXIT_SPILL, BadInputError
+from ..versions import SUPPORTED_MAJORS, check_assumed_major
 from ._common import (
     add_json_option,
     add_parser,
+    add_probe_rate_option,
     add_protocol_option,
     add_scratch_options,
     add_target_options,
     add_timeout_options,
     positive_int,
 )
-from ._output import check_writable, make_console, read_text, target_line, write_json
+from ._output import check_writable, make_console, print_probe_cost, read_text, target_line, write_json
 
 #: Executions probed with --protocol prepared when --executions is not given.
 DEFAULT_EXECUTIONS = 7
@@ -39,8 +41,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="relation locks a statement takes, per plan-cache phase, fast-path vs main lock table",
         description="Measure the relation-lock footprint of one statement from pg_locks (EXPLAIN only, in a "
                     "READ ONLY transaction that is always rolled back) with the capacity model's prediction "
-                    "beside it. The server: --dsn, else the PG* environment as for psql, else an empty scratch "
-                    "PostgreSQL 18 (use --setup to create tables on it). The first line names the server.",
+                    "beside it. The server: --dsn, else the PG* environment, else libpq's defaults (the local "
+                    "socket), as for psql; --scratch starts an empty scratch PostgreSQL 18 instead (use --setup to "
+                    "create tables on it). The first line names the server; the last line on stderr gives the "
+                    "pg_locks reads (one per probed execution, 2 per second at most on your server).",
         exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143),
     )
     fp.add_argument("sql", metavar="SQL", nargs="?",
@@ -48,7 +52,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fp.add_argument("-f", "--file", type=Path, help="read the statement from a file")
     add_target_options(fp, what="probe", scratch="an empty scratch PostgreSQL (see --setup)")
     fp.add_argument("--setup", metavar="FILE", type=Path,
-                    help="SQL script run on the scratch server before probing (scratch server only)")
+                    help="SQL script run on the scratch server before probing (with --scratch only)")
     add_scratch_options(fp, mlpt_default="PostgreSQL's own: 64 on 13-18, 128 on 19")
     fp.add_argument("--param", action="append", default=[], metavar="VALUE",
                     help="value for $1, $2, ... in order (repeat the option)")
@@ -65,10 +69,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fp.add_argument("--executions", type=positive_int, metavar="N",
                     help=f"executions probed with --protocol prepared, 1..100 (default {DEFAULT_EXECUTIONS})")
     fp.add_argument("--assume-version", type=int, metavar="MAJOR",
-                    help="also predict for this major version (13..19) with the same relations")
+                    help=f"also predict for this major version ({SUPPORTED_MAJORS[0]}..{SUPPORTED_MAJORS[-1]}) with "
+                         "the same relations")
     fp.add_argument("--assume-mlpt", type=positive_int, metavar="N",
                     help="also predict for this max_locks_per_transaction")
     add_timeout_options(fp)
+    add_probe_rate_option(fp)
     add_json_option(fp, schema="lockscope/footprint/v1")
     fp.add_argument("-v", "--verbose", action="store_true", help="list every locked relation")
     fp.add_argument("--fail-on-spill", action="store_true",
@@ -114,8 +120,8 @@ def _check_options(args: argparse.Namespace) -> tuple[str, str]:
         raise BadInputError("--executions: at most 100")
     if args.param_type and protocol != "prepared":
         raise BadInputError("--param-type applies to --protocol prepared")
-    if args.assume_version is not None and not 13 <= args.assume_version <= 99:
-        raise BadInputError(f"--assume-version {args.assume_version}: give a major version, 13 or later")
+    if args.assume_version is not None:
+        check_assumed_major(args.assume_version)
     if args.assume_mlpt is not None and args.assume_mlpt < 10:
         raise BadInputError("--assume-mlpt: max_locks_per_transaction is at least 10")
     if args.mlpt is not None and args.mlpt < 10:
@@ -145,8 +151,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
     with open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=args.mlpt),
-                     setup_sql=setup, lock_timeout_ms=args.lock_timeout,
-                     statement_timeout_ms=args.statement_timeout) as target:
+                     setup_sql=setup, lock_timeout_ms=args.lock_timeout, statement_timeout_ms=args.statement_timeout,
+                     pg_locks_rate_hz=choice.pg_locks_rate_hz(args.probe_rate)) as target:
         facts = target.session.facts
         info.print(target_line("footprint", target.session.endpoint.label(),
                                choice.describe(facts.max_locks_per_transaction)), markup=False, highlight=False)
@@ -159,13 +165,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
             footprints = (measure_footprint(target.session, checked.text, protocol=protocol,
                                             plan_cache_mode=mode, **kwargs),)
         endpoint = target.session.endpoint
+        cost = target.session.probe_cost
     if args.json is not None:
         doc = footprints_to_dict(footprints)
         doc["server"].update(host=endpoint.host, port=endpoint.port, database=endpoint.database,
                              user=endpoint.user, chosen_by=choice.source)
+        doc["probe_cost"] = cost.to_dict()
         write_json(args.json, doc, info, stdout=console)
     if not to_stdout:
         console.print(render_footprints(footprints, verbose=args.verbose))
+    print_probe_cost("footprint", cost)
     if args.fail_on_spill and any(fp.spilled for fp in footprints):
         return EXIT_SPILL
     return 0

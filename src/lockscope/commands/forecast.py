@@ -9,9 +9,11 @@ from pathlib import Path
 from rich.console import Console
 
 from ..errors import BadInputError
+from ..versions import SUPPORTED_MAJORS
 from ._common import (
     add_json_option,
     add_parser,
+    add_probe_rate_option,
     add_protocol_option,
     add_scratch_options,
     add_target_options,
@@ -19,7 +21,16 @@ from ._common import (
     non_negative_float,
     positive_int,
 )
-from ._output import check_writable, make_console, read_text, steps, target_line, write_json, write_text
+from ._output import (
+    check_writable,
+    make_console,
+    print_probe_cost,
+    read_text,
+    steps,
+    target_line,
+    write_json,
+    write_text,
+)
 
 #: Scratch server max_locks_per_transaction: PostgreSQL's default (13-18); ``--mlpt`` is a what-if here.
 SCRATCH_MLPT = 64
@@ -35,8 +46,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "model of the cores and the 16 lock-partition LWLocks (docs/forecast.md), the binding resource, "
                     "partition utilisation and the predicted LockManager share of active sessions. Input: one "
                     "statement (--statement, probed with EXPLAIN only), or the database's pg_stat_statements "
-                    "workload (read-only, as lockscope audit reads it). The server: --dsn, else the PG* environment "
-                    "as for psql, else a scratch PostgreSQL 18 (--statement only; --setup creates its tables). "
+                    "workload (read-only, as lockscope audit reads it). The server: --dsn, else the PG* environment, "
+                    "else libpq's defaults (the local socket), as for psql; --scratch starts a scratch PostgreSQL "
+                    "18 instead (--statement only; --setup creates its tables). "
                     "What-ifs (--drop-index, --mlpt, --plan-cache-mode, --assume-version) are forecast beside the "
                     "measured state. The first line names the server.",
         exit_codes=(0, 1, 2, 3, 4, 130, 143),
@@ -46,7 +58,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("-f", "--file", type=Path, metavar="FILE", help="read the statement from a file")
     add_target_options(p, what="forecast", scratch="a scratch PostgreSQL (with --statement; see --setup)")
     p.add_argument("--setup", metavar="FILE", type=Path,
-                   help="SQL script run on the scratch server before probing (scratch server only)")
+                   help="SQL script run on the scratch server before probing (with --scratch only)")
     add_scratch_options(p, mlpt_default="", mlpt=False)
     p.add_argument("--param", action="append", default=[], metavar="VALUE",
                    help="value for $1, $2, ... of --statement in order (repeat the option)")
@@ -75,15 +87,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                       help="another plan_cache_mode: --statement is probed again with the prepared protocol in "
                            "this mode; a workload statement takes its custom or cached generic plan's locks")
     what.add_argument("--assume-version", type=int, metavar="MAJOR",
-                      help="another major version (13..) with the same relations")
+                      help=f"another major version ({SUPPORTED_MAJORS[0]}..{SUPPORTED_MAJORS[-1]}) with the same "
+                           "relations")
     wl = p.add_argument_group("workload (without --statement)")
     wl.add_argument("--interval", type=non_negative_float, default=10.0, metavar="S",
                     help="seconds between the two pg_stat_statements snapshots for calls/s (default 10; 0 = rates "
                          "since the last reset)")
     wl.add_argument("--top", type=positive_int, default=50, metavar="N",
                     help="statements forecast, the top N by calls (default 50)")
-    wl.add_argument("--probe-rate", type=non_negative_float, default=20.0, metavar="HZ",
-                    help="EXPLAIN probes per second at most (default 20; 0 = unpaced)")
+    add_probe_rate_option(p)
     add_timeout_options(p)
     add_json_option(p, schema="lockscope/forecast/v1, docs/forecast.md")
     p.add_argument("--html", type=Path, metavar="FILE",
@@ -145,10 +157,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
     with steps(make_console(stderr=True), "lockscope forecast") as step:
-        step("connecting" if not choice.scratch else "starting a scratch PostgreSQL")
+        if choice.scratch:
+            step("starting a scratch PostgreSQL")
         with open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=SCRATCH_MLPT),
                          setup_sql=setup, lock_timeout_ms=args.lock_timeout,
-                         statement_timeout_ms=args.statement_timeout) as target:
+                         statement_timeout_ms=args.statement_timeout,
+                         pg_locks_rate_hz=choice.pg_locks_rate_hz(args.probe_rate)) as target:
             session = target.session
             info.print(target_line("forecast", session.endpoint.label(),
                                    choice.describe(session.facts.max_locks_per_transaction)),
@@ -160,14 +174,17 @@ def run(args: argparse.Namespace, console: Console) -> int:
             else:
                 report = forecast_workload(session, calibration=calibration, cores=cores, clients=args.clients,
                                            what_if=what_if, interval_s=args.interval, top_n=args.top,
-                                           probe_rate_hz=args.probe_rate, progress=step)
+                                           progress=step)
             endpoint = session.endpoint
+            cost = session.probe_cost
     if args.json is not None:
         doc = forecast_to_dict(report)
         doc["server"].update(host=endpoint.host, port=endpoint.port, user=endpoint.user, chosen_by=choice.source)
+        doc["probe_cost"] = cost.to_dict()
         write_json(args.json, doc, info, stdout=console)
     if not to_stdout:
         console.print(render_forecast(report, verbose=args.verbose))
     if args.html is not None:
         write_text(args.html, forecast_html(report), info, "HTML")
+    print_probe_cost("forecast", cost)
     return 0

@@ -26,9 +26,10 @@ and show live: average active sessions (AAS) by wait class, the LWLock:LockManag
 the top statements by LockManager samples (query_id joined to pg_stat_statements text when available) and the
 sample rate achieved. Ctrl-C stops cleanly and prints a summary (exit 0).
 
-Without --dsn, lockscope starts its own embedded PostgreSQL 18 and runs a contended demo load on it (pgbench
-select-only, 100 extra indexes on pgbench_accounts, 16 clients, max_locks_per_transaction 16) for --duration
-(default 60 s), so `lockscope watch` alone shows LockManager contention live.
+The server: --dsn, else the PG* environment, else libpq's defaults (the local socket), as for psql. With --demo,
+lockscope starts its own embedded PostgreSQL 18 and runs a contended demo load on it (pgbench select-only, 100
+extra indexes on pgbench_accounts, 16 clients, max_locks_per_transaction 16) for --duration (default 60 s), so
+`lockscope watch --demo` shows LockManager contention live; it never starts a server or a load otherwise.
 
 Observer cost: each sample is one query of pg_stat_get_activity(NULL), which takes no heavyweight lock and no
 lock-manager LWLock (the pg_stat_activity view would put 6 shared-catalog locks in the main lock table per
@@ -53,7 +54,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = add_parser(sub, "watch",
                    help="sample pg_stat_activity at up to 100 Hz and catch LWLock:LockManager waits live",
                    description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, 143))
-    add_target_options(p, what="watch", scratch="a scratch PostgreSQL running the contended demo load")
+    add_target_options(p, what="watch", scratch="a scratch PostgreSQL running the contended demo load",
+                       flag="--demo")
     add_hz_option(p)
     p.add_argument("--source", choices=("auto", "activity", "pg_wait_sampling"), default="auto",
                    help="where samples come from: pg_stat_activity polled at --hz (activity), the pg_wait_sampling "
@@ -61,7 +63,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "the database or not preloaded), or pg_wait_sampling when usable else activity (auto, "
                         "the default)")
     p.add_argument("--duration", type=parse_duration, metavar="TIME",
-                   help="stop after this long, e.g. 60s, 5m, 1h (default: until Ctrl-C; 60s for the demo)")
+                   help="stop after this long, e.g. 60s, 5m, 1h (default: until Ctrl-C; 60s with --demo)")
     p.add_argument("--record", type=Path, metavar="FILE",
                    help="record every sample to a new SQLite file (committed every second)")
     p.add_argument("--locks-every", type=positive_float, metavar="SECONDS",
@@ -104,7 +106,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..watch.prometheus import parse_listen
 
     _check(args)
-    choice = choose_target(args.dsn, scratch=args.scratch, scratch_only={
+    choice = choose_target(args.dsn, scratch=args.scratch, scratch_flag="--demo", scratch_only={
         "--pg-bin": args.pg_bin, "--mlpt": args.mlpt, "--demo-indexes": args.demo_indexes,
         "--demo-clients": args.demo_clients})
     listen = parse_listen(args.prometheus) if args.prometheus else None

@@ -83,7 +83,6 @@ class DiagnoseOptions:
     :ivar hz: wait-event samples per second (1..100).
     :ivar source: sample source, as ``lockscope watch --source``.
     :ivar top_n: statements the audit probes, the top N by calls in the interval (count).
-    :ivar probe_rate_hz: EXPLAIN probes per second at most.
     :ivar unused_min_age_s: statistics age (s) from which idx_scan = 0 counts as unused.
     :ivar cores: cores of the forecast model (count).
     :ivar statement_timeout_ms: statement_timeout of the sampling session (ms).
@@ -93,7 +92,6 @@ class DiagnoseOptions:
     hz: float = 10.0
     source: str = "auto"
     top_n: int = 50
-    probe_rate_hz: float = 20.0
     unused_min_age_s: float = 7 * 86400
     cores: int = 1
     statement_timeout_ms: int = 500
@@ -603,7 +601,7 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
         say(text)
 
     audit_options = AuditOptions(interval_s=options.duration_s, top_n=options.top_n,
-                                 probe_rate_hz=options.probe_rate_hz, unused_min_age_s=options.unused_min_age_s)
+                                 unused_min_age_s=options.unused_min_age_s)
     try:
         report: AuditReport | None = run_audit(session, audit_options, progress=step, during_interval=start_watch,
                                                demo=demo)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from ..capacity import CapacityModel, LockRequest
 from ..errors import BadInputError
 from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition
-from ..versions import MIN_SUPPORTED
+from ..versions import check_assumed_major
 from .calibration import Calibration
 from .model import Demands, Forecast, TransactionClass, forecast_curve, workload_demands
 
@@ -173,7 +173,7 @@ class WhatIf:
     :ivar drop_indexes: index names as given (``--drop-index``).
     :ivar max_locks_per_transaction: another max_locks_per_transaction (``--mlpt``).
     :ivar plan_cache_mode: ``auto``, ``force_custom_plan`` or ``force_generic_plan``.
-    :ivar assume_major: another major version (13..), same relations.
+    :ivar assume_major: another major version (``versions.SUPPORTED_MAJORS``), same relations.
     """
 
     drop_indexes: tuple[str, ...] = ()
@@ -186,9 +186,8 @@ class WhatIf:
             raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
         if self.plan_cache_mode is not None and self.plan_cache_mode not in PLAN_CACHE_MODES:
             raise BadInputError(f"--plan-cache-mode {self.plan_cache_mode!r}: use {', '.join(PLAN_CACHE_MODES)}")
-        if self.assume_major is not None and not MIN_SUPPORTED // 10000 <= self.assume_major <= 99:
-            raise BadInputError(f"--assume-version {self.assume_major}: give a major version, "
-                                f"{MIN_SUPPORTED // 10000} or later")
+        if self.assume_major is not None:
+            check_assumed_major(self.assume_major)
 
     @property
     def any(self) -> bool:
@@ -494,7 +493,6 @@ def forecast_workload(
     what_if: WhatIf = WhatIf(),
     interval_s: float = 10.0,
     top_n: int = 50,
-    probe_rate_hz: float = 20.0,
     progress: Callable[[str], None] = lambda _msg: None,
 ) -> ForecastReport:
     """Forecast the database's workload from pg_stat_statements (read-only; ``lockscope audit``'s reader).
@@ -525,7 +523,7 @@ def forecast_workload(
         raise BadInputError("; ".join(workload.notes) or "pg_stat_statements is not available")
     progress("reading the catalog")
     catalog = read_catalog(session)
-    audits = probe_statements(session, catalog, rows, probe_rate_hz=probe_rate_hz, progress=progress)
+    audits = probe_statements(session, catalog, rows, progress=progress)
     notes = list(workload.notes)
     oids = [o for a in audits for p in (a.custom, a.generic_reuse) if p is not None for o in p.relation_oids]
     relations = relation_facts(session, oids)
