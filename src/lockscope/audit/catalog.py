@@ -129,6 +129,9 @@ class AuditSettings:
     :ivar read_all_stats: current user has pg_read_all_stats (sees every role's statements).
     :ivar has_pg_stat_lock: the PG 19 ``pg_stat_lock`` view exists.
     :ivar client_backends: client sessions connected now (count).
+    :ivar track_planning: ``pg_stat_statements.track_planning`` is on (pg_stat_statements counts plannings in
+        ``plans``).
+    :ivar compute_query_id: the ``compute_query_id`` setting (PG 14+), else None.
     """
 
     enable_partition_pruning: bool
@@ -141,6 +144,8 @@ class AuditSettings:
     current_user: str
     database_oid: int
     client_backends: int
+    track_planning: bool = False
+    compute_query_id: str | None = None
 
     @property
     def stats_age_s(self) -> float:
@@ -278,6 +283,8 @@ def read_settings(session: Session) -> AuditSettings:
         current_user=row["current_user"],
         database_oid=int(row["database_oid"]),
         client_backends=int(row["client_backends"]),
+        track_planning=str(row["track_planning"] or "off") == "on",
+        compute_query_id=row["compute_query_id"],
     )
 
 

@@ -278,11 +278,14 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
         if s.spilled_per_call > 0:
             rate = s.main_lock_table_per_s
             sev = "high" if rate >= HIGH_MAIN_PER_S else "medium" if s.calls_per_s > 0 else "low"
+            phase = s.split.describe() if s.split is not None else "phase not measured"
+            rate_low = s.main_lock_table_per_s_low
+            shown = f"{rate_low:,.0f}-{rate:,.0f}" if s.basis == "unknown" and rate_low < rate else f"{rate:,.0f}"
             out.append(Finding(
                 sev, "statement-spill", f"queryid {s.queryid}",
-                f"{rate:,.0f} main-lock-table acquisitions/s: {s.short_query}",
-                f"{s.calls_per_s:,.1f} calls/s x {s.spilled_per_call:g} spilled locks per call ({s.basis} plan: "
-                f"{steady.locks} locks at {cap}); role {s.rolname}",
+                f"{shown} main-lock-table acquisitions/s: {s.short_query}",
+                f"{s.calls_per_s:,.1f} calls/s x {s.spilled_per_call:.3g} spilled locks per call ({phase}; the "
+                f"{steady.phase} plan: {steady.locks} locks at {cap}); role {s.rolname}",
                 mlpt_fix or "see the table findings for its tables", (), rate + s.spilled_per_call))
         for check in s.non_pruning:
             spills = s.custom is not None and s.custom.spilled > 0

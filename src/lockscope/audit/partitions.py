@@ -161,14 +161,9 @@ class LockPartitionLoad:
 
 
 def weighted_plans(audit: StatementAudit) -> list[tuple[PlanFootprint, float]]:
-    """The plans a call of ``audit`` takes with their weights (fractions summing to 1; [] without a plan): the rule
-    of :attr:`~lockscope.audit.workload.StatementAudit.spilled_per_call` (``basis``)."""
-    gp, cp = audit.generic_plan_calls, audit.custom_plan_calls
-    if audit.basis == "weighted" and audit.custom is not None and audit.generic_reuse is not None \
-            and gp is not None and cp is not None and gp + cp > 0:
-        return [(audit.custom, cp / (gp + cp)), (audit.generic_reuse, gp / (gp + cp))]
-    steady = audit.steady
-    return [(steady, 1.0)] if steady is not None else []
+    """The plans a call of ``audit`` takes with their weights (fractions summing to 1; [] without a plan):
+    :meth:`~lockscope.audit.workload.StatementAudit.weighted_plans`, the phase split behind ``spilled_per_call``."""
+    return audit.weighted_plans()
 
 
 def load_from_shapes(database_oid: int, shapes: Sequence[WeightedShape]) -> LockPartitionLoad:

@@ -16,9 +16,11 @@
   reason; it never reaches the server.
 
 **Main-lock-table acquisitions per second** = calls/s x spilled locks per call, where a call's spilled locks are
-the custom plan's (what a simple-protocol client or one of the first five executions of a prepared statement
-takes), or the cached generic plan's when the custom plan is not measured; on PG 19 the two are weighted by
-``custom_plan_calls`` / ``generic_plan_calls``.
+its phase's: a planned call (simple protocol, unnamed statement, custom plan) takes the custom plan's, a call that
+reuses a cached generic plan the reuse's (derived from the generic plan). How many calls ran in each phase comes
+from what the server records (:mod:`lockscope.audit.phases`): PG 19's plan counters, else ``plans`` with
+``track_planning``, else pg_locks snapshots of the backends running the statement (at most one a second, during the
+interval), else both bounds and the word "unknown".
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ..statement import check_statement
 from ..versions import PG14
 from .catalog import AuditSettings, Catalog
 from .params import derive_params
+from .phases import PhaseSplit, held_locks_per_call, split_phases
 
 __all__ = [
     "PlanFootprint",
@@ -117,8 +120,12 @@ class StatementAudit:
     :ivar custom: custom-plan footprint, or None (see ``custom_reason``).
     :ivar generic: generic-plan footprint as built (``EXPLAIN (GENERIC_PLAN)``), or None (``generic_reason``).
     :ivar generic_reuse: locks of reusing a cached generic plan (derived from ``generic``), or None.
-    :ivar spilled_per_call: main-lock-table locks per call (count, may be fractional when weighted).
-    :ivar basis: which plan ``spilled_per_call`` comes from: ``custom``, ``generic-reuse``, ``weighted`` or ``none``.
+    :ivar spilled_per_call: main-lock-table locks per call (count, calls-weighted over the phases; the upper bound
+        when the phase is unknown).
+    :ivar basis: where the phase split comes from (:data:`lockscope.audit.phases.BASES`), ``none`` when no plan
+        was measured.
+    :ivar split: the calls by plan-cache phase (:class:`lockscope.audit.phases.PhaseSplit`), None when no plan was
+        measured.
     :ivar prune_checks: per partitioned table in the custom plan, whether it pruned.
     """
 
@@ -142,16 +149,45 @@ class StatementAudit:
     skipped_reason: str | None = None
     generic_plan_calls: int | None = None
     custom_plan_calls: int | None = None
+    split: PhaseSplit | None = None
 
     @property
     def main_lock_table_per_s(self) -> float:
-        """Main-lock-table acquisitions per second: calls/s x spilled locks per call."""
+        """Main-lock-table acquisitions per second: calls/s x spilled locks per call (the upper bound when the
+        phase is unknown; :attr:`main_lock_table_per_s_low` is the lower)."""
         return self.calls_per_s * self.spilled_per_call
 
     @property
+    def main_lock_table_per_s_low(self) -> float:
+        """The lower bound of :attr:`main_lock_table_per_s` (equal to it unless the phase is unknown)."""
+        return self.split.main_table_per_s_low if self.split is not None else self.main_lock_table_per_s
+
+    @property
+    def planned(self) -> PlanFootprint | None:
+        """The footprint of a call that plans: the custom plan's, else the generic plan's build (an upper bound:
+        the custom plan prunes at least as much)."""
+        return self.custom or self.generic
+
+    @property
     def steady(self) -> PlanFootprint | None:
-        """The footprint a call usually takes: custom when measured, else the cached generic plan's."""
-        return self.custom or self.generic_reuse
+        """The footprint most calls take: the cached generic plan's reuse when most calls reuse it, else the
+        planned one."""
+        frac = self.split.reused_fraction if self.split is not None else None
+        if frac is not None and frac > 0.5 and self.generic_reuse is not None:
+            return self.generic_reuse
+        return self.planned or self.generic_reuse
+
+    def weighted_plans(self) -> list[tuple[PlanFootprint, float]]:
+        """The plans the calls take, each with its share of the calls (fractions summing to 1; [] without a plan).
+        With the phase unknown, the plan of the upper bound alone."""
+        planned, reused = self.planned, self.generic_reuse
+        frac = self.split.reused_fraction if self.split is not None else None
+        if frac is not None and planned is not None and reused is not None:
+            return [(p, w) for p, w in ((planned, 1.0 - frac), (reused, frac)) if w > 0] or [(planned, 1.0)]
+        if planned is not None and reused is not None:
+            return [(planned if planned.spilled >= reused.spilled else reused, 1.0)]
+        only = planned or reused
+        return [(only, 1.0)] if only is not None else []
 
     @property
     def generic_locks_more(self) -> bool:
@@ -198,6 +234,8 @@ class Workload:
     probe_seconds: float = 0.0
     top_n: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+    track_planning: bool = False
+    lock_snapshots: int = 0
 
 
 def plan_footprint(fp: Footprint, phase: str | None = None, session: Session | None = None) -> PlanFootprint:
@@ -260,7 +298,7 @@ def _snapshot(session: Session, schema_sql: str, extra: str) -> dict[tuple[int, 
         else:
             key = (int(row["queryid"]), int(row["userid"]))
         if key in out and row["queryid"] is not None:  # toplevel and nested entries of the same statement
-            for name in ("calls", "generic_plan_calls", "custom_plan_calls"):
+            for name in ("calls", "plans", "generic_plan_calls", "custom_plan_calls"):
                 if name in row and row[name] is not None:
                     out[key][name] = (out[key].get(name) or 0) + int(row[name])
         else:
@@ -270,14 +308,20 @@ def _snapshot(session: Session, schema_sql: str, extra: str) -> dict[tuple[int, 
 
 def read_workload(session: Session, settings: AuditSettings, *, interval_s: float, top_n: int,
                   sleep: Callable[[float], None] = time.sleep,
-                  during_interval: Callable[[], None] | None = None) -> tuple[Workload, list[dict[str, Any]]]:
+                  during_interval: Callable[[], None] | None = None,
+                  lock_snapshots: bool = True) -> tuple[Workload, list[dict[str, Any]]]:
     """Take the pg_stat_statements snapshots and read the top statements' texts.
 
-    :param interval_s: seconds between the two snapshots; 0 = rates since the last reset.
+    During the interval, unless ``lock_snapshots`` is False, one pg_locks snapshot a second of the relation locks
+    the database's active client backends hold (``audit_held_locks.sql``, through the session's paced
+    :meth:`~lockscope.db.Session.read_pg_locks`): the measured main-table locks per call of each statement.
+
+    :param interval_s: seconds between the two snapshots; 0 = rates since the last reset (no lock snapshot).
     :param top_n: statements kept (count).
     :param during_interval: called right after the first snapshot (the demo starts its workload there).
+    :param lock_snapshots: take the pg_locks snapshots during the interval.
     :return: the :class:`Workload` (without probes) and the chosen rows (queryid, userid, rolname, query, calls,
-        calls_per_s, ...).
+        calls_per_s, plans_per_s, generic_plan_calls_per_s, custom_plan_calls_per_s, held, ...).
     """
     from ..db import load_sql
 
@@ -291,14 +335,15 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
     try:
         columns = {r["name"] for r in session.query("audit_pgss_columns",
                                                      [f"{schema_sql}.pg_stat_statements"])}
-        extra = "".join(f", s.{c}::int8 AS {c}" for c in ("generic_plan_calls", "custom_plan_calls")
-                        if c in columns)
+        wanted = ["generic_plan_calls", "custom_plan_calls"] + (["plans"] if settings.track_planning else [])
+        extra = "".join(f", s.{c}::int8 AS {c}" for c in wanted if c in columns)
         first = _snapshot(session, schema_sql, extra)
         t0 = time.monotonic()
         if during_interval is not None:
             during_interval()
+        held_rows: list[list[dict[str, Any]]] = []
         if interval_s > 0:
-            sleep(max(0.0, interval_s - (time.monotonic() - t0)))
+            _hold_interval(session, t0, interval_s, sleep, held_rows if lock_snapshots else None)
             second = _snapshot(session, schema_sql, extra)
             elapsed = max(time.monotonic() - t0, 1e-6)
             since_s = None
@@ -330,7 +375,13 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
             gp = int(gp) - int(first[key].get("generic_plan_calls") or 0)
             cp = int(cp or 0) - int(first[key].get("custom_plan_calls") or 0)
         rows.append({"queryid": key[0], "userid": key[1], "calls": calls, "calls_per_s": rate,
-                     "generic_plan_calls": gp, "custom_plan_calls": cp})
+                     "generic_plan_calls": gp, "custom_plan_calls": cp,
+                     "generic_plan_calls_per_s": _per_s(gp, row, first.get(key), "generic_plan_calls", interval_s,
+                                                        elapsed, since_s),
+                     "custom_plan_calls_per_s": _per_s(cp, row, first.get(key), "custom_plan_calls", interval_s,
+                                                       elapsed, since_s),
+                     "plans_per_s": _per_s(row.get("plans"), row, first.get(key), "plans", interval_s, elapsed,
+                                           since_s)})
     rows.sort(key=lambda r: (-r["calls_per_s"], -r["calls"], r["queryid"]))
     # texts for a few more than N, so utility statements (BEGIN, SET, ...) and lockscope's own queries do not
     # take the places of the statements that lock tables
@@ -344,6 +395,10 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
             t = texts.get((r["queryid"], r["userid"]), {})
             r["query"] = t.get("query") or ""
             r["rolname"] = t.get("rolname")
+    held = held_locks_per_call(held_rows, [r["queryid"] for r in candidates],
+                               {r["queryid"]: r["query"] for r in candidates})
+    for r in candidates:
+        r["held"] = held.get(r["queryid"])
     own = [r for r in candidates if _OWN_QUERY.search(r["query"])]
     utility = [r for r in candidates if r not in own and not _PROBEABLE.match(_SQL_PREPARE.sub("", r["query"], 1))]
     kept = [r for r in candidates if r not in own and r not in utility]
@@ -361,9 +416,46 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
             fastpath_exceeded = sum(int(r["fastpath_exceeded"] or 0) for r in lock_rows)
         except DatabaseError as exc:
             notes.append(f"pg_stat_lock could not be read ({exc}).")
+    if not settings.track_planning and not any(r.get("generic_plan_calls") is not None for r in chosen):
+        notes.append("pg_stat_statements.track_planning is off: calls are split into planned ones and reuses of a "
+                     "cached plan from pg_locks snapshots" + (" taken during the interval" if held_rows else
+                     " — none were taken (an interval of 0 s): the phase is unknown, both bounds are shown") +
+                     ". SET pg_stat_statements.track_planning = on (no restart) records the split exactly.")
     workload = Workload(True, entries=len(second), hidden=hidden, interval_s=elapsed, since_s=since_s,
-                        notes=tuple(notes), pg_stat_lock_fastpath_exceeded=fastpath_exceeded, top_n=top_n)
+                        notes=tuple(notes), pg_stat_lock_fastpath_exceeded=fastpath_exceeded, top_n=top_n,
+                        track_planning=settings.track_planning, lock_snapshots=len(held_rows))
     return workload, chosen
+
+
+#: Seconds between two pg_locks snapshots during the interval (``audit_held_locks.sql``).
+HELD_LOCKS_EVERY_S = 1.0
+
+
+def _hold_interval(session: Session, t0: float, interval_s: float, sleep: Callable[[float], None],
+                   snapshots: list[list[dict[str, Any]]] | None) -> None:
+    """Wait out the interval; with ``snapshots``, read the held relation locks every :data:`HELD_LOCKS_EVERY_S`
+    (paced again by the session) and append each snapshot's rows."""
+    end = t0 + interval_s
+    while (now := time.monotonic()) < end:
+        if snapshots is not None:
+            try:
+                snapshots.append(session.query("audit_held_locks"))
+            except DatabaseError:
+                snapshots = None  # e.g. no access: the split falls back to the next basis
+        now = time.monotonic()
+        sleep(max(0.0, min(HELD_LOCKS_EVERY_S, end - now)))
+
+
+def _per_s(value: Any, row: dict[str, Any], first: dict[str, Any] | None, name: str, interval_s: float,
+           elapsed: float, since_s: float | None) -> float | None:
+    """A counter's rate: its delta over the interval, or its value since the reset; None without the counter."""
+    if value is None or row.get(name) is None:
+        return None
+    if interval_s > 0:
+        if first is None:
+            return max(int(row[name]), 0) / elapsed
+        return max(int(row[name]) - int(first.get(name) or 0), 0) / elapsed
+    return int(row[name]) / since_s if since_s else 0.0
 
 
 def _since_reset_s(session: Session, schema_sql: str, settings: AuditSettings) -> float | None:
@@ -430,21 +522,19 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], cache: d
         except LockscopeError as exc:
             generic_reason = f"probe failed: {exc}"
     reuse = reuse_footprint(generic, model) if generic is not None else None
-    gp, cp = row.get("generic_plan_calls"), row.get("custom_plan_calls")
-    if gp is not None and cp is not None and (gp + cp) > 0 and custom is not None and reuse is not None:
-        spilled = (cp * custom.spilled + gp * reuse.spilled) / (gp + cp)
-        basis = "weighted"
-    elif custom is not None:
-        spilled, basis = float(custom.spilled), "custom"
-    elif reuse is not None:
-        spilled, basis = float(reuse.spilled), "generic-reuse"
-    else:
-        spilled, basis = 0.0, "none"
+    planned = custom or generic
+    split = None
+    if planned is not None or reuse is not None:
+        split = split_phases(row["calls_per_s"], planned=(planned.locks, planned.spilled) if planned else None,
+                             reused=(reuse.locks, reuse.spilled) if reuse else None, plans_per_s=row.get("plans_per_s"),
+                             generic_plan_calls_per_s=row.get("generic_plan_calls_per_s"),
+                             custom_plan_calls_per_s=row.get("custom_plan_calls_per_s"), held=row.get("held"))
     checks = _prune_checks(catalog, custom) if custom is not None else ()
     return StatementAudit(**base, kind=kind, params=binding.values, param_sources=binding.sources, custom=custom,
                           custom_reason=custom_reason, generic=generic, generic_reuse=reuse,
-                          generic_reason=generic_reason, spilled_per_call=spilled, basis=basis,
-                          prune_checks=checks)
+                          generic_reason=generic_reason,
+                          spilled_per_call=split.main_table_per_call if split is not None else 0.0,
+                          basis=split.basis if split is not None else "none", prune_checks=checks, split=split)
 
 
 def probe_statements(session: Session, catalog: Catalog, rows: list[dict[str, Any]], *,

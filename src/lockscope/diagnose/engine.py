@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..capacity import CapacityModel
@@ -339,9 +339,13 @@ def _workload(session: Session, report: AuditReport, database_oid: int) -> _Work
     by_queryid: dict[int, list[tuple[StatementAudit, StatementShape | None]]] = {}
     for a in audits:
         shape = None
-        if a.steady is not None:
-            shape = shape_from_plan(a, a.steady, model, database_oid, relations, calls=max(a.calls_per_s, 0.0))
-            shapes.append(shape)
+        for plan, weight in a.weighted_plans():  # the phase split: planned calls and reuses of a cached plan
+            phase_shape = shape_from_plan(a, plan, model, database_oid, relations,
+                                          calls=max(a.calls_per_s, 0.0) * weight)
+            phase_shape = replace(phase_shape, calls_per_s=max(a.calls_per_s, 0.0) * weight)
+            shapes.append(phase_shape)
+            if plan is a.steady:
+                shape = phase_shape
         by_queryid.setdefault(a.queryid, []).append((a, shape))
     return _Workload(audits, shapes, by_queryid, relations)
 
@@ -520,6 +524,24 @@ def _forecast(label: str, shapes: Sequence[StatementShape], model: CapacityModel
         return None
 
 
+def _unprepared_what_if(audits: Sequence[StatementAudit], main_now: float) -> list[str]:
+    """A note when most calls reuse cached plans and planning them all would spill much more (what-if only)."""
+    reusing = [a for a in audits if a.split is not None and (a.split.reused_fraction or 0.0) > 0.5
+               and a.planned is not None and a.planned.spilled > 0]
+    if not reusing:
+        return []
+    planned_rate = sum(a.calls_per_s * a.planned.spilled for a in reusing if a.planned is not None)
+    if planned_rate < max(RISK_MAIN_PER_S, 2 * main_now):
+        return []
+    top = max(reusing, key=lambda a: a.calls_per_s * (a.planned.spilled if a.planned else 0))
+    plan = top.planned
+    assert plan is not None
+    return [f"what-if, not measured now: most calls reuse cached plans; if the clients stopped preparing their "
+            f"statements (every call planned: simple protocol, unnamed statements, plan_cache_mode = "
+            f"force_custom_plan), the audited statements would put {planned_rate:,.0f} locks/s into the main lock "
+            f"table, e.g. query {top.queryid}'s {plan.phase} plan spills {plan.spilled} of its {plan.locks} locks"]
+
+
 # -- the verdict -------------------------------------------------------------------------------------------------------
 def verdict_line(status: str, summary: WatchSummary, culprits: Sequence[Culprit], fixes: Sequence[Fix],
                  main_per_s: float, statements_measured: int) -> str:
@@ -644,7 +666,12 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
         status = "risk"
     else:
         status = "healthy"
-    measured = sum(1 for s in shapes)
+    if status != "contention":
+        # no measured contention: a restart is never the first thing to do (stable: otherwise as ranked)
+        fixes.sort(key=lambda f: f.restart)
+    if wl is not None:
+        notes.extend(_unprepared_what_if(wl.audits, main_now))
+    measured = len({id(a) for a in (wl.audits if wl is not None else ()) if a.weighted_plans()})
     verdict = verdict_line(status, summary, culprits, fixes, main_now, measured)
     if summary.ticks == 0:
         notes.append("no wait-event sample was taken")

@@ -533,31 +533,35 @@ def forecast_workload(
     after_model = what_if.capacity(model)
     skipped = 0
     for a in audits:
-        plan = a.steady
         weight = a.calls_per_s if interval_s > 0 or a.calls_per_s > 0 else float(a.calls)
-        if plan is None or weight <= 0:
+        plans = a.weighted_plans()
+        if not plans or weight <= 0:
             skipped += 1
             continue
-        shape = shape_from_plan(a, plan, model, db_oid, relations, calls=weight)
-        if shape.measured_main_table_locks is not None and \
-                shape.measured_main_table_locks != len(shape.main_table_locks):
-            notes.append(f"query {a.queryid}: {shape.measured_main_table_locks} main-table locks measured, "
-                         f"{len(shape.main_table_locks)} predicted (another session's strong lock?); the model "
-                         "uses the predicted set")
-        measured_shapes.append(shape)
+        shapes = []
+        for plan, share in plans:  # the phase split (audit/phases.py): planned calls and reuses of a cached plan
+            shape = shape_from_plan(a, plan, model, db_oid, relations, calls=weight * share)
+            if shape.measured_main_table_locks is not None and \
+                    shape.measured_main_table_locks != len(shape.main_table_locks):
+                notes.append(f"query {a.queryid}: {shape.measured_main_table_locks} main-table locks measured, "
+                             f"{len(shape.main_table_locks)} predicted (another session's strong lock?); the model "
+                             "uses the predicted set")
+            shapes.append(shape)
+        measured_shapes.extend(shapes)
+        if a.basis == "unknown":
+            notes.append(f"query {a.queryid}: the plan-cache phase of its calls is unknown (no track_planning, no "
+                         "pg_locks snapshot): forecast with every call taking the plan that spills more")
         if what_if.any:
-            chosen = plan
-            if what_if.plan_cache_mode == "force_generic_plan" and a.generic_reuse is not None:
-                chosen = a.generic_reuse
-            elif what_if.plan_cache_mode == "force_custom_plan" and a.custom is not None:
-                chosen = a.custom
-            base = shape if chosen is plan else shape_from_plan(a, chosen, model, db_oid, relations, calls=weight)
-            whatif_shapes.append(apply_what_if(base, after_model, frozenset(drops.values())))
+            forced = {"force_generic_plan": a.generic_reuse, "force_custom_plan": a.custom}.get(
+                what_if.plan_cache_mode or "")
+            bases = ([shape_from_plan(a, forced, model, db_oid, relations, calls=weight)] if forced is not None
+                     else shapes)
+            whatif_shapes.extend(apply_what_if(b, after_model, frozenset(drops.values())) for b in bases)
     if skipped:
         notes.append(f"{skipped} statements without a measured footprint or calls in the interval left out")
     if not measured_shapes:
         raise BadInputError("no statement in pg_stat_statements with calls and a measured footprint to forecast")
-    rate = sum(s.calls_per_s or 0.0 for s in measured_shapes) if interval_s > 0 or workload.since_s else None
+    rate = sum(a.calls_per_s for a in audits if a.weighted_plans()) if interval_s > 0 or workload.since_s else None
     progress("solving the model")
     measured = forecast_shapes("measured", measured_shapes, model, calibration, cores=cores, clients=n,
                                rate_tps=rate)

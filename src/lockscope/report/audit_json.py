@@ -11,6 +11,7 @@ from typing import Any
 from .. import __version__
 from ..audit.engine import AuditReport
 from ..audit.partitions import LockPartitionLoad
+from ..audit.phases import PhaseSplit
 from ..audit.tables import FootprintCase
 from ..audit.workload import PlanFootprint
 from .jsonout import capacity_to_dict
@@ -56,6 +57,19 @@ def _partition_load(load: LockPartitionLoad | None) -> dict[str, Any] | None:
     }
 
 
+def _split(split: PhaseSplit | None) -> dict[str, Any] | None:
+    """A statement's calls by plan-cache phase (audit/phases.py), with the basis of every figure."""
+    if split is None:
+        return None
+    return {"basis": split.basis, "calls_per_s": round(split.calls_per_s, 3),
+            "planned_per_s": None if split.planned_per_s is None else round(split.planned_per_s, 3),
+            "reused_per_s": None if split.reused_per_s is None else round(split.reused_per_s, 3),
+            "reused_fraction": split.reused_fraction,
+            "main_table_per_call": split.main_table_per_call, "main_table_per_call_low": split.main_table_per_call_low,
+            "held_main_table_per_call": split.held_main_table_per_call,
+            "held_observations": split.held_observations}
+
+
 def audit_to_dict(report: AuditReport) -> dict[str, Any]:
     """The whole report (see docs/audit.md for every key)."""
     w = report.workload
@@ -90,6 +104,7 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
             "available": w.available, "entries": w.entries, "hidden": w.hidden, "top_n": w.top_n,
             "interval_s": round(w.interval_s, 3), "since_reset_s": w.since_s,
             "pg_stat_lock_fastpath_exceeded": w.pg_stat_lock_fastpath_exceeded,
+            "track_planning": w.track_planning, "lock_snapshots": w.lock_snapshots,
             "items": [
                 {"queryid": s.queryid, "role": s.rolname, "query": s.query, "kind": s.kind, "calls": s.calls,
                  "calls_per_s": round(s.calls_per_s, 3), "generic_plan_calls": s.generic_plan_calls,
@@ -97,7 +112,9 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
                  "param_sources": list(s.param_sources), "custom": _plan(s.custom), "custom_reason": s.custom_reason,
                  "generic": _plan(s.generic), "generic_reuse": _plan(s.generic_reuse),
                  "generic_reason": s.generic_reason, "spilled_per_call": s.spilled_per_call, "basis": s.basis,
+                 "phase_split": _split(s.split),
                  "main_lock_table_per_s": round(s.main_lock_table_per_s, 3),
+                 "main_lock_table_per_s_low": round(s.main_lock_table_per_s_low, 3),
                  "non_pruning": [c.qualified for c in s.non_pruning], "generic_locks_more": s.generic_locks_more,
                  "skipped_reason": s.skipped_reason}
                 for s in w.statements

@@ -75,13 +75,15 @@ def _statements(report: AuditReport, limit: int) -> Table:
     table = Table(title="Statements by main-lock-table acquisitions/s", title_justify="left", header_style="bold")
     columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("queryid", "right"), ("calls/s", "right"), ("custom", "right"), ("generic build/reuse", "right"),
-        ("spilled/call", "right"), ("main-lock-table/s", "right"), ("query", "left"))
+        ("reusing a cached plan", "right"), ("spilled/call", "right"), ("main-lock-table/s", "right"),
+        ("query", "left"))
     stmts = sorted((s for s in report.workload.statements if not s.skipped_reason),
                    key=lambda s: (-s.main_lock_table_per_s, -s.calls_per_s))
     # PG 19 pg_stat_statements: calls that ran a generic / a custom plan (counters, no probing)
     plan_calls = any(s.generic_plan_calls is not None for s in stmts)
     if plan_calls:
         columns = (*columns[:4], ("generic/custom calls", "right"), *columns[4:])
+    # the phase split's basis of every figure (audit/phases.py)
     for col, just in columns:
         table.add_column(col, justify=just)
     for s in stmts[:limit]:
@@ -92,8 +94,14 @@ def _statements(report: AuditReport, limit: int) -> Table:
         calls: tuple[str, ...] = ()
         if plan_calls:
             calls = ("-" if s.generic_plan_calls is None else f"{s.generic_plan_calls:,}/{s.custom_plan_calls or 0:,}",)
-        table.add_row(str(s.queryid), f"{s.calls_per_s:,.1f}", custom, generic, *calls, f"{s.spilled_per_call:g}",
-                      Text(f"{rate:,.0f}", style="bold red" if rate else "green"), s.short_query[:70])
+        frac = s.split.reused_fraction if s.split is not None else None
+        reuse = (Text("unknown", style="yellow") if s.basis == "unknown" else
+                 f"{100 * frac:.1f}% ({s.basis})" if frac is not None else "-")
+        shown = (f"{s.main_lock_table_per_s_low:,.0f}-{rate:,.0f}" if s.basis == "unknown"
+                 and s.main_lock_table_per_s_low < rate else f"{rate:,.0f}")
+        table.add_row(str(s.queryid), f"{s.calls_per_s:,.1f}", custom, generic, *calls, reuse,
+                      f"{s.spilled_per_call:.3g}", Text(shown, style="bold red" if rate else "green"),
+                      s.short_query[:70])
     return table
 
 

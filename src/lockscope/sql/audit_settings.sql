@@ -13,4 +13,6 @@ SELECT /* lockscope */ current_setting('enable_partition_pruning')              
        (SELECT oid::int8 FROM pg_catalog.pg_database
          WHERE datname = current_database())                                AS database_oid,
        (SELECT count(*) FROM pg_catalog.pg_stat_activity
-         WHERE backend_type = 'client backend')::int                        AS client_backends
+         WHERE backend_type = 'client backend')::int                        AS client_backends,
+       current_setting('pg_stat_statements.track_planning', true)           AS track_planning,
+       current_setting('compute_query_id', true)                            AS compute_query_id
