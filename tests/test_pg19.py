@@ -321,11 +321,13 @@ def test_plan_calls_match_prepared_executions_and_audit_shows_them(pg19: Scratch
     assert len(items) == 1
     item = items[0]
     assert (item["calls"], item["generic_plan_calls"], item["custom_plan_calls"]) == (8, 3, 5)
-    assert item["basis"] == "weighted"
+    assert item["basis"] == "plan counters"
+    assert item["phase_split"]["reused_fraction"] == pytest.approx(3 / 8)
     # custom plan: gp + its primary key + 20 indexes planned = 22 locks, 6 spilled (16 slots); the reused generic
     # plan: gp and the primary key only (executor locks + the scanned index), none spilled
     assert (item["custom"]["locks"], item["custom"]["spilled"]) == (22, 6)
-    assert item["spilled_per_call"] == pytest.approx((5 * 6 + 3 * item["generic_reuse"]["spilled"]) / 8)
+    assert item["generic_reuse"]["spilled"] == 0
+    assert item["spilled_per_call"] == pytest.approx(30 / 8)  # 5 planned calls spill 6, 3 reuses none
     assert "generic/custom calls" in proc.stdout and "3/5" in proc.stdout
 
 

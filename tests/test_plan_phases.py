@@ -7,19 +7,21 @@ call that reuses the cached generic plan locks the 3 tables and the 3 indexes it
 and psycopg prepare (after 0, 4 and 5 executions per connection), node-postgres by default does not.
 
 Truth: this test's own pg_locks sampling (every 0.05 s, its own connection) of the relation locks held by the
-backends running the statement, from the end of the warm-up to the end of the load (the steady state). A snapshot catches a planned call part-way through its
-planning too (3 tables locked, then index after index); only complete observations count, 42 locks (a planned
-call) or exactly the reuse's 6 (its 3 tables and the 3 indexes its plan scans), each held for the same plan's
-execution. Checked on PostgreSQL 15 and 18 with track_planning (basis ``plans``), 18 without it (basis ``pg_locks
-snapshots``: lockscope's own snapshots, one a second, over a longer interval), and 19 (``plan counters``).
+backends running the statement, from the end of the warm-up to the end of the load (the steady state). A snapshot
+catches a planned call part-way through its planning too (3 tables locked, then index after index); only complete
+observations count, 42 locks (a planned call) or exactly the reuse's 6 (its 3 tables and the 3 indexes its plan
+scans), each held for the same plan's execution. Checked on PostgreSQL 15 and 18 with track_planning (basis
+``plans``), 18 without it (basis ``pg_locks snapshots``: lockscope's own snapshots, one a second, over a longer
+interval), and 19 (``plan counters``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import psycopg
 import pytest
@@ -46,6 +48,7 @@ REUSED_LOCKS = 6  # the 3 tables and the 3 indexes the plan scans (pkey of j1, a
 CLIENTS = 4
 WARM_UP_S = 1.5
 DRIVERS = ("pgx", "pgjdbc", "psycopg", "node-pg")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -169,3 +172,58 @@ def test_calls_are_attributed_to_their_phase(server: ScratchServer, driver: str,
     if split.held_main_table_per_call is not None:  # lockscope's own snapshots (1 a second) agree too
         assert abs(split.held_main_table_per_call - truth.main_table_per_call) <= \
             0.1 * truth.main_table_per_call + 0.5
+
+
+def _under_load(server: ScratchServer, driver: str, seconds: float, body: Callable[[], T]) -> T:
+    """Run ``body`` while ``driver`` runs SQL on ``server`` (after the warm-up)."""
+    conninfo = server.conninfo()
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("select pg_stat_statements_reset()")
+    result: list[object] = []
+    load = threading.Thread(target=lambda: result.append(run_driver(driver, conninfo, SQL, ["int:42"],
+                                                                    clients=CLIENTS, seconds=seconds)), daemon=True)
+    load.start()
+    try:
+        time.sleep(WARM_UP_S)
+        return body()
+    finally:
+        load.join(seconds + 180)
+        assert result, f"{driver} did not report"
+
+
+@pytest.mark.parametrize("server", [("18", True)], indirect=True, ids=["pg18-track_planning"])
+@pytest.mark.parametrize("driver", ["pgx", "node-pg"])
+def test_diagnose_and_forecast_follow_the_phases(server: ScratchServer, driver: str, load_lock: None) -> None:
+    """The issue's scenario: clients that prepare (pgx) put next to nothing in the main lock table, so diagnose
+    recommends no restart and says what planning every call would cost (a what-if); clients that do not (node-pg)
+    put the custom plan's 26 locks per call there, and diagnose and the workload forecast say so."""
+    from lockscope.diagnose import DiagnoseOptions, run_diagnose
+    from lockscope.forecast.calibration import DEFAULT_CALIBRATION
+    from lockscope.forecast.engine import forecast_workload
+
+    def diagnose_and_forecast() -> tuple[object, object]:
+        with connect(server.conninfo()) as session:
+            diagnosis = run_diagnose(session, server.conninfo(), DiagnoseOptions(duration_s=3.0, cores=2,
+                                                                                 unused_min_age_s=0))
+            report = forecast_workload(session, calibration=DEFAULT_CALIBRATION, cores=2, clients=CLIENTS,
+                                       interval_s=2.0)
+        return diagnosis, report
+
+    diagnosis, report = _under_load(server, driver, WARM_UP_S + 14.0, diagnose_and_forecast)
+    from lockscope.diagnose.engine import Diagnosis
+    from lockscope.forecast.engine import ForecastReport
+
+    assert isinstance(diagnosis, Diagnosis) and isinstance(report, ForecastReport)
+    audits = [a for a in diagnosis.audit.workload.statements if a.query.startswith("select a.id, b.id")]
+    assert len(audits) == 1 and audits[0].split is not None and audits[0].split.basis == "plans"
+    calls = audits[0].calls_per_s
+    per_call = report.measured.main_table_locks_per_transaction
+    if driver == "pgx":
+        assert diagnosis.main_per_s < 0.02 * calls * PLANNED_SPILL
+        assert not diagnosis.fixes or not diagnosis.fixes[0].restart
+        assert diagnosis.status != "contention"
+        assert any(n.startswith("what-if, not measured now") for n in diagnosis.notes), diagnosis.notes
+        assert per_call < 0.5
+    else:
+        assert diagnosis.main_per_s == pytest.approx(calls * PLANNED_SPILL, rel=0.05)
+        assert per_call == pytest.approx(PLANNED_SPILL, rel=0.05)
