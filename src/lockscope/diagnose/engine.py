@@ -135,6 +135,8 @@ class Culprit:
     :ivar main_per_s: main-lock-table acquisitions/s: calls/s x spilled locks per call (audit's basis).
     :ivar spilled_per_call: main-lock-table locks per call (count; audit's basis, may be fractional).
     :ivar reason: why it has no footprint ("" when it has one).
+    :ivar phase_split: which plan-cache phase its calls ran (:meth:`lockscope.audit.phases.PhaseSplit.describe`,
+        with the basis), "" when not audited.
     """
 
     query_id: int | None
@@ -148,6 +150,7 @@ class Culprit:
     main_per_s: float
     spilled_per_call: float
     reason: str = ""
+    phase_split: str = ""
 
     @property
     def spilled(self) -> tuple[LockSite, ...]:
@@ -386,7 +389,8 @@ def _culprits(summary: WatchSummary, wl: _Workload | None, report: AuditReport |
         reason = "" if shape is not None else (a.custom_reason or a.generic_reason or "not measured")
         out.append(Culprit(qid, text, lm_samples, st.samples, fraction, calls_per_s=calls, shape=shape,
                            phases=tuple(phases), main_per_s=sum(e[0].main_lock_table_per_s for e in entries),
-                           spilled_per_call=a.spilled_per_call, reason=reason))
+                           spilled_per_call=a.spilled_per_call, reason=reason,
+                           phase_split=a.split.describe() if a.split is not None else ""))
     if without_id:
         notes.append(f"{without_id} LockManager samples came from sessions without a query_id "
                      "(compute_query_id off, or utility statements): their statements cannot be named")
@@ -448,7 +452,7 @@ def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> l
             sql, False, before, after, _culprit_spills(culprits, model, drops), drop_index_oids=plan.index_oids))
     # 2. max_locks_per_transaction (PG 18+: more fast-path groups)
     m = report.mlpt
-    if m.change_needed and m.mlpt_recommended is not None:
+    if m.change_needed and m.mlpt_recommended is not None and before >= RISK_MAIN_PER_S:
         after_model = CapacityModel(m.target_version_num, m.mlpt_recommended)
         after = _rate([apply_what_if(s, after_model) for s in wl.shapes])
         if after < before:

@@ -24,6 +24,7 @@ def _culprit(c: Culprit) -> dict[str, Any]:
         "query_id": c.query_id, "text": c.text, "lockmanager_samples": c.lockmanager_samples, "samples": c.samples,
         "lockmanager_fraction": c.lockmanager_fraction, "calls_per_s": c.calls_per_s,
         "spilled_per_call": c.spilled_per_call, "main_lock_table_per_s": c.main_per_s,
+        "phase_split": c.phase_split,
         "tables": list(c.tables), "not_measured_reason": c.reason or None,
         "phases": [{"phase": p.phase, "locks": p.locks, "spilled": p.spilled, "lock_partitions": list(p.partitions),
                     "measured": p.measured} for p in c.phases],

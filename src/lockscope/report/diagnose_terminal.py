@@ -73,7 +73,8 @@ def _culprits(d: Diagnosis) -> Table:
         parts = sorted({lk.partition for lk in c.spilled})
         t.add_row(str(c.query_id), f"{c.lockmanager_samples:,} ({100 * c.lockmanager_fraction:.0f}%)",
                   "-" if c.calls_per_s is None else f"{c.calls_per_s:,.1f}",
-                  f"{c.spilled_per_call:g}" if c.shape is not None else "-",
+                  (f"{c.spilled_per_call:.3g}" + (f"\n{c.phase_split}" if c.phase_split else ""))
+                  if c.shape is not None else "-",
                   f"{c.main_per_s:,.0f}" if c.shape is not None else "-", _phases(c),
                   f"{len(parts)} of 16" if parts else "-",
                   short_text(c.text or "(text unknown)") + (f"\n[not measured: {c.reason}]" if c.reason else ""))
