@@ -293,7 +293,6 @@ def _tree_differences(session: Session, conninfo: str, statements: list[str]) ->
         oracle = server_tree(conninfo, sql)
         assert oracle is not None, sql
         raw = raw_statement(check_statement(sql))
-        assert raw is not None, sql
         built = querytree.build_query_tree(raw, querytree.gather_lookup(session.query, raw, version))
         rels = sorted(acquisition.tree_relation_oids(oracle) | acquisition.tree_relation_oids(built.tree))
         rows = session.query("acquisition_facts", [rels])

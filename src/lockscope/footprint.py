@@ -33,6 +33,7 @@ from .db import OWN_QUERY_MARKER, Session
 from .errors import BadInputError, StatementError
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from .statement import CheckedStatement, bind_params, check_statement, param_contexts, raw_statement
+from .versions import PG16
 
 __all__ = [
     "PLAN_CACHE_MODES",
@@ -458,8 +459,6 @@ def _read_order_facts(session: Session, checked: CheckedStatement) -> _OrderFact
     """
     now = time.monotonic()
     raw = raw_statement(checked)
-    if raw is None:
-        return _OrderFacts(note="lockscope's parser cannot read this statement", loaded_at_s=now)
     try:
         built = querytree.build_query_tree(
             raw, querytree.gather_lookup(session.query, raw, session.facts.server_version_num))
@@ -757,10 +756,7 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
     checked = check_statement(sql)
     prober = _Prober(session, checked, assume)
     facts = session.facts
-    if facts.server_version_num >= 160000:
-        if checked.kind == "unknown":
-            raise BadInputError("lockscope's parser cannot verify this text as one statement: the generic plan is "
-                                "not probed (EXPLAIN (GENERIC_PLAN) goes through the simple query protocol)")
+    if facts.server_version_num >= PG16:
         prefix = "EXPLAIN (GENERIC_PLAN) "
         prober.load_tree()
         _check_param_types(prober)

@@ -67,11 +67,9 @@ def _parse_json(text: str) -> dict[str, Any]:
     return tree
 
 
-def raw_statement(statement: CheckedStatement) -> dict[str, Any] | None:
-    """The raw parse tree node of a checked statement (``{"SelectStmt": {...}}``, libpg_query JSON), or None when
-    only the server can parse it (kind ``unknown``). The same tree every call: do not mutate it."""
-    if statement.kind == "unknown":
-        return None
+def raw_statement(statement: CheckedStatement) -> dict[str, Any]:
+    """The raw parse tree node of a checked statement (``{"SelectStmt": {...}}``, libpg_query JSON). The same tree
+    every call (cached): do not mutate it."""
     stmt: dict[str, Any] = _parse_json(statement.text)["stmts"][0]["stmt"]
     return stmt
 
@@ -274,8 +272,6 @@ def param_contexts(statement: CheckedStatement) -> tuple[ParamContext, ...]:
     function), so a caller can refuse before the server sees — and logs — the failing statement.
     """
     raw = raw_statement(statement)
-    if raw is None:
-        return ()
     found: list[tuple[int, ParamContext]] = []
 
     def visit(node: Any, parent: tuple[str, dict[str, Any], str, Any] | None, target: bool) -> None:
