@@ -18,7 +18,7 @@ from lockscope.audit import AuditOptions, AuditReport, run_audit
 from lockscope.cli import main
 from lockscope.db import Session, connect, run_script
 from lockscope.errors import EXIT_SPILL
-from lockscope.footprint import measure_footprint
+from lockscope.footprint import measure_footprint, measure_generic_plan
 from lockscope.server import ScratchServer, ScratchSettings
 
 from .conftest import OLD_PG_BIN
@@ -152,9 +152,13 @@ def test_gitlab_statement_footprints(fixture: str, request: pytest.FixtureReques
     assert mr.custom is not None and mr.custom.locks == _table(report, "merge_requests").pruned.locks
     assert mr.custom.spilled == _table(report, "merge_requests").pruned.spilled
     assert mr.calls == 8 and mr.calls_per_s > 0
-    # 29 relations (table + 28 indexes): 16 slots spill 13 before PG 18; PG 18's 64 slots (4 groups) hold them
-    assert mr.spilled_per_call == {"gitlab18": 0, "gitlab_old": 13}[fixture]
-    assert mr.main_lock_table_per_s == pytest.approx(mr.calls_per_s * {"gitlab18": 0, "gitlab_old": 13}[fixture])
+    # 29 relations (table + 28 indexes): 16 slots spill 13 before PG 18; PG 18's 64 slots (4 groups) hold them.
+    # Prepared from the first of 8 executions: 5 custom plans and the generic build plan (track_planning counts 6
+    # plannings), the last 2 reuse the cached plan (table + its scanned index: nothing spills)
+    assert mr.split is not None and mr.split.basis == "plans"
+    assert mr.split.reused_fraction == pytest.approx(2 / 8)
+    assert mr.spilled_per_call == pytest.approx({"gitlab18": 0, "gitlab_old": 6 * 13 / 8}[fixture])
+    assert mr.main_lock_table_per_s == pytest.approx(mr.calls_per_s * {"gitlab18": 0, "gitlab_old": 6 * 13 / 8}[fixture])
     # pruned at plan time by the derived partition_id value
     builds = _table(report, "p_ci_builds")
     pruned = _stmt(report, "select * from p_ci_builds where partition_id = $1 and id = $2")
@@ -178,8 +182,11 @@ def test_gitlab_statement_footprints(fixture: str, request: pytest.FixtureReques
 
 
 def test_gitlab_lock_partition_load_old(gitlab_old: tuple[ScratchServer, AuditReport]) -> None:
-    """The audit's per-partition acquisitions/s = calls/s x each statement's main-table locks per lock partition
-    as pg_locks shows them (the footprint engine's lock_partition, equal to the server's LockTagHashCode)."""
+    """The audit's per-partition acquisitions/s = calls/s x each statement's main-table locks per lock partition,
+    planned calls and reuses of the cached plan weighted by the phase split (track_planning: 6 of the 8 calls
+    planned), as pg_locks shows them (the footprint engine's lock_partition, the server's LockTagHashCode): the
+    planned call's locks from EXPLAIN, the reuse's from EXPLAIN EXECUTE of a generic plan (the indexes it scans,
+    which only a real execution opens, with predicted flags)."""
     server, report = gitlab_old
     load = report.partition_load
     assert load is not None and load.database_oid == report.database_oid
@@ -187,17 +194,30 @@ def test_gitlab_lock_partition_load_old(gitlab_old: tuple[ScratchServer, AuditRe
     spilling = 0
     with connect(server.conninfo()) as session:
         for s in report.workload.statements:
-            if s.skipped_reason or s.steady is None:
+            if s.skipped_reason or s.split is None:
                 continue
-            if s.basis != "custom":  # a generic-reuse plan of namespaces (9 locks, none spilled)
-                assert s.spilled_per_call == 0, s.query
-                continue
-            e = measure_footprint(session, s.query, params=s.params).executions[0]
-            main = [lk for lk in e.locks if not lk.fastpath]
-            assert len(main) == s.spilled_per_call, s.query
-            spilling += bool(main)
-            for lk in main:
-                expected[lk.lock_partition] += s.calls_per_s
+            # 6 plannings of 8 calls (2 reuses), or 8 where the generic plan of a partitioned table costs more than
+            # the custom plans and the plan cache keeps planning (plancache.c choose_custom_plan)
+            reused_share = s.split.reused_fraction
+            assert reused_share is not None and round(reused_share * 8) in (0, 2), s.query
+            # a planned call: the custom plan, or the generic plan's build when no custom plan could be probed
+            planned = (measure_footprint(session, s.query, params=s.params) if s.custom is not None
+                       else measure_generic_plan(session, s.query)).executions[0]
+            main_planned = [lk for lk in planned.locks if not lk.fastpath]
+            if s.custom is None:
+                main_reused = []  # no values to execute the prepared statement with: the reuse below spills nothing
+                assert s.generic_reuse is not None and s.generic_reuse.spilled == 0, s.query
+            else:
+                reused = measure_footprint(session, s.query, params=s.params, protocol="prepared",
+                                           plan_cache_mode="force_generic_plan", executions=2).executions[1]
+                assert reused.phase == "generic-reuse"
+                main_reused = [lk for lk in (*reused.locks, *reused.executor_index_locks) if not lk.fastpath]
+            assert s.spilled_per_call == pytest.approx((1 - reused_share) * len(main_planned)
+                                                       + reused_share * len(main_reused)), s.query
+            spilling += bool(main_planned)
+            for locks, share in ((main_planned, 1 - reused_share), (main_reused, reused_share)):
+                for lk in locks:
+                    expected[lk.lock_partition] += s.calls_per_s * share
     assert spilling >= 3
     assert load.acquisitions_per_s == pytest.approx(expected)
     assert load.total_per_s == pytest.approx(sum(s.main_lock_table_per_s for s in report.workload.statements))
