@@ -60,6 +60,7 @@ __all__ = [
     "redact",
     "redact_dsn",
     "run_script",
+    "time_on_scratch",
 ]
 
 APPLICATION_NAME = "lockscope"
@@ -731,3 +732,41 @@ def run_script(conninfo: str, script: str) -> int:
                 raise StatementError(f"set-up statement failed: {short}: {exc.diag.message_primary}",
                                      sqlstate=exc.sqlstate) from None
     return len(statements)
+
+
+def time_on_scratch(conninfo: str, text: str, *, runs: int = 20) -> tuple[float, float]:
+    """Median planning and execution time (ms) of ``text`` run for real ``runs`` times with ``EXPLAIN (ANALYZE,
+    TIMING OFF, SUMMARY, FORMAT JSON)``, each in a transaction that is rolled back. Only for a server lockscope
+    started itself (the statement executes: DML changes are rolled back, but it runs).
+
+    :param conninfo: the scratch server's conninfo (:meth:`ScratchServer.conninfo`).
+    :param text: one statement, parameters bound as literals.
+    :raises StatementError: the statement failed (the server's message).
+    :raises ConnectionFailedError: the server cannot be reached.
+    """
+    import json
+    import statistics
+
+    try:
+        conn = psycopg.connect(conninfo, application_name=APPLICATION_NAME)
+    except psycopg.Error as exc:
+        raise ConnectionFailedError(f"cannot connect to the scratch server: {str(exc).strip()}",
+                                    sqlstate=exc.sqlstate) from None
+    plans: list[float] = []
+    execs: list[float] = []
+    with conn:
+        for _ in range(max(1, runs)):
+            try:
+                with conn.cursor() as cur:
+                    cur.execute(b"EXPLAIN (ANALYZE, TIMING OFF, SUMMARY, FORMAT JSON) " + text.encode())
+                    row = cur.fetchone()
+            except psycopg.Error as exc:
+                raise StatementError(f"timing the statement on the scratch server failed: "
+                                     f"{exc.diag.message_primary or exc}", sqlstate=exc.sqlstate) from None
+            finally:
+                conn.rollback()
+            doc = row[0] if row else None
+            top = (json.loads(doc) if isinstance(doc, str) else doc or [{}])[0]
+            plans.append(float(top.get("Planning Time", 0.0)))
+            execs.append(float(top.get("Execution Time", 0.0)))
+    return statistics.median(plans), statistics.median(execs)

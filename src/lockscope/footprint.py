@@ -44,6 +44,7 @@ __all__ = [
     "RelationLock",
     "acquisition_order",
     "executor_index_names",
+    "executor_relations",
     "measure_all_modes",
     "measure_footprint",
     "measure_generic_plan",
@@ -259,6 +260,17 @@ def executor_index_names(plan: Sequence[str]) -> tuple[str, ...]:
         raw = m.group(1) or m.group(2)
         names.append(raw[1:-1].replace('""', '"') if raw.startswith('"') else raw)
     return tuple(dict.fromkeys(names))
+
+
+_SCAN_NODE = re.compile(r"(?:^|->\s*)(?:Parallel )?(?:Seq Scan|Index Scan|Index Only Scan|Bitmap Heap Scan|Tid Scan|"
+                        r"Tid Range Scan|Sample Scan|Foreign Scan|Custom Scan)(?: Backward)?\b")
+
+
+def executor_relations(plan: Sequence[str]) -> int:
+    """Relations the executor initialises and scans for this plan (count, at least 1): its scan nodes in EXPLAIN
+    text (``ExecInitNode`` opens and starts each; a Bitmap Heap Scan counts once, its index scans are index
+    locks). Subplans removed by initial pruning are not in the text."""
+    return max(1, sum(1 for line in plan if _SCAN_NODE.search(line.strip())))
 
 
 def scanned_indexes(session: Session, execution: Execution) -> tuple[int, ...]:

@@ -35,7 +35,7 @@ from typing import Any
 from ..capacity import CapacityModel, LockRequest
 from ..db import Session
 from ..errors import DatabaseError, LockscopeError, StatementParseError
-from ..footprint import Footprint, measure_footprint, measure_generic_plan, scanned_indexes
+from ..footprint import Footprint, executor_relations, measure_footprint, measure_generic_plan, scanned_indexes
 from ..statement import check_statement
 from ..versions import PG14
 from .catalog import AuditSettings, Catalog
@@ -75,6 +75,8 @@ class PlanFootprint:
     :ivar measured: False for the derived generic-reuse phase.
     :ivar scanned_index_oids: indexes of plain tables the plan scans (:func:`lockscope.footprint.scanned_indexes`):
         the executor index locks of reusing it.
+    :ivar executor_relations: relations the executor initialises and scans (:func:`lockscope.footprint
+        .executor_relations`; count).
     """
 
     phase: str
@@ -86,6 +88,7 @@ class PlanFootprint:
     predicted_spilled: int
     measured: bool = True
     scanned_index_oids: tuple[int, ...] = ()
+    executor_relations: int = 1
 
 
 @dataclass(frozen=True)
@@ -127,6 +130,10 @@ class StatementAudit:
     :ivar split: the calls by plan-cache phase (:class:`lockscope.audit.phases.PhaseSplit`), None when no plan was
         measured.
     :ivar prune_checks: per partitioned table in the custom plan, whether it pruned.
+    :ivar mean_exec_ms: its mean execution time over the interval (ms; pg_stat_statements, wall time in the
+        backend under the load of the moment), None when unknown.
+    :ivar mean_plan_ms: its mean planning time per planning (ms; with track_planning), None when unknown.
+    :ivar rows_per_call: rows returned or affected per call (count), None when unknown.
     """
 
     queryid: int
@@ -150,6 +157,9 @@ class StatementAudit:
     generic_plan_calls: int | None = None
     custom_plan_calls: int | None = None
     split: PhaseSplit | None = None
+    mean_exec_ms: float | None = None
+    mean_plan_ms: float | None = None
+    rows_per_call: float | None = None
 
     @property
     def main_lock_table_per_s(self) -> float:
@@ -253,16 +263,21 @@ def plan_footprint(fp: Footprint, phase: str | None = None, session: Session | N
         spilled=e.main_table_count,
         predicted_spilled=e.predicted_main_table_count,
         scanned_index_oids=scanned_indexes(session, e) if session is not None else (),
+        executor_relations=executor_relations(e.plan),
     )
 
 
-def reuse_footprint(generic: PlanFootprint, model: CapacityModel) -> PlanFootprint:
+def reuse_footprint(generic: PlanFootprint, model: CapacityModel, *,
+                    executor_relations: int | None = None) -> PlanFootprint:
     """Executor locks of reusing a cached generic plan, derived from its build locks.
 
     ``plancache.c CheckCachedPlan -> AcquireExecutorLocks`` locks each RTE_RELATION of the PlannedStmt range table:
     the tables, views' tables and every partition not pruned at plan time; then executor start opens each index
     the plan scans (nodeIndexscan.c ``ExecInitIndexScan`` and friends; ``scanned_index_oids``, plain tables only:
     a partition's index is opened only if the partition survives initial pruning). Predicted with the model.
+
+    :param executor_relations: relations its execution scans (the custom plan's, when measured: initial pruning
+        keeps what a custom plan would), else the generic plan's.
     """
     keep = [i for i, role in enumerate(generic.roles) if role not in _INDEX_ROLES]
     position = {oid: i for i, oid in enumerate(generic.relation_oids)}
@@ -272,7 +287,7 @@ def reuse_footprint(generic: PlanFootprint, model: CapacityModel) -> PlanFootpri
     flags = model.predict([LockRequest(o, m) for o, m in zip(oids, modes, strict=False)])
     spilled = sum(not f for f in flags)
     return PlanFootprint("generic-reuse", oids, tuple(generic.roles[i] for i in keep), modes, len(oids), spilled,
-                         spilled, measured=False)
+                         spilled, measured=False, executor_relations=executor_relations or generic.executor_relations)
 
 
 def _prune_checks(catalog: Catalog, plan: PlanFootprint) -> tuple[PruneCheck, ...]:
@@ -298,9 +313,10 @@ def _snapshot(session: Session, schema_sql: str, extra: str) -> dict[tuple[int, 
         else:
             key = (int(row["queryid"]), int(row["userid"]))
         if key in out and row["queryid"] is not None:  # toplevel and nested entries of the same statement
-            for name in ("calls", "plans", "generic_plan_calls", "custom_plan_calls"):
+            for name in ("calls", "plans", "generic_plan_calls", "custom_plan_calls", "total_plan_time",
+                         "total_exec_time", "rows"):
                 if name in row and row[name] is not None:
-                    out[key][name] = (out[key].get(name) or 0) + int(row[name])
+                    out[key][name] = (out[key].get(name) or 0) + row[name]
         else:
             out[key] = dict(row)
     return out
@@ -337,6 +353,10 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
                                                      [f"{schema_sql}.pg_stat_statements"])}
         wanted = ["generic_plan_calls", "custom_plan_calls"] + (["plans"] if settings.track_planning else [])
         extra = "".join(f", s.{c}::int8 AS {c}" for c in wanted if c in columns)
+        # the statements' own times (ms): pg_stat_statements 1.8+ (PG 13+) total_exec_time / total_plan_time
+        times = ["total_exec_time"] + (["total_plan_time"] if settings.track_planning else [])
+        extra += "".join(f", s.{c}::float8 AS {c}" for c in times if c in columns)
+        extra += ", s.rows::int8 AS rows" if "rows" in columns else ""
         first = _snapshot(session, schema_sql, extra)
         t0 = time.monotonic()
         if during_interval is not None:
@@ -381,7 +401,8 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
                      "custom_plan_calls_per_s": _per_s(cp, row, first.get(key), "custom_plan_calls", interval_s,
                                                        elapsed, since_s),
                      "plans_per_s": _per_s(row.get("plans"), row, first.get(key), "plans", interval_s, elapsed,
-                                           since_s)})
+                                           since_s),
+                     **_own_times(row, first.get(key) if interval_s > 0 else None)})
     rows.sort(key=lambda r: (-r["calls_per_s"], -r["calls"], r["queryid"]))
     # texts for a few more than N, so utility statements (BEGIN, SET, ...) and lockscope's own queries do not
     # take the places of the statements that lock tables
@@ -446,6 +467,20 @@ def _hold_interval(session: Session, t0: float, interval_s: float, sleep: Callab
         sleep(max(0.0, min(HELD_LOCKS_EVERY_S, end - now)))
 
 
+def _own_times(row: dict[str, Any], first: dict[str, Any] | None) -> dict[str, float | None]:
+    """The statement's mean execution and planning time (ms) and rows per call, over the interval (``first`` =
+    the first snapshot) or since the reset: pg_stat_statements' totals over its calls and plannings."""
+    def mean(total: str, count: str) -> float | None:
+        if row.get(total) is None or row.get(count) is None:
+            return None
+        t = float(row[total]) - (float(first.get(total) or 0.0) if first else 0.0)
+        n = int(row[count]) - (int(first.get(count) or 0) if first else 0)
+        return t / n if n > 0 else None
+
+    return {"mean_exec_ms": mean("total_exec_time", "calls"), "mean_plan_ms": mean("total_plan_time", "plans"),
+            "rows_per_call": mean("rows", "calls")}
+
+
 def _per_s(value: Any, row: dict[str, Any], first: dict[str, Any] | None, name: str, interval_s: float,
            elapsed: float, since_s: float | None) -> float | None:
     """A counter's rate: its delta over the interval, or its value since the reset; None without the counter."""
@@ -479,7 +514,8 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], cache: d
     model = session.facts.capacity
     base = dict(queryid=row["queryid"], userid=row["userid"], rolname=row.get("rolname"), query=row["query"],
                 calls=row["calls"], calls_per_s=row["calls_per_s"], generic_plan_calls=row.get("generic_plan_calls"),
-                custom_plan_calls=row.get("custom_plan_calls"))
+                custom_plan_calls=row.get("custom_plan_calls"), mean_exec_ms=row.get("mean_exec_ms"),
+                mean_plan_ms=row.get("mean_plan_ms"), rows_per_call=row.get("rows_per_call"))
     text = _SQL_PREPARE.sub("", row["query"], count=1)
     if _OWN_QUERY.search(text):
         return StatementAudit(**base, skipped_reason="lockscope's own query")
@@ -513,7 +549,8 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], cache: d
     if checked.param_count == 0 and custom is not None:
         generic = PlanFootprint("generic-build", custom.relation_oids, custom.roles, custom.modes, custom.locks,
                                 custom.spilled, custom.predicted_spilled,
-                                scanned_index_oids=custom.scanned_index_oids)
+                                scanned_index_oids=custom.scanned_index_oids,
+                                executor_relations=custom.executor_relations)
     elif checked.param_count == 0:
         generic_reason = custom_reason
     else:
@@ -521,7 +558,8 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], cache: d
             generic = plan_footprint(measure_generic_plan(session, checked.text), "generic-build", session)
         except LockscopeError as exc:
             generic_reason = f"probe failed: {exc}"
-    reuse = reuse_footprint(generic, model) if generic is not None else None
+    reuse = reuse_footprint(generic, model, executor_relations=custom.executor_relations if custom else None) \
+        if generic is not None else None
     planned = custom or generic
     split = None
     if planned is not None or reuse is not None:

@@ -69,8 +69,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                 "prepared probes executions 1..7 through the plan cache in the server's "
                                 "plan_cache_mode and forecasts the last")
     p.add_argument("--clients", type=positive_int, metavar="N",
-                   help="concurrent clients of the model (default: the most active client backends of the "
-                        "database seen in 10 looks 20 ms apart, or 16 when there are none or for --statement)")
+                   help="concurrent clients of the model (default: the workload's connections that ran statements "
+                        "during --interval, or 16 for --statement)")
+    p.add_argument("--exec-cost", type=non_negative_float, metavar="MS",
+                   help="--statement's execution time in ms (default: pg_stat_statements when it has run on the "
+                        "server, timed executions on a --scratch server, else unknown and said so)")
     p.add_argument("--cores", type=positive_int, metavar="N",
                    help="cores of the model (default: this machine's, os.cpu_count())")
     p.add_argument("--calibration", type=Path, metavar="FILE",
@@ -170,11 +173,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
             if sql is not None:
                 report = forecast_statement(session, sql, calibration=calibration, cores=cores, clients=args.clients,
                                             what_if=what_if, params=args.param, param_types=args.param_type,
-                                            protocol=protocol, progress=step)
+                                            protocol=protocol, exec_cost_ms=args.exec_cost,
+                                            scratch_conninfo=target.server.conninfo() if target.server else None,
+                                            progress=step)
             else:
                 report = forecast_workload(session, calibration=calibration, cores=cores, clients=args.clients,
                                            what_if=what_if, interval_s=args.interval, top_n=args.top,
-                                           progress=step)
+                                           dsn=choice.dsn, progress=step)
             endpoint = session.endpoint
             cost = session.probe_cost
     if args.json is not None:

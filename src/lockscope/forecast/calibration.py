@@ -19,16 +19,25 @@ from typing import Any
 
 from lockscope.errors import BadInputError
 
-__all__ = ["DEFAULT_CALIBRATION", "GENERIC_BASE_RATIO", "SCHEMA", "Calibration", "load_calibration", "save_calibration"]
+__all__ = ["CONVOY_PER_CORE", "DEFAULT_CALIBRATION", "GENERIC_BASE_RATIO", "SCHEMA", "Calibration", "load_calibration",
+           "save_calibration"]
 
-#: Versioned schema name of a calibration JSON file (v1, before the LWLock sleep model, is refused).
-SCHEMA = "lockscope/calibration/v2"
+#: Versioned schema name of a calibration JSON file (v1, before the LWLock sleep model, is refused; v2, before
+#: statement costs and the convoy term, is read with those figures at 0).
+SCHEMA = "lockscope/calibration/v3"
+_OLDER = "lockscope/calibration/v2"
 _MEASURED_CORES = 2
 #: Base CPU of a cached generic plan relative to a planned statement when a calibration does not give it:
 #: Langote's single-client pgbench -S, simple 17,201 TPS vs prepared 32,234 TPS (published-benchmarks.md), 0.534.
 GENERIC_BASE_RATIO = 17_201.0 / 32_234.0
+#: :attr:`Calibration.convoy_per_core` where a calibration cannot measure it (``lab ceiling`` runs with as many
+#: clients as a few cores; v2 files): fitted, one factor per machine class, on Vondra's published join curves with
+#: 100 partitions (benchmarks/forecast_real.py --published; BENCHMARKS.md "forecast: real statements"): 0.06 on a
+#: 2-socket AMD EPYC, 0.10 on a 2-socket Intel Xeon; their mean.
+CONVOY_PER_CORE = 0.07
 _SECONDS = ("base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s",
-            "planned_relation_cpu_s", "idle_round_trip_s", "coherence_cpu_s", "sleep_cpu_s", "wake_latency_s")
+            "planned_relation_cpu_s", "idle_round_trip_s", "coherence_cpu_s", "sleep_cpu_s", "wake_latency_s",
+            "base_plan_s", "base_exec_s", "executor_relation_cpu_s")
 _REQUIRED = ("base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s")
 
 
@@ -69,6 +78,20 @@ class Calibration:
         ``LWLockAcquire`` -> ``PGSemaphoreLock``).
     :ivar wake_latency_s: time from an LWLock release that wakes a sleeper (lwlock.c ``LWLockWakeup``) until the
         sleeper runs, with no more runnable backends than cores.
+    :ivar base_plan_s: planning time of the base statement (pgbench -S), server-side, one client: ``EXPLAIN
+        (ANALYZE, SUMMARY)``'s "Planning Time" (s). With :attr:`base_exec_s` it splits ``base_cpu_s`` into the
+        statement's own plan and execution and the rest of a transaction (protocol, parse, the client, commit),
+        which any statement pays: a statement whose own times are known costs ``base_cpu_s - base_plan_s -
+        base_exec_s`` + its own.
+    :ivar base_exec_s: execution time of the base statement, server-side, one client (s).
+    :ivar executor_relation_cpu_s: CPU per relation the executor initialises and scans beyond the first (an empty
+        partition's scan node: ``ExecInitNode``, the relation opened, the scan started; slope of a cached generic
+        plan that scans every partition, minus the same plan with run-time pruning, over 198 partitions).
+    :ivar convoy_per_core: growth of the partition LWLocks' hold, coherence and wake-up costs per backend in the
+        server beyond the first (count >= 0; :func:`lockscope.forecast.model.convoy_factor`):
+        lwlock.c ``LWLockAttemptLock``'s atomics on the lock word, ``LWLockQueueSelf`` and ``LWLockWakeup`` under
+        the wait-list spinlock. ``lab ceiling`` on a few cores cannot separate it: :data:`CONVOY_PER_CORE`, fitted
+        on published many-core curves, stands in; it puts a peak in the curve and the fall past it.
     """
 
     base_cpu_s: float
@@ -84,15 +107,19 @@ class Calibration:
     coherence_cpu_s: float = 0.0
     sleep_cpu_s: float = 0.0
     wake_latency_s: float = 0.0
+    base_plan_s: float = 0.0
+    base_exec_s: float = 0.0
+    executor_relation_cpu_s: float = 0.0
+    convoy_per_core: float = CONVOY_PER_CORE
 
     def __post_init__(self) -> None:
-        for name in (*_SECONDS, "generic_base_cpu_s", "cpu_growth_per_doubling"):
+        for name in (*_SECONDS, "generic_base_cpu_s", "cpu_growth_per_doubling", "convoy_per_core"):
             value = getattr(self, name)
             if value is None and name == "generic_base_cpu_s":
                 continue
             if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value) \
                     or value < 0:
-                unit = "number" if name == "cpu_growth_per_doubling" else "number of seconds"
+                unit = "number" if name in ("cpu_growth_per_doubling", "convoy_per_core") else "number of seconds"
                 raise BadInputError(f"calibration {name} must be a finite {unit} >= 0, got {value!r}")
         if not isinstance(self.cpus, int) or isinstance(self.cpus, bool) or self.cpus < 1:
             raise BadInputError(f"calibration cpus must be an integer >= 1, got {self.cpus!r}")
@@ -103,6 +130,14 @@ class Calibration:
         if self.generic_base_cpu_s is not None:
             return self.generic_base_cpu_s
         return self.base_cpu_s * GENERIC_BASE_RATIO
+
+    def overhead_s(self, plans: bool) -> float:
+        """What a transaction costs beyond its statement's own planning and execution (s): ``base_cpu_s -
+        base_plan_s - base_exec_s`` for a planned statement, ``generic_base_s - base_exec_s`` for a reused cached
+        plan (no planning), at least 0."""
+        if plans:
+            return max(0.0, self.base_cpu_s - self.base_plan_s - self.base_exec_s)
+        return max(0.0, self.generic_base_s - self.base_exec_s)
 
     def scaled(self, factor: float, *, cpus: int | None = None, source: str | None = None) -> Calibration:
         """Every time figure multiplied by ``factor`` (a machine ``factor`` times slower, > 0), e.g. to move a
@@ -118,7 +153,8 @@ class Calibration:
                            source=self.source if source is None else source,
                            generic_base_cpu_s=None if self.generic_base_cpu_s is None
                            else self.generic_base_cpu_s * factor,
-                           cpu_growth_per_doubling=self.cpu_growth_per_doubling)
+                           cpu_growth_per_doubling=self.cpu_growth_per_doubling,
+                           convoy_per_core=self.convoy_per_core)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document (schema :data:`SCHEMA`) of this calibration."""
@@ -134,7 +170,7 @@ class Calibration:
         if isinstance(doc, dict) and doc.get("schema") == "lockscope/calibration/v1":
             raise BadInputError("calibration file of an earlier lockscope (lockscope/calibration/v1, before the "
                                 "LWLock sleep model): run lockscope lab ceiling again")
-        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        if not isinstance(doc, dict) or doc.get("schema") not in (SCHEMA, _OLDER):
             found = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
             raise BadInputError(f"not a calibration file: schema {found!r}, expected {SCHEMA!r}")
         known = {f.name for f in fields(cls)}

@@ -28,16 +28,19 @@ from __future__ import annotations
 
 import math
 import os
-import time
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..capacity import CapacityModel, LockRequest
-from ..errors import BadInputError
+from ..db import load_sql
+from ..errors import BadInputError, LockscopeError
+from ..footprint import executor_relations
 from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from ..versions import check_assumed_major
 from .calibration import Calibration
+from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, workload_demands
 
 if TYPE_CHECKING:
@@ -73,9 +76,6 @@ INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
 PLAN_CACHE_MODES = ("auto", "force_custom_plan", "force_generic_plan")
 #: Relations of the base statement the calibration's base CPU already plans (a table and its primary key).
 _BASE_PLANNED_RELATIONS = 2
-#: pg_stat_activity looks for the default clients (the most active backends seen), this many seconds apart.
-_ACTIVE_LOOKS = 10
-_ACTIVE_LOOK_INTERVAL_S = 0.02
 #: Phases that do not plan: a cached generic plan reused (plancache.c CheckCachedPlan).
 _NOT_PLANNED = frozenset({"generic-reuse"})
 
@@ -121,6 +121,10 @@ class StatementShape:
     :ivar calls_per_s: the measured rate (calls/s), None for a probed statement.
     :ivar flags: ``measured`` (pg_locks) or ``predicted`` (capacity model over the measured locks in order).
     :ivar measured_main_table_locks: main-table locks pg_locks showed for this plan (count), when known.
+    :ivar executor_relations: relations its execution initialises and scans (count).
+    :ivar own_s: the statement's own planning and execution time per call (s; CPU), None when unknown.
+    :ivar own_source: where ``own_s`` comes from, in words (every cost says its source).
+    :ivar own_at: the footprint ``own_s`` was measured with (:attr:`TransactionClass.own_at`).
     """
 
     name: str
@@ -131,6 +135,17 @@ class StatementShape:
     calls_per_s: float | None = None
     flags: str = "measured"
     measured_main_table_locks: int | None = None
+    executor_relations: int = 1
+    own_s: float | None = None
+    own_source: str = "unknown: the base statement's (pgbench -S) cost stands in, a lower bound"
+    own_at: tuple[int, int, int, int] | None = None
+
+    def with_own_cost(self, own_s: float | None, source: str) -> StatementShape:
+        """This shape with its own cost measured now (on its current footprint), or marked unknown."""
+        if own_s is None:
+            return replace(self, own_s=None, own_source=source, own_at=None)
+        at = (len(self.locks), self.planned_relations, len(self.main_table_locks), self.executor_relations)
+        return replace(self, own_s=max(0.0, own_s), own_source=source, own_at=at)
 
     @property
     def plans(self) -> bool:
@@ -160,10 +175,13 @@ class StatementShape:
         """Relations planned beyond the base statement's two (count; 0 for a reused generic plan)."""
         return max(0, len(self.locks) - _BASE_PLANNED_RELATIONS) if self.plans else 0
 
-    def transaction_class(self) -> TransactionClass:
-        """This statement as one transaction class of the model."""
+    def transaction_class(self, own_factor: float = 1.0) -> TransactionClass:
+        """This statement as one transaction class of the model; ``own_factor`` multiplies its own cost (the
+        re-anchoring to the live operating point, :mod:`lockscope.forecast.live`)."""
         return TransactionClass(self.name, fast_path_locks=self.fast_path_count, partition_load=self.partition_load,
-                                calls=self.calls, planned_relations=self.planned_relations, plans=self.plans)
+                                calls=self.calls, planned_relations=self.planned_relations, plans=self.plans,
+                                executor_relations=self.executor_relations,
+                                own_s=None if self.own_s is None else self.own_s * own_factor, own_at=self.own_at)
 
 
 @dataclass(frozen=True)
@@ -271,6 +289,9 @@ class ForecastReport:
     :ivar what_if: the what-if's forecast, or None.
     :ivar what_if_text: the what-if in words (``none`` without one).
     :ivar notes: what was skipped or approximated.
+    :ivar live: the measured operating point (workload mode with samples), else None.
+    :ivar anchor: the model against it ("model vs now"), else None.
+    :ivar think_s: each client's time between calls outside the server used by the model (s).
     """
 
     mode: str
@@ -286,6 +307,20 @@ class ForecastReport:
     what_if: ScenarioForecast | None
     what_if_text: str
     notes: tuple[str, ...] = ()
+    live: LivePoint | None = None
+    anchor: Anchor | None = None
+    think_s: float = 0.0
+
+    @property
+    def gain(self) -> dict[str, float] | None:
+        """The what-if against the measured state at the report's clients: ``tps`` (relative change), and
+        ``lockmanager_share`` and ``cpu_us`` before and after; None without a what-if."""
+        if self.what_if is None:
+            return None
+        a, b = self.measured.forecast, self.what_if.forecast
+        return {"tps": b.throughput_tps / a.throughput_tps - 1.0 if a.throughput_tps > 0 else 0.0,
+                "lockmanager_share_before": a.lockmanager_share, "lockmanager_share_after": b.lockmanager_share,
+                "cpu_us_before": a.cpu_per_transaction_us, "cpu_us_after": b.cpu_per_transaction_us}
 
 
 # -- server look-ups -----------------------------------------------------------------------------------------------
@@ -345,7 +380,8 @@ def shape_from_footprint(fp: Footprint, database_oid: int, shared: frozenset[int
                         database_oid, i)
                   for i, lk in enumerate(ordered))
     return StatementShape(name=name, statement=fp.statement, phase=e.phase, locks=locks, calls=calls,
-                          measured_main_table_locks=e.main_table_count)
+                          measured_main_table_locks=e.main_table_count,
+                          executor_relations=executor_relations(e.plan))
 
 
 def shape_from_plan(audit: StatementAudit, plan: PlanFootprint, model: CapacityModel, database_oid: int,
@@ -362,7 +398,8 @@ def shape_from_plan(audit: StatementAudit, plan: PlanFootprint, model: CapacityM
                                                           strict=True)))
     return StatementShape(name=str(audit.queryid), statement=audit.query, phase=plan.phase, locks=locks,
                           calls=calls, calls_per_s=audit.calls_per_s, flags="predicted",
-                          measured_main_table_locks=plan.spilled if plan.measured else None)
+                          measured_main_table_locks=plan.spilled if plan.measured else None,
+                          executor_relations=plan.executor_relations)
 
 
 def apply_what_if(shape: StatementShape, model: CapacityModel, drop_oids: frozenset[int] = frozenset(),
@@ -387,22 +424,25 @@ def curve_clients(clients: int) -> tuple[int, ...]:
 
 
 def forecast_shapes(label: str, shapes: Sequence[StatementShape], capacity: CapacityModel, calibration: Calibration,
-                    *, cores: int, clients: int, rate_tps: float | None = None) -> ScenarioForecast:
+                    *, cores: int, clients: int, rate_tps: float | None = None, think_s: float = 0.0,
+                    own_factor: float = 1.0) -> ScenarioForecast:
     """Solve the model for the statements (each alone and as a calls-weighted mix).
 
     :param rate_tps: the measured rate of the mix (calls/s) for the utilisation at the current rate; None: the
         utilisations at the predicted throughput with ``clients`` clients.
+    :param think_s: each client's time between calls outside the server (s).
+    :param own_factor: multiplies every statement's own cost (the live re-anchoring).
     :raises BadInputError: no statement.
     """
     if not shapes:
         raise BadInputError("nothing to forecast: no statement with a measured footprint")
     each = []
     for s in shapes:
-        d = workload_demands([s.transaction_class()], calibration)
-        each.append((s, forecast_curve(d, cores, [clients])[0]))
-    demands = workload_demands([s.transaction_class() for s in shapes], calibration)
+        d = workload_demands([s.transaction_class(own_factor)], calibration)
+        each.append((s, forecast_curve(d, cores, [clients], think_s=think_s)[0]))
+    demands = workload_demands([s.transaction_class(own_factor) for s in shapes], calibration)
     points = curve_clients(clients)
-    curve = forecast_curve(demands, cores, sorted(set(points) | {clients}))
+    curve = forecast_curve(demands, cores, sorted(set(points) | {clients}), think_s=think_s)
     at = next(f for f in curve if f.clients == clients)
     x = at.throughput_tps if rate_tps is None else rate_tps
     return ScenarioForecast(
@@ -410,6 +450,94 @@ def forecast_shapes(label: str, shapes: Sequence[StatementShape], capacity: Capa
         curve=tuple(f for f in curve if f.clients in points), rate_tps=rate_tps,
         cpu_utilisation_at_rate=x * at.cpu_per_transaction_us * 1e-6 / cores,
         partition_utilisation_at_rate=tuple(x * d for d in demands.partition_s))
+
+
+_PLANNING_TIME = re.compile(r"^\s*Planning Time: ([0-9.]+) ms")
+_QUERY_ID = re.compile(r"^\s*Query Identifier: (-?\d+)")
+
+
+@dataclass(frozen=True)
+class OwnCost:
+    """A statement's own planning and execution time per call, and where they come from.
+
+    :ivar plan_s: planning time (s), None when unknown.
+    :ivar exec_s: execution time (s), None when unknown.
+    :ivar source: the source of each, in words.
+    """
+
+    plan_s: float | None
+    exec_s: float | None
+    source: str
+
+    def own_s(self, plans: bool) -> float | None:
+        """Per call (s): execution, plus planning when the call plans; None when the execution time is unknown."""
+        if self.exec_s is None:
+            return None
+        return self.exec_s + ((self.plan_s or 0.0) if plans else 0.0)
+
+    def apply(self, shape: StatementShape) -> StatementShape:
+        """``shape`` with this cost (its planning only if the shape plans)."""
+        return shape.with_own_cost(self.own_s(shape.plans), self.source)
+
+
+_PLANNING_TIME = re.compile(r"^\s*Planning Time: ([0-9.]+) ms")
+_QUERY_ID = re.compile(r"^\s*Query Identifier: (-?\d+)")
+_UNKNOWN_EXEC = ("unknown execution cost (not in pg_stat_statements; give --exec-cost MS, or --scratch --setup with "
+                 "data to time it): the base statement's (pgbench -S) cost stands in, a lower bound")
+
+
+def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | None = None,
+                       scratch_conninfo: str | None = None) -> OwnCost:
+    """A statement's own planning and execution time per call, with their source:
+
+    - ``exec_cost_ms`` given (``--exec-cost``): that execution time, with the planning time of ``EXPLAIN
+      (SUMMARY)`` (nothing executed);
+    - ``scratch_conninfo`` (a server lockscope started, ``--scratch``): the medians of 20 timed executions
+      (``EXPLAIN (ANALYZE)`` in transactions rolled back, :func:`lockscope.db.time_on_scratch`);
+    - else pg_stat_statements, when the statement has run on this server (found by the query identifier ``EXPLAIN
+      (VERBOSE)`` shows, PG 14+ with compute_query_id): its mean execution time, and its mean planning time with
+      track_planning, else EXPLAIN's;
+    - else the execution time is unknown, and the source says so (the base statement's cost stands in).
+
+    :param text: the statement with its parameters bound (what EXPLAIN can run).
+    :raises StatementError, LockBlockedError, DatabaseError: from the probes.
+    """
+    from ..audit.catalog import read_settings
+    from ..db import time_on_scratch
+    from ..versions import PG14
+
+    if scratch_conninfo is not None and exec_cost_ms is None:
+        timed_plan_ms, timed_exec_ms = time_on_scratch(scratch_conninfo, text)
+        return OwnCost(timed_plan_ms / 1000.0, timed_exec_ms / 1000.0,
+                       f"timed on the scratch server (EXPLAIN ANALYZE, median of 20): {timed_exec_ms:.3f} ms "
+                       f"execution, {timed_plan_ms:.3f} ms planning")
+    verbose = session.facts.server_version_num >= PG14
+    with session.probe_transaction():
+        options = "SUMMARY, VERBOSE" if verbose else "SUMMARY"
+        lines = [str(r[0]) for r in session.run_user_text(f"EXPLAIN ({options}) {text}")]
+    plan_ms = next((float(m.group(1)) for ln in lines if (m := _PLANNING_TIME.match(ln))), None)
+    planning = f"{plan_ms:.3f} ms planning (EXPLAIN on this server)" if plan_ms is not None else "planning unknown"
+    if exec_cost_ms is not None:
+        return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_cost_ms / 1000.0,
+                       f"--exec-cost {exec_cost_ms:g} ms execution, {planning}")
+    qid = next((int(m.group(1)) for ln in lines if (m := _QUERY_ID.match(ln))), None)
+    settings = read_settings(session)
+    if qid is not None and settings.pgss_schema is not None:
+        sql = load_sql("forecast_statement_times", session.facts.server_version_num).format(
+            schema=session.identifier(settings.pgss_schema))
+        try:
+            row = session.fetch_one(sql, [qid])
+        except LockscopeError:
+            row = {}
+        if row.get("calls") and row.get("mean_exec_ms") is not None:
+            exec_ms = float(row["mean_exec_ms"])
+            if row.get("mean_plan_ms") is not None:
+                plan_ms = float(row["mean_plan_ms"])
+                planning = f"{plan_ms:.3f} ms planning (pg_stat_statements)"
+            return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_ms / 1000.0,
+                           f"pg_stat_statements on this server: {exec_ms:.3f} ms execution over "
+                           f"{int(row['calls']):,} calls, {planning}")
+    return OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, _UNKNOWN_EXEC)
 
 
 def _check_model(cores: int, clients: int) -> None:
@@ -429,6 +557,9 @@ def forecast_statement(
     param_types: Sequence[str] = (),
     protocol: str = "simple",
     plan_cache_mode: str | None = None,
+    exec_cost_ms: float | None = None,
+    scratch_conninfo: str | None = None,
+    think_s: float = 0.0,
     progress: Callable[[str], None] = lambda _msg: None,
 ) -> ForecastReport:
     """Probe one statement (EXPLAIN only) and forecast it, and the what-if beside it.
@@ -436,9 +567,14 @@ def forecast_statement(
     :param clients: N, or None for the default (16 on a probe: a statement has no live rate).
     :param protocol: ``simple`` or ``prepared`` (extended is measured as simple).
     :param plan_cache_mode: the mode of the measured prepared executions (default: the server's setting).
+    :param exec_cost_ms: the statement's execution time (ms, ``--exec-cost``), else found
+        (:func:`statement_own_cost`).
+    :param scratch_conninfo: the server is a scratch server lockscope started: the statement may be timed there.
+    :param think_s: each client's time between calls outside the server (s).
     :raises BadInputError, StatementError, UnsupportedStatementError, DatabaseError: from the probe or bad input.
     """
     from ..footprint import measure_footprint
+    from ..statement import bind_params, check_statement
 
     n = clients or 16
     _check_model(cores, n)
@@ -450,14 +586,18 @@ def forecast_statement(
     fp = measure_footprint(session, sql, params=params, param_types=param_types, protocol=protocol,
                            plan_cache_mode=mode if protocol == "prepared" else "auto")
     shared = _shared_of(session, [lk.relation_oid for e in fp.executions for lk in e.locks])
-    shape = shape_from_footprint(fp, db_oid, shared)
-    notes = []
+    progress("the statement's own cost")
+    own = statement_own_cost(session, bind_params(check_statement(sql), params, session.literal),
+                             exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo)
+    shape = own.apply(shape_from_footprint(fp, db_oid, shared))
+    notes = [f"the statement's own cost: {own.source}"]
     if drops:
         missing = [name for name, oid in drops.items() if oid not in {lk.relation_oid for lk in shape.locks}]
         if missing:
             notes.append(f"--drop-index {', '.join(missing)}: not locked by this statement (no change)")
     progress("solving the model")
-    measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n)
+    measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
+                               think_s=think_s)
     after: ScenarioForecast | None = None
     if what_if.any:
         base = shape
@@ -466,18 +606,18 @@ def forecast_statement(
             other = measure_footprint(session, sql, params=params, param_types=param_types, protocol="prepared",
                                       plan_cache_mode=what_if.plan_cache_mode)
             shared |= _shared_of(session, [lk.relation_oid for e in other.executions for lk in e.locks])
-            base = shape_from_footprint(other, db_oid, shared)
+            base = own.apply(shape_from_footprint(other, db_oid, shared))
         model = what_if.capacity(facts.capacity)
         changed = apply_what_if(base, model, frozenset(drops.values()),
                                 repredict=bool(drops) or model != facts.capacity)
         after = forecast_shapes(f"what-if: {what_if.describe()}", [changed], model, calibration, cores=cores,
-                                clients=n)
+                                clients=n, think_s=think_s)
     return ForecastReport(mode="statement", server_version=facts.server_version,
                           server_version_num=facts.server_version_num, database=facts.database,
                           database_oid=db_oid, cores=cores, clients=n,
                           clients_source="--clients" if clients else "default (a probed statement has no live rate)",
                           calibration=calibration, measured=measured, what_if=after,
-                          what_if_text=what_if.describe(), notes=tuple(notes))
+                          what_if_text=what_if.describe(), notes=tuple(notes), think_s=think_s)
 
 
 def _shared_of(session: Session, oids: Sequence[int]) -> frozenset[int]:
@@ -493,44 +633,118 @@ def forecast_workload(
     what_if: WhatIf = WhatIf(),
     interval_s: float = 10.0,
     top_n: int = 50,
+    dsn: str | None = None,
     progress: Callable[[str], None] = lambda _msg: None,
 ) -> ForecastReport:
-    """Forecast the database's workload from pg_stat_statements (read-only; ``lockscope audit``'s reader).
+    """Forecast the database's workload from pg_stat_statements (read-only; ``lockscope audit``'s reader), after
+    reproducing the operating point measured over the interval (:mod:`lockscope.forecast.live`).
 
-    :param clients: N, or None: the most active client backends of the database seen in 10 looks 20 ms apart,
-        else 16.
-    :param interval_s: seconds between the two pg_stat_statements snapshots (0 = rates since the reset).
+    :param clients: N, or None: the population measured now (the connections that ran statements in the
+        interval), else 16.
+    :param interval_s: seconds between the two pg_stat_statements snapshots (0 = rates since the reset: no live
+        point, no re-anchoring).
     :param top_n: statements kept, the busiest first (count).
+    :param dsn: the same server, for the wait-event sampler of the interval (None: no sampling, no live point).
     :raises BadInputError: pg_stat_statements unusable or no statement with a footprint.
     :raises DatabaseError: a catalog query failed.
     """
     from ..audit.catalog import read_catalog, read_settings
     from ..audit.workload import probe_statements, read_workload
+    from ..watch.sampler import BackgroundSampler
 
     facts = session.facts
-    db_oid, active = database_facts(session)
-    if clients is None:  # a single look misses backends between two statements: the busiest of a few looks
-        for _ in range(_ACTIVE_LOOKS - 1):
-            time.sleep(_ACTIVE_LOOK_INTERVAL_S)
-            active = max(active, database_facts(session)[1])
-    n = clients or (active if active > 0 else 16)
-    _check_model(cores, n)
+    db_oid, _ = database_facts(session)
     drops = resolve_indexes(session, what_if.drop_indexes)
     settings = read_settings(session)
     progress("reading pg_stat_statements" + (f" ({interval_s:g} s interval)" if interval_s else ""))
-    workload, rows = read_workload(session, settings, interval_s=interval_s, top_n=top_n)
+    sampler = BackgroundSampler(dsn, hz=10.0) if dsn is not None and interval_s > 0 else None
+    started: list[bool] = []
+
+    def start_sampling() -> None:
+        if sampler is not None:
+            sampler.__enter__()
+            started.append(True)
+
+    try:
+        workload, rows = read_workload(session, settings, interval_s=interval_s, top_n=top_n,
+                                       during_interval=start_sampling)
+    finally:
+        samples = sampler.stop() if sampler is not None and started else []
     if not workload.available:
         raise BadInputError("; ".join(workload.notes) or "pg_stat_statements is not available")
     progress("reading the catalog")
-    catalog = read_catalog(session)
-    audits = probe_statements(session, catalog, rows, progress=progress)
+    audits = probe_statements(session, read_catalog(session), rows, progress=progress)
+    rate = sum(a.calls_per_s for a in audits if a.weighted_plans()) if interval_s > 0 or workload.since_s else None
+    live = live_point(samples, rate or 0.0, facts.database, own_pids=(session.backend_pid,)) \
+        if samples and rate else None
     notes = list(workload.notes)
-    oids = [o for a in audits for p in (a.custom, a.generic_reuse) if p is not None for o in p.relation_oids]
+    measured_shapes, whatif_shapes = _workload_shapes(
+        session, audits, what_if, frozenset(drops.values()), db_oid, notes,
+        deflate=live.cpu_deflation(cores) if live is not None else 1.0, interval_s=interval_s)
+    population = live.population if live is not None else None
+    n = clients or population or 16
+    _check_model(cores, n)
+    think = live.think_s if live is not None else 0.0
+    progress("solving the model")
+    anchor = None
+    if live is not None and population:
+        def solve(factor: float) -> Forecast:
+            demands = workload_demands([s.transaction_class(factor) for s in measured_shapes], calibration)
+            return forecast_curve(demands, cores, [population], think_s=think)[0]
+
+        anchor = anchor_costs(solve, live.rate_tps, live.lockmanager_share)
+        notes.append(_anchor_note(anchor, live))
+    factor = anchor.factor if anchor is not None else 1.0
+    measured = forecast_shapes("measured", measured_shapes, facts.capacity, calibration, cores=cores, clients=n,
+                               rate_tps=rate, think_s=think, own_factor=factor)
+    after = forecast_shapes(f"what-if: {what_if.describe()}", whatif_shapes, what_if.capacity(facts.capacity),
+                            calibration, cores=cores, clients=n, rate_tps=rate, think_s=think,
+                            own_factor=factor) if what_if.any else None
+    source = "--clients" if clients else (live.population_source if live is not None else
+                                          "default (no live operating point: no samples or no calls)")
+    return ForecastReport(mode="workload", server_version=facts.server_version,
+                          server_version_num=facts.server_version_num, database=facts.database,
+                          database_oid=db_oid, cores=cores, clients=n, clients_source=source,
+                          calibration=calibration, measured=measured, what_if=after,
+                          what_if_text=what_if.describe(), notes=tuple(notes), live=live, anchor=anchor,
+                          think_s=think)
+
+
+def _anchor_note(anchor: Anchor, live: LivePoint) -> str:
+    head = (f"model vs now: {anchor.model_tps:,.0f} calls/s forecast at the measured {live.population} connections "
+            f"(think time {live.think_s * 1000:.2f} ms) against {anchor.measured_tps:,.0f} measured "
+            f"({100 * anchor.off:+.0f} %)")
+    if anchor.reanchored:
+        return (head + f": beyond {100 * ANCHOR_TOLERANCE:.0f} %, every statement's own cost was multiplied by "
+                f"{anchor.factor:.3g} so that the model reproduces it ({anchor.anchored_tps:,.0f}) before any what-if")
+    return head + ": within tolerance, costs as measured"
+
+
+def workload_own_cost(audit: StatementAudit, deflate: float) -> OwnCost:
+    """A workload statement's own cost from pg_stat_statements over the interval: mean execution and planning
+    time, times ``deflate`` (:meth:`LivePoint.cpu_deflation`: wall time in the backend under the load of the
+    moment -> CPU)."""
+    if audit.mean_exec_ms is None:
+        return OwnCost(None, None, "unknown (no pg_stat_statements times): the base statement's cost stands in")
+    plan = None if audit.mean_plan_ms is None else audit.mean_plan_ms * deflate / 1000.0
+    source = (f"pg_stat_statements over the interval: {audit.mean_exec_ms:.3f} ms execution"
+              + (f", {audit.mean_plan_ms:.3f} ms planning" if audit.mean_plan_ms is not None else
+                 ", planning not recorded (track_planning off)")
+              + (f", x {deflate:.2f} to CPU (sampled CPU share and run queue)" if deflate != 1.0 else ""))
+    return OwnCost(plan, audit.mean_exec_ms * deflate / 1000.0, source)
+
+
+def _workload_shapes(session: Session, audits: Sequence[StatementAudit], what_if: WhatIf, drops: frozenset[int],
+                     db_oid: int, notes: list[str], *, deflate: float,
+                     interval_s: float) -> tuple[list[StatementShape], list[StatementShape]]:
+    """The measured state's shapes (one per plan of the phase split, each with its own cost) and the what-if's."""
+    oids = [o for a in audits for p in (a.custom, a.generic, a.generic_reuse) if p is not None
+            for o in p.relation_oids]
     relations = relation_facts(session, oids)
-    model = facts.capacity
-    measured_shapes: list[StatementShape] = []
-    whatif_shapes: list[StatementShape] = []
+    model = session.facts.capacity
     after_model = what_if.capacity(model)
+    measured: list[StatementShape] = []
+    changed: list[StatementShape] = []
     skipped = 0
     for a in audits:
         weight = a.calls_per_s if interval_s > 0 or a.calls_per_s > 0 else float(a.calls)
@@ -538,42 +752,33 @@ def forecast_workload(
         if not plans or weight <= 0:
             skipped += 1
             continue
-        shapes = []
-        for plan, share in plans:  # the phase split (audit/phases.py): planned calls and reuses of a cached plan
-            shape = shape_from_plan(a, plan, model, db_oid, relations, calls=weight * share)
+        own = workload_own_cost(a, deflate)
+        shapes = [own.apply(shape_from_plan(a, plan, model, db_oid, relations, calls=weight * share))
+                  for plan, share in plans]  # the phase split (audit/phases.py): planned calls and reuses
+        for shape in shapes:
             if shape.measured_main_table_locks is not None and \
                     shape.measured_main_table_locks != len(shape.main_table_locks):
                 notes.append(f"query {a.queryid}: {shape.measured_main_table_locks} main-table locks measured, "
                              f"{len(shape.main_table_locks)} predicted (another session's strong lock?); the model "
                              "uses the predicted set")
-            shapes.append(shape)
-        measured_shapes.extend(shapes)
+        measured.extend(shapes)
         if a.basis == "unknown":
             notes.append(f"query {a.queryid}: the plan-cache phase of its calls is unknown (no track_planning, no "
                          "pg_locks snapshot): forecast with every call taking the plan that spills more")
         if what_if.any:
             forced = {"force_generic_plan": a.generic_reuse, "force_custom_plan": a.custom}.get(
                 what_if.plan_cache_mode or "")
-            bases = ([shape_from_plan(a, forced, model, db_oid, relations, calls=weight)] if forced is not None
-                     else shapes)
-            whatif_shapes.extend(apply_what_if(b, after_model, frozenset(drops.values())) for b in bases)
+            bases = ([own.apply(shape_from_plan(a, forced, model, db_oid, relations, calls=weight))]
+                     if forced is not None else shapes)
+            changed.extend(apply_what_if(b, after_model, drops) for b in bases)
     if skipped:
         notes.append(f"{skipped} statements without a measured footprint or calls in the interval left out")
-    if not measured_shapes:
+    if not measured:
         raise BadInputError("no statement in pg_stat_statements with calls and a measured footprint to forecast")
-    rate = sum(a.calls_per_s for a in audits if a.weighted_plans()) if interval_s > 0 or workload.since_s else None
-    progress("solving the model")
-    measured = forecast_shapes("measured", measured_shapes, model, calibration, cores=cores, clients=n,
-                               rate_tps=rate)
-    after = forecast_shapes(f"what-if: {what_if.describe()}", whatif_shapes, after_model, calibration, cores=cores,
-                            clients=n, rate_tps=rate) if what_if.any else None
-    source = "--clients" if clients else ("active client backends now" if active > 0 else
-                                          "default (no active client backend now)")
-    return ForecastReport(mode="workload", server_version=facts.server_version,
-                          server_version_num=facts.server_version_num, database=facts.database,
-                          database_oid=db_oid, cores=cores, clients=n, clients_source=source,
-                          calibration=calibration, measured=measured, what_if=after,
-                          what_if_text=what_if.describe(), notes=tuple(notes))
+    unknown = sum(1 for s in measured if s.own_s is None)
+    if unknown:
+        notes.append(f"{unknown} statement plans without their own times: the base statement's cost stands in")
+    return measured, changed
 
 
 def saturation_rate(scenario: ScenarioForecast) -> float:

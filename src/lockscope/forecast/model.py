@@ -24,6 +24,10 @@ The network (docs/forecast.md gives the assumptions, the measurements behind eac
   what pg_stat_activity shows as ``LWLock:LockManager``, and frees the core for others. A partition is also a
   single-server queue of service ``a_p h`` (``W_p = a_p h Q_p(n - 1)``): it binds only when ``X a_p h``
   approaches 1.
+- **Convoy**: the hold ``h`` and the wake-up latency ``L`` are multiplied by ``v(m)`` (:func:`convoy_factor`),
+  growing with ``m`` = the backends in the server (the arriving one and those there at the previous
+  population), the coherence CPU per acquisition by ``v(min(m, C))`` (only running backends move cache lines),
+  relative to the calibration's machine: with many cores the curve peaks and falls past the peak.
 
 Per population n = 1..N: ``R = Z(n) + R_cpu + sum_p (W_p + k_p wake)``, ``X = n / R``, ``Q_cpu = X R_cpu``,
 ``Q_p = X (W_p + a_p h)``. Cost O(N x 16).
@@ -55,6 +59,7 @@ __all__ = [
     "TransactionClass",
     "ceiling_tps",
     "class_demands",
+    "convoy_factor",
     "forecast",
     "forecast_curve",
     "partition_name",
@@ -83,6 +88,13 @@ class TransactionClass:
         statement is not planned, i.e. a cached generic plan is reused).
     :ivar plans: False when the transaction reuses a cached generic plan (base CPU
         :attr:`Calibration.generic_base_s` instead of ``base_cpu_s``).
+    :ivar executor_relations: relations the executor initialises and scans (count >= 1; every partition of an
+        unpruned scan, one after run-time pruning).
+    :ivar own_s: the statement's own planning and execution time per call, measured (s), or None when unknown (the
+        base statement's, pgbench -S, stands in).
+    :ivar own_at: ``(locks, planned relations, main-table locks, executor relations)`` of the footprint ``own_s`` was
+        measured with: a what-if that changes them moves the cost by the calibrated per-lock and per-relation
+        figures.
     :raises ValueError: a negative count, not 16 partition counts, or calls <= 0.
     """
 
@@ -92,6 +104,9 @@ class TransactionClass:
     calls: float = 1.0
     planned_relations: int = 0
     plans: bool = True
+    executor_relations: int = 1
+    own_s: float | None = None
+    own_at: tuple[int, int, int, int] | None = None
 
     def __post_init__(self) -> None:
         if self.fast_path_locks < 0:
@@ -159,24 +174,58 @@ class Demands:
             return self.partition_acquisitions_sq
         return tuple(a * a for a in self.partition_acquisitions)
 
-    def cpu_at(self, clients: int, cpus: int, sleeps: float = 0.0) -> float:
+    def cpu_at(self, clients: int, cpus: int, sleeps: float = 0.0, convoy: float = 1.0) -> float:
         """CPU per transaction with ``clients`` clients on ``cpus`` cores and ``sleeps`` LWLock sleeps per
-        transaction (s; the module docstring's ``D(n)``)."""
+        transaction (s; the module docstring's ``D(n)``); ``convoy`` multiplies the coherence cost of the
+        partition acquisitions (:func:`convoy_factor` of the running backends: only cores move cache lines)."""
         c = self.costs
         growth = 1.0 + c.cpu_growth_per_doubling * math.log2(max(clients, cpus) / cpus)
         concurrent = min(1.0, (clients - 1) / (cpus - 1)) if cpus > 1 else 0.0
-        return self.cpu_s * growth + c.coherence_cpu_s * self.acquisitions * concurrent + c.sleep_cpu_s * sleeps
+        return (self.cpu_s * growth + c.coherence_cpu_s * convoy * self.acquisitions * concurrent
+                + c.sleep_cpu_s * sleeps)
+
+
+def convoy_factor(costs: Calibration, contenders: float) -> float:
+    """How much the partition LWLocks' hold, coherence and wake-up costs grow with the backends that contend for
+    them, relative to the calibration's machine: ``(1 + k (m - 1)) / (1 + k (m_cal - 1))`` with ``k`` =
+    :attr:`Calibration.convoy_per_core`, ``m`` = ``contenders`` >= 1 (the backends in the server: on a core,
+    waiting for one, or asleep on a partition) and ``m_cal`` = :attr:`Calibration.cpus` (its figures were
+    measured with all of its cores busy).
+
+    Every contender adds cache-line transfers to each acquisition (lwlock.c ``LWLockAttemptLock``'s atomics on the
+    lock word) and work under the wait-list spinlock (``LWLockQueueSelf``, ``LWLockWakeup``, ``LWLockDequeueSelf``),
+    so the hold, the CPU per acquisition and the time until a woken sleeper runs grow with them: past the
+    throughput peak the curve falls. 1.0 with ``k`` = 0.
+    """
+    k = costs.convoy_per_core
+    m = max(1.0, contenders)
+    return (1.0 + k * (m - 1.0)) / (1.0 + k * (max(1, costs.cpus) - 1.0))
 
 
 def class_demands(cls: TransactionClass, calibration: Calibration) -> Demands:
-    """The demands of one transaction class: ``D_C = base + fastpath_lock_cpu_s x locks + planned_relation_cpu_s x
-    planned relations + main_table_lock_extra_cpu_s x main-table locks`` (base = ``base_cpu_s``, or
-    ``generic_base_s`` when a cached generic plan is reused) and the partition acquisitions (lock.c
-    ``LockAcquireExtended`` and ``LockReleaseAll``)."""
-    base = calibration.base_cpu_s if cls.plans else calibration.generic_base_s
-    cpu = (base + calibration.fastpath_lock_cpu_s * cls.locks
-           + calibration.planned_relation_cpu_s * cls.planned_relations
-           + calibration.main_table_lock_extra_cpu_s * cls.main_table_locks)
+    """The demands of one transaction class and its partition acquisitions (lock.c ``LockAcquireExtended`` and
+    ``LockReleaseAll``). CPU per transaction ``D_C``:
+
+    - the statement's own cost measured (``own_s``): ``overhead + own_s`` (:meth:`Calibration.overhead_s`: the rest
+      of a transaction), moved by the calibrated figures for every lock, planned relation, main-table lock and
+      executor relation a what-if adds or removes against the measured footprint (``own_at``);
+    - unknown: the base statement's (``base_cpu_s``, or ``generic_base_s`` when a cached generic plan is reused)
+      ``+ fastpath_lock_cpu_s x locks + planned_relation_cpu_s x planned relations + main_table_lock_extra_cpu_s x
+      main-table locks + executor_relation_cpu_s x (executor relations - 1)``.
+    """
+    c = calibration
+    if cls.own_s is not None:
+        locks0, planned0, main0, executor0 = cls.own_at or (cls.locks, cls.planned_relations, cls.main_table_locks,
+                                                            cls.executor_relations)
+        cpu = (c.overhead_s(cls.plans) + cls.own_s + c.fastpath_lock_cpu_s * (cls.locks - locks0)
+               + c.planned_relation_cpu_s * (cls.planned_relations - planned0)
+               + c.main_table_lock_extra_cpu_s * (cls.main_table_locks - main0)
+               + c.executor_relation_cpu_s * (cls.executor_relations - executor0))
+    else:
+        base = c.base_cpu_s if cls.plans else c.generic_base_s
+        cpu = (base + c.fastpath_lock_cpu_s * cls.locks + c.planned_relation_cpu_s * cls.planned_relations
+               + c.main_table_lock_extra_cpu_s * cls.main_table_locks
+               + c.executor_relation_cpu_s * max(0, cls.executor_relations - 1))
     traffic = transaction_traffic(cls.partition_load)
     return Demands(cpu_s=max(cpu, 1e-12), partition_acquisitions=tuple(float(n) for n in traffic.per_partition),
                    costs=calibration)
@@ -227,7 +276,7 @@ class Forecast:
     :ivar clients: N (count).
     :ivar cpus: C (count).
     :ivar throughput_tps: X(N), transactions per second.
-    :ivar response_time_ms: R(N) = N / X(N), ms per transaction (Little's law, think time 0).
+    :ivar response_time_ms: R(N) = N / X(N) - think time, ms per transaction (Little's law).
     :ivar cpu_utilisation: X D(N) / C (fraction 0..1).
     :ivar partition_utilisation: X a_p h per partition: the fraction of time each partition LWLock is held
         (16 fractions 0..1).
@@ -267,14 +316,19 @@ class Forecast:
     cpu_per_transaction_us: float = 0.0
 
 
-def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple[Forecast, ...]:
+def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int], *,
+                   think_s: float = 0.0) -> tuple[Forecast, ...]:
     """Forecasts for several client counts from one pass up to the largest (same order as ``clients``).
 
     :param demands: the (aggregated) transaction class (:func:`class_demands`, :func:`workload_demands`).
     :param cpus: C, cores (>= 1).
     :param clients: client counts (each >= 1).
-    :raises ValueError: cpus < 1 or a client count < 1.
+    :param think_s: each client's time between a call's end and its next one, outside the server (s >= 0; 0 = a
+        pgbench-like closed loop): a pure delay (the application's work, the network).
+    :raises ValueError: cpus < 1, a client count < 1 or a negative think time.
     """
+    if not think_s >= 0:
+        raise ValueError(f"think time must be >= 0, got {think_s}")
     _check_cpus(cpus)
     wanted = list(clients)
     if not wanted or min(wanted) < 1:
@@ -282,39 +336,43 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
     costs = demands.costs
     hold = costs.lwlock_hold_s
     acq = demands.partition_acquisitions
-    held = demands.partition_s  # a_p h per transaction
+    base_held = demands.partition_s  # a_p h per transaction, before the convoy factor
     squares = demands.squares()
     top_acq = max(acq)
     hottest = acq.index(top_acq) if top_acq > 0 else None
-    top_hold = max(held)
 
     results: dict[int, Forecast] = {}
     targets = set(wanted)
     x = 0.0
     q_cpu = 0.0
+    in_server = 0.0
     q_part = [0.0] * NUM_LOCK_PARTITIONS
     for n in range(1, max(wanted) + 1):
-        sleeps_p = [min(a, sq * x * hold) for a, sq in zip(acq, squares, strict=True)]
+        convoy = convoy_factor(costs, in_server + 1.0)  # the arriving backend and those in the server before it
+        held = tuple(d * convoy for d in base_held)
+        sleeps_p = [min(a, sq * x * hold * convoy) for a, sq in zip(acq, squares, strict=True)]
         sleeps = sum(sleeps_p)
-        cpu_n = demands.cpu_at(n, cpus, sleeps)
-        wake = (costs.wake_latency_s * max(1.0, q_cpu / cpus)
+        cpu_n = demands.cpu_at(n, cpus, sleeps, convoy_factor(costs, min(in_server + 1.0, cpus)))
+        wake = (costs.wake_latency_s * convoy * max(1.0, q_cpu / cpus)
                 + max(0.0, q_cpu - cpus) / cpus * cpu_n / (1.0 + sleeps))
         round_trip = costs.idle_round_trip_s * max(0.0, (cpus - n) / (cpus - 1)) if cpus > 1 else 0.0
         r_cpu = cpu_n * max(1.0, (1.0 + q_cpu) / cpus)
         at_part = [d * q + k * wake for d, q, k in zip(held, q_part, sleeps_p, strict=True)]
         lm = sum(at_part)
-        response = round_trip + r_cpu + lm
+        response = think_s + round_trip + r_cpu + lm
         x = n / response
         q_part = [x * (d * q + d) for d, q in zip(held, q_part, strict=True)]
         q_cpu = x * r_cpu
+        in_server = x * (response - think_s)
         if n in targets:
+            top_hold = max(held)
             cpu_ceiling = cpus / cpu_n
             binding = partition_name(at_part.index(max(at_part))) if lm > cpu_n else CPU
             results[n] = Forecast(
                 clients=n,
                 cpus=cpus,
                 throughput_tps=x,
-                response_time_ms=response * 1000.0,
+                response_time_ms=(response - think_s) * 1000.0,
                 cpu_utilisation=min(1.0, x * cpu_n / cpus),
                 partition_utilisation=tuple(min(1.0, x * d) for d in held),
                 partition_wait_ms=lm * 1000.0,
@@ -332,9 +390,9 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int]) -> tuple
     return tuple(results[n] for n in wanted)
 
 
-def forecast(demands: Demands, cpus: int, clients: int) -> Forecast:
+def forecast(demands: Demands, cpus: int, clients: int, *, think_s: float = 0.0) -> Forecast:
     """The forecast for ``clients`` clients on ``cpus`` cores (see :func:`forecast_curve`).
 
-    :raises ValueError: cpus < 1 or clients < 1.
+    :raises ValueError: cpus < 1, clients < 1 or a negative think time.
     """
-    return forecast_curve(demands, cpus, [clients])[0]
+    return forecast_curve(demands, cpus, [clients], think_s=think_s)[0]

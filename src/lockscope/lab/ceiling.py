@@ -23,6 +23,15 @@ controls:
 - ``index_k``: ``SELECT * FROM cal_ixK WHERE id = 1`` (simple protocol) on an empty table with a primary key and
   k - 1 more indexes (k = 1 and 101, at max_locks_per_transaction 1024: all fast-path): the planner opens every
   index (plancat.c ``get_relation_info``), so the slope minus a lock is the planning cost of one more relation.
+- ``scan_k``: ``SELECT * FROM cal_sK WHERE v = :v`` with ``-M prepared`` on a list-partitioned table of k - 1
+  partitions of 1,000 rows with an index on ``v`` (not the partition key): the cached generic plan runs an index
+  scan on every partition (nothing to prune with), and its executor locks each partition and its index, so
+  ``scan_200`` vs ``scan_2`` minus two fast-path locks per partition is the executor's cost of one more relation
+  initialised and scanned (execMain.c ``InitPlan``, nodeIndexscan.c ``ExecInitIndexScan``: the index opened, a
+  B-tree descent, the scan ended).
+- The base statement's own planning and execution time: ``EXPLAIN (ANALYZE, SUMMARY)`` of pgbench -S's statement,
+  median of 200, one client (:func:`lockscope.db.time_on_scratch`): splits the base CPU into the statement's own
+  cost and the rest of a transaction, so a statement whose own times are known is forecast with them.
 - The lock and main-table counts of ``generic_200`` and ``index_101`` at both settings are checked with the
   footprint engine before they are measured (0 and 184 / 86 main-table locks).
 
@@ -47,10 +56,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..db import Session, connect, run_script
+from ..db import Session, connect, run_script, time_on_scratch
 from ..errors import BadInputError, LockscopeError
 from ..forecast.calibration import Calibration, save_calibration
-from ..forecast.model import Demands, forecast
+from ..forecast.model import Demands, convoy_factor, forecast
 from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition, transaction_traffic
 from ..pgbench import pgbench_init
 from ..server import ScratchServer, ScratchSettings
@@ -76,6 +85,8 @@ BIG_INDEXES = 100
 QUICK: dict[str, Any] = dict(clients=8, duration_s=2.0, spilled=24, repeats=2)
 #: The default profile: about 7 minutes.
 DEFAULT: dict[str, Any] = dict(clients=16, duration_s=4.0, spilled=24, repeats=4)
+#: pgbench -S's statement, timed for the base statement's own planning and execution time.
+BASE_STATEMENT = "SELECT abalance FROM pgbench_accounts WHERE aid = 1"
 #: Small tables created to pick the spilled ones from (enough for 24 in one partition at 1/16 each, with margin).
 _POOL_FACTOR = 40
 _POINT_OVERHEAD_S = 1.5
@@ -121,7 +132,8 @@ class CeilingScenario:
     def _points(self) -> list[tuple[str, int, int]]:
         """(point, clients, max_locks_per_transaction), in the order measured: the wide block first (one restart),
         then the 16-slot block; repeats interleaved within each block."""
-        wide = [(p, 1, WIDE_MLPT) for p in ("generic_2", f"generic_{BIG}", "index_1", f"index_{BIG_INDEXES + 1}")]
+        wide = [(p, 1, WIDE_MLPT) for p in ("generic_2", f"generic_{BIG}", "index_1", f"index_{BIG_INDEXES + 1}",
+                                            "scan_2", f"scan_{BIG}")]
         single = [(p, 1, CEILING_MLPT) for p in ("pk_select_simple", "pk_select_prepared", f"generic_{BIG}",
                                                  "generic_16", "generic_spread", "generic_one")]
         cores = os.cpu_count() or 1
@@ -152,6 +164,8 @@ class CeilingScenario:
             ctx.progress.step(f"PG {info.pg_version}: pgbench -i -s 1 and the calibration tables")
             pgbench_init(server, 1)
             install_pg_stat_statements(server)
+            plan_ms, exec_ms = time_on_scratch(server.conninfo(), BASE_STATEMENT, runs=200)
+            ctx.extras["base_statement_ms"] = {"statement": BASE_STATEMENT, "plan": plan_ms, "exec": exec_ms}
             one, spread = self._tables(server)
             scripts = self._scripts(ctx.out_dir)
             ctx.extras["one_partition_tables"] = list(one)
@@ -169,7 +183,8 @@ class CeilingScenario:
                                   f"max_locks_per_transaction {mlpt}")
                 ctx.record(self._measure(server, info, point, clients, mlpt, scripts))
             calibration, checks = fit_calibration(ctx.rows, spilled=self.spilled, clients=self.clients,
-                                                  cores=os.cpu_count() or 1, server_version=info.pg_version)
+                                                  cores=os.cpu_count() or 1, server_version=info.pg_version,
+                                                  base_statement_ms=(plan_ms, exec_ms))
             save_calibration(calibration, ctx.out_dir / CALIBRATION_FILE)
             ctx.extras["calibration"] = calibration.to_json()
             ctx.extras["checks"] = checks
@@ -208,6 +223,8 @@ class CeilingScenario:
                    "generic_spread": "cal_gspread"}
         parents[f"generic_{BIG}"] = f"cal_g{BIG}"
         texts = {name: f"\\set k 1\nSELECT * FROM {parent} WHERE k = :k;\n" for name, parent in parents.items()}
+        for k in (2, BIG):
+            texts[f"scan_{k}"] = f"\\set v random(1, 1000)\nSELECT * FROM cal_s{k} WHERE v = :v;\n"
         texts["index_1"] = "SELECT * FROM cal_ix1 WHERE id = 1;\n"
         texts[f"index_{BIG_INDEXES + 1}"] = f"SELECT * FROM cal_ix{BIG_INDEXES + 1} WHERE id = 1;\n"
         folder = out / "scripts"
@@ -271,7 +288,8 @@ class CeilingScenario:
                  scripts: dict[str, Path]) -> dict[str, Any]:
         locks = {"pk_select_simple": 2, "pk_select_prepared": 2, "generic_2": 2, "generic_16": FILLERS,
                  "generic_one": FILLERS + self.spilled, "generic_spread": FILLERS + self.spilled,
-                 f"generic_{BIG}": BIG, "index_1": 2, f"index_{BIG_INDEXES + 1}": BIG_INDEXES + 2}[point]
+                 f"generic_{BIG}": BIG, "index_1": 2, f"index_{BIG_INDEXES + 1}": BIG_INDEXES + 2,
+                 "scan_2": 3, f"scan_{BIG}": 2 * BIG - 1}[point]
         spilled = 0 if mlpt == WIDE_MLPT else max(0, locks - FILLERS)
         options: dict[str, Any] = dict(clients=clients, duration_s=self.duration_s, sample_hz=self.sample_hz,
                                        warmup_s=self.warmup_s)
@@ -279,7 +297,7 @@ class CeilingScenario:
             options.update(protocol="prepared" if point.endswith("prepared") else "simple", select_only=True)
         else:
             options.update(script_file=scripts[point], select_only=False,
-                           protocol="prepared" if point.startswith("generic") else "simple")
+                           protocol="prepared" if point.startswith(("generic", "scan")) else "simple")
         columns, _ = measure_load_columns(server, **options)
         return {"pg_version": info.pg_version, "point": point, "clients": clients,
                 "max_locks_per_transaction": mlpt, "relation_locks": locks, "main_table_locks": spilled, **columns}
@@ -308,6 +326,15 @@ BEGIN
   CREATE TABLE cal_g{big} (k int) PARTITION BY LIST (k);
   FOR i IN 1..{big_parts} LOOP
     EXECUTE format('CREATE TABLE cal_g{big}_%s PARTITION OF cal_g{big} FOR VALUES IN (%s)', i, i);
+  END LOOP;
+  FOREACH parent IN ARRAY ARRAY['cal_s2', 'cal_s{big}'] LOOP
+    EXECUTE format('CREATE TABLE %s (k int, v int) PARTITION BY LIST (k)', parent);
+    EXECUTE format('CREATE INDEX ON %s (v)', parent);
+    FOR i IN 1..(CASE WHEN parent = 'cal_s2' THEN 1 ELSE {big_parts} END) LOOP
+      EXECUTE format('CREATE TABLE %s_%s PARTITION OF %s FOR VALUES IN (%s)', parent, i, parent, i);
+      EXECUTE format('INSERT INTO %s SELECT %s, v FROM generate_series(1, 1000) v', parent, i);
+    END LOOP;
+    EXECUTE format('ANALYZE %s', parent);
   END LOOP;
   CREATE TABLE cal_ix{big_ix} (id int PRIMARY KEY, a int);
   FOR i IN 1..{big_indexes} LOOP
@@ -371,12 +398,15 @@ def fit_wake_latency(calibration: Calibration, cpu_s: float, acquisitions: int, 
 
 
 def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: int, cores: int,
-                    server_version: str) -> tuple[Calibration, dict[str, Any]]:
+                    server_version: str,
+                    base_statement_ms: tuple[float, float] = (0.0, 0.0)) -> tuple[Calibration, dict[str, Any]]:
     """The calibration from the measured points (of each point the repeat with the best TPS), and the checks.
 
     Single-client slopes (1 / TPS; the idle round trip cancels): fast-path lock = (generic_200 - generic_2) / 198
     at max_locks_per_transaction 1024 (all fast-path); main-table extra = (generic_200 at 16 - at 1024) / 184;
-    planned relation = (index_101 - index_1) / 100 at 1024 - a fast-path lock. With every core busy (C clients,
+    planned relation = (index_101 - index_1) / 100 at 1024 - a fast-path lock; executor relation = (scan_200 -
+    scan_2) / 198 at 1024 - two fast-path locks (a partition and its index; when measured). ``base_statement_ms``
+    = the base statement's own (planning, execution) time in ms, one client. With every core busy (C clients,
     CPU per transaction from ``/proc/stat``): base = pk_select_simple - 2 fast-path locks; idle round trip =
     1 / TPS of pk_select_simple alone - its CPU at C; generic base = pk_select_prepared alone - the round trip - 2
     fast-path locks; coherence = (generic_spread - generic_16 - S (fast-path + main-table extra)) / (S + 16)
@@ -403,6 +433,9 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
                      / (BIG - FILLERS))
     planned = max(0.0, (alone(f"index_{BIG_INDEXES + 1}", WIDE_MLPT) - alone("index_1", WIDE_MLPT)) / BIG_INDEXES
                   - fast)
+    executor = 0.0
+    if any(r.get("point") == f"scan_{BIG}" for r in rows):
+        executor = max(0.0, (alone(f"scan_{BIG}", WIDE_MLPT) - alone("scan_2", WIDE_MLPT)) / (BIG - 2) - 2 * fast)
     cpu_pk = busy("pk_select_simple", at)
     round_trip = max(0.0, alone("pk_select_simple", CEILING_MLPT) - cpu_pk) if cores > 1 else 0.0
     base = max(1e-9, cpu_pk - 2 * fast)
@@ -421,7 +454,9 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
     sleeps_one = max(0.0, (switches("generic_one") - switches("generic_16")) / 2)
     sleeps_spread = max(0.0, (switches("generic_spread") - switches("generic_16")) / 2)
     x_one = float(one["tps"])
-    hold = sleeps_one / (x_one * (spilled + 1) ** 2)
+    # sleeps = a^2 X h v(clients): the hold as it is with the calibration's own cores busy (model.convoy_factor)
+    hold = sleeps_one / (x_one * (spilled + 1) ** 2
+                         * convoy_factor(Calibration(0.0, 0.0, 0.0, 0.0, cpus=cores), float(clients)))
     sleep_cpu = max(0.0, (_cpu_s(one, cores) - _cpu_s(spread, cores)) / (sleeps_one - sleeps_spread)) \
         if sleeps_one > sleeps_spread else 0.0
     lockmanager_one = _figure(one, "lockmanager_share", 0.0) * _figure(one, "aas", 0.0) / x_one
@@ -429,6 +464,8 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
         base_cpu_s=base, fastpath_lock_cpu_s=fast, main_table_lock_extra_cpu_s=main_extra, lwlock_hold_s=hold,
         cpus=cores, generic_base_cpu_s=generic_base, planned_relation_cpu_s=planned, idle_round_trip_s=round_trip,
         cpu_growth_per_doubling=growth, coherence_cpu_s=coherence, sleep_cpu_s=sleep_cpu,
+        executor_relation_cpu_s=executor, base_plan_s=base_statement_ms[0] / 1000.0,
+        base_exec_s=base_statement_ms[1] / 1000.0,
         source=f"lockscope lab ceiling on this machine ({cores} cores, PostgreSQL {server_version}, "
                f"{clients} clients, {spilled} spilled locks)")
     cpu_one = busy("generic_16", at) + spilled * (fast + main_extra)

@@ -53,14 +53,16 @@ def _statements_table(s: ScenarioForecast) -> Table:
     t = Table(title=f"{s.label}: statements", title_justify="left")
     for name, justify in (("statement", "left"), ("calls/s", "right"), ("phase", "left"), ("locks", "right"),
                           ("main table", "right"), ("partitions of main-table locks", "left"),
-                          ("ceiling alone", "right"), ("binding", "left"), ("LockManager", "right")):
+                          ("own cost µs", "right"), ("ceiling alone", "right"), ("binding", "left"),
+                          ("LockManager", "right")):
         t.add_column(name, justify=justify)  # type: ignore[arg-type]
     for shape, f in s.statements:
         text = " ".join(shape.statement.split())
         text = text if len(text) <= 60 else text[:57] + "..."
         rate = f"{shape.calls_per_s:,.1f}" if shape.calls_per_s is not None else "-"
+        own = Text("unknown", style="yellow") if shape.own_s is None else f"{shape.own_s * 1e6:,.1f}"
         t.add_row(Text(text), rate, shape.phase, str(len(shape.locks)), str(len(shape.main_table_locks)),
-                  partitions_text(shape.partition_load), rate_text(f.ceiling_tps), f.binding_resource,
+                  partitions_text(shape.partition_load), own, rate_text(f.ceiling_tps), f.binding_resource,
                   f"{f.lockmanager_share:.0%}")
     return t
 
@@ -77,16 +79,42 @@ def _locks_table(s: ScenarioForecast) -> Table:
     return t
 
 
+def _model_vs_now(report: ForecastReport) -> Table:
+    """The model at the measured operating point beside what was measured: the self-check before any what-if."""
+    anchor, live = report.anchor, report.live
+    assert anchor is not None and live is not None
+    t = Table(title="model vs now (the operating point measured over the interval)", title_justify="left",
+              header_style="bold")
+    for col in ("", "calls/s", "LockManager share", "connections", "active sessions (CPU)"):
+        t.add_column(col, justify="left" if not col else "right")
+    t.add_row("measured", f"{anchor.measured_tps:,.0f}", f"{100 * anchor.measured_lockmanager_share:.0f} %",
+              str(live.population), f"{live.aas:.2f} ({live.aas_cpu:.2f})")
+    label = "model" + (f", costs x {anchor.factor:.3g}" if anchor.reanchored else "")
+    t.add_row(f"model, first estimate ({100 * anchor.off:+.0f} %)", f"{anchor.model_tps:,.0f}", "", "", "")
+    t.add_row(label, f"{anchor.anchored_tps:,.0f}", f"{100 * anchor.model_lockmanager_share:.0f} %",
+              str(live.population), "")
+    return t
+
+
 def render_forecast(report: ForecastReport, *, verbose: bool = False) -> Group:
     """The terminal rendering of a forecast (``verbose``: every main-table lock with its lock partition)."""
-    parts: list[object] = [Text(f"model: {report.cores} cores, {report.clients} clients ({report.clients_source}); "
-                                f"calibration: {report.calibration.source}")]
+    think = f", think time {report.think_s * 1000:.2f} ms" if report.think_s else ""
+    parts: list[object] = [Text(f"model: {report.cores} cores, {report.clients} clients ({report.clients_source})"
+                                f"{think}; calibration: {report.calibration.source}")]
+    if report.anchor is not None and report.live is not None:
+        parts.append(_model_vs_now(report))
     for s in (report.measured, report.what_if):
         if s is None:
             continue
         parts += [_scenario_table(report, s), _statements_table(s)]
         if verbose and any(shape.main_table_locks for shape, _ in s.statements):
             parts.append(_locks_table(s))
+    gain = report.gain
+    if gain is not None:
+        parts.append(Text(
+            f"the what-if at {report.clients} clients: TPS {100 * gain['tps']:+.1f} %, LockManager share "
+            f"{100 * gain['lockmanager_share_before']:.0f} % -> {100 * gain['lockmanager_share_after']:.0f} %, CPU "
+            f"per transaction {gain['cpu_us_before']:.1f} -> {gain['cpu_us_after']:.1f} µs", style="bold"))
     for note in report.notes:
         parts.append(Text(f"note: {note}", style="yellow"))
     return Group(*parts)  # type: ignore[arg-type]

@@ -1,0 +1,167 @@
+"""The live operating point: what the server does now, which the model must reproduce before it extrapolates.
+
+A forecast of a live workload starts from what was measured over the interval (pg_stat_statements snapshots and
+wait-event samples of the same seconds):
+
+- **calls/s** of the audited statements (pg_stat_statements deltas);
+- **the population**: the connections doing work, i.e. the client backends of the database seen running a
+  statement during the interval (distinct pids over the samples) — in a closed loop the population is the clients,
+  not the few caught active at one instant;
+- **average active sessions** and their split by wait state (CPU = not waiting, LockManager, the rest);
+- **think time**: each connection's time between calls outside the server, from Little's law: population = calls/s
+  x (server time + think time), server time per call = AAS / calls/s.
+
+:func:`anchor_costs` then solves the model at that population and think time with the statements' own costs
+(pg_stat_statements times, deflated to CPU by the sampled CPU share and the run queue); when the model's calls/s is
+more than 25 % off the measured, every statement's own cost is multiplied by one factor (bisection) until the model
+reproduces it — the only re-anchoring, reported with the "model vs now" row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..watch.aas import CPU
+from ..watch.sampler import Sample
+from .model import Forecast
+
+__all__ = ["ANCHOR_TOLERANCE", "Anchor", "LivePoint", "anchor_costs", "live_point"]
+
+#: The model must reproduce the measured calls/s within this fraction, else its costs are re-anchored.
+ANCHOR_TOLERANCE = 0.25
+_LOCK_MANAGER = "LWLock:LockManager"
+
+
+@dataclass(frozen=True)
+class LivePoint:
+    """The measured operating point.
+
+    :ivar rate_tps: calls/s of the audited statements over the interval.
+    :ivar population: connections doing work (count): client backends of the database seen active in the interval.
+    :ivar population_source: how ``population`` was found (for reports).
+    :ivar aas: average active sessions of the database's client backends (sessions).
+    :ivar aas_cpu: of which on CPU, not waiting (sessions).
+    :ivar lockmanager_share: active-session samples waiting on LWLock:LockManager (fraction 0..1).
+    :ivar samples: wait-event samples behind the figures (count; 0 = none taken).
+    """
+
+    rate_tps: float
+    population: int
+    population_source: str
+    aas: float
+    aas_cpu: float
+    lockmanager_share: float
+    samples: int
+
+    @property
+    def server_time_s(self) -> float:
+        """Mean time a call spends in the server (s): AAS / calls/s (Little's law)."""
+        return self.aas / self.rate_tps if self.rate_tps > 0 else 0.0
+
+    @property
+    def think_s(self) -> float:
+        """Each connection's time between calls outside the server (s, >= 0): population / calls/s - server
+        time (Little's law for the closed loop)."""
+        if self.rate_tps <= 0:
+            return 0.0
+        return max(0.0, self.population / self.rate_tps - self.server_time_s)
+
+    def cpu_deflation(self, cores: int) -> float:
+        """The factor (0..1] that turns a statement's wall time in the server (pg_stat_statements, under the load
+        of the moment) into its CPU: the CPU share of the active time, divided by the stretch of processor sharing
+        when more backends want a core than there are cores."""
+        if self.aas <= 0:
+            return 1.0
+        cpu_share = self.aas_cpu / self.aas
+        stretch = max(1.0, self.aas_cpu / cores)
+        return max(1e-3, min(1.0, cpu_share / stretch))
+
+
+def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own_pids: Sequence[int] = (),
+               fallback_population: int | None = None) -> LivePoint:
+    """The operating point from wait-event samples of the interval (client backends of ``database`` only).
+
+    :param own_pids: lockscope's own backends, left out.
+    :param fallback_population: used when the samples saw no backend (e.g. none were taken).
+    """
+    pids: set[int] = set()
+    active = cpu = lm = 0
+    for sample in samples:
+        for s in sample.sessions:
+            if s.backend_type not in (None, "client backend") or s.datname != database or s.pid in own_pids \
+                    or s.application_name == "lockscope":
+                continue
+            pids.add(s.pid)
+            active += 1
+            cpu += s.wait == CPU
+            lm += s.wait == _LOCK_MANAGER
+    n = len(samples)
+    if pids:
+        population, source = len(pids), f"client backends seen running statements in {n} samples"
+    else:
+        population = max(1, fallback_population or 1)
+        source = "no backend seen active: " + ("given" if fallback_population else "1")
+    return LivePoint(rate_tps, population, source, active / n if n else 0.0, cpu / n if n else 0.0,
+                     lm / active if active else 0.0, n)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """The model against the measured operating point.
+
+    :ivar model_tps: the model's calls/s at the measured population with the first-estimate costs.
+    :ivar measured_tps: the measured calls/s.
+    :ivar factor: the factor the statements' own costs were multiplied by (1 = not re-anchored).
+    :ivar anchored_tps: the model's calls/s after re-anchoring (= ``model_tps`` when the factor is 1).
+    :ivar model_lockmanager_share: the model's LockManager share at the operating point (after re-anchoring).
+    :ivar measured_lockmanager_share: the sampled one.
+    """
+
+    model_tps: float
+    measured_tps: float
+    factor: float
+    anchored_tps: float
+    model_lockmanager_share: float
+    measured_lockmanager_share: float
+
+    @property
+    def off(self) -> float:
+        """Model / measured - 1 before re-anchoring (fraction; 0.3 = 30 % high)."""
+        return self.model_tps / self.measured_tps - 1.0 if self.measured_tps > 0 else 0.0
+
+    @property
+    def reanchored(self) -> bool:
+        """True when the first estimate was more than :data:`ANCHOR_TOLERANCE` off and the costs were scaled."""
+        return self.factor != 1.0
+
+
+def anchor_costs(solve: Callable[[float], Forecast], measured_tps: float,
+                 measured_lockmanager_share: float) -> Anchor:
+    """Compare the model with the measured calls/s and find the one factor on the statements' own costs that
+    reproduces it when the first estimate is more than :data:`ANCHOR_TOLERANCE` off.
+
+    :param solve: the model at the operating point with every statement's own cost multiplied by the argument.
+    :param measured_tps: the measured calls/s (> 0 to anchor).
+    :return: the :class:`Anchor`; the factor stays 1 within tolerance, or when no factor in 1e-3..1e3 reaches the
+        measured rate (the model then says how far it is).
+    """
+    first = solve(1.0)
+    if measured_tps <= 0 or abs(first.throughput_tps / measured_tps - 1.0) <= ANCHOR_TOLERANCE:
+        return Anchor(first.throughput_tps, measured_tps, 1.0, first.throughput_tps, first.lockmanager_share,
+                      measured_lockmanager_share)
+    lo, hi = math.log(1e-3), math.log(1e3)  # throughput falls as the own costs grow
+    if solve(math.exp(lo)).throughput_tps < measured_tps or solve(math.exp(hi)).throughput_tps > measured_tps:
+        return Anchor(first.throughput_tps, measured_tps, 1.0, first.throughput_tps, first.lockmanager_share,
+                      measured_lockmanager_share)
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        if solve(math.exp(mid)).throughput_tps > measured_tps:
+            lo = mid
+        else:
+            hi = mid
+    factor = math.exp((lo + hi) / 2)
+    at = solve(factor)
+    return Anchor(first.throughput_tps, measured_tps, factor, at.throughput_tps, at.lockmanager_share,
+                  measured_lockmanager_share)
