@@ -91,6 +91,15 @@ def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
     assert "1 statement on public.pgbench_accounts spills 86 locks per call" in verdict
     assert "drop these 86 duplicate indexes" in verdict and f"max_locks_per_transaction = {mlpt} (restart)" in verdict
     assert verdict in proc.stdout.splitlines()
+    # the forecast starts from the point it measured: the demo's 16 pgbench connections, its calls/s (within
+    # 25 % or re-anchored), then the fix's effect at the same population
+    fc = a["forecast"]
+    now = fc["model_vs_now"]
+    assert now["population"] == fc["clients"] == 16
+    assert now["measured_calls_per_s"] == pytest.approx(top["calls_per_s"], rel=0.01)
+    assert abs(now["anchored_calls_per_s"] / now["measured_calls_per_s"] - 1) <= 0.25
+    assert fc["after_first_fix"]["lockmanager_share"] < fc["before"]["lockmanager_share"]
+    assert any(line.strip().startswith("model vs now at 16 connections") for line in proc.stdout.splitlines())
     check_report(html, tmp_path, min_svgs=4)
 
     second = tmp_path / "after.json"

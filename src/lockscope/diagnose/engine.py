@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from ..audit.engine import AuditReport
     from ..audit.workload import PlanFootprint, StatementAudit
     from ..db import Session
-    from ..forecast.engine import LockSite, StatementShape
+    from ..forecast.engine import LiveForecast, LockSite, StatementShape
+    from ..forecast.live import Anchor, LivePoint
     from ..forecast.model import Forecast
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "Fix",
     "PhaseFootprint",
     "SpilledRelation",
+    "forecast_lines",
     "run_diagnose",
     "verdict_line",
 ]
@@ -243,9 +245,12 @@ class Diagnosis:
     :ivar partition_per_s: per lock partition (16 values): main-lock-table acquisitions/s now.
     :ivar partition_per_s_after: the same after the first fix, None without a predictable fix.
     :ivar statements_measured: audited statements with a footprint (count).
-    :ivar forecast_before: the forecast model's steady state of the measured workload (None: not forecast).
-    :ivar forecast_after: the same after the first fix.
-    :ivar clients: clients of the forecast (count: the watch's average active sessions, rounded, >= 1).
+    :ivar forecast_before: the forecast model's steady state of the measured workload at the live population,
+        after it reproduced the measured calls/s (None: not forecast).
+    :ivar forecast_after: the same after the first fix (same population, think time and costs).
+    :ivar clients: clients of the forecast (count: the connections the watch saw running statements, >= 1).
+    :ivar live: the measured operating point the forecast started from (None: no calls or no sample).
+    :ivar anchor: the model against that point before any what-if (None without ``live``).
     :ivar status: one of :data:`STATUSES`: ``contention`` (LockManager share >= :data:`LOCKMANAGER_SHARE_PROBLEM`
         with >= :data:`LOCKMANAGER_AAS_MIN` sessions waiting), ``risk`` (no contention, main-lock-table
         acquisitions/s >= :data:`RISK_MAIN_PER_S`), else ``healthy``.
@@ -271,6 +276,8 @@ class Diagnosis:
     status: str
     verdict: str
     notes: tuple[str, ...] = ()
+    live: LivePoint | None = None
+    anchor: Anchor | None = None
     timings_s: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -330,8 +337,10 @@ class _Workload:
     relations: dict[int, tuple[bool, str]]
 
 
-def _workload(session: Session, report: AuditReport, database_oid: int) -> _Workload:
-    from ..forecast.engine import relation_facts, shape_from_plan
+def _workload(session: Session, report: AuditReport, database_oid: int, deflate: float) -> _Workload:
+    """The audited statements' shapes, each with its own cost from pg_stat_statements (``deflate``:
+    :meth:`lockscope.forecast.live.LivePoint.cpu_deflation`)."""
+    from ..forecast.engine import relation_facts, shape_from_plan, workload_own_cost
 
     audits = [a for a in report.workload.statements if not a.skipped_reason]
     oids = [o for a in audits for p in (a.custom, a.generic, a.generic_reuse) if p is not None
@@ -342,9 +351,10 @@ def _workload(session: Session, report: AuditReport, database_oid: int) -> _Work
     by_queryid: dict[int, list[tuple[StatementAudit, StatementShape | None]]] = {}
     for a in audits:
         shape = None
+        own = workload_own_cost(a, deflate)
         for plan, weight in a.weighted_plans():  # the phase split: planned calls and reuses of a cached plan
-            phase_shape = shape_from_plan(a, plan, model, database_oid, relations,
-                                          calls=max(a.calls_per_s, 0.0) * weight)
+            phase_shape = own.apply(shape_from_plan(a, plan, model, database_oid, relations,
+                                                    calls=max(a.calls_per_s, 0.0) * weight))
             phase_shape = replace(phase_shape, calls_per_s=max(a.calls_per_s, 0.0) * weight)
             shapes.append(phase_shape)
             if plan is a.steady:
@@ -512,20 +522,41 @@ def _fix_shapes(fix: Fix, report: AuditReport, wl: _Workload) -> list[StatementS
     return None
 
 
-def _forecast(label: str, shapes: Sequence[StatementShape], model: CapacityModel, options: DiagnoseOptions,
-              clients: int, notes: list[str]) -> Forecast | None:
+def _forecast(shapes: Sequence[StatementShape], fixed: Sequence[StatementShape] | None, fix: Fix | None,
+              report: AuditReport, live: LivePoint | None, options: DiagnoseOptions,
+              notes: list[str]) -> LiveForecast | None:
+    """The forecast at the live operating point (the same as ``lockscope forecast``'s workload mode), and after
+    the first fix."""
     from ..forecast.calibration import DEFAULT_CALIBRATION
-    from ..forecast.engine import forecast_shapes
+    from ..forecast.engine import forecast_live
 
     weighted = [s for s in shapes if s.calls > 0]
     if not weighted:
         return None
+    after = [s for s in fixed if s.calls > 0] if fixed is not None else None
     try:
-        return forecast_shapes(label, weighted, model, DEFAULT_CALIBRATION, cores=options.cores,
-                               clients=clients).forecast
+        return forecast_live(weighted, after or None, live=live, rate_tps=sum(s.calls for s in weighted),
+                             calibration=DEFAULT_CALIBRATION, cores=options.cores, clients=None,
+                             capacity=report.capacity,
+                             after_capacity=(fix.capacity_after if fix is not None else None) or report.capacity,
+                             after_label="fixed", notes=notes)
     except LockscopeError as exc:
-        notes.append(f"forecast of the {label} state skipped: {exc}")
+        notes.append(f"forecast skipped: {exc}")
         return None
+
+
+def _reconcile(live: LivePoint | None, solved: LiveForecast | None) -> list[str]:
+    """A note when the measured and the modelled LockManager shares at the same operating point disagree by more
+    than 10 points, saying which one the report's figures are."""
+    if live is None or solved is None or solved.anchor is None:
+        return []
+    model, measured = solved.anchor.model_lockmanager_share, live.lockmanager_share
+    if abs(model - measured) <= 0.10:
+        return []
+    return [f"LockManager share: {100 * measured:.0f}% sampled now, {100 * model:.0f}% in the model at the same "
+            f"{live.population} connections and {live.rate_tps:,.0f} calls/s; the verdict and the status use the "
+            "sampled share, the forecast's before/after figures the model's (its difference is the fix's effect, "
+            "its level is the model's)"]
 
 
 def _unprepared_what_if(audits: Sequence[StatementAudit], main_now: float) -> list[str]:
@@ -590,6 +621,27 @@ def verdict_line(status: str, summary: WatchSummary, culprits: Sequence[Culprit]
             + (f" — {todo}" if todo else " — no fix from the audit's advice; see the findings") + ".")
 
 
+def forecast_lines(d: Diagnosis) -> list[str]:
+    """The model against the measured point, then the first fix's forecast effect (plain text lines)."""
+    out: list[str] = []
+    live, anchor, before, after = d.live, d.anchor, d.forecast_before, d.forecast_after
+    if live is not None and anchor is not None:
+        fit = (f"re-anchored: statement costs x {anchor.factor:.2g}" if anchor.reanchored else "within 25 %")
+        out.append(f"model vs now at {live.population} connections: {anchor.measured_tps:,.0f} calls/s measured, "
+                   f"{anchor.model_tps:,.0f} modelled ({fit}); LockManager {100 * live.lockmanager_share:.0f}% "
+                   f"sampled, {100 * anchor.model_lockmanager_share:.0f}% modelled")
+    if before is not None and after is not None:
+        gain = after.throughput_tps / before.throughput_tps - 1.0 if before.throughput_tps else 0.0
+        out.append(f"first fix, forecast at {d.clients} connections: {before.throughput_tps:,.0f} -> "
+                   f"{after.throughput_tps:,.0f} calls/s ({100 * gain:+.0f} %), LockManager "
+                   f"{100 * before.lockmanager_share:.0f}% -> {100 * after.lockmanager_share:.0f}%, CPU per call "
+                   f"{before.cpu_per_transaction_us:,.0f} -> {after.cpu_per_transaction_us:,.0f} µs")
+    elif before is not None:
+        out.append(f"forecast at {d.clients} connections: {before.throughput_tps:,.0f} calls/s, LockManager "
+                   f"{100 * before.lockmanager_share:.0f}%, CPU per call {before.cpu_per_transaction_us:,.0f} µs")
+    return out
+
+
 # -- entry point -------------------------------------------------------------------------------------------------------
 def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = DiagnoseOptions(), *,
                  progress: Callable[[str], None] | None = None, demo: bool = False) -> Diagnosis:
@@ -603,6 +655,7 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     """
     from ..audit import AuditOptions, run_audit
     from ..forecast.engine import database_facts
+    from ..forecast.live import live_from_watch
 
     say = progress or (lambda _msg: None)
     t0 = time.monotonic()
@@ -646,7 +699,10 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     assert report is not None
     database_oid, _ = database_facts(session)
     say("matching statements and ranking fixes")
-    wl = _workload(session, report, database_oid) if report.workload.available else None
+    rate = sum(a.calls_per_s for a in report.workload.statements if not a.skipped_reason and a.weighted_plans())
+    live = live_from_watch(summary, rate, report.database) if rate > 0 else None
+    deflate = live.cpu_deflation(options.cores) if live is not None else 1.0
+    wl = _workload(session, report, database_oid, deflate) if report.workload.available else None
     if not report.workload.available:
         notes.append("statements not audited: " + " ".join(report.workload.notes))
     culprits = _culprits(summary, wl, report, database_oid, notes)
@@ -654,15 +710,15 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     shapes = wl.shapes if wl is not None else []
     main_now = _rate(shapes)
     parts_now = _partition_rates(shapes)
-    clients = max(1, round(summary.aas))
-    before = _forecast("measured", shapes, report.capacity, options, clients, notes)
     after_parts: tuple[float, ...] | None = None
-    after: Forecast | None = None
-    if fixes and wl is not None:
-        fixed = _fix_shapes(fixes[0], report, wl)
-        if fixed is not None:
-            after_parts = _partition_rates(fixed)
-            after = _forecast("fixed", fixed, fixes[0].capacity_after or report.capacity, options, clients, notes)
+    fixed = _fix_shapes(fixes[0], report, wl) if fixes and wl is not None else None
+    if fixed is not None:
+        after_parts = _partition_rates(fixed)
+    solved = _forecast(shapes, fixed, fixes[0] if fixes else None, report, live, options, notes)
+    notes.extend(_reconcile(live, solved))
+    before = solved.measured.forecast if solved is not None else None
+    after = solved.after.forecast if solved is not None and solved.after is not None else None
+    clients = solved.clients if solved is not None else (live.population if live is not None else 1)
     lm_aas = summary.lockmanager_samples / summary.ticks if summary.ticks else 0.0
     if summary.lockmanager_share >= LOCKMANAGER_SHARE_PROBLEM and lm_aas >= LOCKMANAGER_AAS_MIN:
         status = "contention"
@@ -687,6 +743,6 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
         spilled_relations=_spilled_relations(culprits), fixes=tuple(fixes), main_per_s=main_now,
         partition_per_s=parts_now, partition_per_s_after=after_parts, statements_measured=measured,
         forecast_before=before, forecast_after=after, clients=clients, status=status, verdict=verdict,
-        notes=tuple(notes) + report.notes,
+        notes=tuple(notes) + report.notes, live=live, anchor=solved.anchor if solved is not None else None,
         timings_s={"audit": t_audit - t0, "watch_end": t_watch - t0, "total": time.monotonic() - t0},
     )

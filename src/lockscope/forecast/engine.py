@@ -681,11 +681,56 @@ def forecast_workload(
     measured_shapes, whatif_shapes = _workload_shapes(
         session, audits, what_if, frozenset(drops.values()), db_oid, notes,
         deflate=live.cpu_deflation(cores) if live is not None else 1.0, interval_s=interval_s)
+    progress("solving the model")
+    solved = forecast_live(measured_shapes, whatif_shapes if what_if.any else None, live=live, rate_tps=rate,
+                           calibration=calibration, cores=cores, clients=clients, capacity=facts.capacity,
+                           after_capacity=what_if.capacity(facts.capacity),
+                           after_label=f"what-if: {what_if.describe()}", notes=notes)
+    return ForecastReport(mode="workload", server_version=facts.server_version,
+                          server_version_num=facts.server_version_num, database=facts.database,
+                          database_oid=db_oid, cores=cores, clients=solved.clients,
+                          clients_source=solved.clients_source, calibration=calibration, measured=solved.measured,
+                          what_if=solved.after, what_if_text=what_if.describe(), notes=tuple(notes), live=live,
+                          anchor=solved.anchor, think_s=solved.think_s)
+
+
+@dataclass(frozen=True)
+class LiveForecast:
+    """A workload forecast made at its live operating point (:func:`forecast_live`).
+
+    :ivar measured: the measured state, solved at ``clients``.
+    :ivar after: the what-if, with the same population, think time and re-anchoring (None: no what-if).
+    :ivar clients: N (count).
+    :ivar clients_source: where N comes from (for reports).
+    :ivar think_s: each connection's time between calls outside the server (s).
+    :ivar anchor: the model against the measured point (None: no live point).
+    """
+
+    measured: ScenarioForecast
+    after: ScenarioForecast | None
+    clients: int
+    clients_source: str
+    think_s: float
+    anchor: Anchor | None
+
+
+def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Sequence[StatementShape] | None, *,
+                  live: LivePoint | None, rate_tps: float | None, calibration: Calibration, cores: int,
+                  clients: int | None, capacity: CapacityModel, after_capacity: CapacityModel, after_label: str,
+                  notes: list[str]) -> LiveForecast:
+    """Reproduce the live operating point, then forecast (``lockscope forecast`` on a workload and ``lockscope
+    diagnose`` alike): the population and think time come from ``live`` (:mod:`lockscope.forecast.live`), the
+    model is solved there first and re-anchored by one factor on the statements' own costs when it is more than
+    25 % off the measured calls/s (a "model vs now" note is added to ``notes``), and the what-if is solved with
+    the same population, think time and factor.
+
+    :param clients: N given by the user, else the live population, else 16.
+    :raises BadInputError: no statement, or cores/clients < 1.
+    """
     population = live.population if live is not None else None
     n = clients or population or 16
     _check_model(cores, n)
     think = live.think_s if live is not None else 0.0
-    progress("solving the model")
     anchor = None
     if live is not None and population:
         def solve(factor: float) -> Forecast:
@@ -695,19 +740,13 @@ def forecast_workload(
         anchor = anchor_costs(solve, live.rate_tps, live.lockmanager_share)
         notes.append(_anchor_note(anchor, live))
     factor = anchor.factor if anchor is not None else 1.0
-    measured = forecast_shapes("measured", measured_shapes, facts.capacity, calibration, cores=cores, clients=n,
-                               rate_tps=rate, think_s=think, own_factor=factor)
-    after = forecast_shapes(f"what-if: {what_if.describe()}", whatif_shapes, what_if.capacity(facts.capacity),
-                            calibration, cores=cores, clients=n, rate_tps=rate, think_s=think,
-                            own_factor=factor) if what_if.any else None
+    measured = forecast_shapes("measured", measured_shapes, capacity, calibration, cores=cores, clients=n,
+                               rate_tps=rate_tps, think_s=think, own_factor=factor)
+    after = forecast_shapes(after_label, after_shapes, after_capacity, calibration, cores=cores, clients=n,
+                            rate_tps=rate_tps, think_s=think, own_factor=factor) if after_shapes else None
     source = "--clients" if clients else (live.population_source if live is not None else
                                           "default (no live operating point: no samples or no calls)")
-    return ForecastReport(mode="workload", server_version=facts.server_version,
-                          server_version_num=facts.server_version_num, database=facts.database,
-                          database_oid=db_oid, cores=cores, clients=n, clients_source=source,
-                          calibration=calibration, measured=measured, what_if=after,
-                          what_if_text=what_if.describe(), notes=tuple(notes), live=live, anchor=anchor,
-                          think_s=think)
+    return LiveForecast(measured, after, n, source, think, anchor)
 
 
 def _anchor_note(anchor: Anchor, live: LivePoint) -> str:

@@ -24,10 +24,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..watch.aas import CPU
+from ..watch.engine import WatchSummary
 from ..watch.sampler import Sample
 from .model import Forecast
 
-__all__ = ["ANCHOR_TOLERANCE", "Anchor", "LivePoint", "anchor_costs", "live_point"]
+__all__ = ["ANCHOR_TOLERANCE", "Anchor", "LivePoint", "anchor_costs", "live_from_watch", "live_point"]
 
 #: The model must reproduce the measured calls/s within this fraction, else its costs are re-anchored.
 ANCHOR_TOLERANCE = 0.25
@@ -105,6 +106,20 @@ def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own
         source = "no backend seen active: " + ("given" if fallback_population else "1")
     return LivePoint(rate_tps, population, source, active / n if n else 0.0, cpu / n if n else 0.0,
                      lm / active if active else 0.0, n)
+
+
+def live_from_watch(summary: WatchSummary, rate_tps: float, database: str) -> LivePoint | None:
+    """The operating point from a finished watch of the same interval (``lockscope diagnose``): the population is
+    the client backends of ``database`` the watch saw running statements; AAS, CPU and the LockManager share are
+    the watch's (every database it sampled). None when the watch took no sample or saw no backend of the
+    database.
+    """
+    population = summary.backends_seen.get(database, 0)
+    if summary.ticks == 0 or population == 0:
+        return None
+    return LivePoint(rate_tps, population, f"client backends seen running statements in {summary.ticks} samples",
+                     summary.aas, summary.by_wait.get(CPU, 0) / summary.ticks, summary.lockmanager_share,
+                     summary.ticks)
 
 
 @dataclass(frozen=True)

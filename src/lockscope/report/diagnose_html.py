@@ -8,7 +8,7 @@ the audit's findings.
 
 from __future__ import annotations
 
-from ..diagnose.engine import Culprit, Diagnosis, Fix
+from ..diagnose.engine import Culprit, Diagnosis, Fix, forecast_lines
 from .audit_html import findings_html, statements_chart, tables_chart
 from .html import SEVERITY_COLORS, cards, escape, page, svg_columns, svg_hbars, svg_stack, table, wait_color
 
@@ -104,8 +104,9 @@ def diagnose_html(d: Diagnosis) -> str:
         fc = f"{100 * d.forecast_before.lockmanager_share:.0f}%"
         if d.forecast_after is not None:
             fc += f" → {100 * d.forecast_after.lockmanager_share:.0f}%"
-        items.append((fc, f"forecast LockManager share at {d.clients} clients (now → fixed)", False))
+        items.append((fc, f"forecast LockManager share at {d.clients} connections (now → fixed)", False))
     body.append(cards(items))
+    body.extend(f"<p>{escape(line)}</p>" for line in forecast_lines(d))
     body.append("<h2>Summary</h2>")
     body.append(_waits(d))
     audit = d.audit

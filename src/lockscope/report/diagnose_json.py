@@ -16,7 +16,22 @@ def _forecast(f: Forecast | None) -> dict[str, Any] | None:
     if f is None:
         return None
     return {"clients": f.clients, "throughput_tps": f.throughput_tps, "lockmanager_share": f.lockmanager_share,
-            "binding_resource": f.binding_resource, "ceiling_tps": f.ceiling_tps}
+            "cpu_per_transaction_us": f.cpu_per_transaction_us, "binding_resource": f.binding_resource,
+            "ceiling_tps": f.ceiling_tps}
+
+
+def _model_vs_now(d: Diagnosis) -> dict[str, Any] | None:
+    live, anchor = d.live, d.anchor
+    if live is None:
+        return None
+    out: dict[str, Any] = {"population": live.population, "population_source": live.population_source,
+                           "think_time_ms": live.think_s * 1000.0, "measured_calls_per_s": live.rate_tps,
+                           "measured_lockmanager_share": live.lockmanager_share}
+    if anchor is not None:
+        out.update(model_calls_per_s=anchor.model_tps, off=anchor.off, reanchored=anchor.reanchored,
+                   cost_factor=anchor.factor, anchored_calls_per_s=anchor.anchored_tps,
+                   model_lockmanager_share=anchor.model_lockmanager_share)
+    return out
 
 
 def _culprit(c: Culprit) -> dict[str, Any]:
@@ -63,7 +78,7 @@ def diagnose_to_dict(d: Diagnosis) -> dict[str, Any]:
                                "lock_partition": r.partition, "acquisitions_per_s": r.acquisitions_per_s,
                                "statements": r.statements} for r in d.spilled_relations],
         "fixes": [_fix(f) for f in d.fixes],
-        "forecast": {"clients": d.clients, "before": _forecast(d.forecast_before),
+        "forecast": {"clients": d.clients, "model_vs_now": _model_vs_now(d), "before": _forecast(d.forecast_before),
                      "after_first_fix": _forecast(d.forecast_after)},
         "notes": list(d.notes),
         "timings_s": d.timings_s,

@@ -7,7 +7,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from ..diagnose.engine import Culprit, Diagnosis
+from ..diagnose.engine import Culprit, Diagnosis, forecast_lines
 
 __all__ = ["render_diagnosis", "short_text"]
 
@@ -32,12 +32,10 @@ def _header(d: Diagnosis) -> Panel:
                  style="bold red" if d.status == "contention" else "")
     lines.append(f"\n{d.statements_measured} statements measured; main-lock-table acquisitions "
                  f"{d.main_per_s:,.0f}/s")
-    if d.forecast_before is not None:
-        lines.append(f"; forecast LockManager share {100 * d.forecast_before.lockmanager_share:.0f}% at "
-                     f"{d.clients} clients")
-        if d.forecast_after is not None:
-            lines.append(f" -> {100 * d.forecast_after.lockmanager_share:.0f}% after the first fix")
+    for line in forecast_lines(d):
+        lines.append("\n" + line)
     return Panel(lines, title="lockscope diagnose", title_align="left")
+
 
 
 def _waits(d: Diagnosis) -> Table:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..db import Endpoint, Session, connect, load_sql
+from ..db import APPLICATION_NAME, Endpoint, Session, connect, load_sql
 from ..errors import BadInputError, DatabaseError, LockscopeError, RecordFileError
 from ..versions import PG14
 from .aas import MAX_HZ, MIN_HZ, WaitTotals, achieved_hz, share
@@ -188,6 +188,8 @@ class WatchSummary(WaitTotals):
     :ivar record_path: the recording, or None.
     :ivar samples_recorded: samples written to it (count).
     :ivar end_reason: ``duration``, ``stopped``, ``interrupted``, ``terminated`` or an error.
+    :ivar backends_seen: per database, the client backends seen running a statement during the watch (distinct
+        pids, lockscope's own left out): in a closed loop, the connections doing work (count).
     """
 
     duration_s: float
@@ -202,6 +204,7 @@ class WatchSummary(WaitTotals):
     end_reason: str
     server_version: str
     query_errors: int
+    backends_seen: dict[str, int] = field(default_factory=dict)
 
     @property
     def achieved_hz(self) -> float:
@@ -257,6 +260,7 @@ class Watcher:
         self._stat_lock_prev_mono = 0.0
         self._pgss_schema: str | None = None
         self._pgws_info: WaitSamplingInfo | None = None
+        self._seen: dict[str, set[int]] = {}
 
     # -- life cycle ----------------------------------------------------------------------------------------------
     def start(self) -> Watcher:
@@ -336,6 +340,7 @@ class Watcher:
             end_reason=self._end_reason,
             server_version=self.state.server_version,
             query_errors=self.state.query_errors,
+            backends_seen={db: len(pids) for db, pids in list(self._seen.items())},
         )
 
     # -- connection ---------------------------------------------------------------------------------------------
@@ -481,6 +486,7 @@ class Watcher:
             consecutive_errors = 0
             for sample in samples:
                 window.add(sample)
+                self._note_backends(sample)
                 if writer is not None:
                     writer.add_sample(sample)
             sessions = samples[-1].sessions if samples else ()
@@ -510,6 +516,12 @@ class Watcher:
                 st.last_error = str(exc)
             source.wait(self._stop)
         return None
+
+    def _note_backends(self, sample: Sample) -> None:
+        for s in sample.sessions:
+            if s.backend_type in (None, "client backend") and s.datname is not None \
+                    and s.application_name != APPLICATION_NAME:
+                self._seen.setdefault(s.datname, set()).add(s.pid)
 
     def _make_source(self, session: Session) -> _ActivitySource | _WaitSamplingSource:
         if self._pgws_info is not None:
