@@ -41,14 +41,7 @@ from lockscope.db import connect, run_script
 from lockscope.demo import PK_SELECT, set_extra_indexes
 from lockscope.footprint import measure_footprint
 from lockscope.forecast.calibration import Calibration, load_calibration, save_calibration
-from lockscope.forecast.engine import (
-    StatementShape,
-    apply_what_if,
-    database_facts,
-    forecast_shapes,
-    relation_facts,
-    shape_from_footprint,
-)
+from lockscope.forecast.engine import forecast_shapes
 from lockscope.forecast.model import TransactionClass, class_demands, forecast
 from lockscope.lab.ceiling import CALIBRATION_FILE, CeilingScenario, fit_calibration
 from lockscope.lab.load import install_pg_stat_statements, is_pk_select, measure_load
@@ -56,6 +49,7 @@ from lockscope.lab.partitions import required_mlpt
 from lockscope.lab.runner import run_lab
 from lockscope.pgbench import pgbench_init
 from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.shapes import StatementShape, apply_what_if, database_facts, relation_facts, shape_from_footprint
 
 CLIENTS = (1, 2, 4, 8, 16, 32)
 EXTRA_INDEXES = (0, 15, 50, 100)

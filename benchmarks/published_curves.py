@@ -41,16 +41,11 @@ from lockscope.capacity import CapacityModel
 from lockscope.db import connect, run_script
 from lockscope.footprint import measure_footprint
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION, Calibration, load_calibration
-from lockscope.forecast.engine import (
-    StatementShape,
-    apply_what_if,
-    database_facts,
-    relation_facts,
-    shape_from_footprint,
-)
+from lockscope.forecast.engine import transaction_class
 from lockscope.forecast.model import Forecast, forecast_curve, workload_demands
 from lockscope.pgbench import pgbench_init
 from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.shapes import StatementShape, apply_what_if, database_facts, relation_facts, shape_from_footprint
 
 CSV_FILE = Path(__file__).parent / "results" / "published" / "vondra-join-master.csv"
 JOIN = ("select * from pgbench_accounts pa join pgbench_branches pb on pa.bid = pb.bid "
@@ -114,7 +109,7 @@ def build_shapes() -> dict[int, StatementShape]:
 
 
 def model_curve(shape: StatementShape, cal: Calibration, cores: int, clients: Sequence[int]) -> dict[int, Forecast]:
-    demands = workload_demands([shape.transaction_class()], cal)
+    demands = workload_demands([transaction_class(shape)], cal)
     return {f.clients: f for f in forecast_curve(demands, cores, clients)}
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, fast_path_groups
 from ..db import Session
-from ..forecast.engine import database_facts
+from ..shapes import database_facts
 from ..versions import PG19, default_max_locks_per_transaction
 from .advice import (
     GranularityAdvice,

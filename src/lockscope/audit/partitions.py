@@ -1,7 +1,7 @@
 """Lock-partition load of an audited workload: main-lock-table acquisitions/s on each of the 16 lock partitions.
 
 Each audited statement's plans (:class:`~lockscope.audit.workload.StatementAudit`) become steady-state shapes
-(:func:`lockscope.forecast.engine.shape_from_plan`: the measured locks in acquisition order, fast-path flags from
+(:func:`shape_from_plan`: the measured locks in acquisition order, fast-path flags from
 the capacity model, the lock partition of each main-table lock from ``(database OID, relation OID)``, database 0
 for a shared catalog, lmgr.c ``SetLocktagRelationOid``). A call takes the plan its ``basis`` names (the custom
 plan, the cached generic plan, or on PG 19 both weighted by ``custom_plan_calls`` / ``generic_plan_calls``), the
@@ -24,12 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..capacity import LockRequest
 from ..lockpart import NUM_LOCK_PARTITIONS
+from ..shapes import LockSite, StatementShape, relation_facts, site
 
 if TYPE_CHECKING:
     from ..capacity import CapacityModel
     from ..db import Session
-    from ..forecast.engine import LockSite, StatementShape
     from .workload import PlanFootprint, StatementAudit
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "WeightedShape",
     "load_from_shapes",
     "lock_partition_load",
+    "shape_from_plan",
     "weighted_plans",
 ]
 
@@ -220,7 +222,6 @@ def steady_shapes(session: Session, statements: Sequence[StatementAudit], capaci
 
     :raises DatabaseError: the catalog query failed.
     """
-    from ..forecast.engine import relation_facts, shape_from_plan
 
     audits = [a for a in statements if not a.skipped_reason]
     plans = [(a, weighted_plans(a)) for a in audits]
@@ -236,3 +237,21 @@ def lock_partition_load(session: Session, statements: Sequence[StatementAudit], 
     :raises DatabaseError: the catalog query failed.
     """
     return load_from_shapes(database_oid, steady_shapes(session, statements, capacity, database_oid))
+
+
+def shape_from_plan(audit: StatementAudit, plan: PlanFootprint, model: CapacityModel, database_oid: int,
+                    relations: dict[int, tuple[bool, str]], *, calls: float) -> StatementShape:
+    """A pg_stat_statements entry's plan footprint (audit) with fast-path flags predicted in order.
+
+    :param relations: :func:`relation_facts` of the plan's OIDs.
+    """
+    shared = {oid for oid, (s, _) in relations.items() if s}
+    flags = model.predict([LockRequest(o, m, o in shared) for o, m in zip(plan.relation_oids, plan.modes,
+                                                                           strict=True)])
+    locks = tuple(site(o, relations.get(o, (False, str(o)))[1], role, m, f, o in shared, database_oid, i)
+                  for i, (o, role, m, f) in enumerate(zip(plan.relation_oids, plan.roles, plan.modes, flags,
+                                                          strict=True)))
+    return StatementShape(name=str(audit.queryid), statement=audit.query, phase=plan.phase, locks=locks,
+                          calls=calls, calls_per_s=audit.calls_per_s, flags="predicted",
+                          measured_main_table_locks=plan.spilled if plan.measured else None,
+                          executor_relations=plan.executor_relations)

@@ -10,12 +10,12 @@ Composition, no new measuring (every figure comes from another engine):
    plan with values from pg_stats, ``EXPLAIN (GENERIC_PLAN)`` for ``$n`` texts) after the watch has ended.
 2. The watch's top statements by LockManager samples (``query_id``) are matched to the audit's statements
    (pg_stat_statements ``queryid``, the same number).
-3. Each audited statement's steady footprint becomes a :class:`lockscope.forecast.engine.StatementShape`
-   (:func:`~lockscope.forecast.engine.shape_from_plan`): fast-path flags predicted in acquisition order and the
+3. Each audited statement's steady footprint becomes a :class:`lockscope.shapes.StatementShape`
+   (:func:`~lockscope.audit.partitions.shape_from_plan`): fast-path flags predicted in acquisition order and the
    lock partition (0..15) of every main-table lock.
 4. Fixes are the audit's advice (smallest droppable index set, max_locks_per_transaction, plan_cache_mode,
    partition granularity); each one's effect on main-lock-table acquisitions/s (calls/s x spilled locks per call,
-   summed over the audited statements) is the forecast engine's what-if (:func:`~lockscope.forecast.engine.
+   summed over the audited statements) is the forecast engine's what-if (:func:`~lockscope.shapes.
    apply_what_if`), and the forecast model (:func:`~lockscope.forecast.engine.forecast_shapes`) predicts the
    LockManager share before and after the first fix.
 
@@ -40,9 +40,10 @@ if TYPE_CHECKING:
     from ..audit.engine import AuditReport
     from ..audit.workload import PlanFootprint, StatementAudit
     from ..db import Session
-    from ..forecast.engine import LiveForecast, LockSite, StatementShape
+    from ..forecast.engine import LiveForecast
     from ..forecast.live import Anchor, LivePoint
     from ..forecast.model import Forecast
+    from ..shapes import LockSite, StatementShape
 
 __all__ = [
     "LOCKMANAGER_AAS_MIN",
@@ -340,7 +341,9 @@ class _Workload:
 def _workload(session: Session, report: AuditReport, database_oid: int, deflate: float) -> _Workload:
     """The audited statements' shapes, each with its own cost from pg_stat_statements (``deflate``:
     :meth:`lockscope.forecast.live.LivePoint.cpu_deflation`)."""
-    from ..forecast.engine import relation_facts, shape_from_plan, workload_own_cost
+    from ..audit.partitions import shape_from_plan
+    from ..forecast.engine import workload_own_cost
+    from ..shapes import relation_facts
 
     audits = [a for a in report.workload.statements if not a.skipped_reason]
     oids = [o for a in audits for p in (a.custom, a.generic, a.generic_reuse) if p is not None
@@ -365,7 +368,7 @@ def _workload(session: Session, report: AuditReport, database_oid: int, deflate:
 
 def _culprits(summary: WatchSummary, wl: _Workload | None, report: AuditReport | None, database_oid: int,
               notes: list[str]) -> tuple[Culprit, ...]:
-    from ..forecast.engine import shape_from_plan
+    from ..audit.partitions import shape_from_plan
 
     lm_total = summary.lockmanager_samples
     out = []
@@ -423,14 +426,14 @@ def _spilled_relations(culprits: Sequence[Culprit]) -> tuple[SpilledRelation, ..
 
 
 def _culprit_spills(culprits: Sequence[Culprit], model: CapacityModel, drops: frozenset[int]) -> tuple[int, ...]:
-    from ..forecast.engine import apply_what_if
+    from ..shapes import apply_what_if
 
     return tuple(len(apply_what_if(c.shape, model, drops).main_table_locks) if c.shape is not None else 0
                  for c in culprits)
 
 
 def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> list[Fix]:
-    from ..forecast.engine import apply_what_if
+    from ..shapes import apply_what_if
 
     model = report.capacity
     before = _rate(wl.shapes)
@@ -514,7 +517,7 @@ def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> l
 
 def _fix_shapes(fix: Fix, report: AuditReport, wl: _Workload) -> list[StatementShape] | None:
     """The audited statements' shapes after ``fix`` (None when the fix is not a footprint what-if)."""
-    from ..forecast.engine import apply_what_if
+    from ..shapes import apply_what_if
 
     if fix.drop_index_oids or fix.capacity_after is not None:
         model = fix.capacity_after or report.capacity
@@ -654,8 +657,8 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     :raises DatabaseError, ConnectionFailedError: the catalog or the sampling connection failed.
     """
     from ..audit import AuditOptions, run_audit
-    from ..forecast.engine import database_facts
     from ..forecast.live import live_from_watch
+    from ..shapes import database_facts
 
     say = progress or (lambda _msg: None)
     t0 = time.monotonic()

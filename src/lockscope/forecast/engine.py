@@ -30,158 +30,57 @@ import math
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..capacity import CapacityModel, LockRequest
+from ..audit.partitions import shape_from_plan
+from ..capacity import CapacityModel
 from ..db import load_sql
 from ..errors import BadInputError, LockscopeError
-from ..footprint import executor_relations
-from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition
+from ..lockpart import NUM_LOCK_PARTITIONS
+from ..shapes import (
+    StatementShape,
+    apply_what_if,
+    database_facts,
+    relation_facts,
+    resolve_indexes,
+    shape_from_footprint,
+)
 from ..versions import check_assumed_major
 from .calibration import Calibration
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, workload_demands
 
 if TYPE_CHECKING:
-    from ..audit.workload import PlanFootprint, StatementAudit
+    from ..audit.workload import StatementAudit
     from ..db import Session
-    from ..footprint import Footprint
 
 __all__ = [
-    "INDEX_ROLES",
     "PLAN_CACHE_MODES",
     "ForecastReport",
-    "LockSite",
+    "LiveForecast",
+    "OwnCost",
     "ScenarioForecast",
-    "StatementShape",
     "WhatIf",
-    "apply_what_if",
     "curve_clients",
-    "database_facts",
     "default_cores",
+    "forecast_live",
     "forecast_shapes",
     "forecast_statement",
     "forecast_workload",
-    "relation_facts",
-    "resolve_indexes",
     "saturation_rate",
-    "shape_from_footprint",
-    "shape_from_plan",
+    "statement_own_cost",
+    "transaction_class",
+    "workload_own_cost",
 ]
 
-#: Roles (lockscope.footprint.ROLES) a ``--drop-index`` may name.
-INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
 #: plan_cache_mode values of the what-if.
 PLAN_CACHE_MODES = ("auto", "force_custom_plan", "force_generic_plan")
-#: Relations of the base statement the calibration's base CPU already plans (a table and its primary key).
-_BASE_PLANNED_RELATIONS = 2
-#: Phases that do not plan: a cached generic plan reused (plancache.c CheckCachedPlan).
-_NOT_PLANNED = frozenset({"generic-reuse"})
 
 
 def default_cores() -> int:
     """This machine's CPUs (``os.cpu_count()``, at least 1)."""
     return max(1, os.cpu_count() or 1)
-
-
-@dataclass(frozen=True)
-class LockSite:
-    """One relation lock of a statement's steady-state transaction.
-
-    :ivar relation_oid: pg_class OID.
-    :ivar relation: schema-qualified name (or the OID as text when unknown).
-    :ivar role: ``table``, ``index``, ... (lockscope.footprint.ROLES).
-    :ivar mode: lock mode as pg_locks spells it.
-    :ivar fastpath: True = fast-path slot, False = main lock table.
-    :ivar database_oid: the LOCKTAG's database: the current database's OID, 0 for a shared catalog.
-    :ivar partition: the lock partition of the LOCKTAG (0..15; used only for main-table locks).
-    :ivar order: position in the acquisition order (0-based).
-    """
-
-    relation_oid: int
-    relation: str
-    role: str
-    mode: str
-    fastpath: bool
-    database_oid: int
-    partition: int
-    order: int
-
-
-@dataclass(frozen=True)
-class StatementShape:
-    """A statement as the model sees it: its steady-state locks and how often it runs.
-
-    :ivar name: short label (query id, or ``statement``).
-    :ivar statement: the SQL text.
-    :ivar phase: the plan-cache phase of the steady state (``simple``, ``custom``, ``generic-reuse``, ...).
-    :ivar locks: relation locks in acquisition order.
-    :ivar calls: weight in the workload (calls; 1 for one statement).
-    :ivar calls_per_s: the measured rate (calls/s), None for a probed statement.
-    :ivar flags: ``measured`` (pg_locks) or ``predicted`` (capacity model over the measured locks in order).
-    :ivar measured_main_table_locks: main-table locks pg_locks showed for this plan (count), when known.
-    :ivar executor_relations: relations its execution initialises and scans (count).
-    :ivar own_s: the statement's own planning and execution time per call (s; CPU), None when unknown.
-    :ivar own_source: where ``own_s`` comes from, in words (every cost says its source).
-    :ivar own_at: the footprint ``own_s`` was measured with (:attr:`TransactionClass.own_at`).
-    """
-
-    name: str
-    statement: str
-    phase: str
-    locks: tuple[LockSite, ...]
-    calls: float = 1.0
-    calls_per_s: float | None = None
-    flags: str = "measured"
-    measured_main_table_locks: int | None = None
-    executor_relations: int = 1
-    own_s: float | None = None
-    own_source: str = "unknown: the base statement's (pgbench -S) cost stands in, a lower bound"
-    own_at: tuple[int, int, int, int] | None = None
-
-    def with_own_cost(self, own_s: float | None, source: str) -> StatementShape:
-        """This shape with its own cost measured now (on its current footprint), or marked unknown."""
-        if own_s is None:
-            return replace(self, own_s=None, own_source=source, own_at=None)
-        at = (len(self.locks), self.planned_relations, len(self.main_table_locks), self.executor_relations)
-        return replace(self, own_s=max(0.0, own_s), own_source=source, own_at=at)
-
-    @property
-    def plans(self) -> bool:
-        """False when the steady state reuses a cached generic plan (no planning)."""
-        return self.phase not in _NOT_PLANNED
-
-    @property
-    def main_table_locks(self) -> tuple[LockSite, ...]:
-        """The locks in the main lock table."""
-        return tuple(lk for lk in self.locks if not lk.fastpath)
-
-    @property
-    def fast_path_count(self) -> int:
-        """Fast-path locks (count)."""
-        return sum(lk.fastpath for lk in self.locks)
-
-    @property
-    def partition_load(self) -> tuple[int, ...]:
-        """Main-table locks per lock partition (16 counts)."""
-        counts = [0] * NUM_LOCK_PARTITIONS
-        for lk in self.main_table_locks:
-            counts[lk.partition] += 1
-        return tuple(counts)
-
-    @property
-    def planned_relations(self) -> int:
-        """Relations planned beyond the base statement's two (count; 0 for a reused generic plan)."""
-        return max(0, len(self.locks) - _BASE_PLANNED_RELATIONS) if self.plans else 0
-
-    def transaction_class(self, own_factor: float = 1.0) -> TransactionClass:
-        """This statement as one transaction class of the model; ``own_factor`` multiplies its own cost (the
-        re-anchoring to the live operating point, :mod:`lockscope.forecast.live`)."""
-        return TransactionClass(self.name, fast_path_locks=self.fast_path_count, partition_load=self.partition_load,
-                                calls=self.calls, planned_relations=self.planned_relations, plans=self.plans,
-                                executor_relations=self.executor_relations,
-                                own_s=None if self.own_s is None else self.own_s * own_factor, own_at=self.own_at)
 
 
 @dataclass(frozen=True)
@@ -323,97 +222,13 @@ class ForecastReport:
                 "cpu_us_before": a.cpu_per_transaction_us, "cpu_us_after": b.cpu_per_transaction_us}
 
 
-# -- server look-ups -----------------------------------------------------------------------------------------------
-def database_facts(session: Session) -> tuple[int, int]:
-    """(current database OID, its other active client backends) (``sql/forecast_database.sql``).
-
-    :raises DatabaseError: the query failed.
-    """
-    row = session.query("forecast_database")[0]
-    return int(row["database_oid"]), int(row["active_backends"])
-
-
-def relation_facts(session: Session, oids: Sequence[int]) -> dict[int, tuple[bool, str]]:
-    """``oid -> (relisshared, schema-qualified name)`` for these relations (missing ones left out)."""
-    if not oids:
-        return {}
-    rows = session.query("forecast_relations", [sorted(set(oids))])
-    return {int(r["oid"]): (bool(r["relisshared"]), str(r["qualified"])) for r in rows}
-
-
-def resolve_indexes(session: Session, names: Sequence[str]) -> dict[str, int]:
-    """``name -> OID`` of each ``--drop-index`` name (resolved by the server's ``to_regclass``, search_path
-    applies).
-
-    :raises BadInputError: a name that is no relation, or not an index.
-    """
-    out: dict[str, int] = {}
-    for name in names:
-        rows = session.query("forecast_index", [name])
-        if not rows:
-            raise BadInputError(f"--drop-index {name}: no such relation in database {session.facts.database}")
-        if rows[0]["relkind"] not in ("i", "I"):
-            raise BadInputError(f"--drop-index {name}: {rows[0]['qualified']} is not an index")
-        out[name] = int(rows[0]["oid"])
-    return out
-
-
-# -- shapes ------------------------------------------------------------------------------------------------------------
-def _site(oid: int, relation: str, role: str, mode: str, fastpath: bool, shared: bool, database_oid: int,
-          order: int) -> LockSite:
-    db = 0 if shared else database_oid
-    return LockSite(oid, relation, role, mode, fastpath, db, lock_partition(db, oid), order)
-
-
-def shape_from_footprint(fp: Footprint, database_oid: int, shared: frozenset[int] = frozenset(), *,
-                         name: str = "statement", calls: float = 1.0) -> StatementShape:
-    """The steady state (last execution) of a measured footprint, with measured fast-path flags, plus the index
-    locks a real execution of a reused generic plan takes at executor start (predicted flags,
-    ``Execution.executor_index_locks``).
-
-    :param database_oid: the current database's OID.
-    :param shared: OIDs of shared catalogs among the locks (locked with database 0).
-    """
-    e = fp.executions[-1]
-    ordered = [*sorted(e.locks, key=lambda lk: lk.order), *e.executor_index_locks]
-    locks = tuple(_site(lk.relation_oid, lk.relation, lk.role, lk.mode, lk.fastpath, lk.relation_oid in shared,
-                        database_oid, i)
-                  for i, lk in enumerate(ordered))
-    return StatementShape(name=name, statement=fp.statement, phase=e.phase, locks=locks, calls=calls,
-                          measured_main_table_locks=e.main_table_count,
-                          executor_relations=executor_relations(e.plan))
-
-
-def shape_from_plan(audit: StatementAudit, plan: PlanFootprint, model: CapacityModel, database_oid: int,
-                    relations: dict[int, tuple[bool, str]], *, calls: float) -> StatementShape:
-    """A pg_stat_statements entry's plan footprint (audit) with fast-path flags predicted in order.
-
-    :param relations: :func:`relation_facts` of the plan's OIDs.
-    """
-    shared = {oid for oid, (s, _) in relations.items() if s}
-    flags = model.predict([LockRequest(o, m, o in shared) for o, m in zip(plan.relation_oids, plan.modes,
-                                                                           strict=True)])
-    locks = tuple(_site(o, relations.get(o, (False, str(o)))[1], role, m, f, o in shared, database_oid, i)
-                  for i, (o, role, m, f) in enumerate(zip(plan.relation_oids, plan.roles, plan.modes, flags,
-                                                          strict=True)))
-    return StatementShape(name=str(audit.queryid), statement=audit.query, phase=plan.phase, locks=locks,
-                          calls=calls, calls_per_s=audit.calls_per_s, flags="predicted",
-                          measured_main_table_locks=plan.spilled if plan.measured else None,
-                          executor_relations=plan.executor_relations)
-
-
-def apply_what_if(shape: StatementShape, model: CapacityModel, drop_oids: frozenset[int] = frozenset(),
-                  *, repredict: bool = True) -> StatementShape:
-    """The shape with the dropped indexes' locks removed and the flags predicted again in order with ``model``.
-
-    :param repredict: False keeps the flags (nothing changed but the dropped locks' removal is not asked either).
-    """
-    kept = [lk for lk in shape.locks if lk.relation_oid not in drop_oids]
-    if not repredict:
-        return replace(shape, locks=tuple(kept))
-    flags = model.predict([LockRequest(lk.relation_oid, lk.mode, lk.database_oid == 0) for lk in kept])
-    locks = tuple(replace(lk, fastpath=f, order=i) for i, (lk, f) in enumerate(zip(kept, flags, strict=True)))
-    return replace(shape, locks=locks, flags="predicted", measured_main_table_locks=None)
+def transaction_class(shape: StatementShape, own_factor: float = 1.0) -> TransactionClass:
+    """A statement shape as one transaction class of the model; ``own_factor`` multiplies its own cost (the
+    re-anchoring to the live operating point, :mod:`lockscope.forecast.live`)."""
+    return TransactionClass(shape.name, fast_path_locks=shape.fast_path_count, partition_load=shape.partition_load,
+                            calls=shape.calls, planned_relations=shape.planned_relations, plans=shape.plans,
+                            executor_relations=shape.executor_relations,
+                            own_s=None if shape.own_s is None else shape.own_s * own_factor, own_at=shape.own_at)
 
 
 # -- the model -----------------------------------------------------------------------------------------------------
@@ -438,9 +253,9 @@ def forecast_shapes(label: str, shapes: Sequence[StatementShape], capacity: Capa
         raise BadInputError("nothing to forecast: no statement with a measured footprint")
     each = []
     for s in shapes:
-        d = workload_demands([s.transaction_class(own_factor)], calibration)
+        d = workload_demands([transaction_class(s, own_factor)], calibration)
         each.append((s, forecast_curve(d, cores, [clients], think_s=think_s)[0]))
-    demands = workload_demands([s.transaction_class(own_factor) for s in shapes], calibration)
+    demands = workload_demands([transaction_class(s, own_factor) for s in shapes], calibration)
     points = curve_clients(clients)
     curve = forecast_curve(demands, cores, sorted(set(points) | {clients}), think_s=think_s)
     at = next(f for f in curve if f.clients == clients)
@@ -734,7 +549,7 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
     anchor = None
     if live is not None and population:
         def solve(factor: float) -> Forecast:
-            demands = workload_demands([s.transaction_class(factor) for s in measured_shapes], calibration)
+            demands = workload_demands([transaction_class(s, factor) for s in measured_shapes], calibration)
             return forecast_curve(demands, cores, [population], think_s=think)[0]
 
         anchor = anchor_costs(solve, live.rate_tps, live.lockmanager_share)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..forecast.engine import ForecastReport, ScenarioForecast, StatementShape, saturation_rate
+from ..forecast.engine import ForecastReport, ScenarioForecast, saturation_rate
 from ..forecast.model import Forecast
+from ..shapes import StatementShape
 
 __all__ = ["SCHEMA", "forecast_to_dict"]
 

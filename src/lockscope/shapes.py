@@ -1,0 +1,214 @@
+"""Statement shapes: a statement's relation locks as the models see them (used by audit, forecast and diagnose).
+
+A :class:`StatementShape` is one statement's steady-state transaction: its relation locks in acquisition order,
+each a :class:`LockSite` with its fast-path flag and, for main-table locks, its lock partition
+(:func:`lockscope.lockpart.lock_partition` of ``(database OID, relation OID)``; database 0 for a shared catalog,
+``pg_class.relisshared``, as lmgr.c ``SetLocktagRelationOid`` builds the tag), how often it runs, and its own
+planning and execution cost when known. Shapes come from a measured footprint (:func:`shape_from_footprint`) or an
+audited plan (:func:`lockscope.audit.partitions.shape_from_plan`); :func:`apply_what_if` changes them (dropped
+indexes, another fast-path capacity: the flags predicted again in order, lock.c ``LockAcquireExtended``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from .capacity import CapacityModel, LockRequest
+from .errors import BadInputError
+from .footprint import executor_relations
+from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
+
+if TYPE_CHECKING:
+    from .db import Session
+    from .footprint import Footprint
+
+__all__ = [
+    "INDEX_ROLES",
+    "LockSite",
+    "StatementShape",
+    "apply_what_if",
+    "database_facts",
+    "relation_facts",
+    "resolve_indexes",
+    "shape_from_footprint",
+    "site",
+]
+
+#: Roles (lockscope.footprint.ROLES) a ``--drop-index`` may name.
+INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
+#: Relations of the base statement the calibration's base CPU already plans (a table and its primary key).
+BASE_PLANNED_RELATIONS = 2
+#: Phases that do not plan: a cached generic plan reused (plancache.c CheckCachedPlan).
+NOT_PLANNED = frozenset({"generic-reuse"})
+
+
+@dataclass(frozen=True)
+class LockSite:
+    """One relation lock of a statement's steady-state transaction.
+
+    :ivar relation_oid: pg_class OID.
+    :ivar relation: schema-qualified name (or the OID as text when unknown).
+    :ivar role: ``table``, ``index``, ... (lockscope.footprint.ROLES).
+    :ivar mode: lock mode as pg_locks spells it.
+    :ivar fastpath: True = fast-path slot, False = main lock table.
+    :ivar database_oid: the LOCKTAG's database: the current database's OID, 0 for a shared catalog.
+    :ivar partition: the lock partition of the LOCKTAG (0..15; used only for main-table locks).
+    :ivar order: position in the acquisition order (0-based).
+    """
+
+    relation_oid: int
+    relation: str
+    role: str
+    mode: str
+    fastpath: bool
+    database_oid: int
+    partition: int
+    order: int
+
+
+@dataclass(frozen=True)
+class StatementShape:
+    """A statement as the model sees it: its steady-state locks and how often it runs.
+
+    :ivar name: short label (query id, or ``statement``).
+    :ivar statement: the SQL text.
+    :ivar phase: the plan-cache phase of the steady state (``simple``, ``custom``, ``generic-reuse``, ...).
+    :ivar locks: relation locks in acquisition order.
+    :ivar calls: weight in the workload (calls; 1 for one statement).
+    :ivar calls_per_s: the measured rate (calls/s), None for a probed statement.
+    :ivar flags: ``measured`` (pg_locks) or ``predicted`` (capacity model over the measured locks in order).
+    :ivar measured_main_table_locks: main-table locks pg_locks showed for this plan (count), when known.
+    :ivar executor_relations: relations its execution initialises and scans (count).
+    :ivar own_s: the statement's own planning and execution time per call (s; CPU), None when unknown.
+    :ivar own_source: where ``own_s`` comes from, in words (every cost says its source).
+    :ivar own_at: the footprint ``own_s`` was measured with (:attr:`TransactionClass.own_at`).
+    """
+
+    name: str
+    statement: str
+    phase: str
+    locks: tuple[LockSite, ...]
+    calls: float = 1.0
+    calls_per_s: float | None = None
+    flags: str = "measured"
+    measured_main_table_locks: int | None = None
+    executor_relations: int = 1
+    own_s: float | None = None
+    own_source: str = "unknown: the base statement's (pgbench -S) cost stands in, a lower bound"
+    own_at: tuple[int, int, int, int] | None = None
+
+    def with_own_cost(self, own_s: float | None, source: str) -> StatementShape:
+        """This shape with its own cost measured now (on its current footprint), or marked unknown."""
+        if own_s is None:
+            return replace(self, own_s=None, own_source=source, own_at=None)
+        at = (len(self.locks), self.planned_relations, len(self.main_table_locks), self.executor_relations)
+        return replace(self, own_s=max(0.0, own_s), own_source=source, own_at=at)
+
+    @property
+    def plans(self) -> bool:
+        """False when the steady state reuses a cached generic plan (no planning)."""
+        return self.phase not in NOT_PLANNED
+
+    @property
+    def main_table_locks(self) -> tuple[LockSite, ...]:
+        """The locks in the main lock table."""
+        return tuple(lk for lk in self.locks if not lk.fastpath)
+
+    @property
+    def fast_path_count(self) -> int:
+        """Fast-path locks (count)."""
+        return sum(lk.fastpath for lk in self.locks)
+
+    @property
+    def partition_load(self) -> tuple[int, ...]:
+        """Main-table locks per lock partition (16 counts)."""
+        counts = [0] * NUM_LOCK_PARTITIONS
+        for lk in self.main_table_locks:
+            counts[lk.partition] += 1
+        return tuple(counts)
+
+    @property
+    def planned_relations(self) -> int:
+        """Relations planned beyond the base statement's two (count; 0 for a reused generic plan)."""
+        return max(0, len(self.locks) - BASE_PLANNED_RELATIONS) if self.plans else 0
+
+
+def site(oid: int, relation: str, role: str, mode: str, fastpath: bool, shared: bool, database_oid: int,
+          order: int) -> LockSite:
+    """One relation lock as a :class:`LockSite`: a shared catalog's LOCKTAG has database 0 (lmgr.c
+    ``SetLocktagRelationOid``), and the lock partition follows from the tag (lockpart.py)."""
+    db = 0 if shared else database_oid
+    return LockSite(oid, relation, role, mode, fastpath, db, lock_partition(db, oid), order)
+
+
+def shape_from_footprint(fp: Footprint, database_oid: int, shared: frozenset[int] = frozenset(), *,
+                         name: str = "statement", calls: float = 1.0) -> StatementShape:
+    """The steady state (last execution) of a measured footprint, with measured fast-path flags, plus the index
+    locks a real execution of a reused generic plan takes at executor start (predicted flags,
+    ``Execution.executor_index_locks``).
+
+    :param database_oid: the current database's OID.
+    :param shared: OIDs of shared catalogs among the locks (locked with database 0).
+    """
+    e = fp.executions[-1]
+    ordered = [*sorted(e.locks, key=lambda lk: lk.order), *e.executor_index_locks]
+    locks = tuple(site(lk.relation_oid, lk.relation, lk.role, lk.mode, lk.fastpath, lk.relation_oid in shared,
+                        database_oid, i)
+                  for i, lk in enumerate(ordered))
+    return StatementShape(name=name, statement=fp.statement, phase=e.phase, locks=locks, calls=calls,
+                          measured_main_table_locks=e.main_table_count,
+                          executor_relations=executor_relations(e.plan))
+
+
+def apply_what_if(shape: StatementShape, model: CapacityModel, drop_oids: frozenset[int] = frozenset(),
+                  *, repredict: bool = True) -> StatementShape:
+    """The shape with the dropped indexes' locks removed and the flags predicted again in order with ``model``.
+
+    :param repredict: False keeps the flags (nothing changed but the dropped locks' removal is not asked either).
+    """
+    kept = [lk for lk in shape.locks if lk.relation_oid not in drop_oids]
+    if not repredict:
+        return replace(shape, locks=tuple(kept))
+    flags = model.predict([LockRequest(lk.relation_oid, lk.mode, lk.database_oid == 0) for lk in kept])
+    locks = tuple(replace(lk, fastpath=f, order=i) for i, (lk, f) in enumerate(zip(kept, flags, strict=True)))
+    return replace(shape, locks=locks, flags="predicted", measured_main_table_locks=None)
+
+
+
+def database_facts(session: Session) -> tuple[int, int]:
+    """(current database OID, its other active client backends) (``sql/forecast_database.sql``).
+
+    :raises DatabaseError: the query failed.
+    """
+    row = session.query("forecast_database")[0]
+    return int(row["database_oid"]), int(row["active_backends"])
+
+
+def relation_facts(session: Session, oids: Sequence[int]) -> dict[int, tuple[bool, str]]:
+    """``oid -> (relisshared, schema-qualified name)`` for these relations (missing ones left out)."""
+    if not oids:
+        return {}
+    rows = session.query("forecast_relations", [sorted(set(oids))])
+    return {int(r["oid"]): (bool(r["relisshared"]), str(r["qualified"])) for r in rows}
+
+
+def resolve_indexes(session: Session, names: Sequence[str]) -> dict[str, int]:
+    """``name -> OID`` of each ``--drop-index`` name (resolved by the server's ``to_regclass``, search_path
+    applies).
+
+    :raises BadInputError: a name that is no relation, or not an index.
+    """
+    out: dict[str, int] = {}
+    for name in names:
+        rows = session.query("forecast_index", [name])
+        if not rows:
+            raise BadInputError(f"--drop-index {name}: no such relation in database {session.facts.database}")
+        if rows[0]["relkind"] not in ("i", "I"):
+            raise BadInputError(f"--drop-index {name}: {rows[0]['qualified']} is not an index")
+        out[name] = int(rows[0]["oid"])
+    return out
+
+
+# -- shapes ------------------------------------------------------------------------------------------------------------
