@@ -75,7 +75,8 @@ otherwise):
   ``sample_hz``, ``explain_repeats``.
 - ``statements``: NAME -> ``{sql`` (the statement with ``$n`` parameters), ``params`` (the values the footprint
   and the EXPLAIN of the record used), ``script`` (pgbench script file name, or the mix's ``-f`` arguments),
-  ``dml`` (bool), ``weights`` (mix only: component -> pgbench weight), ``pgss_query`` (the text
+  ``dml`` (bool), ``weights`` (mix only: component -> pgbench weight), ``components`` (mix only, runs after
+  2026-11-24: component -> FOOTPRINT; else see the components' own records), ``pgss_query`` (the text
   pg_stat_statements normalised it to), ``footprint``, ``explain}``:
   - ``footprint`` (mix: null; see its components) = FOOTPRINT:
     ``{max_locks_per_transaction, fast_path_slots`` (capacity of the measured server), ``locks`` (relation locks
@@ -155,7 +156,9 @@ import psycopg
 
 from lockscope.db import connect, run_script
 from lockscope.footprint import Footprint, measure_footprint
+from lockscope.forecast.calibration import DEFAULT_CALIBRATION, Calibration, load_calibration
 from lockscope.forecast.engine import database_facts, relation_facts, shape_from_footprint
+from lockscope.forecast.model import TransactionClass, forecast, workload_demands
 from lockscope.lab.load import (
     LoadFigures,
     MachineCounters,
@@ -617,7 +620,8 @@ def measure_statements(r: Run, names: Sequence[str]) -> None:
         if name == "mix":
             r.doc["statements"][name] = {"sql": None, "params": None, "script": " ".join(
                 f"-f {p}.sql@{w}" for p, w in MIX.items()), "dml": True, "weights": MIX, "footprint": None,
-                "explain": None}
+                "explain": None,
+                "components": {p: footprint_record(conninfo, STATEMENTS[p]) for p in MIX}}
         else:
             st = STATEMENTS[name]
             r.say(f"{name}: footprint and EXPLAIN timings")
@@ -770,6 +774,75 @@ def summary(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+# -- reforecast ------------------------------------------------------------------------------------------------------
+def _class(name: str, fp: dict[str, Any], calls: float = 1.0) -> TransactionClass:
+    return TransactionClass(name, int(fp["fast_path_locks"]), tuple(int(n) for n in fp["partition_load"]), calls,
+                            int(fp["planned_relations"]), bool(fp["plans"]))
+
+
+def _footprint_at(doc: dict[str, Any], name: str, setting: str) -> dict[str, Any]:
+    if setting == "base":
+        fp: dict[str, Any] = doc["statements"][name]["footprint"]
+    else:
+        fp = doc["fixes"][setting]["footprints"][name]
+    return fp
+
+
+def reforecast(doc: dict[str, Any], cal: Calibration) -> list[dict[str, Any]]:
+    """The model's forecast of every best point of a points.json (no measurement): the statement's measured
+    footprint at the point's setting as one transaction class; the mix as its components weighted by the calls
+    pg_stat_statements counted in that point."""
+    out = []
+    cores = int(doc["machine"]["cores"])
+    for p in doc["points"]:
+        if not p["best"]:
+            continue
+        name, setting = p["statement"], p["setting"]
+        if name == "mix":
+            calls = {s["name"]: s["calls"] for s in p["statements"] if s["name"]}
+            mix = doc["statements"]["mix"]
+            fps = mix.get("components") or {n: doc["statements"][n]["footprint"] for n in mix["weights"]}
+            classes = [_class(n, fps[n], calls.get(n) or w) for n, w in mix["weights"].items()]
+        else:
+            classes = [_class(name, _footprint_at(doc, name, setting))]
+        f = forecast(workload_demands(classes, cal), cores, int(p["clients"]))
+        out.append({"statement": name, "setting": setting, "clients": p["clients"], "measured_tps": p["tps"],
+                    "forecast_tps": f.throughput_tps, "ratio": f.throughput_tps / p["tps"],
+                    "measured_lockmanager_share": p["lockmanager_share"],
+                    "forecast_lockmanager_share": f.lockmanager_share,
+                    "measured_cpu_us_per_txn": p["cpu_us_per_transaction"],
+                    "forecast_cpu_us_per_txn": f.cpu_per_transaction_us, "binding": f.binding_resource})
+    return out
+
+
+def reforecast_table(rows: Sequence[dict[str, Any]]) -> str:
+    lines = ["| statement | setting | clients | measured TPS | forecast TPS | forecast / measured | LockManager "
+             "measured / forecast | CPU µs/txn measured / forecast | binding (forecast) |",
+             "|---|---|---:|---:|---:|---:|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['statement']} | {r['setting']} | {r['clients']} | {_f(r['measured_tps'], ',.0f')} | "
+                     f"{_f(r['forecast_tps'], ',.0f')} | {_f(r['ratio'], '.2f')} | "
+                     f"{_f(r['measured_lockmanager_share'], '.0%')} / {_f(r['forecast_lockmanager_share'], '.0%')} | "
+                     f"{_f(r['measured_cpu_us_per_txn'], '.0f')} / {_f(r['forecast_cpu_us_per_txn'], '.0f')} | "
+                     f"{r['binding']} |")
+    return "\n".join(lines)
+
+
+def run_reforecast(points: Path, calibration: Path | None) -> None:
+    """``--reforecast``: forecast the best points of an earlier run with this checkout's model (no load)."""
+    doc = json.loads(points.read_text())
+    if doc.get("schema") != SCHEMA_ID:
+        raise SystemExit(f"{points}: not a {SCHEMA_ID} file")
+    cal_file = calibration or points.parent / "calibration.json"
+    cal = load_calibration(cal_file) if cal_file.exists() else DEFAULT_CALIBRATION
+    rows = reforecast(doc, cal)
+    (points.parent / "reforecast.json").write_text(json.dumps(
+        _nan_to_none({"points": str(points), "calibration": str(cal_file) if cal_file.exists() else "default",
+                      "git_commit": _git_commit(), "rows": rows}), indent=1) + "\n")
+    print(f"calibration: {cal_file if cal_file.exists() else 'DEFAULT_CALIBRATION'}\n")
+    print(reforecast_table(rows))
+
+
 # -- main ------------------------------------------------------------------------------------------------------------
 def _git_commit() -> str:
     proc = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
@@ -790,7 +863,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--ceiling", choices=("full", "quick", "none"),
                         help="lab ceiling profile (full; --quick: quick)")
     parser.add_argument("--no-fixes", action="store_true", help="skip the fixes (mlpt64, drop5)")
+    parser.add_argument("--reforecast", type=Path, metavar="POINTS_JSON",
+                        help="measure nothing: forecast the best points of that file with this checkout's model "
+                             "(writes reforecast.json beside it)")
+    parser.add_argument("--calibration", type=Path, help="with --reforecast: the calibration (default: "
+                                                         "calibration.json beside the points, else the built-in)")
     args = parser.parse_args(argv)
+    if args.reforecast is not None:
+        run_reforecast(args.reforecast, args.calibration)
+        return
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     date = time.strftime("%Y-%m-%d", time.gmtime())
     out: Path = args.out or ROOT / "benchmarks" / "results" / f"forecast-real-{'quick-' if args.quick else ''}{date}"
