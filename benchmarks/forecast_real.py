@@ -56,11 +56,13 @@ What is measured, in order (``--only`` restricts the statements, ``--no-fixes`` 
    then for each run and each client count a point (``lockscope.lab.load.measure_load``: pg_stat_statements
    reset, pgbench ``-T --duration``, wait events sampled at 10 Hz, ``/proc/stat`` around the run). Runs are
    interleaved: run 1 over all client counts, then run 2.
-2. the fixes, for ``join2`` and ``join3`` at 8 and 16 clients (``FIX_CLIENTS``): ``mlpt64`` (the same server
-   restarted with max_locks_per_transaction 64: 4 fast-path groups) and ``drop5`` (back to 16, then the 5 indexes
-   of ``DROPPED_INDEXES`` dropped; their reasons are recorded, and every orders index's ``idx_scan`` over the
-   whole run before the drop). Each fix: footprints again, a warm-up, the same points. The "before" is the
-   step-1 points of the same statement and clients.
+2. the fixes, for ``join2`` and ``join3`` at 8 and 16 clients (``FIX_CLIENTS``), on three fresh servers built
+   like the base one: ``before`` (unchanged), ``mlpt64`` (max_locks_per_transaction 64: 4 fast-path groups; in
+   production a restart) and ``drop5`` (max_locks_per_transaction 16, the 5 indexes of ``DROPPED_INDEXES``
+   dropped; their reasons are recorded, and every orders index's ``idx_scan`` over all of step 1). Footprints on
+   each, a warm-up on each, then runs interleaved: each run goes over the client counts and, within each, over the
+   three servers, so that a fix and its "before" are measured side by side (a first version compared against the
+   step-1 points and was ruined by other engineers' load arriving in between).
 3. ``lockscope lab ceiling`` (``--ceiling full`` by default, ``quick`` with ``--quick``, ``none`` to skip): its
    ``calibration.json`` is copied to ``OUT/calibration.json``, its ``results.json`` kept in ``OUT/ceiling/``.
 
@@ -79,7 +81,8 @@ otherwise):
   2026-11-24: component -> FOOTPRINT; else see the components' own records), ``pgss_query`` (the text
   pg_stat_statements normalised it to), ``footprint``, ``explain}``:
   - ``footprint`` (mix: null; see its components) = FOOTPRINT:
-    ``{max_locks_per_transaction, fast_path_slots`` (capacity of the measured server), ``locks`` (relation locks
+    ``{max_locks_per_transaction, fast_path_slots, fast_path_groups`` (capacity of the measured server: slots in
+    all, groups of 16), ``locks`` (relation locks
     held, count), ``fast_path_locks``, ``main_table_locks`` (pg_locks ``fastpath = false``), ``partition_load``
     (16 counts: main-table locks per lock partition, index = partition), ``partitions_touched`` (count of
     non-zero), ``planned_relations`` (relations the planner opens beyond the base statement's two, as the
@@ -90,7 +93,8 @@ otherwise):
     over ``repeats`` runs of ``EXPLAIN (ANALYZE, SUMMARY, FORMAT JSON)``, one connection, random parameters of
     the pgbench script's ranges from a fixed seed; DML inside a rolled-back transaction), ``plan_only_planning_ms``
     (the same for ``EXPLAIN (SUMMARY, FORMAT JSON)``, no execution), ``plan`` (one EXPLAIN ANALYZE's text)``}``.
-- ``points``: one per run: ``{statement, setting`` (``base`` = mlpt 16, all indexes; ``mlpt64``; ``drop5``),
+- ``points``: one per run: ``{statement, setting`` (``base`` = step 1: mlpt 16, all indexes; ``before``,
+  ``mlpt64``, ``drop5``: step 2's servers),
   ``max_locks_per_transaction, clients, run`` (1-based), ``best`` (true for the run with the highest TPS of its
   statement, setting and clients), ``duration_s`` (pgbench ``-T``, s), ``load_avg_1m`` (the machine's 1-minute
   load average just before the run), ``other_cpu_fraction`` (fraction 0..1 of all cores that processes other
@@ -121,13 +125,23 @@ otherwise):
 Runs per point: ``--runs`` (2; ``--quick`` 1), interleaved; a client count whose best run had
 ``other_cpu_fraction`` > ``OTHER_LOAD_RETRY`` (0.10) gets one more run (``run`` = runs + 1). ``best`` marks the
 highest TPS (other load only ever slows a run down).
-- ``fixes``: ``{mlpt64: {description, max_locks_per_transaction, footprints: NAME -> FOOTPRINT},
-  drop5: {description, dropped: [{index, definition, reason}], orders_idx_scan_before: index -> idx_scan
-  (pg_stat_user_indexes over every run before the drop), footprints}, comparison: [{statement, clients, fix,
-  before_tps, after_tps, tps_ratio, before_lockmanager_share, after_lockmanager_share, before_cpu_us_per_txn,
-  after_cpu_us_per_txn, before_main_table_locks, after_main_table_locks}]}`` (best runs).
+- ``fixes``: ``{design`` (text), ``before`` / ``mlpt64: {description, max_locks_per_transaction, footprints:
+  NAME -> FOOTPRINT}``, ``drop5: {description, max_locks_per_transaction, dropped: [{index, definition, reason}],
+  orders_idx_scan_before`` (index -> pg_stat_user_indexes ``idx_scan`` over all of step 1 on the base server),
+  ``footprints}``, ``comparison: [{statement, clients, fix, step1_base_tps`` (step 1's best, for reference),
+  ``before_tps, after_tps, tps_ratio`` (after / before), ``before_lockmanager_share, after_lockmanager_share,
+  before_cpu_us_per_txn, after_cpu_us_per_txn`` (machine-wide ``cpu_us_per_transaction``),
+  ``before_main_table_locks, after_main_table_locks}]}`` (best runs of ``before`` and of the fix).
 - ``calibration``: the ``lockscope/calibration/v2`` JSON of this machine's ``lab ceiling`` run (also
   ``calibration.json``), ``ceiling_profile`` (``full``/``quick``), or null when skipped.
+
+``--reforecast POINTS_JSON [--calibration FILE]`` measures nothing: it forecasts every best point with this
+checkout's model (:func:`lockscope.forecast.model.forecast` over the recorded footprints: one transaction class per
+statement; the mix as its components weighted by that point's pg_stat_statements calls), the calibration
+``calibration.json`` beside the points unless given, and writes ``reforecast.json`` beside them: ``rows``:
+``[{statement, setting, clients, measured_tps, forecast_tps, ratio`` (forecast / measured),
+``measured_lockmanager_share, forecast_lockmanager_share, measured_cpu_us_per_txn`` (machine-wide, as the
+calibration measures it), ``forecast_cpu_us_per_txn, binding}]``.
 """
 
 from __future__ import annotations
@@ -535,21 +549,23 @@ class Run:
             return [a for part, w in MIX.items() for a in ("-f", f"{scripts / (part + '.sql')}@{w}")]
         return ["-f", str(scripts / f"{name}.sql")]
 
-    def warm_up(self, name: str) -> None:
+    def warm_up(self, name: str, server: ScratchServer | None = None) -> None:
         if self.warmup_s >= 1:
             with load_lock():
-                run_pgbench(self.server, clients=2, duration_s=self.warmup_s, select_only=False,
+                run_pgbench(server or self.server, clients=2, duration_s=self.warmup_s, select_only=False,
                             extra_args=self.script_args(name))
 
-    def point(self, name: str, setting: str, clients: int, run: int) -> dict[str, Any]:
-        """One pgbench run with its figures (under the load lock)."""
-        postmaster = postmaster_pid(self.server)
+    def point(self, name: str, setting: str, clients: int, run: int,
+              server: ScratchServer | None = None) -> dict[str, Any]:
+        """One pgbench run with its figures (under the load lock), on ``server`` (default the base server)."""
+        server = server or self.server
+        postmaster = postmaster_pid(server)
         with load_lock():
             wait_no_clients(postmaster)
             load_avg = os.getloadavg()[0]
             m0, w0 = MachineCounters.read(), time.monotonic()
             before = (server_cpu_s(postmaster), _rusage_s(resource.RUSAGE_CHILDREN), _rusage_s(resource.RUSAGE_SELF))
-            load = measure_load(self.server, clients=clients, duration_s=self.duration_s, sample_hz=10.0,
+            load = measure_load(server, clients=clients, duration_s=self.duration_s, sample_hz=10.0,
                                 extra_args=self.script_args(name),
                                 statement_filter=lambda s: statement_name(s.query) is not None)
             wait_no_clients(postmaster)
@@ -565,7 +581,7 @@ class Run:
         if m0 is not None and m1 is not None:
             other = max(0.0, (m1.busy_s - m0.busy_s) - cpu["total"]) / ((os.cpu_count() or 1) * (w1 - w0))
         rec = {"statement": name, "setting": setting,
-               "max_locks_per_transaction": self.server.settings.max_locks_per_transaction, "clients": clients,
+               "max_locks_per_transaction": server.settings.max_locks_per_transaction, "clients": clients,
                "run": run, "best": False, "duration_s": self.duration_s, "load_avg_1m": load_avg,
                "other_cpu_fraction": other, **point_record(load, cpu)}
         own = rec["process_cpu_us_per_transaction"]["total"]
@@ -577,18 +593,27 @@ class Run:
     def points(self, name: str, setting: str, clients: Sequence[int]) -> list[dict[str, Any]]:
         """Every run at every client count (runs interleaved), the best run of each marked; one more run of a
         client count whose best run saw other processes take more than OTHER_LOAD_RETRY of the cores."""
-        out = [self.point(name, setting, c, r) for r in range(1, self.runs + 1) for c in clients]
+        return self.interleaved(name, {setting: self.server}, clients)
 
-        def best(c: int) -> dict[str, Any]:
-            return max((p for p in out if p["clients"] == c),
+    def interleaved(self, name: str, servers: dict[str, ScratchServer],
+                    clients: Sequence[int]) -> list[dict[str, Any]]:
+        """:meth:`points` over several servers (setting -> server), interleaved: each run goes over every client
+        count and, within it, over every server, so that paired points see the same machine."""
+        out = [self.point(name, setting, c, r, server) for r in range(1, self.runs + 1) for c in clients
+               for setting, server in servers.items()]
+
+        def best(setting: str, c: int) -> dict[str, Any]:
+            return max((p for p in out if p["clients"] == c and p["setting"] == setting),
                        key=lambda p: p["tps"] if math.isfinite(p["tps"]) else -1.0)
 
         for c in clients:
-            if best(c)["other_cpu_fraction"] > OTHER_LOAD_RETRY:
-                self.say(f"{name} [{setting}] c={c}: other processes took {best(c)['other_cpu_fraction']:.0%} of "
-                         "the cores in the best run: one more run")
-                out.append(self.point(name, setting, c, self.runs + 1))
-            best(c)["best"] = True
+            for setting, server in servers.items():
+                other = best(setting, c)["other_cpu_fraction"]
+                if other is not None and other > OTHER_LOAD_RETRY:
+                    self.say(f"{name} [{setting}] c={c}: other processes took {other:.0%} of the cores in the best "
+                             "run: one more run")
+                    out.append(self.point(name, setting, c, self.runs + 1, server))
+                best(setting, c)["best"] = True
         return out
 
     def save(self) -> None:
@@ -635,43 +660,62 @@ def measure_statements(r: Run, names: Sequence[str]) -> None:
         r.save()
 
 
+def fix_server(mlpt: int, drop: Sequence[str] = ()) -> ScratchServer:
+    """A fresh scratch server with the base settings but ``mlpt``, the schema, pg_stat_statements and ``drop``
+    (indexes) dropped; the caller stops it."""
+    server = ScratchServer(None, ScratchSettings(max_locks_per_transaction=mlpt,
+                                                 extra={"max_parallel_workers_per_gather": "0"})).start()
+    try:
+        run_script(server.conninfo(), SCHEMA)
+        install_pg_stat_statements(server)
+        if drop:
+            run_script(server.conninfo(), "".join(f"drop index {ix};\n" for ix in drop) + "vacuum analyze orders;\n")
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
 def measure_fixes(r: Run, names: Sequence[str]) -> None:
-    """Step 2: the fixes mlpt64 and drop5 for join2/join3 at FIX_CLIENTS (server state changes: run last)."""
+    """Step 2: the fixes for join2/join3 at FIX_CLIENTS, each on a fresh server built like the base one, with a
+    fresh unfixed server as the paired "before"; runs interleaved over the three servers."""
     names = [n for n in FIX_STATEMENTS if n in names]
     if not names:
         return
-    conninfo = r.server.conninfo
-    fixes: dict[str, Any] = {}
-    r.doc["fixes"] = fixes
-    scans = index_scans(conninfo(), "orders")  # every run so far, all statements
-    r.say(f"fix mlpt{FIX_MLPT}: restart with max_locks_per_transaction {FIX_MLPT}")
-    r.server.reconfigure(max_locks_per_transaction=FIX_MLPT)
-    fixes["mlpt64"] = {"description": f"max_locks_per_transaction {BASE_MLPT} -> {FIX_MLPT} (server restarted: "
-                                      f"{FIX_MLPT // 16} fast-path groups of 16 slots)",
-                       "max_locks_per_transaction": FIX_MLPT,
-                       "footprints": {n: footprint_record(conninfo(), STATEMENTS[n]) for n in names}}
-    for n in names:
-        r.warm_up(n)
-        r.doc["points"] += r.points(n, "mlpt64", FIX_CLIENTS)
-        r.save()
-    r.say(f"fix drop5: back to max_locks_per_transaction {BASE_MLPT}, drop {', '.join(DROPPED_INDEXES)}")
-    r.server.reconfigure(max_locks_per_transaction=BASE_MLPT)
-    with psycopg.connect(conninfo(), autocommit=True) as conn:
+    scans = index_scans(r.server.conninfo(), "orders")  # every run of step 1, all statements
+    defs: dict[str, str] = {}
+    with psycopg.connect(r.server.conninfo(), autocommit=True) as conn:
         defs = {str(n): str(d) for n, d in conn.execute(
             "select indexname, indexdef from pg_indexes where tablename = 'orders'").fetchall()}
-        for ix in DROPPED_INDEXES:
-            conn.execute(f"drop index {ix}")
-    fixes["drop5"] = {"description": f"drop 5 of the 16 indexes of orders (max_locks_per_transaction {BASE_MLPT})",
+    r.say(f"fixes: fresh servers: before (mlpt {BASE_MLPT}), mlpt{FIX_MLPT}, drop5 ({', '.join(DROPPED_INDEXES)})")
+    with contextlib.ExitStack() as stack:
+        servers = {"before": stack.enter_context(fix_server(BASE_MLPT)),
+                   "mlpt64": stack.enter_context(fix_server(FIX_MLPT)),
+                   "drop5": stack.enter_context(fix_server(BASE_MLPT, tuple(DROPPED_INDEXES)))}
+        footprints = {k: {n: footprint_record(srv.conninfo(), STATEMENTS[n]) for n in names}
+                      for k, srv in servers.items()}
+        r.doc["fixes"] = {
+            "design": "three fresh servers with the base schema and settings, built one after the other: 'before' "
+                      f"(unchanged: max_locks_per_transaction {BASE_MLPT}, all 16 orders indexes), 'mlpt64' and "
+                      "'drop5'; per statement one warm-up on each, then every run goes over FIX_CLIENTS and, within "
+                      "each client count, over the three servers (paired points under the same machine load)",
+            "before": {"description": f"unchanged (max_locks_per_transaction {BASE_MLPT}, 16 orders indexes)",
+                       "max_locks_per_transaction": BASE_MLPT, "footprints": footprints["before"]},
+            "mlpt64": {"description": f"max_locks_per_transaction {BASE_MLPT} -> {FIX_MLPT} (a server restart in "
+                                      f"production: {FIX_MLPT // 16} fast-path groups of 16 slots)",
+                       "max_locks_per_transaction": FIX_MLPT, "footprints": footprints["mlpt64"]},
+            "drop5": {"description": f"drop 5 of the 16 indexes of orders (max_locks_per_transaction {BASE_MLPT})",
                       "max_locks_per_transaction": BASE_MLPT,
-                      "dropped": [{"index": ix, "definition": defs[ix], "reason": why}
+                      "dropped": [{"index": ix, "definition": defs.get(ix, ""), "reason": why}
                                   for ix, why in DROPPED_INDEXES.items()],
-                      "orders_idx_scan_before": scans,
-                      "footprints": {n: footprint_record(conninfo(), STATEMENTS[n]) for n in names}}
-    for n in names:
-        r.warm_up(n)
-        r.doc["points"] += r.points(n, "drop5", FIX_CLIENTS)
-        r.save()
-    fixes["comparison"] = compare_fixes(r.doc)
+                      "orders_idx_scan_before": scans, "footprints": footprints["drop5"]},
+        }
+        for n in names:
+            for srv in servers.values():
+                r.warm_up(n, srv)
+            r.doc["points"] += r.interleaved(n, servers, FIX_CLIENTS)
+            r.save()
+    r.doc["fixes"]["comparison"] = compare_fixes(r.doc)
 
 
 def _best(points: Sequence[dict[str, Any]], name: str, setting: str, clients: int) -> dict[str, Any] | None:
@@ -687,16 +731,17 @@ def compare_fixes(doc: dict[str, Any]) -> list[dict[str, Any]]:
         for name in FIX_STATEMENTS:
             fps = doc["fixes"].get(fix, {}).get("footprints", {})
             for c in FIX_CLIENTS:
-                before, after = (_best(doc["points"], name, s, c) for s in ("base", fix))
+                before, after, base = (_best(doc["points"], name, s, c) for s in ("before", fix, "base"))
                 if before is None or after is None or name not in fps:
                     continue
-                out.append({"statement": name, "clients": c, "fix": fix, "before_tps": before["tps"],
+                out.append({"statement": name, "clients": c, "fix": fix,
+                            "step1_base_tps": base["tps"] if base else None, "before_tps": before["tps"],
                             "after_tps": after["tps"], "tps_ratio": after["tps"] / before["tps"],
                             "before_lockmanager_share": before["lockmanager_share"],
                             "after_lockmanager_share": after["lockmanager_share"],
                             "before_cpu_us_per_txn": before["cpu_us_per_transaction"],
                             "after_cpu_us_per_txn": after["cpu_us_per_transaction"],
-                            "before_main_table_locks": doc["statements"][name]["footprint"]["main_table_locks"],
+                            "before_main_table_locks": doc["fixes"]["before"]["footprints"][name]["main_table_locks"],
                             "after_main_table_locks": fps[name]["main_table_locks"]})
     return out
 
@@ -736,7 +781,10 @@ def summary(doc: dict[str, Any]) -> str:
              "plan ms | exec ms | AAS | top wait |",
              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     points = doc["points"]
-    for p in points:
+    settings = ("base", "before", "mlpt64", "drop5")
+    order = {n: i for i, n in enumerate(ALL_NAMES)}
+    for p in sorted(points, key=lambda p: (settings.index(p["setting"]) if p["setting"] in settings else 9,
+                                           order.get(p["statement"], 99), p["clients"])):
         if not p["best"]:
             continue
         runs = [q["tps"] for q in points if q["statement"] == p["statement"] and q["setting"] == p["setting"]
@@ -763,14 +811,15 @@ def summary(doc: dict[str, Any]) -> str:
     comparison = (doc.get("fixes") or {}).get("comparison", [])
     if comparison:
         lines += ["", "| fix | statement | clients | main-table locks | TPS before → after | ratio | LockManager "
-                  "before → after | CPU µs/txn before → after |", "|---|---|---:|---|---|---:|---|---|"]
+                  "before → after | CPU µs/txn before → after | step-1 base TPS |",
+                  "|---|---|---:|---|---|---:|---|---|---:|"]
         for c in comparison:
             lines.append(f"| {c['fix']} | {c['statement']} | {c['clients']} | {c['before_main_table_locks']} → "
                          f"{c['after_main_table_locks']} | {_f(c['before_tps'], ',.0f')} → "
                          f"{_f(c['after_tps'], ',.0f')} | {_f(c['tps_ratio'], '.2f')} | "
                          f"{_f(c['before_lockmanager_share'], '.0%')} → "
                          f"{_f(c['after_lockmanager_share'], '.0%')} | {_f(c['before_cpu_us_per_txn'], '.0f')} → "
-                         f"{_f(c['after_cpu_us_per_txn'], '.0f')} |")
+                         f"{_f(c['after_cpu_us_per_txn'], '.0f')} | {_f(c['step1_base_tps'], ',.0f')} |")
     return "\n".join(lines)
 
 
