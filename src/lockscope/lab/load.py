@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from ..errors import LockscopeError, ScratchServerError
 from ..pgbench import PgbenchResult, run_pgbench
 from ..server import ScratchServer
 from ..watch.aas import CPU, share
-from ..watch.sampler import BackgroundSampler, WaitSummary, summarize
+from ..watch.sampler import BackgroundSampler, Sample, WaitSummary, summarize
 from .results import Row
 
 __all__ = [
@@ -46,6 +47,14 @@ class StatementFigures:
     :ivar mean_exec_ms: mean execution time (ms).
     :ivar total_plan_ms: total planning time (ms).
     :ivar total_exec_ms: total execution time (ms).
+    :ivar queryid: pg_stat_statements ``queryid`` (= pg_stat_activity ``query_id``), None if unknown.
+    :ivar rows: rows retrieved or affected, summed over the calls (count).
+    :ivar shared_blks_hit: shared buffer hits, summed over the calls (blocks).
+    :ivar shared_blks_read: shared blocks read into shared buffers, summed over the calls (blocks).
+    :ivar waits: active-session samples of client backends running this statement (pg_stat_activity ``query_id``
+        = ``queryid``) by wait label (``type:event`` or ``CPU``; count); empty without query ids.
+    :ivar client_backends: distinct client backends sampled while active in this statement (count; a lower bound
+        of the backends that ran it: one never caught active by the sampler is not counted).
     """
 
     query: str
@@ -55,6 +64,12 @@ class StatementFigures:
     mean_exec_ms: float
     total_plan_ms: float
     total_exec_ms: float
+    queryid: int | None = None
+    rows: int = 0
+    shared_blks_hit: int = 0
+    shared_blks_read: int = 0
+    waits: dict[str, int] = field(default_factory=dict)
+    client_backends: int = 0
 
 
 @dataclass(frozen=True)
@@ -82,6 +97,10 @@ class LoadFigures:
     :ivar cpu_us_per_transaction: busy core time per transaction (µs; the same counters / transactions).
     :ivar context_switches_per_transaction: the machine's context switches per transaction (count; ``/proc/stat``
         ``ctxt``: pgbench-backend round trips, LWLock sleeps and wake-ups, preemptions).
+    :ivar client_backends: distinct client backends sampled while active (count; a lower bound of the backends
+        that ran statements).
+    :ivar aas_by_class: average active sessions by wait-event class (``wait_event_type``, or ``CPU`` when not
+        waiting) -> sessions; the classes sum to ``aas``.
     """
 
     tps: float
@@ -103,10 +122,14 @@ class LoadFigures:
     cpu_busy_fraction: float = math.nan
     cpu_us_per_transaction: float = math.nan
     context_switches_per_transaction: float = math.nan
+    client_backends: int = 0
+    aas_by_class: dict[str, float] = field(default_factory=dict)
 
     def row(self) -> Row:
-        """The flat part of these figures for a results row (``waits`` as ``a=1;b=2`` text)."""
-        out = {k: v for k, v in asdict(self).items() if k not in ("waits", "statements")}
+        """The flat part of these figures for a results row (``waits`` as ``a=1;b=2`` text; the lab's columns, so
+        ``client_backends`` and ``aas_by_class`` are left out)."""
+        out = {k: v for k, v in asdict(self).items()
+               if k not in ("waits", "statements", "client_backends", "aas_by_class")}
         out["waits"] = ";".join(f"{k}={v}" for k, v in sorted(self.waits.items(), key=lambda kv: -kv[1]))
         return out
 
@@ -130,6 +153,10 @@ def read_statements(session: Session) -> tuple[StatementFigures, ...]:
             mean_exec_ms=float(r["mean_exec_time"]),
             total_plan_ms=float(r["total_plan_time"]),
             total_exec_ms=float(r["total_exec_time"]),
+            queryid=int(r["queryid"]) if r.get("queryid") is not None else None,
+            rows=int(r.get("rows") or 0),
+            shared_blks_hit=int(r.get("shared_blks_hit") or 0),
+            shared_blks_read=int(r.get("shared_blks_read") or 0),
         ))
     return tuple(out)
 
@@ -183,6 +210,32 @@ def machine_figures(before: MachineCounters | None, after: MachineCounters | Non
     return out
 
 
+def _client_sessions(samples: Sequence[Sample]) -> list[tuple[int, int | None, str]]:
+    """(pid, query_id, wait label) of every active client-backend session in the samples."""
+    return [(s.pid, s.query_id, s.wait) for sample in samples for s in sample.sessions
+            if s.backend_type in (None, "client backend")]
+
+
+def _by_statement(statements: Sequence[StatementFigures], samples: Sequence[Sample]) -> tuple[StatementFigures, ...]:
+    """The statements with their sampled waits and backends (matched on ``queryid`` = ``query_id``)."""
+    waits: dict[int, Counter[str]] = {}
+    pids: dict[int, set[int]] = {}
+    for pid, query_id, wait in _client_sessions(samples):
+        if query_id is not None:
+            waits.setdefault(query_id, Counter())[wait] += 1
+            pids.setdefault(query_id, set()).add(pid)
+    return tuple(replace(s, waits=dict(waits.get(s.queryid, {})), client_backends=len(pids.get(s.queryid, ())))
+                 if s.queryid is not None else s for s in statements)
+
+
+def _aas_by_class(summary: WaitSummary) -> dict[str, float]:
+    """AAS by wait-event class: the part of ``type:event`` before the colon, ``CPU`` as is."""
+    counts: Counter[str] = Counter()
+    for label, n in summary.by_wait.items():
+        counts[label.split(":", 1)[0]] += n
+    return {k: n / summary.samples if summary.samples else 0.0 for k, n in sorted(counts.items())}
+
+
 def _wait_figures(summary: WaitSummary) -> dict[str, Any]:
     total = summary.active_session_samples
     waits = {k: v for k, v in summary.by_wait.items() if k != CPU}
@@ -210,6 +263,7 @@ def measure_load(
     sample_hz: float = 10.0,
     warmup_s: float = 0.0,
     statement_filter: Callable[[StatementFigures], bool] = lambda s: True,
+    extra_args: Sequence[str] = (),
 ) -> LoadFigures:
     """Run pgbench on the scratch server while sampling wait events, with pg_stat_statements reset first.
 
@@ -221,10 +275,13 @@ def measure_load(
     :param sample_hz: pg_stat_activity sampling rate (Hz).
     :param warmup_s: an unmeasured pgbench run first (s; 0 = none): fills caches after the restart.
     :param statement_filter: which pg_stat_statements rows make up the planning/execution means.
+    :param extra_args: more pgbench arguments (e.g. ``-f a.sql@5 -f b.sql@3`` for a weighted mix; a script there
+        also turns ``select_only`` off).
     :raises ScratchServerError: if pgbench fails.
     """
     extra: list[str] = ["-f", str(script_file)] if script_file is not None else []
-    only = select_only and script_file is None
+    extra += extra_args
+    only = select_only and script_file is None and "-f" not in extra_args
     if warmup_s >= 1:
         run_pgbench(server, clients=clients, duration_s=warmup_s, protocol=protocol, select_only=only,
                     extra_args=extra)
@@ -237,7 +294,8 @@ def measure_load(
         after = MachineCounters.read()
     waits = summarize(sampler.samples)
     with connect(server.conninfo()) as session:
-        statements = tuple(s for s in read_statements(session) if statement_filter(s))
+        statements = _by_statement(tuple(s for s in read_statements(session) if statement_filter(s)),
+                                   sampler.samples)
     calls = sum(s.calls for s in statements)
     machine = machine_figures(before, after, result.transactions)
     return LoadFigures(
@@ -253,6 +311,8 @@ def measure_load(
         cpu_busy_fraction=machine.get("cpu_busy_fraction", math.nan),
         cpu_us_per_transaction=machine.get("cpu_us_per_transaction", math.nan),
         context_switches_per_transaction=machine.get("context_switches_per_transaction", math.nan),
+        client_backends=len({pid for pid, _, _ in _client_sessions(sampler.samples)}),
+        aas_by_class=_aas_by_class(waits),
     )
 
 
