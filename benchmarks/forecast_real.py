@@ -171,7 +171,6 @@ import psycopg
 from lockscope.db import connect, run_script
 from lockscope.footprint import Footprint, measure_footprint
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION, Calibration, load_calibration
-from lockscope.forecast.engine import database_facts, relation_facts, shape_from_footprint
 from lockscope.forecast.model import TransactionClass, forecast, workload_demands
 from lockscope.lab.load import (
     LoadFigures,
@@ -182,6 +181,7 @@ from lockscope.lab.load import (
 )
 from lockscope.pgbench import run_pgbench
 from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.shapes import database_facts, relation_facts, shape_from_footprint
 
 SCHEMA_ID = "lockscope/forecast-real/v1"
 LOAD_LOCK = Path("/tmp/lockscope-load.lock")
