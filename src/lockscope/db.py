@@ -57,9 +57,11 @@ __all__ = [
     "connect",
     "load_script",
     "load_sql",
+    "merge_conninfo",
     "redact",
     "redact_dsn",
     "run_script",
+    "run_statements",
 ]
 
 APPLICATION_NAME = "lockscope"
@@ -133,6 +135,21 @@ def check_dsn(dsn: str) -> dict[str, Any]:
         if port.strip() and not (port.strip().isdigit() and 0 < int(port) < 65536):
             raise BadInputError(f"--dsn: port {port.strip()!r} is not a TCP port number")
     return params
+
+
+def merge_conninfo(dsn: str, params: dict[str, str]) -> str:
+    """``dsn`` (conninfo or URI, may be empty) with ``params`` (libpq keywords: psql's ``-h -p -U -d``) added, as
+    one conninfo string (``psycopg.conninfo.make_conninfo``).
+
+    :raises BadInputError: a parameter libpq rejects (e.g. a port that is not a number).
+    """
+    for port in str(params.get("port") or "").split(","):
+        if port.strip() and not (port.strip().isdigit() and 0 < int(port) < 65536):
+            raise BadInputError(f"-p: port {port.strip()!r} is not a TCP port number")
+    try:
+        return make_conninfo(dsn, **params)
+    except psycopg.Error as exc:
+        raise BadInputError(f"not a libpq connection option: {' '.join(str(exc).split())}") from None
 
 
 def redact(text: str, dsn: str | None) -> str:
@@ -731,3 +748,30 @@ def run_script(conninfo: str, script: str) -> int:
                 raise StatementError(f"set-up statement failed: {short}: {exc.diag.message_primary}",
                                      sqlstate=exc.sqlstate) from None
     return len(statements)
+
+
+def run_statements(conninfo: str, statements: list[str], *, times: int) -> int:
+    """Run each statement ``times`` times for real, in autocommit, on a server lockscope started itself
+    (``audit --scratch --workload``: so that pg_stat_statements has them).
+
+    :return: executions (count).
+    :raises StatementError: on the first failing statement (its text, shortened, and the server's message).
+    :raises ConnectionFailedError: if the server cannot be reached.
+    """
+    try:
+        conn = psycopg.connect(conninfo, autocommit=True, application_name=APPLICATION_NAME)
+    except psycopg.Error as exc:
+        raise ConnectionFailedError(f"cannot connect to the scratch server: {str(exc).strip()}",
+                                    sqlstate=exc.sqlstate) from None
+    count = 0
+    with conn:
+        for stmt in statements:
+            for _ in range(times):
+                try:
+                    conn.execute(stmt.encode())
+                except psycopg.Error as exc:
+                    short = " ".join(stmt.split())[:80]
+                    raise StatementError(f"workload statement failed: {short}: {exc.diag.message_primary}",
+                                         sqlstate=exc.sqlstate) from None
+                count += 1
+    return count

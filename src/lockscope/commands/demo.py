@@ -9,7 +9,7 @@ from rich.console import Console
 
 from ..errors import BadInputError, ModelMismatchError
 from ._common import add_json_option, add_parser, add_scratch_options, non_negative_int
-from ._output import check_writable, make_console, steps, write_json, write_text
+from ._output import check_writable, make_console, note, steps, write_json, write_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,8 +47,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
-    info.print(f"lockscope demo: a scratch PostgreSQL started by lockscope ({pg_bin or 'embedded PostgreSQL 18'})",
-               markup=False, highlight=False)
+    note(info, f"lockscope demo: a scratch PostgreSQL started by lockscope ({pg_bin or 'embedded PostgreSQL 18'})")
     with steps(make_console(stderr=True), "lockscope demo") as step:
         step("starting a scratch PostgreSQL")
         result = run_demo(pg_bin=pg_bin, rows_per_partition=args.rows_per_partition,
