@@ -61,7 +61,6 @@ __all__ = [
     "redact",
     "redact_dsn",
     "run_script",
-    "run_statements",
 ]
 
 APPLICATION_NAME = "lockscope"
@@ -749,29 +748,3 @@ def run_script(conninfo: str, script: str) -> int:
                                      sqlstate=exc.sqlstate) from None
     return len(statements)
 
-
-def run_statements(conninfo: str, statements: list[str], *, times: int) -> int:
-    """Run each statement ``times`` times for real, in autocommit, on a server lockscope started itself
-    (``audit --scratch --workload``: so that pg_stat_statements has them).
-
-    :return: executions (count).
-    :raises StatementError: on the first failing statement (its text, shortened, and the server's message).
-    :raises ConnectionFailedError: if the server cannot be reached.
-    """
-    try:
-        conn = psycopg.connect(conninfo, autocommit=True, application_name=APPLICATION_NAME)
-    except psycopg.Error as exc:
-        raise ConnectionFailedError(f"cannot connect to the scratch server: {str(exc).strip()}",
-                                    sqlstate=exc.sqlstate) from None
-    count = 0
-    with conn:
-        for stmt in statements:
-            for _ in range(times):
-                try:
-                    conn.execute(stmt.encode())
-                except psycopg.Error as exc:
-                    short = " ".join(stmt.split())[:80]
-                    raise StatementError(f"workload statement failed: {short}: {exc.diag.message_primary}",
-                                         sqlstate=exc.sqlstate) from None
-                count += 1
-    return count

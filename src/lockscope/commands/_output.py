@@ -82,6 +82,12 @@ class _NaturalWidthConsole(Console):
     wide as its content, not :data:`WIDE_COLUMNS`), lines without trailing blanks."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
+        from rich.console import Group
+
+        if len(objects) == 1 and isinstance(objects[0], Group) and kwargs.get("width") is None:
+            for part in objects[0].renderables:  # each part of a group at its own width
+                self.print(part, **kwargs)
+            return
         if len(objects) == 1 and kwargs.get("width") is None and not isinstance(objects[0], str):
             from rich.measure import Measurement
 

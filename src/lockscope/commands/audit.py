@@ -44,9 +44,6 @@ FAIL_ON_LEVELS = ("low", "medium", "high")
 #: max_locks_per_transaction of the demo server when --mlpt is not given: one group of 16 fast-path slots (the
 #: PostgreSQL 13-17 capacity), so that the demo's findings show.
 DEMO_MLPT = 16
-#: Times ``--scratch --workload`` runs each statement of the workload file (for real, on the scratch server): past
-#: the five custom plans of a prepared statement, so that pg_stat_statements has every statement with its calls.
-WORKLOAD_RUNS = 6
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,9 +71,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--setup", metavar="FILE", type=Path,
                    help="with --scratch: SQL script (your schema, e.g. pg_dump -s) run on the scratch server first")
     p.add_argument("--workload", metavar="FILE", type=Path,
-                   help=f"with --scratch: statements separated by ';' (literal values, no $n), each run "
-                        f"{WORKLOAD_RUNS} times for real on the scratch server so that pg_stat_statements has them, "
-                        "then audited (rates since the reset: --interval 0)")
+                   help="with --scratch: your statements as a pgbench script (as lab replay --workload: SQL "
+                        "statements ending in ';', \\set lines for variables), run for real on the scratch server by "
+                        "pgbench (-M prepared, 2 clients) during the --interval, so that pg_stat_statements has them "
+                        "with their rates; then audited")
     add_interval_option(p)
     add_top_option(p)
     add_probe_rate_option(p)
@@ -122,7 +120,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if len(stdout_outputs) > 1:
         raise BadInputError("only one of --json and --sql can be - (standard output)")
     check_writable(args.html, args.sql, args.json)
-    workload = _workload_statements(args) if args.workload is not None else None
+    workload = read_text(args.workload, "workload file") if args.workload is not None else None
+    if workload is not None and not workload.strip():
+        raise BadInputError(f"--workload {args.workload}: the file is empty")
     setup = read_text(args.setup, "set-up script") if args.setup is not None else None
     empty = args.scratch_empty
     if empty:
@@ -130,8 +130,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     choice = choose_command_target(args, scratch_flag="--scratch" if empty else "--demo",
                                    scratch_only={"--pg-bin": args.pg_bin, "--mlpt": args.mlpt})
     unused_days = args.unused_days if args.unused_days is not None else (0.0 if choice.scratch else 7.0)
-    options = AuditOptions(interval_s=0.0 if empty else args.interval, top_n=args.top,
-                           unused_min_age_s=unused_days * 86400, statements=not args.no_statements)
+    interval = max(args.interval, 1.0) if empty and workload else args.interval
+    options = AuditOptions(interval_s=interval, top_n=args.top, unused_min_age_s=unused_days * 86400,
+                           statements=not args.no_statements)
     rate = choice.pg_locks_rate_hz(args.probe_rate)
     info = make_console(stderr=True) if stdout_outputs else console
     progress = make_console(stderr=True)
@@ -164,27 +165,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _workload_statements(args: argparse.Namespace) -> list[str]:
-    """The statements of ``--workload FILE``, checked (probeable, literal values only) before any server."""
-    from ..statement import check_statements
-
-    text = read_text(args.workload, "workload file")
-    statements = check_statements(text, where=str(args.workload))
-    for n, st in enumerate(statements, 1):
-        if st.param_count:
-            raise BadInputError(f"statement {n} in {args.workload} uses ${st.param_count}: the workload runs for "
-                                "real on the scratch server, give literal values")
-    return [st.text for st in statements]
-
-
 def _run_scratch(args: argparse.Namespace, options: AuditOptions, progress: Callable[[str], None],
-                 info: Console, rate_hz: float, setup: str,
-                 workload: list[str] | None) -> tuple[AuditReport, ProbeCost]:
-    """``audit --scratch --setup FILE [--workload FILE]``: the schema on a scratch server, each workload statement
-    run :data:`WORKLOAD_RUNS` times for real there (pg_stat_statements reset after the schema), then the audit with
-    rates since that reset."""
+                 info: Console, rate_hz: float, setup: str, workload: str | None) -> tuple[AuditReport, ProbeCost]:
+    """``audit --scratch --setup FILE [--workload FILE]``: the schema on a scratch server; the workload (a pgbench
+    script) run by pgbench there during the pg_stat_statements interval, as the demo's; then the audit."""
     from ..audit import run_audit
-    from ..db import connect, run_script, run_statements
+    from ..audit.demo import DemoWorkload
+    from ..db import connect, run_script
     from ..lab.install import resolve_pg_bin
     from ..server import ScratchServer, ScratchSettings
 
@@ -193,18 +180,25 @@ def _run_scratch(args: argparse.Namespace, options: AuditOptions, progress: Call
     with ScratchServer(pg_bin, ScratchSettings(max_locks_per_transaction=args.mlpt)) as server:
         progress("running the set-up script")
         run_script(server.conninfo(), setup)
+        load = None
         if workload:
-            progress(f"running the workload: {len(workload)} statement(s) x {WORKLOAD_RUNS}")
             run_script(server.conninfo(), "create extension if not exists pg_stat_statements; "
                                           "select pg_stat_statements_reset()")
-            run_statements(server.conninfo(), workload, times=WORKLOAD_RUNS)
+            load = DemoWorkload(server, duration_s=options.interval_s, script=workload)
         with connect(server.conninfo(), lock_timeout_ms=args.lock_timeout,
                      statement_timeout_ms=args.statement_timeout, pg_locks_rate_hz=rate_hz) as session:
             note(info, target_line("audit", session.endpoint.label(),
                                    f"your schema on a scratch server started by lockscope, "
                                    f"max_locks_per_transaction {session.facts.max_locks_per_transaction}"))
-            report = run_audit(session, options if workload else _no_statements(options), progress=progress)
+            try:
+                report = run_audit(session, options if load else _no_statements(options), progress=progress,
+                                   during_interval=load.start if load else None)
+            finally:
+                if load is not None:
+                    load.join()
             cost = session.probe_cost
+        if load is not None and load.error is not None:
+            raise load.error
     return report, cost
 
 

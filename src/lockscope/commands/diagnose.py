@@ -29,6 +29,8 @@ from ._output import check_writable, make_console, note, print_probe_cost, steps
 #: ``--fail-on`` levels: ``contention`` = the diagnosis found LWLock:LockManager contention; ``risk`` = contention
 #: or the risk of it (main-lock-table acquisitions/s at or above the risk rate without measured contention).
 FAIL_ON_LEVELS = ("contention", "risk")
+#: Sampling time when --duration is not given (s).
+DEFAULT_DURATION_S = 30.0
 
 if TYPE_CHECKING:
     from ..db import ProbeCost
@@ -63,8 +65,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143))
     add_target_options(p, what="diagnose", scratch="a scratch PostgreSQL running the contended demo load",
                        flag="--demo")
-    p.add_argument("--duration", type=parse_duration, default=30.0, metavar="TIME",
-                   help="sampling time, also the pg_stat_statements interval for calls/s, e.g. 30s, 2m (default 30s)")
+    p.add_argument("--duration", type=parse_duration, metavar="TIME",
+                   help="sampling time, also the pg_stat_statements interval for calls/s, e.g. 30s, 2m (default "
+                        f"{DEFAULT_DURATION_S:g}s)")
     add_hz_option(p)
     p.add_argument("--source", choices=("auto", "activity", "pg_wait_sampling"), default="auto",
                    help="where wait samples come from, as for lockscope watch (default auto)")
@@ -100,8 +103,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         "--pg-bin": args.pg_bin, "--mlpt": args.mlpt, "--demo-indexes": args.demo_indexes,
         "--demo-clients": args.demo_clients})
     unused_days = args.unused_days if args.unused_days is not None else (0.0 if choice.scratch else 7.0)
-    options = DiagnoseOptions(duration_s=args.duration, hz=args.hz, source=args.source, top_n=args.top,
-                              unused_min_age_s=unused_days * 86400, cores=args.cores or default_cores())
+    options = DiagnoseOptions(duration_s=args.duration or DEFAULT_DURATION_S, hz=args.hz, source=args.source,
+                              top_n=args.top, unused_min_age_s=unused_days * 86400, cores=args.cores or default_cores())
     rate = choice.pg_locks_rate_hz(args.probe_rate)
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console

@@ -38,6 +38,7 @@ from ._common import (
     add_scratch_options,
     duration_with_unit,
     non_negative_duration,
+    non_negative_int,
     parse_duration,
     positive_int,
 )
@@ -60,7 +61,7 @@ def _scenario_options(p: argparse.ArgumentParser, *, load: bool = True, repeat: 
                    help="stop after the current point once this much time has passed, e.g. 30m, 2h (a unit is "
                         "required; default: 3 x the estimate + 5 minutes)")
     if load:
-        p.add_argument("--clients", metavar="C", type=positive_int, help="pgbench clients")
+        p.add_argument("--clients", metavar="N", type=positive_int, help="pgbench clients")
         p.add_argument("--duration", metavar="TIME", type=parse_duration,
                        help="pgbench time per point, e.g. 5s, 1m")
         p.add_argument("--warmup", metavar="TIME", type=non_negative_duration,
@@ -127,7 +128,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _scenario_options(p, load=False)
     _mlpt_option(p)
     add_executions_option(p, what="probed per statement")
-    p.add_argument("--rows-per-partition", metavar="N", type=int,
+    p.add_argument("--rows-per-partition", metavar="N", type=non_negative_int,
                    help="rows per events partition for the auto run with data (0 skips it)")
     p.set_defaults(lab_handler=_run_prepared)
 
@@ -165,7 +166,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(parse/bind/execute, an unnamed statement planned per execution) or prepared (named prepared statements "
         "through the plan cache: generic plans after 5 executions in auto mode)"))
     _mlpt_option(p, "; the value before the what-if")
-    p.add_argument("--scale", metavar="S", type=positive_int, default=1, help="value of :scale (default 1)")
+    p.add_argument("--scale", metavar="S", type=positive_int, help="value of :scale (default 1)")
     p.set_defaults(lab_handler=_run_replay)
 
     p = scenario_parser(
@@ -437,7 +438,7 @@ def _run_replay(args: argparse.Namespace, console: Console) -> int:
         clients=args.clients or (4 if args.quick else 8), duration_s=args.duration or (3.0 if args.quick else 10.0),
         warmup_s=args.warmup or 0.0, protocol=args.protocol or args.protocol_default,
         mlpt=args.mlpt or DEFAULT_LAB_MLPT, drop_indexes=tuple(args.drop_index),
-        settings=tuple(settings), plan_cache_mode=args.plan_cache_mode, scale=args.scale, sample_hz=args.hz,
+        settings=tuple(settings), plan_cache_mode=args.plan_cache_mode, scale=args.scale or 1, sample_hz=args.hz,
         profile="quick" if args.quick else "default")
     return _execute(args, console, scenario)
 
