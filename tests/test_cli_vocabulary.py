@@ -118,3 +118,46 @@ def test_documented_vocabulary_matches_the_parsers() -> None:
     shared = [o for o, by in _valued_options().items() if len(by) >= 2 and o.startswith("--")]
     missing = [o for o in shared if f"`{o}" not in doc]
     assert not missing, missing
+
+
+# -- bad input, as a new user types it (docs/cli.md's table, every row run) ------------------------------------------
+def _bad_inputs() -> list[tuple[str, int, str]]:
+    doc = CLI_DOC.read_text()
+    table = doc.split("<!-- bad-inputs: command | exit | message -->", 1)[1].split("<!-- /bad-inputs -->", 1)[0]
+    rows = []
+    for line in table.splitlines():
+        if line.startswith("| `lockscope"):
+            command, code, message = (cell.strip() for cell in line.strip().strip("|").split(" | "))
+            rows.append((command.strip("`"), int(code), message))
+    return rows
+
+
+def test_bad_input_table_is_large() -> None:
+    assert len(_bad_inputs()) >= 45
+
+
+def test_bad_inputs_one_line_and_documented_exit_code(tmp_path: Path) -> None:
+    """Every row of docs/cli.md's bad-input table: exactly one line on stderr, ``lockscope: error: ...`` containing
+    the documented text, nothing on stdout, the documented exit code (within 20 s: nothing was started)."""
+    import os
+    import shlex
+    import subprocess
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+
+    def one(row: tuple[str, int, str]) -> str | None:
+        command, code, message = row
+        argv = shlex.split(command)[1:]
+        proc = subprocess.run([sys.executable, "-m", "lockscope", *argv], capture_output=True, text=True,
+                              timeout=20, env=env, cwd=tmp_path, stdin=subprocess.DEVNULL)
+        lines = proc.stderr.strip().splitlines()
+        if proc.returncode != code or len(lines) != 1 or not lines[0].startswith("lockscope: error: ") \
+                or message not in lines[0] or proc.stdout:
+            return f"{command}: exit {proc.returncode} (documented {code}), stderr {proc.stderr!r}"
+        return None
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        failures = [f for f in pool.map(one, _bad_inputs()) if f]
+    assert not failures, "\n".join(failures)

@@ -104,6 +104,8 @@ def _parsed(text: str, kind: Callable[[str], float], what: str) -> float:
 
 def positive_int(text: str) -> int:
     """argparse type: a whole number >= 1."""
+    if "," in text:
+        raise argparse.ArgumentTypeError(f"one whole number, not a list: {text!r}")
     value = int(_parsed(text, int, "a whole number"))
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1: {text}")
@@ -311,6 +313,17 @@ def target_dsn(args: argparse.Namespace) -> tuple[str | None, tuple[str, ...]]:
     return merged, tuple(short for short, _ in given.values())
 
 
+class _StoreOnce(argparse.Action):
+    """Store the value; the option given twice is refused (one scratch server: ``--pg-bin`` outside the lab
+    scenarios that run each version), never silently the last one."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"{option_string} given twice: this command starts one server")
+        setattr(namespace, self.dest, values)
+
+
 class _PointTo(argparse.Action):
     """An option refused at parse time with one line that says what to use instead (``const``)."""
 
@@ -338,7 +351,7 @@ def add_scratch_options(p: argparse.ArgumentParser | argparse._ArgumentGroup, *,
     :param mlpt_default: the help text's default, e.g. ``"64, PostgreSQL's default"``.
     :param repeat: ``--pg-bin`` may be repeated (lab scenarios run each version).
     """
-    p.add_argument("--pg-bin", metavar="DIR|MAJOR", action="append" if repeat else "store",
+    p.add_argument("--pg-bin", metavar="DIR|MAJOR", action="append" if repeat else _StoreOnce,
                    help="scratch server binaries: a PostgreSQL 13+ bin directory, or a major installed with "
                         "'lockscope lab install' (e.g. 17)" + ("; repeat to run each version" if repeat else "")
                         + " (default: the embedded PostgreSQL 18)")
