@@ -363,4 +363,4 @@ def test_pg_locks_queries_are_declared() -> None:
         if re.search(r"\b(pg_locks|pg_lock_status|pg_blocking_pids)\b", code):
             readers.add(path.stem.split("-")[0])
     outside_watch = {n for n in readers if not n.startswith(("watch_", "export_"))}
-    assert outside_watch == set(PG_LOCKS_QUERIES) == {"relation_locks", "blocking_locks"}, readers
+    assert outside_watch == set(PG_LOCKS_QUERIES) == {"relation_locks", "blocking_locks", "audit_held_locks"}, readers

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console
 
@@ -206,18 +207,26 @@ def test_prometheus_endpoint_scrape(pg18: ScratchServer, watch_table: str, backg
     finally:
         watcher.stop()
         exporter.close()
-    metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
-               for fam in text_string_to_metric_families(text) for s in fam.samples}
+    samples = [s for fam in text_string_to_metric_families(text) for s in fam.samples]
+    # every series names the PostgreSQL server (host:port, as postgres_exporter's server label); no SQL text
+    params = conninfo_to_dict(pg18.conninfo())
+    assert {s.labels.get("server") for s in samples} == {f"{params['host']}:{pg18.port}"}
+    assert not any("query" in s.labels for s in samples)
+    metrics = {(s.name, tuple(sorted((k, v) for k, v in s.labels.items() if k != "server"))): s.value
+               for s in samples}
     pg = ("datname", "postgres")
-    assert metrics[("lockscope_active_sessions", (pg, ("wait_event", "PgSleep"), ("wait_event_type", "Timeout")))] > 0.5
-    assert metrics[("lockscope_active_sessions", (pg, ("wait_event", "relation"), ("wait_event_type", "Lock")))] > 0.5
+    active = "lockscope_activity_active_sessions"
+    assert metrics[(active, (pg, ("wait_event", "PgSleep"), ("wait_event_type", "Timeout")))] > 0.5
+    assert metrics[(active, (pg, ("wait_event", "relation"), ("wait_event_type", "Lock")))] > 0.5
     assert metrics[("lockscope_samples_total", ())] >= 20
     assert metrics[("lockscope_up", ())] == 1.0
     assert metrics[("lockscope_lockmanager_waiting_sessions", ())] == 0.0
     assert 10 <= metrics[("lockscope_sample_rate_hz", ())] <= 25
-    assert metrics[("lockscope_main_table_relation_locks", ())] >= 1  # the ACCESS EXCLUSIVE lock
-    assert metrics[("lockscope_relation_locks", ())] >= 2
-    assert ("lockscope_lock_fastpath_exceeded_total", (("locktype", "relation"),)) not in metrics  # PG 18
+    assert metrics[("lockscope_locks_relation_main_table", ())] >= 1  # the ACCESS EXCLUSIVE lock
+    assert metrics[("lockscope_locks_relation", ())] >= 2
+    assert metrics[("lockscope_locks_relation_waiting", ())] >= 1  # the session waiting for it
+    assert metrics[("lockscope_fastpath_max_locks_per_transaction", ())] == 64
+    assert ("lockscope_stat_lock_fastpath_exceeded_total", (("locktype", "relation"),)) not in metrics  # PG 18
 
 
 # -- bad input -----------------------------------------------------------------------------------------------
@@ -315,6 +324,7 @@ def test_report_bad_record_files(tmp_path: Path, pg18: ScratchServer) -> None:
 
 def test_parse_listen() -> None:
     assert parse_listen("9187") == ("127.0.0.1", 9187)
+    assert parse_listen("0.0.0.0") == ("0.0.0.0", 9855)  # the default port, never postgres_exporter's 9187
     assert parse_listen(":9187") == ("127.0.0.1", 9187)
     assert parse_listen("0.0.0.0:9") == ("0.0.0.0", 9)
     assert parse_listen("[::1]:9187") == ("::1", 9187)
@@ -323,7 +333,7 @@ def test_parse_listen() -> None:
 def test_sigint_and_sigterm_flush_and_close(pg18: ScratchServer, tmp_path: Path) -> None:
     import signal
 
-    for sig, code, reason in ((signal.SIGINT, 0, "interrupted"), (signal.SIGTERM, 143, "terminated")):
+    for sig, code, reason in ((signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")):
         record = tmp_path / f"{reason}.db"
         proc = subprocess.Popen([sys.executable, "-m", "lockscope", "watch", "--dsn", pg18.conninfo(), "--hz", "20",
                                  "--record", str(record)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -127,11 +127,12 @@ def check_statements(sql: str, *, where: str = "") -> tuple[CheckedStatement, ..
     if not text:
         raise UnsupportedStatementError("empty statement: give one SELECT, INSERT, UPDATE, DELETE or MERGE")
     try:
-        parts = [p for p in split(sql) if p.strip()]
+        tree = _parse_json(text)
     except ParseError as exc:
-        raise _parse_error(exc, sql, sql) from None
-    if len(parts) <= 1:
+        raise _parse_error(exc, sql, text) from None
+    if len(tree.get("stmts", [])) <= 1:
         return (check_statement(sql),)
+    parts = [p for p in split(text) if p.strip()]
     out = []
     for n, part in enumerate(parts, 1):
         try:

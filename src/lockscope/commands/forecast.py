@@ -77,7 +77,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143),
     )
     add_statement_input(p, several=False, what="forecast instead of the pg_stat_statements workload")
-    p.add_argument("--statement", dest="sql", metavar="SQL", help=argparse.SUPPRESS)  # before issue 21: positional
+    p.add_argument("--statement", dest="statement_alias", metavar="SQL", help=argparse.SUPPRESS)  # before issue 21
     add_target_options(p, what="forecast", scratch="a scratch PostgreSQL (with a statement; see --setup)")
     p.add_argument("--setup", metavar="FILE", type=Path,
                    help="SQL script run on the scratch server before probing (with --scratch only)")
@@ -153,6 +153,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..target import open_target
 
     # everything the user gave is checked before any server is started or contacted
+    if args.statement_alias is not None:  # --statement SQL, the spelling before issue 21
+        if args.sql is not None:
+            raise BadInputError("give the statement once: SQL (or --statement SQL, its old spelling)")
+        args.sql = args.statement_alias
     sql = read_statement_input(args, command="forecast", required=False)
     check_assume_options(args)
     if args.mlpt is not None and args.mlpt < 10:
