@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from psycopg.conninfo import conninfo_to_dict
 from prometheus_client.parser import text_string_to_metric_families
+from psycopg.conninfo import conninfo_to_dict
 from rich.console import Console
 
 from lockscope.db import Session, connect, load_sql, run_script
