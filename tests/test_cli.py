@@ -161,6 +161,30 @@ def test_psql_options_quiet_and_version(pg18: ScratchServer) -> None:
     assert not [ln for ln in proc.stdout.splitlines() if ln != ln.rstrip()]
 
 
+def test_ci_gates_of_forecast_and_diagnose(pg18: ScratchServer, tmp_path: Path) -> None:
+    """forecast --fail-on partition / headroom:F@TPS judge the measured state; diagnose --fail-on on a healthy
+    server passes (the contended demo failing it: tests/test_readme.py)."""
+    setup = tmp_path / "s.sql"
+    setup.write_text("create table w (id int primary key);\n"
+                     + "".join(f"create index on w ((id + {i}));\n" for i in range(40)))
+    base = ["forecast", "--scratch", "--setup", str(setup), "--mlpt", "16", "--cores", "2", "--clients", "2",
+            "--json", "-", "select * from w where id = 1"]
+    proc = run(*base)
+    assert proc.returncode == 0, proc.stderr
+    fc = json.loads(proc.stdout)["measured"]["forecast"]
+    tps = fc["throughput_tps"]
+    partition = fc["binding_resource"].startswith("partition")
+    proc = run(*base, "--fail-on", "partition")
+    assert proc.returncode == (6 if partition else 0), proc.stderr
+    low, high = f"headroom:1@{tps / 2:.0f}", f"headroom:1@{tps * 2:.0f}"
+    assert run(*base, "--fail-on", low).returncode == 0
+    proc = run(*base, "--fail-on", high)
+    assert proc.returncode == 6 and f"lockscope forecast: --fail-on headroom:1: predicted {tps:,.0f} TPS" in proc.stderr
+    proc = run("diagnose", "--dsn", pg18.conninfo(), "--duration", "2s", "--fail-on", "risk", "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "healthy"
+
+
 def test_setup_refused_with_dsn(pg18: ScratchServer, tmp_path: Path) -> None:
     f = tmp_path / "s.sql"
     f.write_text("create table x ()")
