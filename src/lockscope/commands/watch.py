@@ -192,7 +192,7 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
                         record=str(args.record) if args.record else None,
                         prometheus_url=exporter.url if exporter else None,
                         started_monotonic_s=time.monotonic())
-    live = console.is_terminal and not args.no_live
+    live = console.is_terminal and not args.no_live and not to_stdout  # --json -: stdout is the JSON's
     reason = "stopped"
     terminated: BaseException | None = None
     try:
