@@ -322,6 +322,22 @@ def test_report_bad_record_files(tmp_path: Path, pg18: ScratchServer) -> None:
     assert proc.returncode == 2 and "already exists" in one_line_error(proc)
 
 
+def test_watch_and_report_json(pg18: ScratchServer, tmp_path: Path) -> None:
+    """watch --json (the summary when it ends) and report --json (a recording's summary): one schema."""
+    record, out = tmp_path / "r.db", tmp_path / "w.json"
+    proc = run("watch", "--dsn", pg18.conninfo(), "--hz", "20", "--duration", "1.5s", "--record", str(record),
+               "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    watched = json.loads(out.read_text())
+    proc = run("report", str(record), "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    recorded = json.loads(proc.stdout)
+    assert watched["schema"] == recorded["schema"] == "lockscope/watch/v1"
+    assert (watched["source"], recorded["source"]) == ("watch", "recording")
+    assert set(watched) == set(recorded) and watched["ticks"] >= 20 and watched["end_reason"] == "duration"
+    assert watched["recording"] == recorded["recording"] == str(record)
+
+
 def test_parse_listen() -> None:
     assert parse_listen("9187") == ("127.0.0.1", 9187)
     assert parse_listen("0.0.0.0") == ("0.0.0.0", 9855)  # the default port, never postgres_exporter's 9187
