@@ -298,19 +298,32 @@ def target_dsn(args: argparse.Namespace) -> tuple[str | None, tuple[str, ...]]:
 
     given = {keyword: (short, getattr(args, f"libpq_{keyword}", None)) for short, _, keyword, _ in LIBPQ_OPTIONS}
     given = {k: v for k, v in given.items() if v[1] is not None}
-    dsn: str | None = args.dsn
     if not given:
-        return dsn, ()
+        return args.dsn, ()
+    shorts = tuple(short for short, _ in given.values())
     if getattr(args, "scratch", False):
-        first = next(iter(given.values()))[0]
-        raise BadInputError(f"{first} names a server of yours: not with a scratch server")
+        raise BadInputError(f"{shorts[0]} names a server of yours: not with a scratch server")
+    dsn: str | None = args.dsn
+    what = "--dsn"
     if dsn is not None:
         params = check_dsn(dsn)
         for keyword, (short, _) in given.items():
             if params.get(keyword) not in (None, ""):
                 raise BadInputError(f"{short} and --dsn both name the {keyword}: give it once")
-    merged = merge_conninfo(dsn or "", {k: str(v) for k, (_, v) in given.items()})
-    return merged, tuple(short for short, _ in given.values())
+    dbname = given["dbname"][1] if "dbname" in given else None
+    if dbname is not None and ("=" in dbname or dbname.startswith(("postgresql://", "postgres://"))):
+        # psql's -d takes a whole connection string too (libpq's expand_dbname)
+        if dsn is not None:
+            raise BadInputError("-d with a connection string and --dsn: give one of them")
+        dsn, what = dbname, "-d"
+        del given["dbname"]
+        params = check_dsn(dsn)
+        for keyword, (short, _) in given.items():
+            if params.get(keyword) not in (None, ""):
+                raise BadInputError(f"{short} and {what} both name the {keyword}: give it once")
+    if not given:
+        return dsn, shorts
+    return merge_conninfo(dsn or "", {k: str(v) for k, (_, v) in given.items()}), shorts
 
 
 class _StoreOnce(argparse.Action):
