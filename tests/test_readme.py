@@ -70,6 +70,9 @@ def test_readme_has_the_examples_the_issue_asks_for() -> None:
         assert any(c.startswith(start) for c in commands), start
     head = README.read_text().split("\n## ", 3)
     assert head[1].startswith("Which command when") and head[2].startswith("Set-up")
+    # the first screen's copy-paste lines are the examples run below, word for word
+    table = re.findall(r"`(lockscope [^`]+)`", head[1])
+    assert len(table) == 5 and set(table) <= set(commands), set(table) - set(commands)
 
 
 @pytest.mark.slow
