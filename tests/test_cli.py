@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
 from lockscope import __version__
 from lockscope.cli import main
@@ -46,7 +47,8 @@ def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
         main(["footprint", "--help"])
     out = capsys.readouterr().out
     for word in ("--plan-cache-mode", "--fail-on-spill", "--assume-version", "exit codes:",
-                 "6   the --fail-on-spill", "--json FILE|-", "--pg-bin DIR|MAJOR", "simple,extended,prepared"):
+                 "6   the --fail-on condition was met (CI gate)", "--json FILE|-", "--pg-bin DIR|MAJOR",
+                 "simple,extended,prepared", "-h HOST, --host HOST", "--help", "-q, --quiet"):
         assert word in out
     # each command lists only the exit codes it can return
     with pytest.raises(SystemExit):
@@ -79,7 +81,7 @@ def test_json_output(pg18: ScratchServer) -> None:
                                "hashed_groups": True}
     assert doc["assumed"]["fast_path_slots"] == 16
     assert [r["plan_cache_mode"] for r in doc["runs"]] == ["auto", "force_custom_plan", "force_generic_plan"]
-    assert [e["locks"] for e in doc["runs"][0]["executions"]] == [8, 8, 8, 8, 8, 52, 13]
+    assert [e["locks"] for e in doc["runs"][0]["executions"]] == [8, 8, 8, 8, 8, 52, 13, 13]  # 8 executions
     assert [e["assumed_main_table"] for e in doc["runs"][2]["executions"]][:2] == [36, 0]
     rel = doc["runs"][0]["executions"][0]["relations"][0]
     assert set(rel) == {"oid", "relation", "role", "mode", "fastpath", "predicted_fastpath", "assumed_fastpath",
@@ -106,7 +108,7 @@ def test_statement_from_stdin_and_file(pg18: ScratchServer, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("args, code, text", [
     (["create index on acct (balance)"], 2, "utility statement"),
-    (["select 1; select 2"], 2, "2 statements given"),
+    (["select 1; vacuum"], 2, "statement 2 of 2: VACUUM is a utility statement"),
     ([""], 2, "empty statement"),
     ([], 2, "no statement given"),
     (["select * fro acct"], 2, 'the statement does not parse: syntax error at or near "fro" (at character 10)'),
@@ -121,6 +123,66 @@ def test_bad_input_one_line(pg18: ScratchServer, args: list[str], code: int, tex
         proc = run("footprint", "--dsn", pg18.conninfo(), *args)
     assert proc.returncode == code, proc.stderr
     assert text in one_line_error(proc)
+
+
+def test_a_file_of_statements_gives_one_result_each(pg18: ScratchServer, tmp_path: Path) -> None:
+    """footprint -f FILE with several statements: one footprint/v1 document per statement in footprints/v1, the
+    gate over all of them; the terminal output names each."""
+    f = tmp_path / "queries.sql"
+    f.write_text("select * from acct where id = 1;\n-- a comment\nselect * from p40 where k = (select 150);\n")
+    proc = run("footprint", "--dsn", pg18.conninfo(), "-f", str(f), "--json", "-", "--fail-on", "spill")
+    assert proc.returncode == 6, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["schema"] == "lockscope/footprints/v1" and doc["spilled"] is True
+    assert [d["statement"] for d in doc["statements"]] == ["select * from acct where id = 1",
+                                                           "select * from p40 where k = (select 150)"]
+    assert [d["runs"][0]["executions"][0]["main_table"] for d in doc["statements"]] == [0, 18]
+    assert "--fail-on spill: an execution put locks in the main lock table" in proc.stderr
+    proc = run("footprint", "--dsn", pg18.conninfo(), "-f", str(f), "--fail-on", "locks:100")
+    assert proc.returncode == 0, proc.stderr
+    assert "statement 1 of 2" in proc.stdout and "statement 2 of 2" in proc.stdout
+    proc = run("footprint", "--dsn", pg18.conninfo(), "-f", str(f), "--fail-on", "locks:80")
+    assert proc.returncode == 6 and "locks:80: an execution takes 82 relation locks" in proc.stderr
+
+
+def test_psql_options_quiet_and_version(pg18: ScratchServer) -> None:
+    """psql's -h -p -U -d name the server (merged into the conninfo, named on the first line); -q leaves only the
+    results; -V prints the version."""
+    params = conninfo_to_dict(pg18.conninfo())
+    proc = run("footprint", "-h", str(params["host"]), "-p", str(pg18.port), "-U", str(params["user"]), "-d",
+               "postgres", "select * from acct where id = 1")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].endswith("(from -h, -p, -U, -d)"), proc.stdout
+    quiet = run("footprint", "-q", "--dsn", pg18.conninfo(), "select * from acct where id = 1")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    assert not quiet.stdout.startswith("lockscope footprint:") and "acct" in quiet.stdout
+    assert run("-V").stdout.strip() == f"lockscope {__version__}"
+    # outside a terminal: no line padded with blanks
+    assert not [ln for ln in proc.stdout.splitlines() if ln != ln.rstrip()]
+
+
+def test_ci_gates_of_forecast_and_diagnose(pg18: ScratchServer, tmp_path: Path) -> None:
+    """forecast --fail-on partition / headroom:F@TPS judge the measured state; diagnose --fail-on on a healthy
+    server passes (the contended demo failing it: tests/test_readme.py)."""
+    setup = tmp_path / "s.sql"
+    setup.write_text("create table w (id int primary key);\n"
+                     + "".join(f"create index on w ((id + {i}));\n" for i in range(40)))
+    base = ["forecast", "--scratch", "--setup", str(setup), "--mlpt", "16", "--cores", "2", "--clients", "2",
+            "--json", "-", "select * from w where id = 1"]
+    proc = run(*base)
+    assert proc.returncode == 0, proc.stderr
+    fc = json.loads(proc.stdout)["measured"]["forecast"]
+    tps = fc["throughput_tps"]
+    partition = fc["binding_resource"].startswith("partition")
+    proc = run(*base, "--fail-on", "partition")
+    assert proc.returncode == (6 if partition else 0), proc.stderr
+    low, high = f"headroom:1@{tps / 2:.0f}", f"headroom:1@{tps * 2:.0f}"
+    assert run(*base, "--fail-on", low).returncode == 0
+    proc = run(*base, "--fail-on", high)
+    assert proc.returncode == 6 and f"lockscope forecast: --fail-on headroom:1: predicted {tps:,.0f} TPS" in proc.stderr
+    proc = run("diagnose", "--dsn", pg18.conninfo(), "--duration", "2s", "--fail-on", "risk", "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "healthy"
 
 
 def test_setup_refused_with_dsn(pg18: ScratchServer, tmp_path: Path) -> None:

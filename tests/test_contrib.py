@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
-from lockscope.watch.prometheus import METRIC_NAMES
+from lockscope.exporters import QUERIES
+from lockscope.watch.prometheus import METRIC_NAMES, SHARED_METRICS
 
 from .test_cli import clean_env
 
@@ -55,11 +56,41 @@ def _dashboard_exprs() -> list[str]:
     return [t["expr"] for p in doc["panels"] for t in p.get("targets", [])]
 
 
+def _export_metric_names() -> set[str]:
+    """The metric names postgres_exporter makes of ``lockscope export-queries`` (``<query>_<column>``)."""
+    return {f"{q.name}_{c.name}" for q in QUERIES for c in q.columns if c.usage != "LABEL"}
+
+
 def test_rules_check_and_unit_tests() -> None:
+    """promtool unit tests over both metric sources: lockscope watch (job lockscope) and export-queries run by
+    postgres_exporter (job postgres_exporter), each alert firing for each source it covers."""
     proc = _promtool("check", "rules", str(RULES))
     assert proc.returncode == 0 and "SUCCESS: 8 rules found" in proc.stdout, proc.stdout + proc.stderr
     proc = _promtool("test", "rules", RULE_TESTS.name, cwd=RULE_TESTS.parent)
     assert proc.returncode == 0 and "SUCCESS" in proc.stdout, proc.stdout + proc.stderr
+    tests = yaml.safe_load(RULE_TESTS.read_text())["tests"]
+    fired: dict[str, set[str]] = {}
+    for t in tests:
+        for a in t.get("alert_rule_test", []):
+            for exp in a["exp_alerts"]:
+                fired.setdefault(a["alertname"], set()).add(exp["exp_labels"]["job"])
+    assert fired == {"LockscopeLockManagerContention": {"lockscope", "postgres_exporter"},
+                     "LockscopeMainLockTableLocksPerBackend": {"lockscope", "postgres_exporter"},
+                     "LockscopeFastpathExceeded": {"lockscope", "postgres_exporter"},
+                     "LockscopeSamplerDown": {"lockscope"}}
+
+
+def test_one_metric_vocabulary() -> None:
+    """The signals both sources emit have one name: every export-queries metric that lockscope watch also emits is
+    in SHARED_METRICS under the same name, and the rules' shared alerts use only those."""
+    exported = _export_metric_names()
+    assert set(SHARED_METRICS) <= exported | {"lockscope_stat_lock_fastpath_exceeded_total"}, \
+        set(SHARED_METRICS) - exported
+    assert set(SHARED_METRICS) <= set(METRIC_NAMES)
+    for name in ("LockscopeLockManagerContention", "LockscopeMainLockTableLocksPerBackend",
+                 "LockscopeFastpathExceeded"):
+        used = set(_METRIC.findall(_rule_exprs()[name]))
+        assert used and used <= set(SHARED_METRICS), (name, used)
 
 
 def test_rules_shape_and_metric_names() -> None:
@@ -69,28 +100,29 @@ def test_rules_shape_and_metric_names() -> None:
     assert sorted(alerts) == ["LockscopeFastpathExceeded", "LockscopeLockManagerContention",
                               "LockscopeMainLockTableLocksPerBackend", "LockscopeSamplerDown"]
     assert alerts["LockscopeLockManagerContention"]["for"] == "5m"
-    for alert in alerts.values():
+    for name, alert in alerts.items():
         assert alert["labels"]["severity"] in ("warning", "info")
-        assert alert["annotations"]["summary"].startswith("{{ $labels.instance }}: ")
+        label = "instance" if name == "LockscopeSamplerDown" else "server"  # the PostgreSQL server, host:port
+        assert alert["annotations"]["summary"].startswith(f"{{{{ $labels.{label} }}}}: ")
     records = [r["record"] for r in groups["lockscope-recording"]]
-    assert records == ["instance_wait_event:lockscope_active_sessions:rate1m",
-                       "instance_datname_wait_event:lockscope_active_sessions:rate1m",
-                       "instance:lockscope_active_sessions:rate1m",
-                       "instance:lockscope_lockmanager_share:ratio_rate1m"]
+    assert records == ["server_wait_event:lockscope_active_sessions:rate1m",
+                       "server_datname_wait_event:lockscope_active_sessions:rate1m",
+                       "server:lockscope_active_sessions:rate1m",
+                       "server:lockscope_lockmanager_share:ratio_2m"]
     used = {m for expr in _rule_exprs().values() for m in _METRIC.findall(expr)}
     assert used <= set(METRIC_NAMES), used - set(METRIC_NAMES)
-    # rules aggregate by the target's labels, never by a label the exporter would have to invent
+    # rules aggregate by the target's labels and the PostgreSQL server, never merging two servers
     for expr in _rule_exprs().values():
         for by in re.findall(r"by \(([^)]*)\)", expr):
-            assert {"instance", "job"} <= {x.strip() for x in by.split(",")}, expr
+            assert {"instance", "job", "server"} <= {x.strip() for x in by.split(",")}, expr
 
 
 def test_exporter_metric_names_follow_conventions() -> None:
     for name in METRIC_NAMES:
         assert name.startswith("lockscope_") and name == name.lower()
     counters = [n for n in METRIC_NAMES if n.endswith("_total")]
-    assert counters == ["lockscope_active_session_samples_total", "lockscope_samples_total",
-                        "lockscope_late_ticks_total", "lockscope_gaps_total", "lockscope_lock_fastpath_exceeded_total",
+    assert counters == ["lockscope_stat_lock_fastpath_exceeded_total", "lockscope_active_session_samples_total",
+                        "lockscope_samples_total", "lockscope_late_ticks_total", "lockscope_gaps_total",
                         "lockscope_statement_lockmanager_samples_total"]
     assert "lockscope_lockmanager_share_ratio" in METRIC_NAMES
 
@@ -105,12 +137,12 @@ def test_dashboard_structure() -> None:
     assert doc["uid"] == "lockscope-watch" and doc["title"] == "lockscope: lock manager contention"
     titles = [p["title"] for p in doc["panels"]]
     assert titles == ["AAS by wait event", "LWLock:LockManager share of active sessions",
-                      "Sessions waiting on LWLock:LockManager", "Main lock table relation locks (--locks-every)",
-                      "Fast-path exceeded (PostgreSQL 19 pg_stat_lock)", "Top statements by LWLock:LockManager AAS",
-                      "Sampler"]
+                      "Sessions waiting on LWLock:LockManager", "Main lock table relation locks",
+                      "Fast-path exceeded (PostgreSQL 19 pg_stat_lock)",
+                      "Top statements by LWLock:LockManager AAS (lockscope watch)", "Sampler (lockscope watch)"]
     variables = {v["name"]: v for v in doc["templating"]["list"]}
     assert variables["datasource"]["query"] == "prometheus"
-    assert variables["instance"]["query"]["query"] == "label_values(lockscope_up, instance)"
+    assert variables["server"]["query"]["query"] == "label_values(lockscope_activity_active_sessions, server)"
     cells: set[tuple[int, int]] = set()
     for panel in doc["panels"]:
         assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
@@ -122,14 +154,18 @@ def test_dashboard_structure() -> None:
         assert not cells & mine, f"{panel['title']} overlaps another panel"
         cells |= mine
         for target in panel["targets"]:
-            assert 'instance=~"$instance"' in target["expr"]
+            assert 'server=~"$server"' in target["expr"]
     used = {m for expr in _dashboard_exprs() for m in _METRIC.findall(expr)}
     assert used <= set(METRIC_NAMES), used - set(METRIC_NAMES)
     # what the issue asks to see: AAS by wait event, LockManager share, main-table locks, fast-path exceeded, top
     # statements
-    assert {"lockscope_active_session_samples_total", "lockscope_main_table_relation_locks",
-            "lockscope_lock_fastpath_exceeded_total", "lockscope_statement_lockmanager_samples_total",
-            "lockscope_statement_info"} <= used
+    assert {"lockscope_activity_active_sessions", "lockscope_locks_relation_main_table",
+            "lockscope_stat_lock_fastpath_exceeded_total", "lockscope_statement_lockmanager_samples_total"} <= used
+    # the panels that do not say "(lockscope watch)" work from export-queries alone
+    for panel in doc["panels"]:
+        if "(lockscope watch)" not in panel["title"] and panel["title"] != "Sessions waiting on LWLock:LockManager":
+            for target in panel["targets"]:
+                assert set(_METRIC.findall(target["expr"])) <= set(SHARED_METRICS), panel["title"]
 
 
 def test_dashboard_expressions_parse_with_promtool(tmp_path: Path) -> None:
@@ -137,7 +173,7 @@ def test_dashboard_expressions_parse_with_promtool(tmp_path: Path) -> None:
     values) makes it an expression checker."""
     exprs = _dashboard_exprs()
     rules = [{"record": f"lockscope_dashboard_check:expr{i}",
-              "expr": e.replace("$__rate_interval", "1m").replace("$__range", "1h").replace("$instance", ".*")}
+              "expr": e.replace("$__rate_interval", "1m").replace("$__range", "1h").replace("$server", ".*")}
              for i, e in enumerate(exprs)]
     path = tmp_path / "dashboard-exprs.yml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
@@ -165,7 +201,7 @@ def test_real_prometheus_fires_lockmanager_alert(tmp_path: Path, load_lock: None
     metrics; a real Prometheus scrapes it every second with the shipped rules -- the LockManager alert's ``for``
     shortened from 5m to 5s, its expression unchanged -- and the alert fires."""
     watch = subprocess.Popen([sys.executable, "-m", "lockscope", "watch", "--demo", "--duration", "80",
-                              "--prometheus", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              "--prometheus", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=clean_env())
     prom: subprocess.Popen[str] | None = None
     try:
@@ -209,11 +245,16 @@ def test_real_prometheus_fires_lockmanager_alert(tmp_path: Path, load_lock: None
         assert firing, f"no firing LockManager alert in 60 s: {alerts}"
         assert firing[0]["labels"]["instance"] == target and firing[0]["labels"]["job"] == "lockscope"
         assert float(firing[0]["value"]) > 0.2
-        # the series carry Prometheus' instance/job and lockscope's datname label
+        server = firing[0]["labels"]["server"]
+        assert re.fullmatch(r"/\S+:\d+", server), server  # the scratch server's socket directory and port
+        # the series carry Prometheus' instance/job and lockscope's server and datname labels; no SQL text
         q = urllib.parse.quote('lockscope_active_session_samples_total{wait_event="LockManager"}')
         result = _get(f"{api}/query?query={q}")["data"]["result"]
         assert result and {r["metric"]["datname"] for r in result} == {"postgres"}
         assert {r["metric"]["instance"] for r in result} == {target}
+        assert {r["metric"]["server"] for r in result} == {server}
+        names = _get(f"{api}/label/__name__/values")["data"]
+        assert "lockscope_statement_info" not in names and "lockscope_statement_lockmanager_samples_total" in names
     finally:
         if prom is not None:
             prom.terminate()
@@ -224,4 +265,4 @@ def test_real_prometheus_fires_lockmanager_alert(tmp_path: Path, load_lock: None
         except subprocess.TimeoutExpired:
             watch.kill()
             out, _ = watch.communicate(timeout=10)
-    assert watch.returncode == 0 and "LWLock:LockManager" in out  # Ctrl-C ends a watch normally, with its summary
+    assert watch.returncode == 130 and "LWLock:LockManager" in out  # Ctrl-C: the summary, then exit 130

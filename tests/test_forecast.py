@@ -120,7 +120,7 @@ def test_cli_statement_json_and_html(tmp_path: Path) -> None:
     setup.write_text(SCHEMA)
     html = tmp_path / "f.html"
     proc = run("forecast", "--scratch", "--statement", STATEMENT, "--param", "1", "--setup", str(setup),
-               "--clients", "8", "--cores", "4", "--mlpt", "16", "--drop-index", "fc_i01", "--json", "-",
+               "--clients", "8", "--cores", "4", "--assume-mlpt", "16", "--drop-index", "fc_i01", "--json", "-",
                "--html", str(html))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -161,8 +161,8 @@ def test_lab_ceiling_quick_writes_a_calibration_that_forecast_loads(tmp_path: Pa
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("forecast", "--scratch"), "a scratch server has no workload: give --statement"),
-    (("forecast", "--param", "1"), "--param applies to --statement"),
+    (("forecast", "--scratch"), "a scratch server has no workload: give a statement (SQL, -f FILE or -"),
+    (("forecast", "--param", "1"), "--param applies to a statement (SQL, -f FILE or -)"),
     (("forecast", "--statement", "select 1", "--mlpt", "5"), "--mlpt: max_locks_per_transaction is at least 10"),
     (("forecast", "--statement", "select 1", "--calibration", "/nonexistent/cal.json"),
      "cannot read calibration file /nonexistent/cal.json"),

@@ -235,10 +235,10 @@ def test_exporter_with_wait_sampling(pgws: ScratchServer) -> None:
         exporter.close()
         for t in threads:
             t.join(10)
-    metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
+    metrics = {(s.name, tuple(sorted((k, v) for k, v in s.labels.items() if k != "server"))): s.value
                for fam in text_string_to_metric_families(text) for s in fam.samples}
     info = [k for k in metrics if k[0] == "lockscope_watch_info"]
     assert len(info) == 1 and ("source", "pg_wait_sampling") in info[0][1]
-    key = ("lockscope_active_sessions", (("datname", "postgres"), ("wait_event", "PgSleep"),
+    key = ("lockscope_activity_active_sessions", (("datname", "postgres"), ("wait_event", "PgSleep"),
                                          ("wait_event_type", "Timeout")))
     assert metrics[key] == pytest.approx(2.0)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+from psycopg.conninfo import conninfo_to_dict
 from rich.console import Console
 
 from lockscope.db import Session, connect, load_sql, run_script
@@ -206,18 +207,26 @@ def test_prometheus_endpoint_scrape(pg18: ScratchServer, watch_table: str, backg
     finally:
         watcher.stop()
         exporter.close()
-    metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value
-               for fam in text_string_to_metric_families(text) for s in fam.samples}
+    samples = [s for fam in text_string_to_metric_families(text) for s in fam.samples]
+    # every series names the PostgreSQL server (host:port, as postgres_exporter's server label); no SQL text
+    params = conninfo_to_dict(pg18.conninfo())
+    assert {s.labels.get("server") for s in samples} == {f"{params['host']}:{pg18.port}"}
+    assert not any("query" in s.labels for s in samples)
+    metrics = {(s.name, tuple(sorted((k, v) for k, v in s.labels.items() if k != "server"))): s.value
+               for s in samples}
     pg = ("datname", "postgres")
-    assert metrics[("lockscope_active_sessions", (pg, ("wait_event", "PgSleep"), ("wait_event_type", "Timeout")))] > 0.5
-    assert metrics[("lockscope_active_sessions", (pg, ("wait_event", "relation"), ("wait_event_type", "Lock")))] > 0.5
+    active = "lockscope_activity_active_sessions"
+    assert metrics[(active, (pg, ("wait_event", "PgSleep"), ("wait_event_type", "Timeout")))] > 0.5
+    assert metrics[(active, (pg, ("wait_event", "relation"), ("wait_event_type", "Lock")))] > 0.5
     assert metrics[("lockscope_samples_total", ())] >= 20
     assert metrics[("lockscope_up", ())] == 1.0
     assert metrics[("lockscope_lockmanager_waiting_sessions", ())] == 0.0
     assert 10 <= metrics[("lockscope_sample_rate_hz", ())] <= 25
-    assert metrics[("lockscope_main_table_relation_locks", ())] >= 1  # the ACCESS EXCLUSIVE lock
-    assert metrics[("lockscope_relation_locks", ())] >= 2
-    assert ("lockscope_lock_fastpath_exceeded_total", (("locktype", "relation"),)) not in metrics  # PG 18
+    assert metrics[("lockscope_locks_relation_main_table", ())] >= 1  # the ACCESS EXCLUSIVE lock
+    assert metrics[("lockscope_locks_relation", ())] >= 2
+    assert metrics[("lockscope_locks_relation_waiting", ())] >= 1  # the session waiting for it
+    assert metrics[("lockscope_fastpath_max_locks_per_transaction", ())] == 64
+    assert ("lockscope_stat_lock_fastpath_exceeded_total", (("locktype", "relation"),)) not in metrics  # PG 18
 
 
 # -- bad input -----------------------------------------------------------------------------------------------
@@ -313,8 +322,25 @@ def test_report_bad_record_files(tmp_path: Path, pg18: ScratchServer) -> None:
     assert proc.returncode == 2 and "already exists" in one_line_error(proc)
 
 
+def test_watch_and_report_json(pg18: ScratchServer, tmp_path: Path) -> None:
+    """watch --json (the summary when it ends) and report --json (a recording's summary): one schema."""
+    record, out = tmp_path / "r.db", tmp_path / "w.json"
+    proc = run("watch", "--dsn", pg18.conninfo(), "--hz", "20", "--duration", "1.5s", "--record", str(record),
+               "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    watched = json.loads(out.read_text())
+    proc = run("report", str(record), "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    recorded = json.loads(proc.stdout)
+    assert watched["schema"] == recorded["schema"] == "lockscope/watch/v1"
+    assert (watched["source"], recorded["source"]) == ("watch", "recording")
+    assert set(watched) == set(recorded) and watched["ticks"] >= 20 and watched["end_reason"] == "duration"
+    assert watched["recording"] == recorded["recording"] == str(record)
+
+
 def test_parse_listen() -> None:
     assert parse_listen("9187") == ("127.0.0.1", 9187)
+    assert parse_listen("0.0.0.0") == ("0.0.0.0", 9855)  # the default port, never postgres_exporter's 9187
     assert parse_listen(":9187") == ("127.0.0.1", 9187)
     assert parse_listen("0.0.0.0:9") == ("0.0.0.0", 9)
     assert parse_listen("[::1]:9187") == ("::1", 9187)
@@ -323,7 +349,7 @@ def test_parse_listen() -> None:
 def test_sigint_and_sigterm_flush_and_close(pg18: ScratchServer, tmp_path: Path) -> None:
     import signal
 
-    for sig, code, reason in ((signal.SIGINT, 0, "interrupted"), (signal.SIGTERM, 143, "terminated")):
+    for sig, code, reason in ((signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")):
         record = tmp_path / f"{reason}.db"
         proc = subprocess.Popen([sys.executable, "-m", "lockscope", "watch", "--dsn", pg18.conninfo(), "--hz", "20",
                                  "--record", str(record)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -5,9 +5,10 @@
     python contrib/grafana/build.py            # rewrites contrib/grafana/lockscope.json
     python contrib/grafana/build.py --check    # exit 1 when the committed JSON differs from what this generates
 
-Every panel queries only metrics ``lockscope watch --prometheus`` emits (``lockscope.watch.prometheus.METRIC_NAMES``;
+Every panel queries only metrics ``lockscope watch --prometheus`` emits (``lockscope.watch.prometheus.METRIC_NAMES``,
+whose shared part ``lockscope export-queries`` emits under the same names through postgres_exporter;
 tests/test_contrib.py checks that, and parses each expression with promtool). Variables: ``datasource`` (a
-Prometheus data source), ``instance`` (the lockscope scrape targets, one per PostgreSQL server).
+Prometheus data source), ``server`` (the PostgreSQL servers, host:port, from either source).
 """
 
 from __future__ import annotations
@@ -32,55 +33,46 @@ from grafana_foundation_sdk.models import prometheus as prom_m
 OUT = Path(__file__).with_name("lockscope.json")
 UID = "lockscope-watch"
 DS = dash_m.DataSourceRef(type_val="prometheus", uid="${datasource}")
-SEL = 'instance=~"$instance"'
+SEL = 'server=~"$server"'
 LM = 'wait_event_type="LWLock", wait_event="LockManager"'
 RATE = "$__rate_interval"
+ACTIVE = "lockscope_activity_active_sessions"
 
-
-def _samples(by: str = "instance") -> str:
-    """Samples taken per second, per ``by``: the denominator of every AAS."""
-    return f"sum by ({by}) (rate(lockscope_samples_total{{{SEL}}}[{RATE}]))"
-
-
-#: (panel title, [(refId, PromQL, legend)], unit, description) per panel; the expressions are what the test checks.
-AAS_BY_WAIT = (
-    f"sum by (instance, wait_event_type, wait_event) (rate(lockscope_active_session_samples_total{{{SEL}}}[{RATE}]))"
-    f"\n/ on (instance) group_left\n{_samples()}"
-)
+#: Expressions per panel. The shared metrics (lockscope watch and export-queries through postgres_exporter: one
+#: vocabulary, docs/monitoring.md) are aggregated by ``server`` (the PostgreSQL server, host:port), so the panels
+#: work with either source; the sampler and top-statement panels need lockscope watch.
+AAS_BY_WAIT = f"sum by (server, wait_event_type, wait_event) (avg_over_time({ACTIVE}{{{SEL}}}[{RATE}]))"
 LOCKMANAGER_SHARE = (
-    f"sum by (instance) (rate(lockscope_active_session_samples_total{{{SEL}, {LM}}}[{RATE}]))"
-    f"\n/ on (instance)\nsum by (instance) (rate(lockscope_active_session_samples_total{{{SEL}}}[{RATE}]))"
+    f"sum by (server) (sum_over_time({ACTIVE}{{{SEL}, {LM}}}[{RATE}]))"
+    f"\n/ on (server)\nsum by (server) (sum_over_time({ACTIVE}{{{SEL}}}[{RATE}]))"
 )
 LOCKMANAGER_AAS = f"lockscope_lockmanager_waiting_sessions{{{SEL}}}"
-AAS_BY_DATABASE = (
-    f"sum by (instance, datname) (rate(lockscope_active_session_samples_total{{{SEL}, {LM}}}[{RATE}]))"
-    f"\n/ on (instance) group_left\n{_samples()}"
+AAS_BY_DATABASE = f"sum by (server, datname) (avg_over_time({ACTIVE}{{{SEL}, {LM}}}[{RATE}]))"
+MAIN_TABLE = f"sum by (server) (lockscope_locks_relation_main_table{{{SEL}}})"
+RELATION_LOCKS = f"sum by (server) (lockscope_locks_relation{{{SEL}}})"
+MAX_BACKEND = f"max by (server) (lockscope_locks_max_backend_main_table{{{SEL}}})"
+SLOTS = f"max by (server) (lockscope_fastpath_slots_per_backend{{{SEL}}})"
+FASTPATH_EXCEEDED = (
+    f"sum by (server, locktype) (rate(lockscope_stat_lock_fastpath_exceeded_total{{{SEL}}}[{RATE}]))"
 )
-MAIN_TABLE = f"lockscope_main_table_relation_locks{{{SEL}}}"
-RELATION_LOCKS = f"lockscope_relation_locks{{{SEL}}}"
-MAX_BACKEND = f"lockscope_max_backend_main_table_relation_locks{{{SEL}}}"
-SLOTS = f"lockscope_fastpath_slots_per_backend{{{SEL}}}"
-FASTPATH_EXCEEDED = f"sum by (instance, locktype) (rate(lockscope_lock_fastpath_exceeded_total{{{SEL}}}[{RATE}]))"
 TOP_STATEMENTS = (
-    f"topk(10, sum by (instance, query_id) (rate(lockscope_statement_lockmanager_samples_total{{{SEL}}}[$__range]))"
-    f"\n/ on (instance) group_left\nsum by (instance) (rate(lockscope_samples_total{{{SEL}}}[$__range])))"
-    f"\n* on (instance, query_id) group_left (query)\nmax by (instance, query_id, query) "
-    f"(lockscope_statement_info{{{SEL}}})"
+    f"topk(10, sum by (server, queryid) (rate(lockscope_statement_lockmanager_samples_total{{{SEL}}}[$__range]))"
+    f"\n/ on (server) group_left\nsum by (server) (rate(lockscope_samples_total{{{SEL}}}[$__range])))"
 )
 SAMPLER_UP = f"lockscope_up{{{SEL}}}"
 SAMPLE_RATE = f"lockscope_sample_rate_hz{{{SEL}}}"
-LATE = f"sum by (instance) (increase(lockscope_late_ticks_total{{{SEL}}}[{RATE}]))"
-GAPS = f"sum by (instance) (increase(lockscope_gaps_total{{{SEL}}}[{RATE}]))"
+LATE = f"sum by (server) (increase(lockscope_late_ticks_total{{{SEL}}}[{RATE}]))"
+GAPS = f"sum by (server) (increase(lockscope_gaps_total{{{SEL}}}[{RATE}]))"
 
 #: Every expression in the dashboard, by panel title (the test reads this through the JSON as well).
 EXPRESSIONS = {
     "AAS by wait event": [AAS_BY_WAIT],
     "LWLock:LockManager share of active sessions": [LOCKMANAGER_SHARE],
     "Sessions waiting on LWLock:LockManager": [LOCKMANAGER_AAS, AAS_BY_DATABASE],
-    "Main lock table relation locks (--locks-every)": [MAIN_TABLE, RELATION_LOCKS, MAX_BACKEND, SLOTS],
+    "Main lock table relation locks": [MAIN_TABLE, RELATION_LOCKS, MAX_BACKEND, SLOTS],
     "Fast-path exceeded (PostgreSQL 19 pg_stat_lock)": [FASTPATH_EXCEEDED],
-    "Top statements by LWLock:LockManager AAS": [TOP_STATEMENTS],
-    "Sampler": [SAMPLER_UP, SAMPLE_RATE, LATE, GAPS],
+    "Top statements by LWLock:LockManager AAS (lockscope watch)": [TOP_STATEMENTS],
+    "Sampler (lockscope watch)": [SAMPLER_UP, SAMPLE_RATE, LATE, GAPS],
 }
 
 
@@ -102,24 +94,25 @@ def build() -> dict[str, Any]:
         dash_b.Dashboard("lockscope: lock manager contention")
         .uid(UID)
         .tags(["lockscope", "postgresql", "locks"])
-        .description("Wait-event sampling by lockscope watch (pg_stat_activity or pg_wait_sampling): average active "
-                     "sessions by wait event, the LWLock:LockManager share, main-lock-table relation locks, PG 19 "
-                     "fast-path overflows, and the statements behind them.")
+        .description("lockscope's lock-manager metrics, from lockscope watch or from export-queries run by "
+                     "postgres_exporter (one vocabulary): average active sessions by wait event, the "
+                     "LWLock:LockManager share, main-lock-table relation locks, PG 19 fast-path overflows, and (watch) "
+                     "the statements behind them.")
         .refresh("30s")
         .time("now-1h", "now")
         .timezone("browser")
         .with_variable(dash_b.DatasourceVariable("datasource").label("Data source").type("prometheus"))
         .with_variable(
-            dash_b.QueryVariable("instance").label("lockscope target").datasource(DS)
-            .query({"query": "label_values(lockscope_up, instance)", "refId": "instance"})
+            dash_b.QueryVariable("server").label("PostgreSQL server").datasource(DS)
+            .query({"query": f"label_values({ACTIVE}, server)", "refId": "server"})
             .multi(True).include_all(True).refresh(dash_m.VariableRefresh.ON_TIME_RANGE_CHANGED))
         .with_panel(
             ts_b.Panel().datasource(DS).title("AAS by wait event")
             .grid_pos(_grid(0, 0, 16, 9)).unit("short").min(0)
-            .description("Average active sessions by wait event: active-session samples per sample taken. "
-                         "CPU = active and not waiting.")
+            .description("Average active sessions by wait event (lockscope_activity_active_sessions averaged over "
+                         "the interval). CPU = active and not waiting.")
             .stacking(stacked).fill_opacity(60).line_width(1)
-            .with_target(_query("A", AAS_BY_WAIT, "{{instance}} {{wait_event_type}}:{{wait_event}}")))
+            .with_target(_query("A", AAS_BY_WAIT, "{{server}} {{wait_event_type}}:{{wait_event}}")))
         .with_panel(
             stat_b.Panel().datasource(DS).title("LWLock:LockManager share of active sessions")
             .grid_pos(_grid(16, 0, 8, 9))
@@ -130,46 +123,47 @@ def build() -> dict[str, Any]:
                 dash_m.Threshold(value=None, color="green"),
                 dash_m.Threshold(value=0.05, color="yellow"),
                 dash_m.Threshold(value=0.2, color="red")]))
-            .with_target(_query("A", LOCKMANAGER_SHARE, "{{instance}}")))
+            .with_target(_query("A", LOCKMANAGER_SHARE, "{{server}}")))
         .with_panel(
             ts_b.Panel().datasource(DS).title("Sessions waiting on LWLock:LockManager")
             .grid_pos(_grid(0, 9, 12, 8)).unit("short")
-            .min(0).description("lockscope's own 10-second average, and the AAS on LockManager per database.")
-            .with_target(_query("A", LOCKMANAGER_AAS, "{{instance}} (last 10 s)"))
-            .with_target(_query("B", AAS_BY_DATABASE, "{{instance}} {{datname}}")))
+            .min(0).description("lockscope watch's own 10-second average, and the AAS on LockManager per database.")
+            .with_target(_query("A", LOCKMANAGER_AAS, "{{server}} (last 10 s)"))
+            .with_target(_query("B", AAS_BY_DATABASE, "{{server}} {{datname}}")))
         .with_panel(
-            ts_b.Panel().datasource(DS).title("Main lock table relation locks (--locks-every)")
+            ts_b.Panel().datasource(DS).title("Main lock table relation locks")
             .grid_pos(_grid(12, 9, 12, 8))
             .unit("short").min(0)
-            .description("From lockscope's pg_locks snapshots (lockscope watch --locks-every N): relation locks, "
-                         "those in the main lock table (not fast-path), the most of one backend, and the fast-path "
-                         "slots per backend.")
-            .with_target(_query("A", MAIN_TABLE, "{{instance}} main table"))
-            .with_target(_query("B", RELATION_LOCKS, "{{instance}} all relation locks"))
-            .with_target(_query("C", MAX_BACKEND, "{{instance}} most in one backend"))
-            .with_target(_query("D", SLOTS, "{{instance}} fast-path slots per backend")))
+            .description("From pg_locks (lockscope watch --locks-every N, or export-queries every 60 s): relation "
+                         "locks, those in the main lock table (not fast-path), the most of one backend, and the "
+                         "fast-path slots per backend.")
+            .with_target(_query("A", MAIN_TABLE, "{{server}} main table"))
+            .with_target(_query("B", RELATION_LOCKS, "{{server}} all relation locks"))
+            .with_target(_query("C", MAX_BACKEND, "{{server}} most in one backend"))
+            .with_target(_query("D", SLOTS, "{{server}} fast-path slots per backend")))
         .with_panel(
             ts_b.Panel().datasource(DS).title("Fast-path exceeded (PostgreSQL 19 pg_stat_lock)")
             .grid_pos(_grid(0, 17, 12, 8))
             .unit("ops").min(0)
             .description("pg_stat_lock.fastpath_exceeded per second: locks that found their backend's fast-path "
                          "group full (PostgreSQL 19; empty before).")
-            .with_target(_query("A", FASTPATH_EXCEEDED, "{{instance}} {{locktype}}")))
+            .with_target(_query("A", FASTPATH_EXCEEDED, "{{server}} {{locktype}}")))
         .with_panel(
-            table_b.Panel().datasource(DS).title("Top statements by LWLock:LockManager AAS")
+            table_b.Panel().datasource(DS).title("Top statements by LWLock:LockManager AAS (lockscope watch)")
             .grid_pos(_grid(12, 17, 12, 8))
             .description("The statements whose sessions waited on LWLock:LockManager most over the dashboard's "
-                         "time range (query_id joins pg_stat_statements; lockscope exports the top 10).")
+                         "time range, by queryid (join pg_stat_statements.queryid for the text; lockscope exports the "
+                         "top 10 and no SQL text unless --prometheus-query-text).")
             .with_target(_query("A", TOP_STATEMENTS, "", table=True)))
         .with_panel(
-            ts_b.Panel().datasource(DS).title("Sampler")
+            ts_b.Panel().datasource(DS).title("Sampler (lockscope watch)")
             .grid_pos(_grid(0, 25, 24, 6)).min(0)
             .description("lockscope_up (1 = sampling), achieved samples per second, late ticks and gaps "
                          "(connection lost) per interval.")
-            .with_target(_query("A", SAMPLER_UP, "{{instance}} up"))
-            .with_target(_query("B", SAMPLE_RATE, "{{instance}} samples/s"))
-            .with_target(_query("C", LATE, "{{instance}} late ticks"))
-            .with_target(_query("D", GAPS, "{{instance}} gaps")))
+            .with_target(_query("A", SAMPLER_UP, "{{server}} up"))
+            .with_target(_query("B", SAMPLE_RATE, "{{server}} samples/s"))
+            .with_target(_query("C", LATE, "{{server}} late ticks"))
+            .with_target(_query("D", GAPS, "{{server}} gaps")))
     )
     doc: dict[str, Any] = json.loads(json.dumps(dashboard.build(), cls=JSONEncoder))
     return doc

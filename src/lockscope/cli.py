@@ -10,8 +10,8 @@ from typing import Any
 
 from . import __version__
 from .commands import COMMANDS
-from .commands._common import EXIT_CODES, OneLineErrorParser
-from .commands._output import make_console
+from .commands._common import EXIT_CODES, OneLineErrorParser, _PointTo, add_help_option, point_h_to_help
+from .commands._output import make_console, set_quiet
 from .errors import LockscopeError
 
 __all__ = ["build_parser", "main"]
@@ -24,12 +24,32 @@ def build_parser() -> argparse.ArgumentParser:
         description="See, predict, reproduce and fix PostgreSQL lock-manager contention (LWLock:LockManager).",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
     )
-    parser.add_argument("--version", action="version", version=f"lockscope {__version__}")
+    add_help_option(parser)
+    parser.add_argument("-V", "--version", action="version", version=f"lockscope {__version__}")
+    parser.add_argument("-q", "--quiet", action="store_true", dest="quiet_all",
+                        help="results only: no progress and no notes on standard error (also after the command)")
+    parser.add_argument("-h", action=_PointTo, nargs=0, help=argparse.SUPPRESS,
+                        const="-h is psql's host option: give it after the command (lockscope audit -h HOST); "
+                              "for help use --help")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
         command.register(sub)
+    for p in sub_parsers(parser):
+        point_h_to_help(p)
     return parser
+
+
+def sub_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every sub-command parser below ``parser`` (``lab``'s scenarios included), depth first."""
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                found.append(child)
+                found += sub_parsers(child)
+    return found
 
 
 def _command_parser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser:
@@ -54,8 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    set_quiet(bool(getattr(args, "quiet_all", False) or getattr(args, "quiet", False)))
     console = make_console()
-    errors = make_console(stderr=True)
+    errors = make_console(stderr=True, errors=True)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     handler: Callable[..., int] = args.handler
     try:
@@ -64,7 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         errors.print(f"lockscope: error: {exc}", style="bold red", markup=False, highlight=False, soft_wrap=True)
         return exc.exit_code
     except KeyboardInterrupt:
-        errors.print("lockscope: interrupted; scratch servers stopped", style="yellow")
+        errors.print("lockscope: interrupted; scratch servers stopped", style="yellow", markup=False)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)

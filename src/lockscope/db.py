@@ -57,6 +57,7 @@ __all__ = [
     "connect",
     "load_script",
     "load_sql",
+    "merge_conninfo",
     "redact",
     "redact_dsn",
     "run_script",
@@ -134,6 +135,21 @@ def check_dsn(dsn: str) -> dict[str, Any]:
         if port.strip() and not (port.strip().isdigit() and 0 < int(port) < 65536):
             raise BadInputError(f"--dsn: port {port.strip()!r} is not a TCP port number")
     return params
+
+
+def merge_conninfo(dsn: str, params: dict[str, str]) -> str:
+    """``dsn`` (conninfo or URI, may be empty) with ``params`` (libpq keywords: psql's ``-h -p -U -d``) added, as
+    one conninfo string (``psycopg.conninfo.make_conninfo``).
+
+    :raises BadInputError: a parameter libpq rejects (e.g. a port that is not a number).
+    """
+    for port in str(params.get("port") or "").split(","):
+        if port.strip() and not (port.strip().isdigit() and 0 < int(port) < 65536):
+            raise BadInputError(f"-p: port {port.strip()!r} is not a TCP port number")
+    try:
+        return make_conninfo(dsn, **params)
+    except psycopg.Error as exc:
+        raise BadInputError(f"not a libpq connection option: {' '.join(str(exc).split())}") from None
 
 
 def redact(text: str, dsn: str | None) -> str:

@@ -21,7 +21,7 @@ from pglast.parser import ParseError, parse_sql_json, scan
 from .errors import BadInputError, StatementParseError, UnsupportedStatementError
 
 __all__ = ["PROBEABLE_KINDS", "CheckedStatement", "ParamContext", "bind_params", "check_param_count",
-           "check_statement", "param_contexts", "raw_statement"]
+           "check_statement", "check_statements", "param_contexts", "raw_statement"]
 
 #: pglast node names of the statements lockscope probes, with the word shown to users.
 PROBEABLE_KINDS = {
@@ -111,6 +111,35 @@ def check_statement(sql: str) -> CheckedStatement:
     if name == "SelectStmt" and node.get("intoClause") is not None:
         raise UnsupportedStatementError("SELECT ... INTO creates a table: probe the SELECT without INTO")
     return CheckedStatement(text, PROBEABLE_KINDS[name], _max_param(text), _relation_names(node))
+
+
+def check_statements(sql: str, *, where: str = "") -> tuple[CheckedStatement, ...]:
+    """Several statements separated by ``;`` (a queries file), each checked as :func:`check_statement` does.
+
+    :param where: what holds them, for messages (e.g. ``"queries.sql"``).
+    :return: the statements in order (at least one).
+    :raises StatementParseError: the text does not parse (position in ``sql``).
+    :raises UnsupportedStatementError: empty input, or a statement lockscope does not probe (its number named).
+    """
+    from pglast import split
+
+    text = _strip(sql)
+    if not text:
+        raise UnsupportedStatementError("empty statement: give one SELECT, INSERT, UPDATE, DELETE or MERGE")
+    try:
+        tree = _parse_json(text)
+    except ParseError as exc:
+        raise _parse_error(exc, sql, text) from None
+    if len(tree.get("stmts", [])) <= 1:
+        return (check_statement(sql),)
+    parts = [p for p in split(text) if p.strip()]
+    out = []
+    for n, part in enumerate(parts, 1):
+        try:
+            out.append(check_statement(part))
+        except BadInputError as exc:
+            raise type(exc)(f"statement {n} of {len(parts)}{' in ' + where if where else ''}: {exc}") from None
+    return tuple(out)
 
 
 def _parse_error(exc: ParseError, sql: str, text: str) -> StatementParseError:

@@ -60,7 +60,8 @@ class TargetChoice:
 
 
 def choose_target(dsn: str | None, *, scratch: bool = False, environ: Mapping[str, str] | None = None,
-                  scratch_only: Mapping[str, object] | None = None, scratch_flag: str = "--scratch") -> TargetChoice:
+                  scratch_only: Mapping[str, object] | None = None, scratch_flag: str = "--scratch",
+                  psql_options: tuple[str, ...] = (), given_dsn: bool | None = None) -> TargetChoice:
     """Choose the target as ``psql`` does: ``--dsn``, else the PG* environment, else libpq's defaults (the local
     socket, the OS user); a scratch server only when asked (``--scratch``, ``--demo``).
 
@@ -70,6 +71,8 @@ def choose_target(dsn: str | None, *, scratch: bool = False, environ: Mapping[st
     :param scratch_only: options that apply to a scratch server only, by option name (``{"--setup": path}``);
         a value other than None/False/empty without ``scratch`` is refused.
     :param scratch_flag: the option that asks for the scratch server in this command (``--scratch``, ``--demo``).
+    :param psql_options: psql's ``-h -p -U -d`` merged into ``dsn`` (named in the source, e.g. ``"-h, -d"``).
+    :param given_dsn: whether ``--dsn`` itself was given (default: ``dsn is not None and not psql_options``).
     :raises BadInputError: ``--dsn`` libpq cannot parse (password masked), ``--dsn`` with ``scratch``, or a
         scratch-only option without ``scratch``.
     """
@@ -81,7 +84,8 @@ def choose_target(dsn: str | None, *, scratch: bool = False, environ: Mapping[st
     if scratch:
         return TargetChoice(None, "scratch")
     if dsn is not None:
-        choice = TargetChoice(dsn, "--dsn")
+        with_dsn = given_dsn if given_dsn is not None else not psql_options
+        choice = TargetChoice(dsn, ", ".join((["--dsn"] if with_dsn else []) + list(psql_options)))
     elif named := [v for v in SERVER_ENV_VARS if env.get(v)]:
         choice = TargetChoice("", f"the environment: {', '.join(named)}")
     else:
@@ -89,7 +93,8 @@ def choose_target(dsn: str | None, *, scratch: bool = False, environ: Mapping[st
     given = [name for name, value in (scratch_only or {}).items() if value not in (None, False, [], ())]
     if given:
         if dsn is not None:
-            raise BadInputError(f"{given[0]} applies to a scratch server only, not to the server named by --dsn")
+            raise BadInputError(f"{given[0]} applies to a scratch server only, not to the server named by "
+                                f"{choice.source}")
         named_by = "the PG* environment" if choice.source != LIBPQ_DEFAULTS else "libpq's defaults (as for psql)"
         instead = "a scratch server" if scratch_flag == "--scratch" else "a scratch server with the demo load"
         raise BadInputError(f"{given[0]} applies to a scratch server only, not to the server named by {named_by}; "

@@ -48,13 +48,16 @@ def create_demo_database(server: ScratchServer) -> None:
 
 
 class DemoWorkload:
-    """pgbench with :data:`DEMO_WORKLOAD` in a background thread, started between the audit's snapshots.
+    """pgbench with :data:`DEMO_WORKLOAD` (or another pgbench script: ``audit --scratch --workload FILE``) in a
+    background thread, started between the audit's snapshots.
 
     :ivar result: the pgbench summary once :meth:`join` returned (None if it failed; ``error`` says why).
     """
 
-    def __init__(self, server: ScratchServer, duration_s: float, clients: int = 2) -> None:
+    def __init__(self, server: ScratchServer, duration_s: float, clients: int = 2,
+                 script: str = DEMO_WORKLOAD) -> None:
         self.server = server
+        self.script = script
         self.duration_s = max(1.0, duration_s)
         self.clients = clients
         self.result: PgbenchResult | None = None
@@ -66,7 +69,7 @@ class DemoWorkload:
         def work() -> None:
             try:
                 self.result = run_pgbench(self.server, clients=self.clients, duration_s=self.duration_s,
-                                          protocol="prepared", script=DEMO_WORKLOAD)
+                                          protocol="prepared", script=self.script)
             except Exception as exc:  # reported by the caller; never kills the audit
                 self.error = exc
 

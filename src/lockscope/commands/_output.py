@@ -1,7 +1,11 @@
 """How every sub-command writes: results on stdout, progress and notices on stderr, files with one error mapping.
 
 - Results go to standard output. Outside a terminal (a file, a pipe, a CI log) lines are never cut to 80 columns:
-  the console is as wide as the widest line (:func:`make_console`), so relation names are printed whole.
+  each renderable is printed at its natural width, never padded, with no trailing blanks (:func:`make_console`),
+  so relation names are printed whole.
+- ``-q/--quiet`` (:func:`set_quiet`): results only; progress, notes and the first line naming the server are not
+  printed (:func:`note`). Errors always are.
+- ``NO_COLOR`` (any value) turns colours off, as rich honours it everywhere.
 - Progress goes to standard error: a spinner or bar in a terminal, one plain line per step elsewhere
   (:class:`Steps`), so a CI log shows where a long run is.
 - The first line of every command that talks to a server says which one (:func:`target_line`).
@@ -11,14 +15,16 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from rich.console import Console
 
@@ -27,22 +33,91 @@ from ..errors import BadInputError
 if TYPE_CHECKING:
     from ..db import ProbeCost
 
-__all__ = ["WIDE_COLUMNS", "Steps", "check_writable", "make_console", "print_probe_cost", "read_text", "target_line",
-           "write_json", "write_text"]
+__all__ = ["WIDE_COLUMNS", "Steps", "check_writable", "is_quiet", "make_console", "note", "print_probe_cost",
+           "read_text", "set_quiet", "target_line", "write_json", "write_text"]
 
-#: Width of a console that is not a terminal: wide enough that no table cell is ever cut.
+#: Widest line of a console that is not a terminal: wide enough that no table cell is ever cut (a renderable is
+#: printed at its own natural width, never padded to this one).
 WIDE_COLUMNS = 1000
 
+_quiet = False
 
-def make_console(*, stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr): the terminal's width in a terminal, :data:`WIDE_COLUMNS` elsewhere.
 
-    ``COLUMNS`` in the environment still wins, as everywhere in rich.
+def set_quiet(quiet: bool) -> None:
+    """``-q/--quiet``: from now on, consoles on standard error print nothing (errors excepted) and :func:`note`
+    skips its lines."""
+    global _quiet
+    _quiet = quiet
+
+
+def is_quiet() -> bool:
+    """Whether ``-q/--quiet`` is in force."""
+    return _quiet
+
+
+class _Unpadded(io.TextIOBase):
+    """A text stream that drops the blanks rich leaves at line ends (outside a terminal)."""
+
+    _TRAILING = re.compile(r"[ \t]+(?=\n)")
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(self._TRAILING.sub("", text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return int(self.stream.fileno())
+
+
+class _NaturalWidthConsole(Console):
+    """A console outside a terminal: each renderable at its natural width (a panel or an expanding table is as
+    wide as its content, not :data:`WIDE_COLUMNS`), lines without trailing blanks."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        from rich.console import Group
+
+        if len(objects) == 1 and isinstance(objects[0], Group) and kwargs.get("width") is None:
+            for part in objects[0].renderables:  # each part of a group at its own width
+                self.print(part, **kwargs)
+            return
+        if len(objects) == 1 and kwargs.get("width") is None and not isinstance(objects[0], str):
+            from rich.measure import Measurement
+
+            try:
+                natural = Measurement.get(self, self.options, objects[0]).maximum
+            except Exception:  # a renderable rich cannot measure: print it as before
+                natural = self.width
+            kwargs["width"] = max(1, min(natural, self.width))
+        super().print(*objects, **kwargs)
+
+
+def make_console(*, stderr: bool = False, errors: bool = False) -> Console:
+    """A rich console on stdout (or stderr): the terminal's width in a terminal; elsewhere lines up to
+    :data:`WIDE_COLUMNS`, each renderable at its natural width, no trailing blanks.
+
+    ``COLUMNS`` in the environment still wins, as everywhere in rich; ``NO_COLOR`` turns colours off. With
+    ``-q/--quiet`` a console on stderr is silent, unless ``errors`` (the one-line error of a failed command).
     """
     stream = sys.stderr if stderr else sys.stdout
     tty = stream.isatty()
-    width = None if tty or os.environ.get("COLUMNS") else WIDE_COLUMNS
-    return Console(stderr=stderr, width=width, soft_wrap=not tty)
+    quiet = stderr and _quiet and not errors
+    if tty or os.environ.get("COLUMNS"):
+        return Console(stderr=stderr, soft_wrap=not tty, quiet=quiet)
+    return _NaturalWidthConsole(file=cast(IO[str], _Unpadded(stream)), width=WIDE_COLUMNS, soft_wrap=True, quiet=quiet)
+
+
+def note(console: Console, text: str) -> None:
+    """A note line (the server named, a file written): not printed with ``-q/--quiet``."""
+    if not _quiet:
+        console.print(text, markup=False, highlight=False)
 
 
 class Steps:
@@ -94,7 +169,7 @@ def target_line(command: str, label: str, source: str) -> str:
 def print_probe_cost(command: str, cost: ProbeCost) -> None:
     """The last line of a command that probes (stderr): its pg_locks reads, e.g. ``lockscope audit: pg_locks reads:
     37 in 18.6 s of probing, 41 ms inside pg_locks (paced at 2/s)``."""
-    make_console(stderr=True).print(f"lockscope {command}: {cost.line()}", markup=False, highlight=False)
+    note(make_console(stderr=True), f"lockscope {command}: {cost.line()}")
 
 
 def check_writable(*paths: Path | None) -> None:
@@ -132,7 +207,7 @@ def write_text(path: Path, text: str, console: Console, what: str, *, stdout: Co
         path.expanduser().write_text(text, encoding="utf-8")
     except OSError as exc:
         raise BadInputError(f"cannot write {what} to {path}: {exc.strerror or exc}") from None
-    console.print(f"wrote {path}", markup=False, highlight=False)
+    note(console, f"wrote {path}")
 
 
 def write_json(path: Path, doc: Any, console: Console, *, stdout: Console | None = None) -> None:

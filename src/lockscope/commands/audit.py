@@ -11,16 +11,29 @@ from rich.console import Console
 
 from ..errors import EXIT_SPILL, BadInputError
 from ._common import (
+    add_interval_option,
     add_json_option,
     add_parser,
     add_probe_rate_option,
     add_scratch_options,
     add_target_options,
     add_timeout_options,
+    add_top_option,
+    choose_command_target,
     non_negative_float,
     positive_int,
 )
-from ._output import check_writable, make_console, print_probe_cost, steps, target_line, write_json, write_text
+from ._output import (
+    check_writable,
+    make_console,
+    note,
+    print_probe_cost,
+    read_text,
+    steps,
+    target_line,
+    write_json,
+    write_text,
+)
 
 if TYPE_CHECKING:
     from ..audit import AuditOptions, AuditReport
@@ -42,20 +55,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "and statements by fast-path overflow: planner-lock footprint per table against the capacity "
                     "model with the real OIDs, each top statement's measured footprint (EXPLAIN only) and its "
                     "main-lock-table acquisitions per second, shared lock table risk, droppable indexes, "
-                    "max_locks_per_transaction, plan_cache_mode and partitioning advice. The server: --dsn, else "
-                    "the PG* environment, else libpq's defaults (the local socket), as for psql; with --demo, a "
-                    "demo database on a scratch PostgreSQL 18, audited while a short workload runs on it "
-                    "(lockscope never starts a server otherwise). The first line names the server; the last line "
-                    "on stderr gives the probes' pg_locks reads and their time (docs/safety.md).",
+                    "max_locks_per_transaction, plan_cache_mode and partitioning advice. The server: --dsn (or "
+                    "psql's -h -p -U -d), else the PG* environment, else libpq's defaults (the local socket), as "
+                    "for psql; with --demo, a demo database on a scratch PostgreSQL 18, audited while a short "
+                    "workload runs on it; with --scratch --setup schema.sql [--workload queries.sql], your schema "
+                    "on a scratch server, each workload statement run a few times there, then audited: a CI gate "
+                    "with no live server (lockscope never starts a server otherwise). The first line names the "
+                    "server; the last line on stderr gives the probes' pg_locks reads and their time "
+                    "(docs/safety.md).",
         exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143),
     )
     add_target_options(p, what="audit", scratch="a demo database on a scratch PostgreSQL with a short workload",
-                       flag="--demo")
-    p.add_argument("--interval", type=non_negative_float, default=10.0, metavar="S",
-                   help="seconds between the two pg_stat_statements snapshots for calls/s (default 10; 0 = rates "
-                        "since the last pg_stat_statements reset)")
-    p.add_argument("--top", type=positive_int, default=200, metavar="N",
-                   help="statements audited, the top N by calls (default 200)")
+                       flag="--demo", also_scratch="your schema (--setup) and workload (--workload) on a scratch "
+                                                   "PostgreSQL, audited there: no live server needed")
+    p.add_argument("--setup", metavar="FILE", type=Path,
+                   help="with --scratch: SQL script (your schema, e.g. pg_dump -s) run on the scratch server first")
+    p.add_argument("--workload", metavar="FILE", type=Path,
+                   help="with --scratch: your statements as a pgbench script (as lab replay --workload: SQL "
+                        "statements ending in ';', \\set lines for variables), run for real on the scratch server by "
+                        "pgbench (-M prepared, 2 clients) during the --interval, so that pg_stat_statements has them "
+                        "with their rates; then audited")
+    add_interval_option(p)
+    add_top_option(p)
     add_probe_rate_option(p)
     p.add_argument("--unused-days", type=non_negative_float, metavar="D",
                    help="statistics age in days from which idx_scan = 0 counts as unused (default 7; 0 on the "
@@ -67,11 +88,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="write the recommended changes as a reviewable SQL script (never run by lockscope); "
                         "- for standard output")
     p.add_argument("--fail-on", choices=FAIL_ON_LEVELS, metavar="LEVEL",
-                   help=f"exit {EXIT_SPILL} when findings at LEVEL (low, medium, high) or above exist")
+                   help=f"CI gate: exit {EXIT_SPILL} when findings at LEVEL (low, medium, high) or above exist")
     p.add_argument("--limit", type=positive_int, default=15, metavar="N",
                    help="rows per table in the terminal summary (default 15)")
     add_timeout_options(p, what="probe transaction and catalog query")
-    add_scratch_options(p.add_argument_group("demo (with --demo only)"),
+    add_scratch_options(p.add_argument_group("scratch server (with --demo or --scratch only)"),
                         mlpt_default=f"{DEMO_MLPT}: one group of 16 fast-path slots, so the demo's findings show")
     p.set_defaults(handler=run)
 
@@ -83,8 +104,15 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..report.audit_json import audit_to_dict
     from ..report.audit_sql import audit_sql_script
     from ..report.audit_terminal import render_audit
-    from ..target import choose_target
 
+    if args.scratch and args.scratch_empty:
+        raise BadInputError("give --demo or --scratch, not both")
+    if args.setup is not None and not args.scratch_empty:
+        raise BadInputError("--setup applies to --scratch (your schema on a scratch server)")
+    if args.workload is not None and not args.scratch_empty:
+        raise BadInputError("--workload applies to --scratch (run on a scratch server, never on yours)")
+    if args.scratch_empty and args.setup is None:
+        raise BadInputError("--scratch needs --setup FILE (your schema); for the demo database use --demo")
     if args.mlpt is not None and args.mlpt < 10:
         raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
     stdout_outputs = [name for name, path in (("--json", args.json), ("--sql", args.sql))
@@ -92,24 +120,33 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if len(stdout_outputs) > 1:
         raise BadInputError("only one of --json and --sql can be - (standard output)")
     check_writable(args.html, args.sql, args.json)
-    choice = choose_target(args.dsn, scratch=args.scratch, scratch_flag="--demo",
-                           scratch_only={"--pg-bin": args.pg_bin, "--mlpt": args.mlpt})
+    workload = read_text(args.workload, "workload file") if args.workload is not None else None
+    if workload is not None and not workload.strip():
+        raise BadInputError(f"--workload {args.workload}: the file is empty")
+    setup = read_text(args.setup, "set-up script") if args.setup is not None else None
+    empty = args.scratch_empty
+    if empty:
+        args.scratch = True
+    choice = choose_command_target(args, scratch_flag="--scratch" if empty else "--demo",
+                                   scratch_only={"--pg-bin": args.pg_bin, "--mlpt": args.mlpt})
     unused_days = args.unused_days if args.unused_days is not None else (0.0 if choice.scratch else 7.0)
-    options = AuditOptions(interval_s=args.interval, top_n=args.top, unused_min_age_s=unused_days * 86400,
+    interval = max(args.interval, 1.0) if empty and workload else args.interval
+    options = AuditOptions(interval_s=interval, top_n=args.top, unused_min_age_s=unused_days * 86400,
                            statements=not args.no_statements)
     rate = choice.pg_locks_rate_hz(args.probe_rate)
     info = make_console(stderr=True) if stdout_outputs else console
     progress = make_console(stderr=True)
     with steps(progress, "lockscope audit") as step:
-        if choice.scratch:
+        if empty:
+            report, cost = _run_scratch(args, options, step, info, rate, setup or "", workload)
+        elif choice.scratch:
             report, cost = _run_demo(args, options, step, info, rate)
         else:
             from ..db import connect
 
             with connect(choice.dsn or "", lock_timeout_ms=args.lock_timeout,
                          statement_timeout_ms=args.statement_timeout, pg_locks_rate_hz=rate) as session:
-                info.print(target_line("audit", session.endpoint.label(), choice.describe(0)),
-                           markup=False, highlight=False)
+                note(info, target_line("audit", session.endpoint.label(), choice.describe(0)))
                 report = run_audit(session, options, progress=step)
                 cost = session.probe_cost
     if not stdout_outputs:
@@ -122,8 +159,53 @@ def run(args: argparse.Namespace, console: Console) -> int:
         write_text(args.sql, audit_sql_script(report), info, "SQL", stdout=console)
     print_probe_cost("audit", cost)
     if args.fail_on is not None and report.at_or_above(args.fail_on):
+        note(make_console(stderr=True), f"lockscope audit: --fail-on {args.fail_on}: "
+                                        f"{report.at_or_above(args.fail_on)} finding(s) at {args.fail_on} or above")
         return EXIT_SPILL
     return 0
+
+
+def _run_scratch(args: argparse.Namespace, options: AuditOptions, progress: Callable[[str], None],
+                 info: Console, rate_hz: float, setup: str, workload: str | None) -> tuple[AuditReport, ProbeCost]:
+    """``audit --scratch --setup FILE [--workload FILE]``: the schema on a scratch server; the workload (a pgbench
+    script) run by pgbench there during the pg_stat_statements interval, as the demo's; then the audit."""
+    from ..audit import run_audit
+    from ..audit.demo import DemoWorkload
+    from ..db import connect, run_script
+    from ..lab.install import resolve_pg_bin
+    from ..server import ScratchServer, ScratchSettings
+
+    pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
+    progress("starting a scratch PostgreSQL")
+    with ScratchServer(pg_bin, ScratchSettings(max_locks_per_transaction=args.mlpt)) as server:
+        progress("running the set-up script")
+        run_script(server.conninfo(), setup)
+        load = None
+        if workload:
+            run_script(server.conninfo(), "create extension if not exists pg_stat_statements; "
+                                          "select pg_stat_statements_reset()")
+            load = DemoWorkload(server, duration_s=options.interval_s, script=workload)
+        with connect(server.conninfo(), lock_timeout_ms=args.lock_timeout,
+                     statement_timeout_ms=args.statement_timeout, pg_locks_rate_hz=rate_hz) as session:
+            note(info, target_line("audit", session.endpoint.label(),
+                                   f"your schema on a scratch server started by lockscope, "
+                                   f"max_locks_per_transaction {session.facts.max_locks_per_transaction}"))
+            try:
+                report = run_audit(session, options if load else _no_statements(options), progress=progress,
+                                   during_interval=load.start if load else None)
+            finally:
+                if load is not None:
+                    load.join()
+            cost = session.probe_cost
+        if load is not None and load.error is not None:
+            raise load.error
+    return report, cost
+
+
+def _no_statements(options: AuditOptions) -> AuditOptions:
+    from dataclasses import replace
+
+    return replace(options, statements=False)
 
 
 def _run_demo(args: argparse.Namespace, options: AuditOptions, progress: Callable[[str], None],
@@ -145,9 +227,9 @@ def _run_demo(args: argparse.Namespace, options: AuditOptions, progress: Callabl
         workload = DemoWorkload(server, duration_s=max(args.interval, 1.0))
         with connect(server.conninfo(), lock_timeout_ms=args.lock_timeout,
                      statement_timeout_ms=args.statement_timeout, pg_locks_rate_hz=rate_hz) as session:
-            info.print(target_line("audit", session.endpoint.label(),
+            note(info, target_line("audit", session.endpoint.label(),
                                    f"demo database on a scratch server started by lockscope, "
-                                   f"max_locks_per_transaction {mlpt}"), markup=False, highlight=False)
+                                   f"max_locks_per_transaction {mlpt}"))
             try:
                 report = run_audit(session, options, progress=progress, during_interval=workload.start, demo=True)
             finally:

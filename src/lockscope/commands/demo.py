@@ -9,7 +9,7 @@ from rich.console import Console
 
 from ..errors import BadInputError, ModelMismatchError
 from ._common import add_json_option, add_parser, add_scratch_options, non_negative_int
-from ._output import check_writable, make_console, steps, write_json, write_text
+from ._output import check_writable, make_console, note, steps, write_json, write_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,10 +25,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         exit_codes=(0, 1, 2, 3, 4, 5, 130, 143),
     )
     add_scratch_options(demo, mlpt=False, mlpt_default="")
-    demo.add_argument("--html", type=Path, default=Path("lockscope-demo.html"), metavar="FILE",
+    demo.add_argument("--html", type=Path, metavar="FILE",
                       help="where to write the HTML report (default lockscope-demo.html)")
     add_json_option(demo, schema="lockscope/demo/v1")
-    demo.add_argument("--rows-per-partition", type=non_negative_int, default=1_000_000, metavar="N",
+    demo.add_argument("--rows-per-partition", type=non_negative_int, metavar="N",
                       help="rows loaded per partition for the 'with data' run (default 1000000; 0 skips it)")
     demo.add_argument("--max-extra-indexes", type=non_negative_int, default=30, metavar="N",
                       help="extra indexes on pgbench_accounts in the cliff scenario (default 30)")
@@ -43,19 +43,20 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
     if args.max_extra_indexes > 1000:
         raise BadInputError("--max-extra-indexes: at most 1000")
-    check_writable(args.html, args.json)
+    html = args.html if args.html is not None else Path("lockscope-demo.html")
+    rows = args.rows_per_partition if args.rows_per_partition is not None else 1_000_000
+    check_writable(html, args.json)
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
-    info.print(f"lockscope demo: a scratch PostgreSQL started by lockscope ({pg_bin or 'embedded PostgreSQL 18'})",
-               markup=False, highlight=False)
+    note(info, f"lockscope demo: a scratch PostgreSQL started by lockscope ({pg_bin or 'embedded PostgreSQL 18'})")
     with steps(make_console(stderr=True), "lockscope demo") as step:
         step("starting a scratch PostgreSQL")
-        result = run_demo(pg_bin=pg_bin, rows_per_partition=args.rows_per_partition,
+        result = run_demo(pg_bin=pg_bin, rows_per_partition=rows,
                           max_extra_indexes=args.max_extra_indexes, progress=step)
     if not to_stdout:
         console.print(render_demo(result))
-    write_text(args.html, demo_html(result), info, "HTML")
+    write_text(html, demo_html(result), info, "HTML")
     if args.json is not None:
         write_json(args.json, demo_to_dict(result), info, stdout=console)
     if result.mismatch_count:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from ..errors import BadInputError
+from ..errors import EXIT_SPILL, BadInputError
 from ._common import (
     add_demo_load_options,
     add_hz_option,
@@ -18,11 +18,19 @@ from ._common import (
     add_probe_rate_option,
     add_target_options,
     add_timeout_options,
+    add_top_option,
+    choose_command_target,
     non_negative_float,
     parse_duration,
     positive_int,
 )
-from ._output import check_writable, make_console, print_probe_cost, steps, target_line, write_json, write_text
+from ._output import check_writable, make_console, note, print_probe_cost, steps, target_line, write_json, write_text
+
+#: ``--fail-on`` levels: ``contention`` = the diagnosis found LWLock:LockManager contention; ``risk`` = contention
+#: or the risk of it (main-lock-table acquisitions/s at or above the risk rate without measured contention).
+FAIL_ON_LEVELS = ("contention", "risk")
+#: Sampling time when --duration is not given (s).
+DEFAULT_DURATION_S = 30.0
 
 if TYPE_CHECKING:
     from ..db import ProbeCost
@@ -39,7 +47,10 @@ build at execution 6, cached generic plan reuse), and ranks the audit's fixes (d
 max_locks_per_transaction, plan_cache_mode, partitioning) by their effect on main-lock-table acquisitions/s
 (calls/s x spilled locks per call, before and after). The last line is the verdict.
 
-The server: --dsn, else the PG* environment, else libpq's defaults (the local socket), as for psql. With
+CI gate: --fail-on contention exits 6 when the status is contention; --fail-on risk also when it is risk.
+
+The server: --dsn (or psql's -h -p -U -d), else the PG* environment, else libpq's defaults (the local socket),
+as for psql. With
 --demo, lockscope starts its own embedded PostgreSQL 18 with the contended demo load of `lockscope watch --demo`
 (pgbench select-only, 100 extra indexes on pgbench_accounts, 16 clients, max_locks_per_transaction 16); it never
 starts a server or a load otherwise. The first line names the server; the last line on stderr says how many
@@ -51,16 +62,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``diagnose`` sub-command."""
     p = add_parser(sub, "diagnose",
                    help="which statements wait on LWLock:LockManager, which relations spill, and the fix",
-                   description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, 130, 143))
+                   description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143))
     add_target_options(p, what="diagnose", scratch="a scratch PostgreSQL running the contended demo load",
                        flag="--demo")
-    p.add_argument("--duration", type=parse_duration, default=30.0, metavar="TIME",
-                   help="sampling time, also the pg_stat_statements interval for calls/s, e.g. 30s, 2m (default 30s)")
+    p.add_argument("--duration", type=parse_duration, metavar="TIME",
+                   help="sampling time, also the pg_stat_statements interval for calls/s, e.g. 30s, 2m (default "
+                        f"{DEFAULT_DURATION_S:g}s)")
     add_hz_option(p)
     p.add_argument("--source", choices=("auto", "activity", "pg_wait_sampling"), default="auto",
                    help="where wait samples come from, as for lockscope watch (default auto)")
-    p.add_argument("--top", type=positive_int, default=50, metavar="N",
-                   help="statements audited, the top N by calls in the interval (default 50)")
+    add_top_option(p, what="audited (by calls in the interval)")
     add_probe_rate_option(p)
     p.add_argument("--unused-days", type=non_negative_float, metavar="D",
                    help="statistics age in days from which idx_scan = 0 counts as unused (default 7; 0 on the demo)")
@@ -69,28 +80,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained HTML report")
     add_json_option(p, schema="lockscope/diagnose/v1, docs/diagnose.md")
     add_timeout_options(p, what="probe transaction and catalog query")
+    p.add_argument("--fail-on", choices=FAIL_ON_LEVELS, metavar="LEVEL",
+                   help=f"CI gate: exit {EXIT_SPILL} when the status is LEVEL or worse: contention (LWLock:LockManager "
+                        "share and waiting sessions above the problem line), risk (contention, or main-lock-table "
+                        "acquisitions/s at or above the risk rate)")
     add_demo_load_options(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    """Diagnose (a user's server or the demo), print, write the requested files; exit 0."""
+    """Diagnose (a user's server or the demo), print, write the requested files; exit 0 (6 with --fail-on)."""
     from ..diagnose import DiagnoseOptions
     from ..forecast.engine import default_cores
     from ..report.diagnose_html import diagnose_html
     from ..report.diagnose_json import diagnose_to_dict
     from ..report.diagnose_terminal import render_diagnosis
-    from ..target import choose_target
 
     if args.mlpt is not None and args.mlpt < 10:
         raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
     check_writable(args.html, args.json)
-    choice = choose_target(args.dsn, scratch=args.scratch, scratch_flag="--demo", scratch_only={
+    choice = choose_command_target(args, scratch_flag="--demo", scratch_only={
         "--pg-bin": args.pg_bin, "--mlpt": args.mlpt, "--demo-indexes": args.demo_indexes,
         "--demo-clients": args.demo_clients})
     unused_days = args.unused_days if args.unused_days is not None else (0.0 if choice.scratch else 7.0)
-    options = DiagnoseOptions(duration_s=args.duration, hz=args.hz, source=args.source, top_n=args.top,
-                              unused_min_age_s=unused_days * 86400, cores=args.cores or default_cores())
+    options = DiagnoseOptions(duration_s=args.duration or DEFAULT_DURATION_S, hz=args.hz, source=args.source,
+                              top_n=args.top, unused_min_age_s=unused_days * 86400, cores=args.cores or default_cores())
     rate = choice.pg_locks_rate_hz(args.probe_rate)
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
@@ -105,6 +119,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if args.html is not None:
         write_text(args.html, diagnose_html(diagnosis), info, "HTML")
     print_probe_cost("diagnose", cost)
+    if args.fail_on is not None and diagnosis.status in FAIL_ON_LEVELS[:FAIL_ON_LEVELS.index(args.fail_on) + 1]:
+        note(make_console(stderr=True), f"lockscope diagnose: --fail-on {args.fail_on}: status {diagnosis.status}")
+        return EXIT_SPILL
     return 0
 
 
@@ -116,7 +133,7 @@ def _diagnose(args: argparse.Namespace, options: DiagnoseOptions, dsn: str, sour
     with steps(make_console(stderr=True), "lockscope diagnose") as step, \
             connect(dsn, lock_timeout_ms=args.lock_timeout, statement_timeout_ms=args.statement_timeout,
                     pg_locks_rate_hz=rate_hz) as session:
-        info.print(target_line("diagnose", session.endpoint.label(), source), markup=False, highlight=False)
+        note(info, target_line("diagnose", session.endpoint.label(), source))
         return run_diagnose(session, dsn, options, progress=step, demo=demo), session.probe_cost
 
 

@@ -3,29 +3,38 @@
 from __future__ import annotations
 
 import argparse
-import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from ..capacity import CapacityModel
 from ..errors import EXIT_SPILL, BadInputError
-from ..versions import SUPPORTED_MAJORS, check_assumed_major
 from ._common import (
+    DEFAULT_EXECUTIONS,
+    add_assume_options,
+    add_executions_option,
     add_json_option,
     add_parser,
     add_probe_rate_option,
     add_protocol_option,
     add_scratch_options,
+    add_statement_input,
     add_target_options,
     add_timeout_options,
-    positive_int,
+    check_assume_options,
+    choose_command_target,
+    read_statement_input,
 )
-from ._output import check_writable, make_console, print_probe_cost, read_text, target_line, write_json
+from ._output import check_writable, make_console, note, print_probe_cost, read_text, target_line, write_json
 
-#: Executions probed with --protocol prepared when --executions is not given.
-DEFAULT_EXECUTIONS = 7
+if TYPE_CHECKING:
+    from ..footprint import Footprint
+    from ..statement import CheckedStatement
+
+#: JSON schema of several statements' footprints (one ``lockscope/footprint/v1`` document each).
+FOOTPRINTS_SCHEMA = "lockscope/footprints/v1"
 
 _PLAN_CACHE_HELP = (
     "plan_cache_mode of the prepared executions: auto (PostgreSQL's default: 5 custom plans, then a generic plan "
@@ -34,22 +43,35 @@ _PLAN_CACHE_HELP = (
     "by side); implies --protocol prepared when given (default auto)")
 
 
+#: ``--fail-on`` conditions (the CI gate, exit ``EXIT_SPILL``); ``locks:N`` takes a count.
+FAIL_ON = ("spill", "assumed-spill", "locks:N")
+
+
+def fail_on_condition(text: str) -> tuple[str, int]:
+    """argparse type of ``footprint --fail-on``: ``spill``, ``assumed-spill`` or ``locks:N`` -> (name, N or 0)."""
+    name, sep, value = text.strip().partition(":")
+    if name in ("spill", "assumed-spill") and not sep:
+        return name, 0
+    if name == "locks" and sep and value.strip().isdigit():
+        return name, int(value)
+    raise argparse.ArgumentTypeError(f"not a condition: {text!r} (spill, assumed-spill, locks:N)")
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``footprint`` sub-command."""
     fp = add_parser(
         sub, "footprint",
         help="relation locks a statement takes, per plan-cache phase, fast-path vs main lock table",
-        description="Measure the relation-lock footprint of one statement from pg_locks (EXPLAIN only, in a "
+        description="Measure the relation-lock footprint of a statement from pg_locks (EXPLAIN only, in a "
                     "READ ONLY transaction that is always rolled back) with the capacity model's prediction "
-                    "beside it. The server: --dsn, else the PG* environment, else libpq's defaults (the local "
-                    "socket), as for psql; --scratch starts an empty scratch PostgreSQL 18 instead (use --setup to "
-                    "create tables on it). The first line names the server; the last line on stderr gives the "
-                    "pg_locks reads (one per probed execution, 2 per second at most on your server).",
+                    "beside it; a file of statements gives one result per statement. The server: --dsn (or psql's "
+                    "-h -p -U -d), else the PG* environment, else libpq's defaults (the local socket), as for psql; "
+                    "--scratch starts an empty scratch PostgreSQL 18 instead (use --setup to create tables on it). "
+                    "The first line names the server; the last line on stderr gives the pg_locks reads (one per "
+                    "probed execution, 2 per second at most on your server).",
         exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143),
     )
-    fp.add_argument("sql", metavar="SQL", nargs="?",
-                    help="one SELECT/INSERT/UPDATE/DELETE/MERGE ($1..$n parameters allowed); '-' reads stdin")
-    fp.add_argument("-f", "--file", type=Path, help="read the statement from a file")
+    add_statement_input(fp, several=True, what="measure")
     add_target_options(fp, what="probe", scratch="an empty scratch PostgreSQL (see --setup)")
     fp.add_argument("--setup", metavar="FILE", type=Path,
                     help="SQL script run on the scratch server before probing (with --scratch only)")
@@ -66,32 +88,45 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 "cache (custom, generic-build, generic-reuse)")
     fp.add_argument("--plan-cache-mode", choices=("auto", "force_custom_plan", "force_generic_plan", "all"),
                     help=_PLAN_CACHE_HELP)
-    fp.add_argument("--executions", type=positive_int, metavar="N",
-                    help=f"executions probed with --protocol prepared, 1..100 (default {DEFAULT_EXECUTIONS})")
-    fp.add_argument("--assume-version", type=int, metavar="MAJOR",
-                    help=f"also predict for this major version ({SUPPORTED_MAJORS[0]}..{SUPPORTED_MAJORS[-1]}) with "
-                         "the same relations")
-    fp.add_argument("--assume-mlpt", type=positive_int, metavar="N",
-                    help="also predict for this max_locks_per_transaction")
+    add_executions_option(fp, what="probed with --protocol prepared")
+    add_assume_options(fp)
     add_timeout_options(fp)
     add_probe_rate_option(fp)
-    add_json_option(fp, schema="lockscope/footprint/v1")
+    add_json_option(fp, schema="lockscope/footprint/v1; lockscope/footprints/v1 for several statements")
     fp.add_argument("-v", "--verbose", action="store_true", help="list every locked relation")
-    fp.add_argument("--fail-on-spill", action="store_true",
-                    help=f"exit {EXIT_SPILL} when any execution puts a lock in the main lock table")
+    fp.add_argument("--fail-on", action="append", default=[], type=fail_on_condition, metavar="CONDITION",
+                    help=f"CI gate: exit {EXIT_SPILL} when a statement meets CONDITION (repeat for several): spill "
+                         "(an execution put a lock in the main lock table), assumed-spill (it would under "
+                         "--assume-version/--assume-mlpt), locks:N (an execution takes more than N relation "
+                         "locks)")
+    fp.add_argument("--fail-on-spill", action="append_const", dest="fail_on", const=("spill", 0),
+                    help="the same as --fail-on spill")
     fp.set_defaults(handler=run)
 
 
-def _read_statement(args: argparse.Namespace) -> str:
-    if args.file is not None:
-        if args.sql:
-            raise BadInputError("give the statement either as SQL or with --file, not both")
-        return read_text(args.file, "statement file")
-    if args.sql == "-":
-        return sys.stdin.read()
-    if args.sql is None:
-        raise BadInputError("no statement given: lockscope footprint 'select ...' (or --file FILE, or - for stdin)")
-    return str(args.sql)
+def _read_statements(args: argparse.Namespace) -> tuple[CheckedStatement, ...]:
+    from ..statement import check_statements
+
+    text = read_statement_input(args, command="footprint")
+    assert text is not None
+    return check_statements(text, where=str(args.file) if args.file is not None else "")
+
+
+def failed_conditions(footprints: Sequence[Footprint], conditions: Sequence[tuple[str, int]]) -> list[str]:
+    """The ``--fail-on`` conditions these footprints meet, in words (empty: the gate passes)."""
+    out = []
+    for name, n in conditions:
+        if name == "spill" and any(fp.spilled for fp in footprints):
+            out.append("spill: an execution put locks in the main lock table")
+        elif name == "assumed-spill" and any(e.assumed_main_table_count for fp in footprints
+                                             for e in fp.executions):
+            out.append("assumed-spill: an execution would put locks in the main lock table under the assumed "
+                       "capacity")
+        elif name == "locks":
+            most = max((e.real_lock_count for fp in footprints for e in fp.executions), default=0)
+            if most > n:
+                out.append(f"locks:{n}: an execution takes {most} relation locks")
+    return out
 
 
 def _assumed_model(args: argparse.Namespace, facts_version: int, facts_mlpt: int) -> CapacityModel | None:
@@ -120,12 +155,12 @@ def _check_options(args: argparse.Namespace) -> tuple[str, str]:
         raise BadInputError("--executions: at most 100")
     if args.param_type and protocol != "prepared":
         raise BadInputError("--param-type applies to --protocol prepared")
-    if args.assume_version is not None:
-        check_assumed_major(args.assume_version)
-    if args.assume_mlpt is not None and args.assume_mlpt < 10:
-        raise BadInputError("--assume-mlpt: max_locks_per_transaction is at least 10")
+    check_assume_options(args)
     if args.mlpt is not None and args.mlpt < 10:
         raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+    if any(name == "assumed-spill" for name, _ in args.fail_on) and args.assume_version is None \
+            and args.assume_mlpt is None:
+        raise BadInputError("--fail-on assumed-spill needs --assume-version or --assume-mlpt")
     return protocol, mode or "auto"
 
 
@@ -136,45 +171,64 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..report.jsonout import footprints_to_dict
     from ..report.terminal import render_footprints
     from ..server import ScratchSettings
-    from ..statement import check_param_count, check_statement
-    from ..target import choose_target, open_target
+    from ..statement import check_param_count
+    from ..target import open_target
 
     # everything the user gave is checked before any server is started or contacted
     protocol, mode = _check_options(args)
-    checked = check_statement(_read_statement(args))
-    check_param_count(checked, args.param, args.param_type if protocol == "prepared" else ())
+    statements = _read_statements(args)
+    if len(statements) > 1 and (args.param or args.param_type):
+        raise BadInputError(f"--param and --param-type apply to one statement, not to {len(statements)}")
+    for checked in statements:
+        check_param_count(checked, args.param, args.param_type if protocol == "prepared" else ())
     check_writable(args.json)
-    choice = choose_target(args.dsn, scratch=args.scratch, scratch_only={
-        "--setup": args.setup, "--pg-bin": args.pg_bin, "--mlpt": args.mlpt})
+    choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,
+                                                       "--mlpt": args.mlpt})
     setup = read_text(args.setup, "set-up script") if args.setup is not None else None
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
+    results: list[tuple[Footprint, ...]] = []
     with open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=args.mlpt),
                      setup_sql=setup, lock_timeout_ms=args.lock_timeout, statement_timeout_ms=args.statement_timeout,
                      pg_locks_rate_hz=choice.pg_locks_rate_hz(args.probe_rate)) as target:
         facts = target.session.facts
-        info.print(target_line("footprint", target.session.endpoint.label(),
-                               choice.describe(facts.max_locks_per_transaction)), markup=False, highlight=False)
+        note(info, target_line("footprint", target.session.endpoint.label(),
+                               choice.describe(facts.max_locks_per_transaction)))
         assume = _assumed_model(args, facts.server_version_num, facts.max_locks_per_transaction)
         kwargs: dict[str, Any] = {"params": args.param, "param_types": args.param_type,
                                   "executions": args.executions or DEFAULT_EXECUTIONS, "assume": assume}
-        if mode == "all":
-            footprints = measure_all_modes(target.session, checked.text, **kwargs)
-        else:
-            footprints = (measure_footprint(target.session, checked.text, protocol=protocol,
-                                            plan_cache_mode=mode, **kwargs),)
+        for checked in statements:
+            if mode == "all":
+                results.append(measure_all_modes(target.session, checked.text, **kwargs))
+            else:
+                results.append((measure_footprint(target.session, checked.text, protocol=protocol,
+                                                  plan_cache_mode=mode, **kwargs),))
         endpoint = target.session.endpoint
         cost = target.session.probe_cost
     if args.json is not None:
-        doc = footprints_to_dict(footprints)
-        doc["server"].update(host=endpoint.host, port=endpoint.port, database=endpoint.database,
-                             user=endpoint.user, chosen_by=choice.source)
-        doc["probe_cost"] = cost.to_dict()
-        write_json(args.json, doc, info, stdout=console)
+        docs = []
+        for footprints in results:
+            doc = footprints_to_dict(footprints)
+            doc["server"].update(host=endpoint.host, port=endpoint.port, database=endpoint.database,
+                                 user=endpoint.user, chosen_by=choice.source)
+            docs.append(doc)
+        if len(docs) == 1:
+            out = {**docs[0], "probe_cost": cost.to_dict()}
+        else:
+            out = {"schema": FOOTPRINTS_SCHEMA, "lockscope_version": docs[0]["lockscope_version"],
+                   "server": docs[0]["server"], "statements": docs,
+                   "spilled": any(d["spilled"] for d in docs),
+                   "mismatch_count": sum(d["mismatch_count"] for d in docs), "probe_cost": cost.to_dict()}
+        write_json(args.json, out, info, stdout=console)
     if not to_stdout:
-        console.print(render_footprints(footprints, verbose=args.verbose))
+        for n, footprints in enumerate(results, 1):
+            if len(results) > 1:
+                console.print(f"statement {n} of {len(results)}", style="bold", markup=False, highlight=False)
+            console.print(render_footprints(footprints, verbose=args.verbose))
     print_probe_cost("footprint", cost)
-    if args.fail_on_spill and any(fp.spilled for fp in footprints):
+    failed = failed_conditions([fp for r in results for fp in r], args.fail_on)
+    if failed:
+        note(make_console(stderr=True), "lockscope footprint: --fail-on " + "; ".join(failed))
         return EXIT_SPILL
     return 0

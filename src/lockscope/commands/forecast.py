@@ -3,27 +3,34 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from ..errors import BadInputError
-from ..versions import SUPPORTED_MAJORS
+from ..errors import EXIT_SPILL, BadInputError
 from ._common import (
+    add_assume_options,
+    add_interval_option,
     add_json_option,
     add_parser,
     add_probe_rate_option,
     add_protocol_option,
     add_scratch_options,
+    add_statement_input,
     add_target_options,
     add_timeout_options,
-    non_negative_float,
+    add_top_option,
+    check_assume_options,
+    choose_command_target,
+    cost_ms,
     positive_int,
+    read_statement_input,
 )
 from ._output import (
     check_writable,
     make_console,
+    note,
     print_probe_cost,
     read_text,
     steps,
@@ -32,8 +39,25 @@ from ._output import (
     write_text,
 )
 
-#: Scratch server max_locks_per_transaction: PostgreSQL's default (13-18); ``--mlpt`` is a what-if here.
-SCRATCH_MLPT = 64
+if TYPE_CHECKING:
+    from ..forecast.engine import ForecastReport
+
+def fail_on_condition(text: str) -> tuple[str, float, float | None]:
+    """argparse type of ``forecast --fail-on``: ``partition`` or ``headroom:F[@TPS]`` -> (name, F, TPS or None)."""
+    name, sep, value = text.strip().partition(":")
+    if name == "partition" and not sep:
+        return name, 0.0, None
+    if name == "headroom" and sep:
+        factor, at, rate = value.partition("@")
+        try:
+            f = float(factor)
+            tps = float(rate) if at else None
+        except ValueError:
+            f, tps = float("nan"), None
+        if f > 0 and (tps is None or tps > 0):
+            return name, f, tps
+    raise argparse.ArgumentTypeError(f"not a condition: {text!r} (partition, headroom:F or headroom:F@TPS, e.g. "
+                                     "headroom:2)")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,35 +69,35 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "partition (0..15, the server's own hash), locks per partition per transaction, a queueing "
                     "model of the cores and the 16 lock-partition LWLocks (docs/forecast.md), the binding resource, "
                     "partition utilisation and the predicted LockManager share of active sessions. Input: one "
-                    "statement (--statement, probed with EXPLAIN only), or the database's pg_stat_statements "
-                    "workload (read-only, as lockscope audit reads it). The server: --dsn, else the PG* environment, "
-                    "else libpq's defaults (the local socket), as for psql; --scratch starts a scratch PostgreSQL "
-                    "18 instead (--statement only; --setup creates its tables). "
-                    "What-ifs (--drop-index, --mlpt, --plan-cache-mode, --assume-version) are forecast beside the "
-                    "measured state. The first line names the server.",
-        exit_codes=(0, 1, 2, 3, 4, 130, 143),
+                    "statement (SQL, -f FILE or -, probed with EXPLAIN only), or the database's pg_stat_statements "
+                    "workload (read-only, as lockscope audit reads it). The server: --dsn (or psql's -h -p -U -d), "
+                    "else the PG* environment, else libpq's defaults (the local socket), as for psql; --scratch "
+                    "starts a scratch PostgreSQL 18 instead (a statement only; --setup creates its tables, --mlpt "
+                    "sets its max_locks_per_transaction). What-ifs (--drop-index, --assume-mlpt, --plan-cache-mode, "
+                    "--assume-version) are forecast beside the measured state. The first line names the server.",
+        exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143),
     )
-    p.add_argument("--statement", metavar="SQL",
-                   help="forecast this one statement ($1..$n allowed; '-' reads stdin) instead of the workload")
-    p.add_argument("-f", "--file", type=Path, metavar="FILE", help="read the statement from a file")
-    add_target_options(p, what="forecast", scratch="a scratch PostgreSQL (with --statement; see --setup)")
+    add_statement_input(p, several=False, what="forecast instead of the pg_stat_statements workload")
+    p.add_argument("--statement", dest="statement_alias", metavar="SQL", help=argparse.SUPPRESS)  # before issue 21
+    add_target_options(p, what="forecast", scratch="a scratch PostgreSQL (with a statement; see --setup)")
     p.add_argument("--setup", metavar="FILE", type=Path,
                    help="SQL script run on the scratch server before probing (with --scratch only)")
-    add_scratch_options(p, mlpt_default="", mlpt=False)
+    add_scratch_options(p, mlpt_default="PostgreSQL's own: 64 on 13-18, 128 on 19")
     p.add_argument("--param", action="append", default=[], metavar="VALUE",
-                   help="value for $1, $2, ... of --statement in order (repeat the option)")
+                   help="value for $1, $2, ... of the statement in order (repeat the option)")
     p.add_argument("--param-type", action="append", default=[], metavar="TYPE",
                    help="declared type of $1, $2, ... for PREPARE (prepared protocol)")
     add_protocol_option(p, default="simple",
-                        meaning="how --statement is sent, as pgbench -M: simple and extended plan every execution; "
-                                "prepared probes executions 1..7 through the plan cache in the server's "
+                        meaning="how the statement is sent, as pgbench -M: simple and extended plan every "
+                                "execution; prepared probes executions 1..7 through the plan cache in the server's "
                                 "plan_cache_mode and forecasts the last")
     p.add_argument("--clients", type=positive_int, metavar="N",
                    help="concurrent clients of the model (default: the workload's connections that ran statements "
-                        "during --interval, or 16 for --statement)")
-    p.add_argument("--exec-cost", type=non_negative_float, metavar="MS",
-                   help="--statement's execution time in ms (default: pg_stat_statements when it has run on the "
-                        "server, timed executions on a --scratch server, else unknown and said so)")
+                        "during --interval, or 16 for a statement)")
+    p.add_argument("--exec-cost", type=cost_ms, metavar="DURATION",
+                   help="the statement's execution time (500us, 2ms, 1.5s; a bare number is ms) (default: "
+                        "pg_stat_statements when it has run on the server, timed executions on a --scratch server, "
+                        "else unknown and said so)")
     p.add_argument("--cores", type=positive_int, metavar="N",
                    help="cores of the model (default: this machine's, os.cpu_count())")
     p.add_argument("--calibration", type=Path, metavar="FILE",
@@ -82,22 +106,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     what = p.add_argument_group("what-ifs (forecast beside the measured state)")
     what.add_argument("--drop-index", action="append", default=[], metavar="NAME",
                       help="remove this index's locks (repeat the option)")
-    what.add_argument("--mlpt", type=positive_int, metavar="N",
-                      help="another max_locks_per_transaction: the capacity model predicts the fast-path flags "
-                           "of the measured locks in order (the scratch server itself runs with "
-                           f"{SCRATCH_MLPT})")
     what.add_argument("--plan-cache-mode", choices=("auto", "force_custom_plan", "force_generic_plan"),
-                      help="another plan_cache_mode: --statement is probed again with the prepared protocol in "
+                      help="another plan_cache_mode: the statement is probed again with the prepared protocol in "
                            "this mode; a workload statement takes its custom or cached generic plan's locks")
-    what.add_argument("--assume-version", type=int, metavar="MAJOR",
-                      help=f"another major version ({SUPPORTED_MAJORS[0]}..{SUPPORTED_MAJORS[-1]}) with the same "
-                           "relations")
-    wl = p.add_argument_group("workload (without --statement)")
-    wl.add_argument("--interval", type=non_negative_float, default=10.0, metavar="S",
-                    help="seconds between the two pg_stat_statements snapshots for calls/s (default 10; 0 = rates "
-                         "since the last reset)")
-    wl.add_argument("--top", type=positive_int, default=50, metavar="N",
-                    help="statements forecast, the top N by calls (default 50)")
+    add_assume_options(what)
+    wl = p.add_argument_group("workload (without a statement)")
+    add_interval_option(wl)
+    add_top_option(wl, what="forecast")
     add_probe_rate_option(p)
     add_timeout_options(p)
     add_json_option(p, schema="lockscope/forecast/v1, docs/forecast.md")
@@ -105,17 +120,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="write a self-contained HTML report with the predicted TPS vs clients plot")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="list every main-table lock with its relation, mode and lock partition")
+    p.add_argument("--fail-on", action="append", default=[], type=fail_on_condition, metavar="CONDITION",
+                   help=f"CI gate on the measured state (repeat for several): exit {EXIT_SPILL} on partition (the "
+                        "binding resource at --clients is a lock-partition LWLock, not the CPU) or headroom:F "
+                        "(the predicted throughput at --clients is below F x the workload's measured rate; "
+                        "headroom:F@TPS compares with TPS instead, and is the form a single statement needs)")
     p.set_defaults(handler=run)
 
 
-def _statement(args: argparse.Namespace) -> str | None:
-    if args.file is not None:
-        if args.statement is not None:
-            raise BadInputError("give the statement either with --statement or with --file, not both")
-        return read_text(args.file, "statement file")
-    if args.statement == "-":
-        return sys.stdin.read()
-    return None if args.statement is None else str(args.statement)
+def failed_conditions(report: ForecastReport, conditions: list[tuple[str, float, float | None]]) -> list[str]:
+    """The ``--fail-on`` conditions the measured state meets, in words (empty: the gate passes)."""
+    fc = report.measured.forecast
+    out = []
+    for name, factor, tps in conditions:
+        if name == "partition" and fc.binding_resource.startswith("partition"):
+            out.append(f"partition: the binding resource at {fc.clients} clients is {fc.binding_resource}")
+        elif name == "headroom":
+            rate = tps if tps is not None else report.measured.rate_tps
+            if rate is None:
+                continue  # refused before the forecast (_check_fail_on)
+            if fc.throughput_tps < factor * rate:
+                out.append(f"headroom:{factor:g}: predicted {fc.throughput_tps:,.0f} TPS at {fc.clients} clients, "
+                           f"below {factor:g} x {rate:,.0f} TPS")
+    return out
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
@@ -128,11 +155,21 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..report.forecast_terminal import render_forecast
     from ..server import ScratchSettings
     from ..statement import check_param_count, check_statement
-    from ..target import choose_target, open_target
+    from ..target import open_target
 
     # everything the user gave is checked before any server is started or contacted
-    sql = _statement(args)
-    what_if = WhatIf(drop_indexes=tuple(args.drop_index), max_locks_per_transaction=args.mlpt,
+    if args.statement_alias is not None:  # --statement SQL, the spelling before issue 21
+        if args.sql is not None:
+            raise BadInputError("give the statement once: SQL (or --statement SQL, its old spelling)")
+        args.sql = args.statement_alias
+    sql = read_statement_input(args, command="forecast", required=False)
+    check_assume_options(args)
+    if args.mlpt is not None and args.mlpt < 10:
+        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+    if sql is not None and any(name == "headroom" and tps is None for name, _, tps in args.fail_on):
+        raise BadInputError("--fail-on headroom:F needs a rate for a single statement: headroom:F@TPS (e.g. "
+                            "headroom:2@5000)")
+    what_if = WhatIf(drop_indexes=tuple(args.drop_index), max_locks_per_transaction=args.assume_mlpt,
                      plan_cache_mode=args.plan_cache_mode, assume_major=args.assume_version)
     protocol = args.protocol or args.protocol_default
     protocol = "simple" if protocol == "extended" else protocol
@@ -140,7 +177,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         for option, value in (("--param", args.param), ("--param-type", args.param_type),
                               ("--protocol", args.protocol)):
             if value:
-                raise BadInputError(f"{option} applies to --statement")
+                raise BadInputError(f"{option} applies to a statement (SQL, -f FILE or -)")
     else:
         checked = check_statement(sql)
         check_param_count(checked, args.param, args.param_type if protocol == "prepared" else ())
@@ -149,11 +186,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
             raise BadInputError("--param-type applies to --protocol prepared")
     calibration = load_calibration(args.calibration) if args.calibration is not None else DEFAULT_CALIBRATION
     check_writable(args.json, args.html)
-    choice = choose_target(args.dsn, scratch=args.scratch,
-                           scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin})
+    choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,
+                                                      "--mlpt": args.mlpt})
     if choice.scratch and sql is None:
-        raise BadInputError("a scratch server has no workload: give --statement SQL (with --setup FILE for its "
-                            "tables), or --dsn for a database with pg_stat_statements")
+        raise BadInputError("a scratch server has no workload: give a statement (SQL, -f FILE or -; with --setup "
+                            "FILE for its tables), or --dsn for a database with pg_stat_statements")
     setup = read_text(args.setup, "set-up script") if args.setup is not None else None
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     cores = args.cores or default_cores()
@@ -162,14 +199,13 @@ def run(args: argparse.Namespace, console: Console) -> int:
     with steps(make_console(stderr=True), "lockscope forecast") as step:
         if choice.scratch:
             step("starting a scratch PostgreSQL")
-        with open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=SCRATCH_MLPT),
+        with open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=args.mlpt),
                          setup_sql=setup, lock_timeout_ms=args.lock_timeout,
                          statement_timeout_ms=args.statement_timeout,
                          pg_locks_rate_hz=choice.pg_locks_rate_hz(args.probe_rate)) as target:
             session = target.session
-            info.print(target_line("forecast", session.endpoint.label(),
-                                   choice.describe(session.facts.max_locks_per_transaction)),
-                       markup=False, highlight=False)
+            note(info, target_line("forecast", session.endpoint.label(),
+                                   choice.describe(session.facts.max_locks_per_transaction)))
             if sql is not None:
                 report = forecast_statement(session, sql, calibration=calibration, cores=cores, clients=args.clients,
                                             what_if=what_if, params=args.param, param_types=args.param_type,
@@ -192,4 +228,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if args.html is not None:
         write_text(args.html, forecast_html(report), info, "HTML")
     print_probe_cost("forecast", cost)
+    failed = failed_conditions(report, args.fail_on)
+    if failed:
+        note(make_console(stderr=True), "lockscope forecast: --fail-on " + "; ".join(failed))
+        return EXIT_SPILL
     return 0

@@ -30,12 +30,16 @@ from rich.text import Text
 
 from ..errors import BadInputError
 from ._common import (
+    DEFAULT_EXECUTIONS,
+    add_executions_option,
     add_hz_option,
     add_parser,
     add_protocol_option,
     add_scratch_options,
-    non_negative_float,
-    positive_float,
+    duration_with_unit,
+    non_negative_duration,
+    non_negative_int,
+    parse_duration,
     positive_int,
 )
 from ._output import make_console
@@ -48,26 +52,27 @@ _SCENARIO_CODES = (0, 1, 2, 3, 4, 130, 143)
 DEFAULT_LAB_MLPT = 64
 
 
-def _scenario_options(p: argparse.ArgumentParser, *, load: bool = True) -> None:
-    add_scratch_options(p, mlpt_default="", repeat=True, mlpt=False)
+def _scenario_options(p: argparse.ArgumentParser, *, load: bool = True, repeat: bool = True) -> None:
+    add_scratch_options(p, mlpt_default="", repeat=repeat, mlpt=False)
     p.add_argument("--out", metavar="DIR", type=Path,
                    help="results directory (new or empty; default ./lockscope-lab-SCENARIO-<date-time>)")
     p.add_argument("--quick", action="store_true", help=_PROFILE_HELP)
-    p.add_argument("--time-limit", metavar="MIN", type=positive_float,
-                   help="stop after the current point once this many minutes have passed "
-                        "(default: 3 x the estimate + 5 minutes)")
+    p.add_argument("--time-limit", metavar="TIME", type=duration_with_unit,
+                   help="stop after the current point once this much time has passed, e.g. 30m, 2h (a unit is "
+                        "required; default: 3 x the estimate + 5 minutes)")
     if load:
-        p.add_argument("--clients", metavar="C", type=positive_int, help="pgbench clients")
-        p.add_argument("--duration", metavar="S", type=positive_float, help="pgbench seconds per point")
-        p.add_argument("--warmup", metavar="S", type=non_negative_float,
-                       help="unmeasured pgbench seconds before each point")
+        p.add_argument("--clients", metavar="N", type=positive_int, help="pgbench clients")
+        p.add_argument("--duration", metavar="TIME", type=parse_duration,
+                       help="pgbench time per point, e.g. 5s, 1m")
+        p.add_argument("--warmup", metavar="TIME", type=non_negative_duration,
+                       help="unmeasured pgbench time before each point, e.g. 2s")
         add_hz_option(p)
 
 
 def _mlpt_option(p: argparse.ArgumentParser, extra: str = "") -> None:
     p.add_argument("--mlpt", metavar="N", type=positive_int,
-                   help=f"max_locks_per_transaction (default {DEFAULT_LAB_MLPT}: the seeds' setting, PostgreSQL "
-                        f"13-18's default, on every version{extra})")
+                   help=f"max_locks_per_transaction of the scratch server (default {DEFAULT_LAB_MLPT}: the seeds' "
+                        f"setting, PostgreSQL 13-18's default, on every version{extra})")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -91,20 +96,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "pgbench -S (simple protocol) on pgbench_accounts with 0..N extra indexes at each "
         "max_locks_per_transaction. Default profile: scale 10, 0-30 and 50, 100 extra indexes, mlpt "
         "16,64,128,1024, 16 clients, 5 s per point: 132 points, about 15 minutes on 2 cores. "
-        "--quick: scale 1, 0,14,15,100 extra indexes, mlpt 16,128, 3 s: about 1 minute.")
+        "--quick: scale 1, 0,14,15,100 extra indexes, mlpt 16,128, 3 s: 8 points, about 40 s (docs/lab.md).")
     _scenario_options(p)
     p.add_argument("--scale", metavar="S", type=positive_int, help="pgbench scale factor")
     p.add_argument("--extra-indexes", metavar="LIST", help="extra-index counts, e.g. 0-30,50,100 or 0-100:10")
     p.add_argument("--max-extra", metavar="N", type=int, help="extra indexes 0..N (with --step)")
     p.add_argument("--step", metavar="K", type=positive_int, default=1, help="step for --max-extra (default 1)")
-    p.add_argument("--mlpt", metavar="LIST", help="max_locks_per_transaction values, e.g. 16,64,128,1024")
+    p.add_argument("--mlpts", metavar="LIST", help="max_locks_per_transaction values swept, e.g. 16,64,128,1024")
+    p.add_argument("--mlpt", metavar="N", type=positive_int,
+                   help="one max_locks_per_transaction value (the same as --mlpts N)")
     p.set_defaults(lab_handler=_run_indexes)
 
     p = scenario_parser(
         "partitions", "prepared-statement TPS and locks per execution vs partitions (Langote, Fujii)",
         "pgbench -i --partitions=P, then pgbench -S -M prepared in plan_cache_mode force_generic_plan, "
         "force_custom_plan and auto. Default profile: 0,8,32,128,512,2048 partitions, 1 client, 10 s: 18 points, "
-        "about 5 minutes. --quick: 0,32,256 partitions, 3 s: about 1 minute.")
+        "about 5 minutes. --quick: 0,32,256 partitions, 3 s: 9 points, about 40 s (docs/lab.md).")
     _scenario_options(p)
     p.add_argument("--scale", metavar="S", type=positive_int, help="pgbench scale factor (default 1)")
     p.add_argument("--partitions", metavar="LIST", help="partition counts, e.g. 0,8,32,128,512,2048")
@@ -120,8 +127,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "per partition (about 30 s). --quick: empty tables only (about 10 s).")
     _scenario_options(p, load=False)
     _mlpt_option(p)
-    p.add_argument("--executions", metavar="N", type=positive_int, default=8, help="executions per statement (8)")
-    p.add_argument("--rows-per-partition", metavar="N", type=int,
+    add_executions_option(p, what="probed per statement")
+    p.add_argument("--rows-per-partition", metavar="N", type=non_negative_int,
                    help="rows per events partition for the auto run with data (0 skips it)")
     p.set_defaults(lab_handler=_run_prepared)
 
@@ -159,7 +166,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "(parse/bind/execute, an unnamed statement planned per execution) or prepared (named prepared statements "
         "through the plan cache: generic plans after 5 executions in auto mode)"))
     _mlpt_option(p, "; the value before the what-if")
-    p.add_argument("--scale", metavar="S", type=positive_int, default=1, help="value of :scale (default 1)")
+    p.add_argument("--scale", metavar="S", type=positive_int, help="value of :scale (default 1)")
     p.set_defaults(lab_handler=_run_replay)
 
     p = scenario_parser(
@@ -172,8 +179,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "one lock partition vs the same number spread over 16. Writes "
         "calibration.json for 'lockscope forecast --calibration'. Each point is repeated, interleaved, and the "
         "best TPS kept. Default 16 clients, 4 s per point, 4 repeats (about 7 minutes); --quick 8 clients, 2 s, "
-        "2 repeats (under 2 minutes on 2 cores).")
-    _scenario_options(p)
+        "2 repeats (under 2 minutes on 2 cores). One server: --pg-bin at most once.")
+    _scenario_options(p, repeat=False)
     p.add_argument("--spilled", metavar="S", type=positive_int, help="main-table locks per transaction (default 24)")
     p.add_argument("--partition", metavar="P", type=int, default=5,
                    help="lock partition the one-partition locks hash to, 0..15 (default 5)")
@@ -293,7 +300,8 @@ def _pg_bins(args: argparse.Namespace) -> tuple[Path | None, ...]:
 
     if not args.pg_bin:
         return (None,)
-    return tuple(resolve_pg_bin(text) for text in args.pg_bin)
+    given = [args.pg_bin] if isinstance(args.pg_bin, str) else args.pg_bin
+    return tuple(resolve_pg_bin(text) for text in given)
 
 
 def _pick(args: argparse.Namespace, name: str, profile: dict[str, Any], key: str | None = None) -> Any:
@@ -306,7 +314,7 @@ def _execute(args: argparse.Namespace, console: Console, scenario: Any) -> int:
     from ..report.lab_report import render_lab, write_lab_report
 
     _, estimate_s = scenario.plan()
-    limit_min = args.time_limit if args.time_limit is not None else (3 * estimate_s + 300) / 60
+    limit_min = args.time_limit / 60 if args.time_limit is not None else (3 * estimate_s + 300) / 60
     if limit_min <= 0:
         raise BadInputError("--time-limit must be positive")
     progress = _RichProgress(make_console(stderr=True))
@@ -359,8 +367,14 @@ def _run_indexes(args: argparse.Namespace, console: Console) -> int:
         extra = tuple(range(0, args.max_extra + 1, args.step))
     else:
         extra = profile["extra_indexes"]
-    mlpts = parse_int_list(args.mlpt, what="--mlpt", minimum=10, maximum=1_000_000) if args.mlpt else profile["mlpts"]
-    custom = any(v is not None for v in (args.extra_indexes, args.max_extra, args.mlpt, args.scale, args.clients,
+    if args.mlpts and args.mlpt is not None:
+        raise BadInputError("give --mlpt N or --mlpts LIST, not both")
+    if args.mlpt is not None and args.mlpt < 10:
+        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+    mlpts = parse_int_list(args.mlpts, what="--mlpts", minimum=10, maximum=1_000_000) if args.mlpts \
+        else (args.mlpt,) if args.mlpt is not None else profile["mlpts"]
+    custom = any(v is not None for v in (args.extra_indexes, args.max_extra, args.mlpt, args.mlpts, args.scale,
+                                         args.clients,
                                          args.duration, args.warmup))
     scenario = IndexesScenario(
         pg_bins=_pg_bins(args), scale=_pick(args, "scale", profile), extra_indexes=extra, mlpts=mlpts,
@@ -392,7 +406,8 @@ def _run_prepared(args: argparse.Namespace, console: Console) -> int:
 
     profile = QUICK if args.quick else DEFAULT
     scenario = PreparedScenario(
-        pg_bins=_pg_bins(args), mlpt=args.mlpt or DEFAULT_LAB_MLPT, executions=args.executions,
+        pg_bins=_pg_bins(args), mlpt=args.mlpt or DEFAULT_LAB_MLPT,
+        executions=args.executions or DEFAULT_EXECUTIONS,
         rows_per_partition=_pick(args, "rows_per_partition", profile), profile="quick" if args.quick else "default")
     return _execute(args, console, scenario)
 
@@ -423,7 +438,7 @@ def _run_replay(args: argparse.Namespace, console: Console) -> int:
         clients=args.clients or (4 if args.quick else 8), duration_s=args.duration or (3.0 if args.quick else 10.0),
         warmup_s=args.warmup or 0.0, protocol=args.protocol or args.protocol_default,
         mlpt=args.mlpt or DEFAULT_LAB_MLPT, drop_indexes=tuple(args.drop_index),
-        settings=tuple(settings), plan_cache_mode=args.plan_cache_mode, scale=args.scale, sample_hz=args.hz,
+        settings=tuple(settings), plan_cache_mode=args.plan_cache_mode, scale=args.scale or 1, sample_hz=args.hz,
         profile="quick" if args.quick else "default")
     return _execute(args, console, scenario)
 

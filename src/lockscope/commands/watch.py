@@ -9,27 +9,31 @@ from pathlib import Path
 from rich.console import Console
 
 from ..errors import BadInputError
+from ..watch import DEFAULT_PORT
 from ._common import (
     add_demo_load_options,
     add_hz_option,
+    add_json_option,
     add_parser,
     add_target_options,
     add_timeout_options,
+    choose_command_target,
     parse_duration,
-    positive_float,
 )
-from ._output import make_console, steps, target_line
+from ._output import check_writable, make_console, note, steps, target_line, write_json
 
 DESCRIPTION = """\
 Sample pg_stat_activity on one connection at --hz (1-100 per second, steady schedule; late ticks are counted)
 and show live: average active sessions (AAS) by wait class, the LWLock:LockManager share over the last minute,
 the top statements by LockManager samples (query_id joined to pg_stat_statements text when available) and the
-sample rate achieved. Ctrl-C stops cleanly and prints a summary (exit 0).
+sample rate achieved. Ctrl-C stops cleanly and prints a summary (exit 130, as every command); --json writes the
+summary as JSON too.
 
-The server: --dsn, else the PG* environment, else libpq's defaults (the local socket), as for psql. With --demo,
-lockscope starts its own embedded PostgreSQL 18 and runs a contended demo load on it (pgbench select-only, 100
-extra indexes on pgbench_accounts, 16 clients, max_locks_per_transaction 16) for --duration (default 60 s), so
-`lockscope watch --demo` shows LockManager contention live; it never starts a server or a load otherwise.
+The server: --dsn (or psql's -h -p -U -d), else the PG* environment, else libpq's defaults (the local socket), as
+for psql. With --demo, lockscope starts its own embedded PostgreSQL 18 and runs a contended demo load on it
+(pgbench select-only, 100 extra indexes on pgbench_accounts, 16 clients, max_locks_per_transaction 16) for
+--duration (default 60 s), so `lockscope watch --demo` shows LockManager contention live; it never starts a server
+or a load otherwise.
 
 Observer cost: each sample is one query of pg_stat_get_activity(NULL), which takes no heavyweight lock and no
 lock-manager LWLock (the pg_stat_activity view would put 6 shared-catalog locks in the main lock table per
@@ -53,7 +57,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``watch`` sub-command."""
     p = add_parser(sub, "watch",
                    help="sample pg_stat_activity at up to 100 Hz and catch LWLock:LockManager waits live",
-                   description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, 143))
+                   description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, 130, 143))
     add_target_options(p, what="watch", scratch="a scratch PostgreSQL running the contended demo load",
                        flag="--demo")
     add_hz_option(p)
@@ -64,21 +68,30 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "the default)")
     p.add_argument("--duration", type=parse_duration, metavar="TIME",
                    help="stop after this long, e.g. 60s, 5m, 1h (default: until Ctrl-C; 60s with --demo)")
+    add_json_option(p, schema="lockscope/watch/v1: the summary, written when the watch ends")
     p.add_argument("--record", type=Path, metavar="FILE",
                    help="record every sample to a new SQLite file (committed every second)")
-    p.add_argument("--locks-every", type=positive_float, metavar="SECONDS",
-                   help="also take a pg_locks snapshot every SECONDS (minimum 1; default off): per backend its "
+    p.add_argument("--locks-every", type=parse_duration, metavar="TIME",
+                   help="also take a pg_locks snapshot every TIME, e.g. 5s, 1m (minimum 1s; default off): per "
+                        "backend its "
                         "relation locks and how many are not fast-path (in the main lock table). COST: each "
                         "snapshot takes every backend's fast-path LWLock and then all 16 lock-partition LWLocks "
                         "in shared mode while it copies the lock table, stalling backends that are acquiring or "
                         "releasing main-table locks meanwhile (the contended ones); measured on the contended demo "
                         "load: one snapshot per second added ~0.1%% of a 2-core machine's CPU, its TPS effect "
                         "below the noise (BENCHMARKS.md)")
-    p.add_argument("--prometheus", metavar="[HOST:]PORT",
-                   help="serve the figures as Prometheus metrics on HOST:PORT (host default 127.0.0.1), "
-                        "e.g. lockscope_active_sessions, lockscope_lockmanager_waiting_sessions, "
-                        "lockscope_main_table_relation_locks (with --locks-every)")
-    add_timeout_options(p, lock_ms=None, statement_ms=500, what="lockscope query")
+    p.add_argument("--prometheus", metavar="[HOST:]PORT", nargs="?", const=f"127.0.0.1:{DEFAULT_PORT}",
+                   help="serve the figures as Prometheus metrics (docs/monitoring.md) on HOST:PORT; alone: "
+                        f"127.0.0.1:{DEFAULT_PORT} (host default 127.0.0.1: give 0.0.0.0 or an address only where "
+                        "the network may read the metrics; they carry no SQL text unless "
+                        "--prometheus-query-text), e.g. lockscope_activity_active_sessions, "
+                        "lockscope_lockmanager_waiting_sessions, lockscope_locks_relation_main_table (with "
+                        "--locks-every)")
+    p.add_argument("--prometheus-query-text", action="store_true",
+                   help="also export lockscope_statement_info{queryid,query} with the statements' text (first 200 "
+                        "characters; with literals when pg_stat_statements is missing): off by default, the "
+                        "series name statements by queryid only")
+    add_timeout_options(p, what="lockscope query")
     p.add_argument("--no-live", action="store_true",
                    help="no live view (also when stdout is not a terminal); print only the summary")
     add_demo_load_options(p)
@@ -88,6 +101,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _check(args: argparse.Namespace) -> None:
     from ..watch.engine import MIN_LOCKS_EVERY_S
 
+    check_writable(args.json)
+    if args.prometheus_query_text and not args.prometheus:
+        raise BadInputError("--prometheus-query-text applies to --prometheus")
     if args.locks_every is not None and args.locks_every < MIN_LOCKS_EVERY_S:
         raise BadInputError(f"--locks-every {args.locks_every:g}: at least {MIN_LOCKS_EVERY_S:g} s (each pg_locks "
                             "snapshot takes all 16 lock-partition LWLocks)")
@@ -101,12 +117,11 @@ def _check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    """Watch a server (or the demo), render live, print the summary; exit 0 also on Ctrl-C."""
-    from ..target import choose_target
+    """Watch a server (or the demo), render live, print the summary; exit 130 on Ctrl-C (after the summary)."""
     from ..watch.prometheus import parse_listen
 
     _check(args)
-    choice = choose_target(args.dsn, scratch=args.scratch, scratch_flag="--demo", scratch_only={
+    choice = choose_command_target(args, scratch_flag="--demo", scratch_only={
         "--pg-bin": args.pg_bin, "--mlpt": args.mlpt, "--demo-indexes": args.demo_indexes,
         "--demo-clients": args.demo_clients})
     listen = parse_listen(args.prometheus) if args.prometheus else None
@@ -156,9 +171,9 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
 
     config = WatchConfig(dsn=dsn, hz=args.hz, duration_s=duration, record_path=args.record,
                          locks_every_s=args.locks_every, statement_timeout_ms=args.statement_timeout,
-                         source=args.source)
+                         lock_timeout_ms=args.lock_timeout, source=args.source)
     watcher = Watcher(config)
-    exporter = PrometheusExporter(watcher.state, *listen) if listen else None
+    exporter = PrometheusExporter(watcher.state, *listen, query_text=args.prometheus_query_text) if listen else None
     try:
         watcher.start()
     except BaseException:
@@ -166,16 +181,18 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
             exporter.close()
         raise
     endpoint = watcher.state.endpoint
+    to_stdout = args.json is not None and str(args.json) == "-"
+    info = make_console(stderr=True) if to_stdout else console
     if endpoint is not None:
-        console.print(target_line("watch", endpoint.label(), target), markup=False, highlight=False)
+        note(info, target_line("watch", endpoint.label(), target))
     state = watcher.state
-    console.print(f"lockscope watch: samples from {state.source_detail}"
-                  + (f" ({state.source_note})" if state.source_note else ""), markup=False, highlight=False)
+    note(info, f"lockscope watch: samples from {state.source_detail}"
+         + (f" ({state.source_note})" if state.source_note else ""))
     header = LiveHeader(target=target, hz=args.hz, duration_s=duration,
                         record=str(args.record) if args.record else None,
                         prometheus_url=exporter.url if exporter else None,
                         started_monotonic_s=time.monotonic())
-    live = console.is_terminal and not args.no_live
+    live = console.is_terminal and not args.no_live and not to_stdout  # --json -: stdout is the JSON's
     reason = "stopped"
     terminated: BaseException | None = None
     try:
@@ -187,11 +204,10 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
                 view.update(render_live(watcher.state, header))
         else:
             if not args.no_live:
-                console.print(f"lockscope watch: sampling at {args.hz:g} Hz"
-                              + (f", recording {args.record}" if args.record else "")
-                              + (f", metrics {exporter.url}" if exporter else "")
-                              + (f" for {args.duration:g} s" if args.duration else ", Ctrl-C to stop"),
-                              markup=False, highlight=False)
+                note(info, f"lockscope watch: sampling at {args.hz:g} Hz"
+                     + (f", recording {args.record}" if args.record else "")
+                     + (f", metrics {exporter.url}" if exporter else "")
+                     + (f" for {args.duration:g} s" if args.duration else ", Ctrl-C to stop"))
             while not watcher.wait(1.0):
                 pass
         reason = "duration"
@@ -206,7 +222,18 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
             exporter.close()
     if watcher.error is not None:
         raise watcher.error
-    console.print(render_summary(summary))
+    if not to_stdout:
+        console.print(render_summary(summary))
+    if args.json is not None:
+        from ..report.watch_json import watch_summary_to_dict
+
+        server = {"version": summary.server_version}
+        if endpoint is not None:
+            server.update(host=endpoint.host, port=str(endpoint.port), database=endpoint.database)
+        write_json(args.json, watch_summary_to_dict(summary, source="watch", server=server), info, stdout=console)
     if terminated is not None:
         raise terminated
+    if reason == "interrupted":
+        note(make_console(stderr=True), "lockscope watch: interrupted (Ctrl-C): summary above, recording closed")
+        return 130
     return 0

@@ -1,0 +1,42 @@
+"""``lockscope completion bash|zsh``: shell completion generated from lockscope's own argparse parsers by shtab
+(PyPI ``shtab``), so it never drifts from the options."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+
+from ._common import FILE_ONLY_CODES, add_parser
+
+#: Shells shtab writes a completion script for.
+SHELLS = ("bash", "zsh", "tcsh")
+
+DESCRIPTION = """\
+Print a completion script for SHELL, generated from lockscope's argparse parsers with shtab. Install it:
+
+  bash:  lockscope completion bash > ~/.local/share/bash-completion/completions/lockscope
+  zsh:   lockscope completion zsh > "${fpath[1]}/_lockscope"   (a directory in $fpath; then compinit)
+  tcsh:  lockscope completion tcsh > ~/.lockscope.completion.csh; source it from ~/.tcshrc
+"""
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``completion`` sub-command."""
+    p = add_parser(sub, "completion", help="print a shell completion script (bash, zsh, tcsh)",
+                   description=DESCRIPTION, exit_codes=FILE_ONLY_CODES, quiet=False)
+    p.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or tcsh")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    """Print the script for ``args.shell`` on standard output."""
+    import sys
+
+    import shtab
+
+    from ..cli import build_parser
+
+    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    sys.stdout.flush()
+    return 0
