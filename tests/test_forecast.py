@@ -221,7 +221,7 @@ def test_fit_calibration_recovers_the_costs_it_was_built_from() -> None:
     known = Calibration(base, fast, main, hold, cpus=2, generic_base_cpu_s=generic, planned_relation_cpu_s=planned,
                         idle_round_trip_s=trip, cpu_growth_per_doubling=growth, coherence_cpu_s=coherence,
                         sleep_cpu_s=sleep, wake_latency_s=wake, executor_relation_cpu_s=executor,
-                        base_plan_s=8e-6, base_exec_s=3e-6)
+                        base_plan_s=8e-6, base_exec_s=3e-6, explain_plan_extra_s=4e-6, explain_exec_extra_s=7e-6)
     one_load = (25.0,) + (0.0,) * 15
     lm = forecast(Demands(g16 + 24 * (fast + main), one_load, known), 2, 16).partition_wait_ms / 1000
     rows += [
@@ -237,7 +237,7 @@ def test_fit_calibration_recovers_the_costs_it_was_built_from() -> None:
         {"point": "generic_one", "clients": 16, "max_locks_per_transaction": 16, "tps": x_one / 2},  # slowed
     ]
     cal, checks = fit_calibration(rows, spilled=24, clients=16, cores=2, server_version="18.6",
-                                  base_statement_ms=(0.008, 0.003))
+                                  base_statement_ms=(0.008, 0.003), base_explain_ms=(0.012, 0.010))
     assert cal.source.startswith("lockscope lab ceiling")
     fitted = {k: v for k, v in cal.to_json().items() if isinstance(v, float)}
     assert fitted == pytest.approx({k: v for k, v in known.to_json().items() if isinstance(v, float)}, rel=1e-6)

@@ -278,11 +278,28 @@ class OwnCost:
     :ivar plan_s: planning time (s), None when unknown.
     :ivar exec_s: execution time (s), None when unknown.
     :ivar source: the source of each, in words.
+    :ivar plan_by_explain: ``plan_s`` is EXPLAIN's "Planning Time" (one call, its own instrumentation), not a
+        steady-state mean (pg_stat_statements).
+    :ivar exec_by_explain: ``exec_s`` is ``EXPLAIN ANALYZE``'s "Execution Time".
     """
 
     plan_s: float | None
     exec_s: float | None
     source: str
+    plan_by_explain: bool = False
+    exec_by_explain: bool = False
+
+    def steady(self, calibration: Calibration) -> OwnCost:
+        """The times as a steady-state mean (what pg_stat_statements records, the basis of
+        :meth:`Calibration.overhead_s`): EXPLAIN's figures less what EXPLAIN adds to the base statement's
+        (:attr:`Calibration.explain_plan_extra_s`, :attr:`Calibration.explain_exec_extra_s`), at least 0."""
+        plan = self.plan_s
+        if plan is not None and self.plan_by_explain:
+            plan = max(0.0, plan - calibration.explain_plan_extra_s)
+        exec_s = self.exec_s
+        if exec_s is not None and self.exec_by_explain:
+            exec_s = max(0.0, exec_s - calibration.explain_exec_extra_s)
+        return OwnCost(plan, exec_s, self.source)
 
     def own_s(self, plans: bool) -> float | None:
         """Per call (s): execution, plus planning when the call plans; None when the execution time is unknown."""
@@ -325,7 +342,7 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
         timed_plan_ms, timed_exec_ms = time_on_scratch(scratch_conninfo, text)
         return OwnCost(timed_plan_ms / 1000.0, timed_exec_ms / 1000.0,
                        f"timed on the scratch server (EXPLAIN ANALYZE, median of 20): {timed_exec_ms:.3f} ms "
-                       f"execution, {timed_plan_ms:.3f} ms planning")
+                       f"execution, {timed_plan_ms:.3f} ms planning", plan_by_explain=True, exec_by_explain=True)
     verbose = session.facts.server_version_num >= PG14
     with session.probe_transaction():
         options = "SUMMARY, VERBOSE" if verbose else "SUMMARY"
@@ -334,7 +351,7 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
     planning = f"{plan_ms:.3f} ms planning (EXPLAIN on this server)" if plan_ms is not None else "planning unknown"
     if exec_cost_ms is not None:
         return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_cost_ms / 1000.0,
-                       f"--exec-cost {exec_cost_ms:g} ms execution, {planning}")
+                       f"--exec-cost {exec_cost_ms:g} ms execution, {planning}", plan_by_explain=True)
     qid = next((int(m.group(1)) for ln in lines if (m := _QUERY_ID.match(ln))), None)
     settings = read_settings(session)
     if qid is not None and settings.pgss_schema is not None:
@@ -346,13 +363,14 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
             row = {}
         if row.get("calls") and row.get("mean_exec_ms") is not None:
             exec_ms = float(row["mean_exec_ms"])
-            if row.get("mean_plan_ms") is not None:
+            by_explain = row.get("mean_plan_ms") is None
+            if not by_explain:
                 plan_ms = float(row["mean_plan_ms"])
                 planning = f"{plan_ms:.3f} ms planning (pg_stat_statements)"
             return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_ms / 1000.0,
                            f"pg_stat_statements on this server: {exec_ms:.3f} ms execution over "
-                           f"{int(row['calls']):,} calls, {planning}")
-    return OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, _UNKNOWN_EXEC)
+                           f"{int(row['calls']):,} calls, {planning}", plan_by_explain=by_explain)
+    return OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, _UNKNOWN_EXEC, plan_by_explain=True)
 
 
 def _check_model(cores: int, clients: int) -> None:
@@ -403,7 +421,7 @@ def forecast_statement(
     shared = _shared_of(session, [lk.relation_oid for e in fp.executions for lk in e.locks])
     progress("the statement's own cost")
     own = statement_own_cost(session, bind_params(check_statement(sql), params, session.literal),
-                             exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo)
+                             exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo).steady(calibration)
     shape = own.apply(shape_from_footprint(fp, db_oid, shared))
     notes = [f"the statement's own cost: {own.source}"]
     if drops:

@@ -63,7 +63,7 @@ from ..forecast.model import Demands, convoy_factor, forecast
 from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition, transaction_traffic
 from ..pgbench import pgbench_init
 from ..server import ScratchServer, ScratchSettings
-from .load import install_pg_stat_statements, measure_load_columns
+from .load import install_pg_stat_statements, is_pk_select, measure_load, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
@@ -164,8 +164,10 @@ class CeilingScenario:
             ctx.progress.step(f"PG {info.pg_version}: pgbench -i -s 1 and the calibration tables")
             pgbench_init(server, 1)
             install_pg_stat_statements(server)
-            plan_ms, exec_ms = time_on_scratch(server.conninfo(), BASE_STATEMENT, runs=200)
-            ctx.extras["base_statement_ms"] = {"statement": BASE_STATEMENT, "plan": plan_ms, "exec": exec_ms}
+            explain_ms = time_on_scratch(server.conninfo(), BASE_STATEMENT, runs=200)
+            steady_ms = _base_steady_ms(server, self.duration_s)
+            ctx.extras["base_statement_ms"] = {"statement": BASE_STATEMENT, "explain": list(explain_ms),
+                                               "pg_stat_statements": list(steady_ms)}
             one, spread = self._tables(server)
             scripts = self._scripts(ctx.out_dir)
             ctx.extras["one_partition_tables"] = list(one)
@@ -184,7 +186,7 @@ class CeilingScenario:
                 ctx.record(self._measure(server, info, point, clients, mlpt, scripts))
             calibration, checks = fit_calibration(ctx.rows, spilled=self.spilled, clients=self.clients,
                                                   cores=os.cpu_count() or 1, server_version=info.pg_version,
-                                                  base_statement_ms=(plan_ms, exec_ms))
+                                                  base_statement_ms=steady_ms, base_explain_ms=explain_ms)
             save_calibration(calibration, ctx.out_dir / CALIBRATION_FILE)
             ctx.extras["calibration"] = calibration.to_json()
             ctx.extras["checks"] = checks
@@ -303,6 +305,19 @@ class CeilingScenario:
                 "max_locks_per_transaction": mlpt, "relation_locks": locks, "main_table_locks": spilled, **columns}
 
 
+def _base_steady_ms(server: ScratchServer, duration_s: float) -> tuple[float, float]:
+    """The base statement's mean planning and execution time (ms) as pg_stat_statements records them: pgbench -S,
+    one client, with ``track_planning`` on for the database during the run (off again after: it costs a
+    spinlock per planning)."""
+    run_script(server.conninfo(), "ALTER DATABASE postgres SET pg_stat_statements.track_planning = on")
+    try:
+        load = measure_load(server, clients=1, duration_s=max(2.0, duration_s), statement_filter=is_pk_select)
+    finally:
+        run_script(server.conninfo(), "ALTER DATABASE postgres RESET pg_stat_statements.track_planning")
+    plan = load.mean_plan_ms if math.isfinite(load.mean_plan_ms) else 0.0
+    return plan, load.mean_exec_ms if math.isfinite(load.mean_exec_ms) else 0.0
+
+
 def _oids(session: Session, names: Sequence[str]) -> dict[str, int]:
     rows = session.fetch_all("SELECT relname, oid::int8 AS oid FROM pg_catalog.pg_class "
                              "WHERE relnamespace = 'public'::regnamespace AND relname = ANY(%s)", [list(names)])
@@ -398,15 +413,17 @@ def fit_wake_latency(calibration: Calibration, cpu_s: float, acquisitions: int, 
 
 
 def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: int, cores: int,
-                    server_version: str,
-                    base_statement_ms: tuple[float, float] = (0.0, 0.0)) -> tuple[Calibration, dict[str, Any]]:
+                    server_version: str, base_statement_ms: tuple[float, float] = (0.0, 0.0),
+                    base_explain_ms: tuple[float, float] | None = None) -> tuple[Calibration, dict[str, Any]]:
     """The calibration from the measured points (of each point the repeat with the best TPS), and the checks.
 
     Single-client slopes (1 / TPS; the idle round trip cancels): fast-path lock = (generic_200 - generic_2) / 198
     at max_locks_per_transaction 1024 (all fast-path); main-table extra = (generic_200 at 16 - at 1024) / 184;
     planned relation = (index_101 - index_1) / 100 at 1024 - a fast-path lock; executor relation = (scan_200 -
     scan_2) / 198 at 1024 - two fast-path locks (a partition and its index; when measured). ``base_statement_ms``
-    = the base statement's own (planning, execution) time in ms, one client. With every core busy (C clients,
+    = the base statement's own (planning, execution) time in ms as pg_stat_statements records it, one client;
+    ``base_explain_ms`` the same by ``EXPLAIN (ANALYZE, SUMMARY)`` (the extras are the differences, >= 0).
+    With every core busy (C clients,
     CPU per transaction from ``/proc/stat``): base = pk_select_simple - 2 fast-path locks; idle round trip =
     1 / TPS of pk_select_simple alone - its CPU at C; generic base = pk_select_prepared alone - the round trip - 2
     fast-path locks; coherence = (generic_spread - generic_16 - S (fast-path + main-table extra)) / (S + 16)
@@ -466,6 +483,8 @@ def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: in
         cpu_growth_per_doubling=growth, coherence_cpu_s=coherence, sleep_cpu_s=sleep_cpu,
         executor_relation_cpu_s=executor, base_plan_s=base_statement_ms[0] / 1000.0,
         base_exec_s=base_statement_ms[1] / 1000.0,
+        explain_plan_extra_s=max(0.0, (base_explain_ms or base_statement_ms)[0] - base_statement_ms[0]) / 1000.0,
+        explain_exec_extra_s=max(0.0, (base_explain_ms or base_statement_ms)[1] - base_statement_ms[1]) / 1000.0,
         source=f"lockscope lab ceiling on this machine ({cores} cores, PostgreSQL {server_version}, "
                f"{clients} clients, {spilled} spilled locks)")
     cpu_one = busy("generic_16", at) + spilled * (fast + main_extra)
