@@ -171,7 +171,8 @@ import psycopg
 from lockscope.db import connect, run_script
 from lockscope.footprint import Footprint, measure_footprint
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION, Calibration, load_calibration
-from lockscope.forecast.model import TransactionClass, forecast, workload_demands
+from lockscope.forecast.live import LivePoint
+from lockscope.forecast.model import TransactionClass, forecast, forecast_curve, workload_demands
 from lockscope.lab.load import (
     LoadFigures,
     MachineCounters,
@@ -824,57 +825,169 @@ def summary(doc: dict[str, Any]) -> str:
 
 
 # -- reforecast ------------------------------------------------------------------------------------------------------
-def _class(name: str, fp: dict[str, Any], calls: float = 1.0) -> TransactionClass:
+def _class(name: str, fp: dict[str, Any], calls: float = 1.0, own_s: float | None = None,
+           own_at: tuple[int, int, int, int] | None = None) -> TransactionClass:
     return TransactionClass(name, int(fp["fast_path_locks"]), tuple(int(n) for n in fp["partition_load"]), calls,
-                            int(fp["planned_relations"]), bool(fp["plans"]))
+                            int(fp["planned_relations"]), bool(fp["plans"]), executor_relations=1, own_s=own_s,
+                            own_at=own_at)
+
+
+def _at(fp: dict[str, Any]) -> tuple[int, int, int, int]:
+    return int(fp["locks"]), int(fp["planned_relations"]), int(fp["main_table_locks"]), 1
 
 
 def _footprint_at(doc: dict[str, Any], name: str, setting: str) -> dict[str, Any]:
-    if setting == "base":
+    if setting in ("base", "before"):
         fp: dict[str, Any] = doc["statements"][name]["footprint"]
     else:
         fp = doc["fixes"][setting]["footprints"][name]
     return fp
 
 
+def _explain_own(doc: dict[str, Any], name: str, cal: Calibration) -> float:
+    """The statement's own time as ``lockscope forecast --scratch`` finds it: EXPLAIN ANALYZE medians on the
+    scratch server, made steady-state (``OwnCost.steady``)."""
+    ex = doc["statements"][name]["explain"]
+    plan = max(0.0, ex["analyze_planning_ms"]["median"] / 1000.0 - cal.explain_plan_extra_s)
+    execution = max(0.0, ex["analyze_execution_ms"]["median"] / 1000.0 - cal.explain_exec_extra_s)
+    return plan + execution
+
+
+def _statement_classes(doc: dict[str, Any], p: dict[str, Any], cal: Calibration) -> list[TransactionClass]:
+    """Statement mode: each statement's footprint at the point's setting with its own cost measured on its base
+    footprint (a fix moves it by the calibrated per-lock figures)."""
+    name, setting = p["statement"], p["setting"]
+    if name == "mix":
+        calls = {s["name"]: s["calls"] for s in p["statements"] if s["name"]}
+        mix = doc["statements"]["mix"]
+        fps = mix.get("components") or {n: doc["statements"][n]["footprint"] for n in mix["weights"]}
+        return [_class(n, fps[n], calls.get(n) or w, _explain_own(doc, n, cal),
+                       _at(doc["statements"][n]["footprint"])) for n, w in mix["weights"].items()]
+    return [_class(name, _footprint_at(doc, name, setting), 1.0, _explain_own(doc, name, cal),
+                   _at(doc["statements"][name]["footprint"]))]
+
+
+def _live(p: dict[str, Any], cores: int) -> LivePoint:
+    rate = float(p["tps"])
+    # the population as lockscope counts it (pg_stat_activity.state_change over the interval): pgbench's clients
+    return LivePoint(rate, int(p["clients"]), "client backends that ran statements", float(p["aas"]),
+                     float(p["aas_by_class"].get("CPU", 0.0)), float(p["lockmanager_share"]), int(p["samples"]))
+
+
+def _workload_classes(doc: dict[str, Any], p: dict[str, Any], cal: Calibration,
+                      deflate: float) -> list[TransactionClass]:
+    """Workload mode: each statement's pg_stat_statements means over the point, deflated to CPU."""
+    out = []
+    for st in p["statements"]:
+        if not st["name"] or not st["calls"]:
+            continue
+        fp = _footprint_at(doc, st["name"], p["setting"]) if st["name"] in doc["statements"] else None
+        if fp is None:
+            continue
+        plan = st["mean_plan_ms"] if st.get("mean_plan_ms") is not None and math.isfinite(st["mean_plan_ms"]) else 0
+        own = (plan + st["mean_exec_ms"]) * deflate / 1000.0
+        out.append(_class(st["name"], fp, float(st["calls"]), own, _at(fp)))
+    return out
+
+
 def reforecast(doc: dict[str, Any], cal: Calibration) -> list[dict[str, Any]]:
-    """The model's forecast of every best point of a points.json (no measurement): the statement's measured
-    footprint at the point's setting as one transaction class; the mix as its components weighted by the calls
-    pg_stat_statements counted in that point."""
+    """The model over every best point of a points.json (no measurement), two ways:
+
+    - **statement**: what ``lockscope forecast SQL --scratch --setup`` says at the point's clients: the footprint,
+      the own cost from the recorded EXPLAIN ANALYZE medians, no think time;
+    - **workload** ("model vs now"): what ``lockscope forecast`` on the live server solves first at the measured
+      operating point: pg_stat_statements times of that point deflated to CPU, the population = the client
+      backends that ran statements, the think time by Little's law; before any re-anchoring.
+    """
     out = []
     cores = int(doc["machine"]["cores"])
     for p in doc["points"]:
         if not p["best"]:
             continue
-        name, setting = p["statement"], p["setting"]
-        if name == "mix":
-            calls = {s["name"]: s["calls"] for s in p["statements"] if s["name"]}
-            mix = doc["statements"]["mix"]
-            fps = mix.get("components") or {n: doc["statements"][n]["footprint"] for n in mix["weights"]}
-            classes = [_class(n, fps[n], calls.get(n) or w) for n, w in mix["weights"].items()]
-        else:
-            classes = [_class(name, _footprint_at(doc, name, setting))]
-        f = forecast(workload_demands(classes, cal), cores, int(p["clients"]))
-        out.append({"statement": name, "setting": setting, "clients": p["clients"], "measured_tps": p["tps"],
-                    "forecast_tps": f.throughput_tps, "ratio": f.throughput_tps / p["tps"],
+        f = forecast(workload_demands(_statement_classes(doc, p, cal), cal), cores, int(p["clients"]))
+        live = _live(p, cores)
+        w_classes = _workload_classes(doc, p, cal, live.cpu_deflation(cores))
+        w = forecast_curve(workload_demands(w_classes, cal), cores, [max(1, live.population)],
+                           think_s=live.think_s(cores))[0] if w_classes else None
+        out.append({"statement": p["statement"], "setting": p["setting"], "clients": p["clients"],
+                    "measured_tps": p["tps"], "forecast_tps": f.throughput_tps, "ratio": f.throughput_tps / p["tps"],
                     "measured_lockmanager_share": p["lockmanager_share"],
                     "forecast_lockmanager_share": f.lockmanager_share,
                     "measured_cpu_us_per_txn": p["cpu_us_per_transaction"],
-                    "forecast_cpu_us_per_txn": f.cpu_per_transaction_us, "binding": f.binding_resource})
+                    "forecast_cpu_us_per_txn": f.cpu_per_transaction_us, "binding": f.binding_resource,
+                    "population": live.population, "think_ms": live.think_s(cores) * 1000.0,
+                    "workload_tps": w.throughput_tps if w else None,
+                    "workload_ratio": w.throughput_tps / p["tps"] if w else None,
+                    "workload_lockmanager_share": w.lockmanager_share if w else None})
     return out
 
 
-def reforecast_table(rows: Sequence[dict[str, Any]]) -> str:
-    lines = ["| statement | setting | clients | measured TPS | forecast TPS | forecast / measured | LockManager "
-             "measured / forecast | CPU µs/txn measured / forecast | binding (forecast) |",
-             "|---|---|---:|---:|---:|---:|---|---|---|"]
+def fix_gains(doc: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each fix's measured gain (after / before TPS, paired runs) against the forecast's (statement mode, the same
+    clients), with the LockManager shares."""
+    by = {(r["statement"], r["setting"], r["clients"]): r for r in rows}
+    out = []
+    for c in (doc.get("fixes") or {}).get("comparison", []):
+        before = by.get((c["statement"], "before", c["clients"]))
+        after = by.get((c["statement"], c["fix"], c["clients"]))
+        if before is None or after is None:
+            continue
+        out.append({"fix": c["fix"], "statement": c["statement"], "clients": c["clients"],
+                    "measured_gain": c["tps_ratio"] - 1.0,
+                    "forecast_gain": after["forecast_tps"] / before["forecast_tps"] - 1.0,
+                    "measured_lockmanager": (c["before_lockmanager_share"], c["after_lockmanager_share"]),
+                    "forecast_lockmanager": (before["forecast_lockmanager_share"],
+                                             after["forecast_lockmanager_share"]),
+                    "measured_cpu_us": (c["before_cpu_us_per_txn"], c["after_cpu_us_per_txn"]),
+                    "forecast_cpu_us": (before["forecast_cpu_us_per_txn"], after["forecast_cpu_us_per_txn"])})
+    return out
+
+
+def reforecast_table(rows: Sequence[dict[str, Any]], gains: Sequence[dict[str, Any]] = ()) -> str:
+    lines = ["| statement | setting | clients | measured TPS | statement forecast (ratio) | model vs now: "
+             "population, think ms, forecast (ratio) | LockManager measured / statement / workload | CPU µs/txn "
+             "measured / forecast | binding (forecast) |",
+             "|---|---|---:|---:|---|---|---|---|---|"]
     for r in rows:
+        wl = (f"{r['population']}, {r['think_ms']:.2f}, {_f(r['workload_tps'], ',.0f')} "
+              f"({_f(r['workload_ratio'], '.2f')})" if r["workload_tps"] is not None else "–")
         lines.append(f"| {r['statement']} | {r['setting']} | {r['clients']} | {_f(r['measured_tps'], ',.0f')} | "
-                     f"{_f(r['forecast_tps'], ',.0f')} | {_f(r['ratio'], '.2f')} | "
-                     f"{_f(r['measured_lockmanager_share'], '.0%')} / {_f(r['forecast_lockmanager_share'], '.0%')} | "
+                     f"{_f(r['forecast_tps'], ',.0f')} ({_f(r['ratio'], '.2f')}) | {wl} | "
+                     f"{_f(r['measured_lockmanager_share'], '.0%')} / {_f(r['forecast_lockmanager_share'], '.0%')} / "
+                     f"{_f(r['workload_lockmanager_share'], '.0%')} | "
                      f"{_f(r['measured_cpu_us_per_txn'], '.0f')} / {_f(r['forecast_cpu_us_per_txn'], '.0f')} | "
                      f"{r['binding']} |")
+    if gains:
+        lines += ["", "| fix | statement | clients | TPS gain measured / forecast | LockManager measured "
+                  "before → after | forecast before → after | CPU µs/txn measured before → after | forecast |",
+                  "|---|---|---:|---|---|---|---|---|"]
+        for g in gains:
+            ml, fl, mc, fc = (g["measured_lockmanager"], g["forecast_lockmanager"], g["measured_cpu_us"],
+                              g["forecast_cpu_us"])
+            lines.append(f"| {g['fix']} | {g['statement']} | {g['clients']} | {100 * g['measured_gain']:+.0f} % / "
+                         f"{100 * g['forecast_gain']:+.0f} % | {_f(ml[0], '.0%')} → {_f(ml[1], '.0%')} | "
+                         f"{_f(fl[0], '.0%')} → {_f(fl[1], '.0%')} | {_f(mc[0], '.0f')} → {_f(mc[1], '.0f')} | "
+                         f"{_f(fc[0], '.0f')} → {_f(fc[1], '.0f')} |")
     return "\n".join(lines)
+
+
+def accuracy_summary(rows: Sequence[dict[str, Any]], gains: Sequence[dict[str, Any]]) -> str:
+    """The goals of issue 19 over the rows: TPS within 25 %, LockManager share within 10 points, fix gains within
+    10 points."""
+    def within(values: Sequence[float], tol: float) -> str:
+        ok = sum(1 for v in values if abs(v) <= tol)
+        return f"{ok} of {len(values)}"
+    ratios = [r["ratio"] - 1 for r in rows if r["ratio"] is not None and math.isfinite(r["ratio"])]
+    now = [r["workload_ratio"] - 1 for r in rows if r["workload_ratio"] is not None]
+    lm = [r["forecast_lockmanager_share"] - r["measured_lockmanager_share"] for r in rows
+          if r["measured_lockmanager_share"] is not None and math.isfinite(r["measured_lockmanager_share"])]
+    lm_now = [r["workload_lockmanager_share"] - r["measured_lockmanager_share"] for r in rows
+              if r["workload_lockmanager_share"] is not None and r["measured_lockmanager_share"] is not None
+              and math.isfinite(r["measured_lockmanager_share"])]
+    g = [x["forecast_gain"] - x["measured_gain"] for x in gains]
+    return (f"statement forecast TPS within 25 %: {within(ratios, 0.25)}; model vs now within 25 %: "
+            f"{within(now, 0.25)}; LockManager share within 10 points: statement {within(lm, 0.10)}, "
+            f"model vs now {within(lm_now, 0.10)}; fix gains within 10 points: {within(g, 0.10)}")
 
 
 def run_reforecast(points: Path, calibration: Path | None) -> None:
@@ -885,11 +998,14 @@ def run_reforecast(points: Path, calibration: Path | None) -> None:
     cal_file = calibration or points.parent / "calibration.json"
     cal = load_calibration(cal_file) if cal_file.exists() else DEFAULT_CALIBRATION
     rows = reforecast(doc, cal)
+    gains = fix_gains(doc, rows)
     (points.parent / "reforecast.json").write_text(json.dumps(
         _nan_to_none({"points": str(points), "calibration": str(cal_file) if cal_file.exists() else "default",
-                      "git_commit": _git_commit(), "rows": rows}), indent=1) + "\n")
+                      "git_commit": _git_commit(), "rows": rows, "fix_gains": gains}), indent=1) + "\n")
     print(f"calibration: {cal_file if cal_file.exists() else 'DEFAULT_CALIBRATION'}\n")
-    print(reforecast_table(rows))
+    print(reforecast_table(rows, gains))
+    print()
+    print(accuracy_summary(rows, gains))
 
 
 # -- main ------------------------------------------------------------------------------------------------------------

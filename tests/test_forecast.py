@@ -268,7 +268,7 @@ def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions() -> No
     # the population is the connections that ran statements over the interval: pgbench's 2, whatever the
     # instant; the model is compared with the measured calls/s before it forecasts
     assert report.live is not None and report.live.population == report.clients == 2
-    assert report.clients_source.startswith("client backends seen running statements")
+    assert report.clients_source.startswith("client backends that ran statements in the interval")
     assert report.anchor is not None and report.anchor.measured_tps == pytest.approx(report.measured.rate_tps)
     assert any(n.startswith("model vs now") for n in report.notes)
     assert report.what_if is not None

@@ -262,3 +262,17 @@ def test_bad_calibration_file(tmp_path: Path, content: str, message: str) -> Non
         load_calibration(path)
     with pytest.raises(BadInputError, match="cannot read"):
         load_calibration(tmp_path / "missing.json")
+
+
+def test_think_time_by_littles_law_unless_the_cores_are_saturated() -> None:
+    """10 connections, 1,000 calls/s, 1 session active on average: each call is 1 ms in the server, so each
+    connection spends 9 ms outside it between calls. With the sampled backends on CPU filling both cores, the
+    unseen time is the wait for a core (the model's), not think time."""
+    from lockscope.forecast.live import LivePoint
+
+    idle_cores = LivePoint(1000.0, 10, "test", aas=1.0, aas_cpu=0.5, lockmanager_share=0.0, samples=100)
+    assert idle_cores.server_time_s == pytest.approx(0.001)
+    assert idle_cores.think_s(2) == pytest.approx(0.009)
+    busy_cores = replace(idle_cores, aas=2.0, aas_cpu=1.9)
+    assert busy_cores.think_s(2) == 0.0
+    assert busy_cores.think_s(8) == pytest.approx(0.008)

@@ -252,6 +252,7 @@ class Diagnosis:
     :ivar clients: clients of the forecast (count: the connections the watch saw running statements, >= 1).
     :ivar live: the measured operating point the forecast started from (None: no calls or no sample).
     :ivar anchor: the model against that point before any what-if (None without ``live``).
+    :ivar think_s: each connection's time between calls outside the server the forecast used (s).
     :ivar status: one of :data:`STATUSES`: ``contention`` (LockManager share >= :data:`LOCKMANAGER_SHARE_PROBLEM`
         with >= :data:`LOCKMANAGER_AAS_MIN` sessions waiting), ``risk`` (no contention, main-lock-table
         acquisitions/s >= :data:`RISK_MAIN_PER_S`), else ``healthy``.
@@ -279,6 +280,7 @@ class Diagnosis:
     notes: tuple[str, ...] = ()
     live: LivePoint | None = None
     anchor: Anchor | None = None
+    think_s: float = 0.0
     timings_s: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -657,6 +659,7 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     :raises DatabaseError, ConnectionFailedError: the catalog or the sampling connection failed.
     """
     from ..audit import AuditOptions, run_audit
+    from ..forecast.engine import connections_doing_work, server_clock
     from ..forecast.live import live_from_watch
     from ..shapes import database_facts
 
@@ -669,8 +672,11 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     watcher = Watcher(config)
     started = False
 
+    since: list[object] = []
+
     def start_watch() -> None:
         nonlocal started
+        since.append(server_clock(session))
         say(f"sampling wait events for {options.duration_s:g} s at {options.hz:g} Hz")
         watcher.start()
         started = True
@@ -703,7 +709,8 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     database_oid, _ = database_facts(session)
     say("matching statements and ranking fixes")
     rate = sum(a.calls_per_s for a in report.workload.statements if not a.skipped_reason and a.weighted_plans())
-    live = live_from_watch(summary, rate, report.database) if rate > 0 else None
+    connections = connections_doing_work(session, since[0]) if since else None
+    live = live_from_watch(summary, rate, report.database, connections) if rate > 0 else None
     deflate = live.cpu_deflation(options.cores) if live is not None else 1.0
     wl = _workload(session, report, database_oid, deflate) if report.workload.available else None
     if not report.workload.available:
@@ -747,5 +754,6 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
         partition_per_s=parts_now, partition_per_s_after=after_parts, statements_measured=measured,
         forecast_before=before, forecast_after=after, clients=clients, status=status, verdict=verdict,
         notes=tuple(notes) + report.notes, live=live, anchor=solved.anchor if solved is not None else None,
+        think_s=solved.think_s if solved is not None else 0.0,
         timings_s={"audit": t_audit - t0, "watch_end": t_watch - t0, "total": time.monotonic() - t0},
     )

@@ -62,6 +62,7 @@ __all__ = [
     "OwnCost",
     "ScenarioForecast",
     "WhatIf",
+    "connections_doing_work",
     "curve_clients",
     "default_cores",
     "forecast_live",
@@ -69,6 +70,7 @@ __all__ = [
     "forecast_statement",
     "forecast_workload",
     "saturation_rate",
+    "server_clock",
     "statement_own_cost",
     "transaction_class",
     "workload_own_cost",
@@ -220,6 +222,24 @@ class ForecastReport:
         return {"tps": b.throughput_tps / a.throughput_tps - 1.0 if a.throughput_tps > 0 else 0.0,
                 "lockmanager_share_before": a.lockmanager_share, "lockmanager_share_after": b.lockmanager_share,
                 "cpu_us_before": a.cpu_per_transaction_us, "cpu_us_after": b.cpu_per_transaction_us}
+
+
+def server_clock(session: Session) -> object:
+    """The server's clock now (``clock_timestamp()``; a datetime), the start of an interval.
+
+    :raises DatabaseError: the query failed.
+    """
+    return session.query("forecast_clock")[0]["now"]
+
+
+def connections_doing_work(session: Session, since: object) -> int:
+    """The current database's client backends (lockscope's left out) that ran a statement since ``since`` (a
+    :func:`server_clock` value) or run one now (count, ``sql/forecast_population.sql``): in a closed loop, the
+    population of clients.
+
+    :raises DatabaseError: the query failed.
+    """
+    return int(session.query("forecast_population", [since])[0]["connections"])
 
 
 def transaction_class(shape: StatementShape, own_factor: float = 1.0) -> TransactionClass:
@@ -492,8 +512,10 @@ def forecast_workload(
     progress("reading pg_stat_statements" + (f" ({interval_s:g} s interval)" if interval_s else ""))
     sampler = BackgroundSampler(dsn, hz=10.0) if dsn is not None and interval_s > 0 else None
     started: list[bool] = []
+    since: list[object] = []
 
     def start_sampling() -> None:
+        since.append(server_clock(session))
         if sampler is not None:
             sampler.__enter__()
             started.append(True)
@@ -508,7 +530,8 @@ def forecast_workload(
     progress("reading the catalog")
     audits = probe_statements(session, read_catalog(session), rows, progress=progress)
     rate = sum(a.calls_per_s for a in audits if a.weighted_plans()) if interval_s > 0 or workload.since_s else None
-    live = live_point(samples, rate or 0.0, facts.database, own_pids=(session.backend_pid,)) \
+    live = live_point(samples, rate or 0.0, facts.database, own_pids=(session.backend_pid,),
+                      connections=connections_doing_work(session, since[0]) if since else None) \
         if samples and rate else None
     notes = list(workload.notes)
     measured_shapes, whatif_shapes = _workload_shapes(
@@ -563,7 +586,7 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
     population = live.population if live is not None else None
     n = clients or population or 16
     _check_model(cores, n)
-    think = live.think_s if live is not None else 0.0
+    think = live.think_s(cores) if live is not None else 0.0
     anchor = None
     if live is not None and population:
         def solve(factor: float) -> Forecast:
@@ -571,7 +594,7 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
             return forecast_curve(demands, cores, [population], think_s=think)[0]
 
         anchor = anchor_costs(solve, live.rate_tps, live.lockmanager_share)
-        notes.append(_anchor_note(anchor, live))
+        notes.append(_anchor_note(anchor, live, think))
     factor = anchor.factor if anchor is not None else 1.0
     measured = forecast_shapes("measured", measured_shapes, capacity, calibration, cores=cores, clients=n,
                                rate_tps=rate_tps, think_s=think, own_factor=factor)
@@ -582,9 +605,9 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
     return LiveForecast(measured, after, n, source, think, anchor)
 
 
-def _anchor_note(anchor: Anchor, live: LivePoint) -> str:
+def _anchor_note(anchor: Anchor, live: LivePoint, think_s: float) -> str:
     head = (f"model vs now: {anchor.model_tps:,.0f} calls/s forecast at the measured {live.population} connections "
-            f"(think time {live.think_s * 1000:.2f} ms) against {anchor.measured_tps:,.0f} measured "
+            f"(think time {think_s * 1000:.2f} ms) against {anchor.measured_tps:,.0f} measured "
             f"({100 * anchor.off:+.0f} %)")
     if anchor.reanchored:
         return (head + f": beyond {100 * ANCHOR_TOLERANCE:.0f} %, every statement's own cost was multiplied by "

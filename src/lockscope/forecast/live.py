@@ -28,10 +28,12 @@ from ..watch.engine import WatchSummary
 from ..watch.sampler import Sample
 from .model import Forecast
 
-__all__ = ["ANCHOR_TOLERANCE", "Anchor", "LivePoint", "anchor_costs", "live_from_watch", "live_point"]
+__all__ = ["ANCHOR_TOLERANCE", "SATURATED", "Anchor", "LivePoint", "anchor_costs", "live_from_watch", "live_point"]
 
 #: The model must reproduce the measured calls/s within this fraction, else its costs are re-anchored.
 ANCHOR_TOLERANCE = 0.25
+#: Sampled backends on CPU per core from which the cores count as saturated (no think time is inferred).
+SATURATED = 0.9
 _LOCK_MANAGER = "LWLock:LockManager"
 
 
@@ -61,11 +63,12 @@ class LivePoint:
         """Mean time a call spends in the server (s): AAS / calls/s (Little's law)."""
         return self.aas / self.rate_tps if self.rate_tps > 0 else 0.0
 
-    @property
-    def think_s(self) -> float:
+    def think_s(self, cores: int) -> float:
         """Each connection's time between calls outside the server (s, >= 0): population / calls/s - server
-        time (Little's law for the closed loop)."""
-        if self.rate_tps <= 0:
+        time (Little's law for the closed loop). 0 when the sampled backends on CPU fill the cores (at least
+        :data:`SATURATED` of them): a call's time that the sampler does not see as active is then the wait for a
+        core before the backend reads the query, which the model has, not the client's think time."""
+        if self.rate_tps <= 0 or self.aas_cpu >= SATURATED * cores:
             return 0.0
         return max(0.0, self.population / self.rate_tps - self.server_time_s)
 
@@ -81,11 +84,13 @@ class LivePoint:
 
 
 def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own_pids: Sequence[int] = (),
-               fallback_population: int | None = None) -> LivePoint:
+               connections: int | None = None) -> LivePoint:
     """The operating point from wait-event samples of the interval (client backends of ``database`` only).
 
     :param own_pids: lockscope's own backends, left out.
-    :param fallback_population: used when the samples saw no backend (e.g. none were taken).
+    :param connections: the database's client backends that ran statements in the interval, counted by the server
+        (:func:`lockscope.forecast.engine.connections_doing_work`): the population when given (> 0); else the
+        distinct backends the samples caught, which misses some when calls are short.
     """
     pids: set[int] = set()
     active = cpu = lm = 0
@@ -99,25 +104,32 @@ def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own
             cpu += s.wait == CPU
             lm += s.wait == _LOCK_MANAGER
     n = len(samples)
-    if pids:
+    if connections:
+        population, source = max(connections, len(pids)), _COUNTED
+    elif pids:
         population, source = len(pids), f"client backends seen running statements in {n} samples"
     else:
-        population = max(1, fallback_population or 1)
-        source = "no backend seen active: " + ("given" if fallback_population else "1")
+        population, source = 1, "no backend seen active: 1"
     return LivePoint(rate_tps, population, source, active / n if n else 0.0, cpu / n if n else 0.0,
                      lm / active if active else 0.0, n)
 
 
-def live_from_watch(summary: WatchSummary, rate_tps: float, database: str) -> LivePoint | None:
+_COUNTED = "client backends that ran statements in the interval (pg_stat_activity.state_change)"
+
+
+def live_from_watch(summary: WatchSummary, rate_tps: float, database: str,
+                    connections: int | None = None) -> LivePoint | None:
     """The operating point from a finished watch of the same interval (``lockscope diagnose``): the population is
-    the client backends of ``database`` the watch saw running statements; AAS, CPU and the LockManager share are
-    the watch's (every database it sampled). None when the watch took no sample or saw no backend of the
-    database.
+    ``connections`` (counted by the server) or the client backends of ``database`` the watch saw running
+    statements, whichever is larger; AAS, CPU and the LockManager share are the watch's (every database it
+    sampled). None when the watch took no sample or no backend of the database ran.
     """
-    population = summary.backends_seen.get(database, 0)
+    seen = summary.backends_seen.get(database, 0)
+    population = max(connections or 0, seen)
     if summary.ticks == 0 or population == 0:
         return None
-    return LivePoint(rate_tps, population, f"client backends seen running statements in {summary.ticks} samples",
+    source = _COUNTED if connections else f"client backends seen running statements in {summary.ticks} samples"
+    return LivePoint(rate_tps, population, source,
                      summary.aas, summary.by_wait.get(CPU, 0) / summary.ticks, summary.lockmanager_share,
                      summary.ticks)
 

@@ -25,7 +25,7 @@ def _model_vs_now(d: Diagnosis) -> dict[str, Any] | None:
     if live is None:
         return None
     out: dict[str, Any] = {"population": live.population, "population_source": live.population_source,
-                           "think_time_ms": live.think_s * 1000.0, "measured_calls_per_s": live.rate_tps,
+                           "think_time_ms": d.think_s * 1000.0, "measured_calls_per_s": live.rate_tps,
                            "measured_lockmanager_share": live.lockmanager_share}
     if anchor is not None:
         out.update(model_calls_per_s=anchor.model_tps, off=anchor.off, reanchored=anchor.reanchored,

@@ -85,7 +85,7 @@ def forecast_to_dict(report: ForecastReport) -> dict[str, Any]:
             "rate_tps": report.live.rate_tps, "population": report.live.population,
             "population_source": report.live.population_source, "aas": report.live.aas,
             "aas_cpu": report.live.aas_cpu, "lockmanager_share": report.live.lockmanager_share,
-            "samples": report.live.samples, "think_ms": report.live.think_s * 1000.0},
+            "samples": report.live.samples, "think_ms": report.think_s * 1000.0},
         "model_vs_now": None if report.anchor is None else {
             "model_tps": report.anchor.model_tps, "measured_tps": report.anchor.measured_tps,
             "off": report.anchor.off, "reanchored": report.anchor.reanchored, "factor": report.anchor.factor,

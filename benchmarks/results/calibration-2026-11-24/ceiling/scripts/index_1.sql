@@ -1,0 +1,1 @@
+SELECT * FROM cal_ix1 WHERE id = 1;

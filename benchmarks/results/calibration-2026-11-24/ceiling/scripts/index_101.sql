@@ -1,0 +1,1 @@
+SELECT * FROM cal_ix101 WHERE id = 1;
