@@ -476,7 +476,8 @@ def explain_record(conninfo: str, st: Statement, repeats: int) -> dict[str, Any]
 
         for i in range(repeats + 2):
             params = st.random_params(rng)
-            doc: dict[str, Any] = explain("analyze, summary, format json", params)[0][0]
+            # as lockscope times a statement on a scratch server (db.time_on_scratch): no per-node timing
+            doc: dict[str, Any] = explain("analyze, timing off, summary, format json", params)[0][0]
             plan = explain("summary, format json", params)[0][0]
             if i >= 2:
                 plan_a.append(float(doc["Planning Time"]))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -287,6 +288,8 @@ def forecast_shapes(label: str, shapes: Sequence[StatementShape], capacity: Capa
         partition_utilisation_at_rate=tuple(x * d for d in demands.partition_s))
 
 
+#: EXPLAIN (SUMMARY) runs of a statement for its planning time; the first (cold catalog caches) is not counted.
+_EXPLAIN_RUNS = 6
 _PLANNING_TIME = re.compile(r"^\s*Planning Time: ([0-9.]+) ms")
 _QUERY_ID = re.compile(r"^\s*Query Identifier: (-?\d+)")
 
@@ -308,6 +311,13 @@ class OwnCost:
     source: str
     plan_by_explain: bool = False
     exec_by_explain: bool = False
+
+    def with_exec_floor(self, calibration: Calibration) -> OwnCost:
+        """When only the planning time is known: the base statement's execution stands in for the execution (a
+        lower bound), so the statement's planning still counts; unchanged otherwise."""
+        if self.exec_s is not None or self.plan_s is None:
+            return self
+        return OwnCost(self.plan_s, calibration.base_exec_s, self.source, self.plan_by_explain, False)
 
     def steady(self, calibration: Calibration) -> OwnCost:
         """The times as a steady-state mean (what pg_stat_statements records, the basis of
@@ -332,10 +342,12 @@ class OwnCost:
         return shape.with_own_cost(self.own_s(shape.plans), self.source)
 
 
+#: EXPLAIN (SUMMARY) runs of a statement for its planning time; the first (cold catalog caches) is not counted.
+_EXPLAIN_RUNS = 6
 _PLANNING_TIME = re.compile(r"^\s*Planning Time: ([0-9.]+) ms")
 _QUERY_ID = re.compile(r"^\s*Query Identifier: (-?\d+)")
-_UNKNOWN_EXEC = ("unknown execution cost (not in pg_stat_statements; give --exec-cost MS, or --scratch --setup with "
-                 "data to time it): the base statement's (pgbench -S) cost stands in, a lower bound")
+_UNKNOWN_EXEC = ("execution time unknown (not in pg_stat_statements; give --exec-cost, or --scratch --setup with data "
+                 "to time it): the base statement's (pgbench -S) execution stands in, a lower bound")
 
 
 def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | None = None,
@@ -364,11 +376,15 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
                        f"timed on the scratch server (EXPLAIN ANALYZE, median of 20): {timed_exec_ms:.3f} ms "
                        f"execution, {timed_plan_ms:.3f} ms planning", plan_by_explain=True, exec_by_explain=True)
     verbose = session.facts.server_version_num >= PG14
-    with session.probe_transaction():
-        options = "SUMMARY, VERBOSE" if verbose else "SUMMARY"
-        lines = [str(r[0]) for r in session.run_user_text(f"EXPLAIN ({options}) {text}")]
-    plan_ms = next((float(m.group(1)) for ln in lines if (m := _PLANNING_TIME.match(ln))), None)
-    planning = f"{plan_ms:.3f} ms planning (EXPLAIN on this server)" if plan_ms is not None else "planning unknown"
+    options = "SUMMARY, VERBOSE" if verbose else "SUMMARY"
+    times: list[float] = []
+    with session.probe_transaction():  # the first planning fills the session's catalog caches: it is not counted
+        for _ in range(_EXPLAIN_RUNS):
+            lines = [str(r[0]) for r in session.run_user_text(f"EXPLAIN ({options}) {text}")]
+            times.extend(float(m.group(1)) for ln in lines if (m := _PLANNING_TIME.match(ln)))
+    plan_ms = statistics.median(times[1:]) if len(times) > 1 else None
+    planning = (f"{plan_ms:.3f} ms planning (EXPLAIN on this server, median of {len(times) - 1})"
+                if plan_ms is not None else "planning unknown")
     if exec_cost_ms is not None:
         return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_cost_ms / 1000.0,
                        f"--exec-cost {exec_cost_ms:g} ms execution, {planning}", plan_by_explain=True)
@@ -390,7 +406,8 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
             return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_ms / 1000.0,
                            f"pg_stat_statements on this server: {exec_ms:.3f} ms execution over "
                            f"{int(row['calls']):,} calls, {planning}", plan_by_explain=by_explain)
-    return OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, _UNKNOWN_EXEC, plan_by_explain=True)
+    return OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, f"{planning}; {_UNKNOWN_EXEC}",
+                   plan_by_explain=True)
 
 
 def _check_model(cores: int, clients: int) -> None:
@@ -441,7 +458,8 @@ def forecast_statement(
     shared = _shared_of(session, [lk.relation_oid for e in fp.executions for lk in e.locks])
     progress("the statement's own cost")
     own = statement_own_cost(session, bind_params(check_statement(sql), params, session.literal),
-                             exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo).steady(calibration)
+                             exec_cost_ms=exec_cost_ms,
+                             scratch_conninfo=scratch_conninfo).steady(calibration).with_exec_floor(calibration)
     shape = own.apply(shape_from_footprint(fp, db_oid, shared))
     notes = [f"the statement's own cost: {own.source}"]
     if drops:
