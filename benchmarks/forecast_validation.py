@@ -42,8 +42,9 @@ from lockscope.demo import PK_SELECT, set_extra_indexes
 from lockscope.footprint import measure_footprint
 from lockscope.forecast.calibration import Calibration, load_calibration, save_calibration
 from lockscope.forecast.engine import forecast_shapes
+from lockscope.forecast.fit import fit_calibration
 from lockscope.forecast.model import TransactionClass, class_demands, forecast
-from lockscope.lab.ceiling import CALIBRATION_FILE, CeilingScenario, fit_calibration
+from lockscope.lab.ceiling import CALIBRATION_FILE, CeilingScenario
 from lockscope.lab.load import install_pg_stat_statements, is_pk_select, measure_load
 from lockscope.lab.partitions import required_mlpt
 from lockscope.lab.runner import run_lab

@@ -197,8 +197,8 @@ def test_fit_calibration_recovers_the_costs_it_was_built_from() -> None:
     switches = 2 per LWLock sleep; the one-partition LockManager time from the model with a known wake-up latency)
     give those costs back; a slowed repeat is ignored (the best TPS is kept)."""
     from lockscope.forecast.calibration import Calibration
+    from lockscope.forecast.fit import fit_calibration
     from lockscope.forecast.model import Demands, convoy_factor, forecast
-    from lockscope.lab.ceiling import fit_calibration
 
     base, generic, fast, main, planned, executor = 20e-6, 12e-6, 0.15e-6, 0.04e-6, 0.5e-6, 3e-6
     trip, growth, coherence, sleep, wake = 10e-6, 0.12, 0.25e-6, 4e-6, 40e-6

@@ -52,35 +52,25 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..db import Session, connect, run_script, time_on_scratch
 from ..errors import BadInputError, LockscopeError
-from ..forecast.calibration import Calibration, save_calibration
-from ..forecast.model import Demands, convoy_factor, forecast
-from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition, transaction_traffic
+from ..forecast.calibration import save_calibration
+from ..forecast.fit import BIG, BIG_INDEXES, CEILING_MLPT, FILLERS, WIDE_MLPT, fit_calibration
+from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from ..pgbench import pgbench_init
 from ..server import ScratchServer, ScratchSettings
 from .load import install_pg_stat_statements, is_pk_select, measure_load, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
-__all__ = ["CALIBRATION_FILE", "DEFAULT", "QUICK", "CeilingScenario", "fit_calibration", "fit_wake_latency"]
+__all__ = ["CALIBRATION_FILE", "DEFAULT", "QUICK", "CeilingScenario"]
 
 #: Written into the results directory.
 CALIBRATION_FILE = "calibration.json"
-#: max_locks_per_transaction of the calibration server: one group of 16 slots on PG 18 (16 slots on 13-17).
-CEILING_MLPT = 16
-#: Fast-path slots at :data:`CEILING_MLPT` (the filler tables that take them).
-FILLERS = 16
-#: max_locks_per_transaction of the slope points: 64 groups of 16 on PG 18, room for every lock in the fast path.
-WIDE_MLPT = 1024
-#: Locks of the big generic-plan point (parent + BIG - 1 partitions): the slopes span BIG - 2 locks.
-BIG = 200
-#: Extra indexes of the big planning point (plus the primary key).
-BIG_INDEXES = 100
 #: ``--quick``: about 1.5 minutes on 2 cores.
 QUICK: dict[str, Any] = dict(clients=8, duration_s=2.0, spilled=24, repeats=2)
 #: The default profile: about 7 minutes.
@@ -359,161 +349,3 @@ END $$;
 """
 _POOL_SQL = ("SELECT relname, oid::int8 AS oid FROM pg_catalog.pg_class "
              "WHERE relnamespace = 'public'::regnamespace AND relname LIKE 'cal\\_p%' ORDER BY oid")
-
-
-# -- fitting ---------------------------------------------------------------------------------------------------------
-def _best_row(rows: Sequence[dict[str, Any]], point: str, clients: int, mlpt: int = CEILING_MLPT) -> dict[str, Any]:
-    """The repeat with the best TPS of a point (other load only ever slows a run down)."""
-    good = [r for r in rows if r.get("point") == point and r.get("clients") == clients
-            and r.get("max_locks_per_transaction", mlpt) == mlpt
-            and isinstance(r.get("tps"), int | float) and math.isfinite(r["tps"]) and r["tps"] > 0]
-    if not good:
-        raise LockscopeError(f"lab ceiling: no TPS measured for {point} with {clients} clients at "
-                             f"max_locks_per_transaction {mlpt}")
-    return max(good, key=lambda r: float(r["tps"]))
-
-
-def _figure(row: dict[str, Any], key: str, default: float) -> float:
-    value = row.get(key)
-    return float(value) if isinstance(value, int | float) and math.isfinite(value) else default
-
-
-def _cpu_s(row: dict[str, Any], cores: int) -> float:
-    """CPU per transaction of a busy point (s): the machine's busy core time per transaction (``/proc/stat``), else
-    cores / TPS."""
-    return _figure(row, "cpu_us_per_transaction", cores / float(row["tps"]) * 1e6) * 1e-6
-
-
-def fit_wake_latency(calibration: Calibration, cpu_s: float, acquisitions: int, lockmanager_s: float, *,
-                     cores: int, clients: int) -> float:
-    """The wake-up latency (s) that makes the model's LockManager time per transaction equal ``lockmanager_s`` for a
-    transaction of CPU ``cpu_s`` whose main-table locks take ONE partition ``acquisitions`` times (bisection; the
-    time grows with the latency). 0 when even a zero latency predicts more.
-
-    :raises ValueError: non-positive cpu or acquisitions.
-    """
-    if cpu_s <= 0 or acquisitions < 1:
-        raise ValueError("cpu_s and acquisitions must be positive")
-    load = (float(acquisitions),) + (0.0,) * (NUM_LOCK_PARTITIONS - 1)
-
-    def predicted(latency: float) -> float:
-        costs = replace(calibration, wake_latency_s=latency)
-        return forecast(Demands(cpu_s, load, costs), cores, clients).partition_wait_ms / 1000.0
-
-    if predicted(0.0) >= lockmanager_s:
-        return 0.0
-    lo, hi = 0.0, 0.01
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if predicted(mid) < lockmanager_s:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
-
-
-def fit_calibration(rows: Sequence[dict[str, Any]], *, spilled: int, clients: int, cores: int,
-                    server_version: str, base_statement_ms: tuple[float, float] = (0.0, 0.0),
-                    base_explain_ms: tuple[float, float] | None = None) -> tuple[Calibration, dict[str, Any]]:
-    """The calibration from the measured points (of each point the repeat with the best TPS), and the checks.
-
-    Single-client slopes (1 / TPS; the idle round trip cancels): fast-path lock = (generic_200 - generic_2) / 198
-    at max_locks_per_transaction 1024 (all fast-path); main-table extra = (generic_200 at 16 - at 1024) / 184;
-    planned relation = (index_101 - index_1) / 100 at 1024 - a fast-path lock; executor relation = (scan_200 -
-    scan_2) / 198 at 1024 - two fast-path locks (a partition and its index; when measured). ``base_statement_ms``
-    = the base statement's own (planning, execution) time in ms as pg_stat_statements records it, one client;
-    ``base_explain_ms`` the same by ``EXPLAIN (ANALYZE, SUMMARY)`` (the extras are the differences, >= 0).
-    With every core busy (C clients,
-    CPU per transaction from ``/proc/stat``): base = pk_select_simple - 2 fast-path locks; idle round trip =
-    1 / TPS of pk_select_simple alone - its CPU at C; generic base = pk_select_prepared alone - the round trip - 2
-    fast-path locks; coherence = (generic_spread - generic_16 - S (fast-path + main-table extra)) / (S + 16)
-    acquisitions. Growth per doubling: CPU of pk_select_simple and generic_16 at N clients over at C, per
-    log2(N / C). With N clients: LWLock sleeps per transaction = half the extra context switches of generic_one
-    and generic_spread over generic_16; hold = sleeps of generic_one / (X (S + 1)^2); sleep CPU = (generic_one -
-    generic_spread CPU) / (their sleeps' difference); wake-up latency = :func:`fit_wake_latency` of generic_one's
-    LockManager time per transaction (LockManager share x AAS / TPS).
-
-    :raises LockscopeError: a point is missing.
-    """
-    def alone(point: str, mlpt: int) -> float:
-        return 1.0 / float(_best_row(rows, point, 1, mlpt)["tps"])
-
-    def busy(point: str, n: int) -> float:
-        return _cpu_s(_best_row(rows, point, n), cores)
-
-    def switches(point: str) -> float:
-        return _figure(_best_row(rows, point, clients), "context_switches_per_transaction", 0.0)
-
-    at = cores  # the busy points: as many clients as cores
-    fast = max(0.0, (alone(f"generic_{BIG}", WIDE_MLPT) - alone("generic_2", WIDE_MLPT)) / (BIG - 2))
-    main_extra = max(0.0, (alone(f"generic_{BIG}", CEILING_MLPT) - alone(f"generic_{BIG}", WIDE_MLPT))
-                     / (BIG - FILLERS))
-    planned = max(0.0, (alone(f"index_{BIG_INDEXES + 1}", WIDE_MLPT) - alone("index_1", WIDE_MLPT)) / BIG_INDEXES
-                  - fast)
-    executor = 0.0
-    if any(r.get("point") == f"scan_{BIG}" for r in rows):
-        executor = max(0.0, (alone(f"scan_{BIG}", WIDE_MLPT) - alone("scan_2", WIDE_MLPT)) / (BIG - 2) - 2 * fast)
-    cpu_pk = busy("pk_select_simple", at)
-    round_trip = max(0.0, alone("pk_select_simple", CEILING_MLPT) - cpu_pk) if cores > 1 else 0.0
-    base = max(1e-9, cpu_pk - 2 * fast)
-    generic_base = max(1e-9, alone("pk_select_prepared", CEILING_MLPT) - round_trip - 2 * fast)
-    per_part = [0] * NUM_LOCK_PARTITIONS  # the spread script's spilled locks, round robin over the partitions
-    for i in range(spilled):
-        per_part[i % NUM_LOCK_PARTITIONS] += 1
-    spread_traffic = transaction_traffic(per_part)
-    coherence = max(0.0, (busy("generic_spread", at) - busy("generic_16", at) - spilled * (fast + main_extra))
-                    / spread_traffic.total) if cores > 1 else 0.0
-    growth = 0.0
-    if clients > at:
-        ratios = [busy(p, clients) / busy(p, at) - 1.0 for p in ("pk_select_simple", "generic_16")]
-        growth = max(0.0, sum(ratios) / len(ratios) / math.log2(clients / at))
-    one, spread = _best_row(rows, "generic_one", clients), _best_row(rows, "generic_spread", clients)
-    sleeps_one = max(0.0, (switches("generic_one") - switches("generic_16")) / 2)
-    sleeps_spread = max(0.0, (switches("generic_spread") - switches("generic_16")) / 2)
-    x_one = float(one["tps"])
-    # sleeps = a^2 X h v(clients): the hold as it is with the calibration's own cores busy (model.convoy_factor)
-    hold = sleeps_one / (x_one * (spilled + 1) ** 2
-                         * convoy_factor(Calibration(0.0, 0.0, 0.0, 0.0, cpus=cores), float(clients)))
-    sleep_cpu = max(0.0, (_cpu_s(one, cores) - _cpu_s(spread, cores)) / (sleeps_one - sleeps_spread)) \
-        if sleeps_one > sleeps_spread else 0.0
-    lockmanager_one = _figure(one, "lockmanager_share", 0.0) * _figure(one, "aas", 0.0) / x_one
-    calibration = Calibration(
-        base_cpu_s=base, fastpath_lock_cpu_s=fast, main_table_lock_extra_cpu_s=main_extra, lwlock_hold_s=hold,
-        cpus=cores, generic_base_cpu_s=generic_base, planned_relation_cpu_s=planned, idle_round_trip_s=round_trip,
-        cpu_growth_per_doubling=growth, coherence_cpu_s=coherence, sleep_cpu_s=sleep_cpu,
-        executor_relation_cpu_s=executor, base_plan_s=base_statement_ms[0] / 1000.0,
-        base_exec_s=base_statement_ms[1] / 1000.0,
-        explain_plan_extra_s=max(0.0, (base_explain_ms or base_statement_ms)[0] - base_statement_ms[0]) / 1000.0,
-        explain_exec_extra_s=max(0.0, (base_explain_ms or base_statement_ms)[1] - base_statement_ms[1]) / 1000.0,
-        source=f"lockscope lab ceiling on this machine ({cores} cores, PostgreSQL {server_version}, "
-               f"{clients} clients, {spilled} spilled locks)")
-    cpu_one = busy("generic_16", at) + spilled * (fast + main_extra)
-    if lockmanager_one > 0:
-        calibration = replace(calibration, wake_latency_s=fit_wake_latency(
-            calibration, cpu_one, spilled + 1, lockmanager_one, cores=cores, clients=clients))
-    # the check: the spread script with the same clients
-    spread_load = tuple(float(n) for n in spread_traffic.per_partition)
-    spread_pred = forecast(Demands(cpu_one, spread_load, calibration), cores, clients)
-    one_pred = forecast(Demands(cpu_one, (float(spilled + 1),) + (0.0,) * 15, calibration), cores, clients)
-    x_spread = float(spread["tps"])
-    checks = {
-        "cpu_per_transaction_us_alone": {p: alone(p, CEILING_MLPT) * 1e6 for p in (
-            "pk_select_simple", "pk_select_prepared", "generic_16", "generic_spread", "generic_one",
-            f"generic_{BIG}")},
-        "cpu_per_transaction_us_alone_at_mlpt_1024": {p: alone(p, WIDE_MLPT) * 1e6 for p in (
-            "generic_2", f"generic_{BIG}", "index_1", f"index_{BIG_INDEXES + 1}")},
-        "cpu_per_transaction_us_busy": {f"{p}, {n} clients": busy(p, n) * 1e6 for p in (
-            "pk_select_simple", "generic_16", "generic_spread") for n in sorted({at, clients})},
-        "lwlock_sleeps_per_transaction": {"generic_one": sleeps_one, "generic_spread": sleeps_spread},
-        "one_partition_tps": x_one, "spread_tps": x_spread,
-        "one_partition_lockmanager_ms": lockmanager_one * 1e3,
-        "one_partition_predicted_tps": one_pred.throughput_tps,
-        "one_partition_predicted_lockmanager_share": one_pred.lockmanager_share,
-        "one_partition_measured_lockmanager_share": _figure(one, "lockmanager_share", math.nan),
-        "spread_predicted_tps": spread_pred.throughput_tps,
-        "spread_ratio_predicted_over_measured": spread_pred.throughput_tps / x_spread,
-        "spread_predicted_lockmanager_share": spread_pred.lockmanager_share,
-        "spread_measured_lockmanager_share": _figure(spread, "lockmanager_share", math.nan),
-        "one_over_spread_measured": x_one / x_spread,
-    }
-    return calibration, checks
