@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from ..capacity import CapacityModel
 from ..errors import LockscopeError
 from ..lockpart import NUM_LOCK_PARTITIONS
-from ..watch.aas import LOCK_MANAGER, share
+from ..watch.aas import share
 from ..watch.engine import WatchConfig, Watcher, WatchSummary
 
 if TYPE_CHECKING:
@@ -434,23 +434,31 @@ def _culprit_spills(culprits: Sequence[Culprit], model: CapacityModel, drops: fr
                  for c in culprits)
 
 
-def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> list[Fix]:
+@dataclass(frozen=True)
+class _FixContext:
+    """What every kind of fix is judged against (internal): the audit, the workload, the culprits, the
+    main-lock-table acquisitions/s now and the relations the waiting statements lock."""
+
+    report: AuditReport
+    wl: _Workload
+    culprits: Sequence[Culprit]
+    before: float
+    relevant: set[int]
+
+
+def _drop_index_fixes(ctx: _FixContext) -> list[Fix]:
+    """The smallest droppable index set of each spilling table the waiting statements lock."""
     from ..shapes import apply_what_if
 
-    model = report.capacity
-    before = _rate(wl.shapes)
-    out: list[Fix] = []
-    culprit_oids = {lk.relation_oid for c in culprits if c.shape is not None for lk in c.shape.locks}
-    relevant = culprit_oids if culprits else {lk.relation_oid for s in wl.shapes for lk in s.main_table_locks}
+    report, model, out = ctx.report, ctx.report.capacity, []
     idx_by_oid = {f.index_oid: f for f in report.index_findings}
     names = report.names
-    # 1. the smallest droppable index set of each spilling table the waiting statements lock
     for plan in report.drop_plans:
-        if not plan.index_oids or plan.table_oid not in relevant:
+        if not plan.index_oids or plan.table_oid not in ctx.relevant:
             continue
         drops = frozenset(plan.index_oids)
-        after = _rate([apply_what_if(s, model, drops) for s in wl.shapes])
-        if after >= before:
+        after = _rate([apply_what_if(s, model, drops) for s in ctx.wl.shapes])
+        if after >= ctx.before:
             continue
         table = names.get(plan.table_oid, str(plan.table_oid))
         kinds = sorted({idx_by_oid[o].kind for o in plan.index_oids if o in idx_by_oid})
@@ -464,44 +472,62 @@ def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> l
             f"the smallest safe set{'' if plan.exact else ' found (greedy)'} after which {table}'s planner locks "
             f"{'fit' if plan.sufficient else 'still spill ' + str(plan.after_spilled)} ({plan.before_spilled} "
             f"spilled now): {_names(index_names, 8)}; DROP INDEX CONCURRENTLY, no restart",
-            sql, False, before, after, _culprit_spills(culprits, model, drops), drop_index_oids=plan.index_oids))
-    # 2. max_locks_per_transaction (PG 18+: more fast-path groups)
-    m = report.mlpt
-    if m.change_needed and m.mlpt_recommended is not None and before >= RISK_MAIN_PER_S:
-        after_model = CapacityModel(m.target_version_num, m.mlpt_recommended)
-        after = _rate([apply_what_if(s, after_model) for s in wl.shapes])
-        if after < before:
-            where = " after upgrading to PostgreSQL 18" if m.upgrade else ""
-            sql = tuple(s for f in report.findings if f.kind == "max-locks-per-transaction" for s in f.sql)
-            shmem = ""
-            if m.shmem_after_bytes is not None:
-                shmem = (f"; lock shared memory {m.shmem_now_bytes / 2**20:.1f} MiB -> "
-                         f"{m.shmem_after_bytes / 2**20:.1f} MiB")
-            out.append(Fix(
-                "max-locks-per-transaction",
-                f"max_locks_per_transaction = {m.mlpt_recommended}{where} ({m.groups_needed} fast-path groups)",
-                f"set max_locks_per_transaction = {m.mlpt_recommended} (restart{where})",
-                f"now {m.current_mlpt} ({model.describe()}); {m.groups_needed} groups fit every audited statement's "
-                f"relations with their real OIDs (any value {m.mlpt_min}..{m.mlpt_recommended}){shmem}; standbys "
-                "need at least the primary's value",
-                sql or (f"ALTER SYSTEM SET max_locks_per_transaction = {m.mlpt_recommended};",), True, before,
-                after, _culprit_spills(culprits, after_model, frozenset()), capacity_after=after_model))
-    # 3. plan_cache_mode for roles whose generic plans spill and custom plans do not
-    for f in report.findings:
+            sql, False, ctx.before, after, _culprit_spills(ctx.culprits, model, drops),
+            drop_index_oids=plan.index_oids))
+    return out
+
+
+def _mlpt_fix(ctx: _FixContext) -> list[Fix]:
+    """max_locks_per_transaction (PG 18+: more fast-path groups), when the audit asks for it and the rate is a
+    risk."""
+    from ..shapes import apply_what_if
+
+    report, m = ctx.report, ctx.report.mlpt
+    if not m.change_needed or m.mlpt_recommended is None or ctx.before < RISK_MAIN_PER_S:
+        return []
+    after_model = CapacityModel(m.target_version_num, m.mlpt_recommended)
+    after = _rate([apply_what_if(s, after_model) for s in ctx.wl.shapes])
+    if after >= ctx.before:
+        return []
+    where = " after upgrading to PostgreSQL 18" if m.upgrade else ""
+    sql = tuple(s for f in report.findings if f.kind == "max-locks-per-transaction" for s in f.sql)
+    shmem = ""
+    if m.shmem_after_bytes is not None:
+        shmem = f"; lock shared memory {m.shmem_now_bytes / 2**20:.1f} MiB -> {m.shmem_after_bytes / 2**20:.1f} MiB"
+    return [Fix(
+        "max-locks-per-transaction",
+        f"max_locks_per_transaction = {m.mlpt_recommended}{where} ({m.groups_needed} fast-path groups)",
+        f"set max_locks_per_transaction = {m.mlpt_recommended} (restart{where})",
+        f"now {m.current_mlpt} ({report.capacity.describe()}); {m.groups_needed} groups fit every audited "
+        f"statement's relations with their real OIDs (any value {m.mlpt_min}..{m.mlpt_recommended}){shmem}; "
+        "standbys need at least the primary's value",
+        sql or (f"ALTER SYSTEM SET max_locks_per_transaction = {m.mlpt_recommended};",), True, ctx.before,
+        after, _culprit_spills(ctx.culprits, after_model, frozenset()), capacity_after=after_model)]
+
+
+def _plan_cache_fixes(ctx: _FixContext) -> list[Fix]:
+    """plan_cache_mode for roles whose generic plans spill and custom plans do not."""
+    out = []
+    for f in ctx.report.findings:
         if f.kind != "plan-cache-mode":
             continue
         role = f.subject.removeprefix("role ")
-        stmts = [a for a in wl.audits if a.rolname == role and a.custom is not None and a.generic_locks_more]
+        stmts = [a for a in ctx.wl.audits if a.rolname == role and a.custom is not None and a.generic_locks_more]
         saved = sum(a.main_lock_table_per_s - a.calls_per_s * a.custom.spilled for a in stmts if a.custom)
         ids = {a.queryid for a in stmts}
-        if not any(c.query_id in ids for c in culprits) and saved <= 0:
+        if not any(c.query_id in ids for c in ctx.culprits) and saved <= 0:
             continue  # neither behind the waits nor saving anything measurable
         out.append(Fix("plan-cache-mode", f"plan_cache_mode = force_custom_plan for role {role}",
-                       f"set plan_cache_mode = force_custom_plan for role {role}", f.evidence, f.sql, False, before,
-                       max(0.0, before - max(0.0, saved)), tuple(len(c.spilled) for c in culprits)))
-    # 4. partition granularity of the partitioned tables the waiting statements lock
-    for g in report.granularity:
-        if g.table_oid not in relevant:
+                       f"set plan_cache_mode = force_custom_plan for role {role}", f.evidence, f.sql, False,
+                       ctx.before, max(0.0, ctx.before - max(0.0, saved)), tuple(len(c.spilled) for c in ctx.culprits)))
+    return out
+
+
+def _partitioning_fixes(ctx: _FixContext) -> list[Fix]:
+    """Partition granularity of the partitioned tables the waiting statements lock."""
+    out = []
+    for g in ctx.report.granularity:
+        if g.table_oid not in ctx.relevant:
             continue
         best = next((o for o in g.options if o.fits), g.options[-1] if g.options else None)
         if best is None:
@@ -510,7 +536,16 @@ def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> l
                        f"re-partition {g.qualified} {best.label}",
                        f"{g.partitions} partitions ({g.current_label}) lock {g.unpruned_locks} relations unpruned; "
                        f"{best.label}: {best.partitions} partitions, {best.unpruned_locks} locks unpruned, "
-                       f"{best.generic_reuse_locks} per generic-plan reuse", (), False, before, None))
+                       f"{best.generic_reuse_locks} per generic-plan reuse", (), False, ctx.before, None))
+    return out
+
+
+def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> list[Fix]:
+    """Every kind of fix, ranked: fewest main-lock-table acquisitions/s after it first, then the cheaper kind."""
+    culprit_oids = {lk.relation_oid for c in culprits if c.shape is not None for lk in c.shape.locks}
+    relevant = culprit_oids if culprits else {lk.relation_oid for s in wl.shapes for lk in s.main_table_locks}
+    ctx = _FixContext(report, wl, culprits, _rate(wl.shapes), relevant)
+    out = [*_drop_index_fixes(ctx), *_mlpt_fix(ctx), *_plan_cache_fixes(ctx), *_partitioning_fixes(ctx)]
     out.sort(key=lambda x: (x.main_per_s_after is None,
                             x.main_per_s_after if x.main_per_s_after is not None else math.inf,
                             _FIX_ORDER.index(x.kind)))
@@ -648,6 +683,81 @@ def forecast_lines(d: Diagnosis) -> list[str]:
 
 
 # -- entry point -------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Observed:
+    """What the watch and the audit of the same interval measured (internal)."""
+
+    report: AuditReport
+    summary: WatchSummary
+    since: object | None
+    timings_s: dict[str, float]
+
+
+def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: Callable[[str], None],
+                     demo: bool) -> _Observed:
+    """The audit with the watch sampling during its pg_stat_statements interval (the same seconds)."""
+    from ..audit import AuditOptions, run_audit
+    from ..forecast.engine import server_clock
+
+    t0 = time.monotonic()
+    config = WatchConfig(dsn=dsn, hz=options.hz, duration_s=options.duration_s, source=options.source,
+                         statement_timeout_ms=options.statement_timeout_ms)
+    config.validate()
+    watcher = Watcher(config)
+    since: list[object] = []
+
+    def start_watch() -> None:
+        since.append(server_clock(session))
+        say(f"sampling wait events for {options.duration_s:g} s at {options.hz:g} Hz")
+        watcher.start()
+
+    def step(text: str) -> None:
+        # every progress message of the audit after its interval comes after the second pg_stat_statements
+        # snapshot: let the watch finish before the catalog reads and the probes
+        if since and not watcher.finished:
+            watcher.wait(options.duration_s + 10)
+        say(text)
+
+    audit_options = AuditOptions(interval_s=options.duration_s, top_n=options.top_n,
+                                 unused_min_age_s=options.unused_min_age_s)
+    try:
+        report = run_audit(session, audit_options, progress=step, during_interval=start_watch, demo=demo)
+    except BaseException:
+        if since:
+            watcher.stop("error")
+        raise
+    t_audit = time.monotonic()
+    if not since:  # pg_stat_statements unavailable: the audit never opened its interval
+        start_watch()
+    watcher.wait(options.duration_s + 10)
+    summary = watcher.stop("duration")
+    if watcher.error is not None:
+        raise watcher.error
+    return _Observed(report, summary, since[0] if since else None,
+                     {"audit": t_audit - t0, "watch_end": time.monotonic() - t0})
+
+
+def _status(summary: WatchSummary, main_now: float) -> str:
+    """``contention``, ``risk`` or ``healthy`` (:class:`Diagnosis`)."""
+    lm_aas = summary.lockmanager_samples / summary.ticks if summary.ticks else 0.0
+    if summary.lockmanager_share >= LOCKMANAGER_SHARE_PROBLEM and lm_aas >= LOCKMANAGER_AAS_MIN:
+        return "contention"
+    return "risk" if main_now >= RISK_MAIN_PER_S else "healthy"
+
+
+def _live(session: Session, seen: _Observed, options: DiagnoseOptions) -> LivePoint | None:
+    """The measured operating point (the audited statements' calls/s, the connections that ran statements)."""
+    from ..forecast.engine import connections_doing_work
+    from ..forecast.live import live_from_watch
+
+    report = seen.report
+    rate = sum(a.calls_per_s for a in report.workload.statements if not a.skipped_reason and a.weighted_plans())
+    if rate <= 0:
+        return None
+    connections = connections_doing_work(session, seen.since) if seen.since is not None else None
+    return live_from_watch(seen.summary, rate, report.database, connections)
+
+
 def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = DiagnoseOptions(), *,
                  progress: Callable[[str], None] | None = None, demo: bool = False) -> Diagnosis:
     """Watch, audit and rank the fixes (see the module docstring).
@@ -658,59 +768,15 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     :raises BadInputError: bad options (from the watch config).
     :raises DatabaseError, ConnectionFailedError: the catalog or the sampling connection failed.
     """
-    from ..audit import AuditOptions, run_audit
-    from ..forecast.engine import connections_doing_work, server_clock
-    from ..forecast.live import live_from_watch
     from ..shapes import database_facts
 
     say = progress or (lambda _msg: None)
     t0 = time.monotonic()
-    notes: list[str] = []
-    config = WatchConfig(dsn=dsn, hz=options.hz, duration_s=options.duration_s, source=options.source,
-                         statement_timeout_ms=options.statement_timeout_ms)
-    config.validate()
-    watcher = Watcher(config)
-    started = False
-
-    since: list[object] = []
-
-    def start_watch() -> None:
-        nonlocal started
-        since.append(server_clock(session))
-        say(f"sampling wait events for {options.duration_s:g} s at {options.hz:g} Hz")
-        watcher.start()
-        started = True
-
-    def step(text: str) -> None:
-        # every progress message of the audit after its interval comes after the second pg_stat_statements
-        # snapshot: let the watch finish before the catalog reads and the probes
-        if started and not watcher.finished:
-            watcher.wait(options.duration_s + 10)
-        say(text)
-
-    audit_options = AuditOptions(interval_s=options.duration_s, top_n=options.top_n,
-                                 unused_min_age_s=options.unused_min_age_s)
-    try:
-        report: AuditReport | None = run_audit(session, audit_options, progress=step, during_interval=start_watch,
-                                               demo=demo)
-    except BaseException:
-        if started:
-            watcher.stop("error")
-        raise
-    t_audit = time.monotonic()
-    if not started:  # pg_stat_statements unavailable: the audit never opened its interval
-        start_watch()
-    watcher.wait(options.duration_s + 10)
-    summary = watcher.stop("duration")
-    if watcher.error is not None:
-        raise watcher.error
-    t_watch = time.monotonic()
-    assert report is not None
+    seen = _watch_and_audit(session, dsn, options, say, demo)
+    report, summary, notes = seen.report, seen.summary, []
     database_oid, _ = database_facts(session)
     say("matching statements and ranking fixes")
-    rate = sum(a.calls_per_s for a in report.workload.statements if not a.skipped_reason and a.weighted_plans())
-    connections = connections_doing_work(session, since[0]) if since else None
-    live = live_from_watch(summary, rate, report.database, connections) if rate > 0 else None
+    live = _live(session, seen, options)
     deflate = live.cpu_deflation(options.cores) if live is not None else 1.0
     wl = _workload(session, report, database_oid, deflate) if report.workload.available else None
     if not report.workload.available:
@@ -719,41 +785,29 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     fixes = _fixes(report, wl, culprits) if wl is not None else []
     shapes = wl.shapes if wl is not None else []
     main_now = _rate(shapes)
-    parts_now = _partition_rates(shapes)
-    after_parts: tuple[float, ...] | None = None
     fixed = _fix_shapes(fixes[0], report, wl) if fixes and wl is not None else None
-    if fixed is not None:
-        after_parts = _partition_rates(fixed)
     solved = _forecast(shapes, fixed, fixes[0] if fixes else None, report, live, options, notes)
     notes.extend(_reconcile(live, solved))
-    before = solved.measured.forecast if solved is not None else None
-    after = solved.after.forecast if solved is not None and solved.after is not None else None
-    clients = solved.clients if solved is not None else (live.population if live is not None else 1)
-    lm_aas = summary.lockmanager_samples / summary.ticks if summary.ticks else 0.0
-    if summary.lockmanager_share >= LOCKMANAGER_SHARE_PROBLEM and lm_aas >= LOCKMANAGER_AAS_MIN:
-        status = "contention"
-    elif main_now >= RISK_MAIN_PER_S:
-        status = "risk"
-    else:
-        status = "healthy"
+    status = _status(summary, main_now)
     if status != "contention":
         # no measured contention: a restart is never the first thing to do (stable: otherwise as ranked)
         fixes.sort(key=lambda f: f.restart)
     if wl is not None:
         notes.extend(_unprepared_what_if(wl.audits, main_now))
     measured = len({id(a) for a in (wl.audits if wl is not None else ()) if a.weighted_plans()})
-    verdict = verdict_line(status, summary, culprits, fixes, main_now, measured)
     if summary.ticks == 0:
         notes.append("no wait-event sample was taken")
-    if LOCK_MANAGER not in summary.by_wait and status == "contention":  # pragma: no cover - defensive
-        notes.append("no LockManager sample")
     return Diagnosis(
         server_version=report.server_version, database=report.database, database_oid=database_oid,
         capacity=report.capacity, watch=summary, audit=report, culprits=culprits,
         spilled_relations=_spilled_relations(culprits), fixes=tuple(fixes), main_per_s=main_now,
-        partition_per_s=parts_now, partition_per_s_after=after_parts, statements_measured=measured,
-        forecast_before=before, forecast_after=after, clients=clients, status=status, verdict=verdict,
+        partition_per_s=_partition_rates(shapes),
+        partition_per_s_after=_partition_rates(fixed) if fixed is not None else None, statements_measured=measured,
+        forecast_before=solved.measured.forecast if solved is not None else None,
+        forecast_after=solved.after.forecast if solved is not None and solved.after is not None else None,
+        clients=solved.clients if solved is not None else (live.population if live is not None else 1),
+        status=status, verdict=verdict_line(status, summary, culprits, fixes, main_now, measured),
         notes=tuple(notes) + report.notes, live=live, anchor=solved.anchor if solved is not None else None,
         think_s=solved.think_s if solved is not None else 0.0,
-        timings_s={"audit": t_audit - t0, "watch_end": t_watch - t0, "total": time.monotonic() - t0},
+        timings_s={**seen.timings_s, "total": time.monotonic() - t0},
     )

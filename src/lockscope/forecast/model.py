@@ -316,6 +316,73 @@ class Forecast:
     cpu_per_transaction_us: float = 0.0
 
 
+@dataclass(frozen=True)
+class _State:
+    """The network after population n - 1 (what the arrival theorem gives population n): throughput, the
+    backends at the CPU, at each partition and in the server."""
+
+    x: float = 0.0
+    q_cpu: float = 0.0
+    in_server: float = 0.0
+    q_part: tuple[float, ...] = (0.0,) * NUM_LOCK_PARTITIONS
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One population's solution (module docstring's quantities, seconds per transaction)."""
+
+    n: int
+    state: _State
+    held: tuple[float, ...]
+    at_part: tuple[float, ...]
+    sleeps: float
+    cpu_s: float
+    round_trip_s: float
+    response_s: float
+
+    @property
+    def lm_s(self) -> float:
+        return sum(self.at_part)
+
+
+def _step(demands: Demands, cpus: int, n: int, prev: _State, think_s: float) -> _Step:
+    """Population ``n`` from population ``n - 1``'s state (MVA with the load-dependent terms of the module
+    docstring)."""
+    costs = demands.costs
+    convoy = convoy_factor(costs, prev.in_server + 1.0)  # the arriving backend and those in the server before it
+    held = tuple(d * convoy for d in demands.partition_s)
+    sleeps_p = [min(a, sq * prev.x * costs.lwlock_hold_s * convoy)
+                for a, sq in zip(demands.partition_acquisitions, demands.squares(), strict=True)]
+    sleeps = sum(sleeps_p)
+    cpu_n = demands.cpu_at(n, cpus, sleeps, convoy_factor(costs, min(prev.in_server + 1.0, cpus)))
+    wake = (costs.wake_latency_s * convoy * max(1.0, prev.q_cpu / cpus)
+            + max(0.0, prev.q_cpu - cpus) / cpus * cpu_n / (1.0 + sleeps))
+    round_trip = costs.idle_round_trip_s * max(0.0, (cpus - n) / (cpus - 1)) if cpus > 1 else 0.0
+    r_cpu = cpu_n * max(1.0, (1.0 + prev.q_cpu) / cpus)
+    at_part = tuple(d * q + k * wake for d, q, k in zip(held, prev.q_part, sleeps_p, strict=True))
+    response = think_s + round_trip + r_cpu + sum(at_part)
+    x = n / response
+    state = _State(x, x * r_cpu, x * (response - think_s),
+                   tuple(x * (d * q + d) for d, q in zip(held, prev.q_part, strict=True)))
+    return _Step(n, state, held, at_part, sleeps, cpu_n, round_trip, response)
+
+
+def _forecast_of(step: _Step, cpus: int, think_s: float, hottest: int | None) -> Forecast:
+    x, cpu_n, lm = step.state.x, step.cpu_s, step.lm_s
+    top_hold = max(step.held)
+    cpu_ceiling = cpus / cpu_n
+    return Forecast(
+        clients=step.n, cpus=cpus, throughput_tps=x, response_time_ms=(step.response_s - think_s) * 1000.0,
+        cpu_utilisation=min(1.0, x * cpu_n / cpus),
+        partition_utilisation=tuple(min(1.0, x * d) for d in step.held),
+        partition_wait_ms=lm * 1000.0, lockmanager_share=lm / (lm + cpu_n), lockmanager_aas=x * lm,
+        binding_resource=partition_name(step.at_part.index(max(step.at_part))) if lm > cpu_n else CPU,
+        ceiling_tps=min(cpu_ceiling, 1.0 / top_hold if top_hold > 0 else math.inf), cpu_ceiling_tps=cpu_ceiling,
+        hottest_partition=hottest, hottest_partition_saturation_tps=1.0 / top_hold if top_hold > 0 else math.inf,
+        knee_clients=(cpu_n + step.round_trip_s) / (cpu_n / cpus), lwlock_sleeps=step.sleeps,
+        cpu_per_transaction_us=cpu_n * 1e6)
+
+
 def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int], *,
                    think_s: float = 0.0) -> tuple[Forecast, ...]:
     """Forecasts for several client counts from one pass up to the largest (same order as ``clients``).
@@ -333,60 +400,16 @@ def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int], *,
     wanted = list(clients)
     if not wanted or min(wanted) < 1:
         raise ValueError(f"client counts must be >= 1, got {wanted}")
-    costs = demands.costs
-    hold = costs.lwlock_hold_s
     acq = demands.partition_acquisitions
-    base_held = demands.partition_s  # a_p h per transaction, before the convoy factor
-    squares = demands.squares()
-    top_acq = max(acq)
-    hottest = acq.index(top_acq) if top_acq > 0 else None
-
+    hottest = acq.index(max(acq)) if max(acq) > 0 else None
     results: dict[int, Forecast] = {}
     targets = set(wanted)
-    x = 0.0
-    q_cpu = 0.0
-    in_server = 0.0
-    q_part = [0.0] * NUM_LOCK_PARTITIONS
+    state = _State()
     for n in range(1, max(wanted) + 1):
-        convoy = convoy_factor(costs, in_server + 1.0)  # the arriving backend and those in the server before it
-        held = tuple(d * convoy for d in base_held)
-        sleeps_p = [min(a, sq * x * hold * convoy) for a, sq in zip(acq, squares, strict=True)]
-        sleeps = sum(sleeps_p)
-        cpu_n = demands.cpu_at(n, cpus, sleeps, convoy_factor(costs, min(in_server + 1.0, cpus)))
-        wake = (costs.wake_latency_s * convoy * max(1.0, q_cpu / cpus)
-                + max(0.0, q_cpu - cpus) / cpus * cpu_n / (1.0 + sleeps))
-        round_trip = costs.idle_round_trip_s * max(0.0, (cpus - n) / (cpus - 1)) if cpus > 1 else 0.0
-        r_cpu = cpu_n * max(1.0, (1.0 + q_cpu) / cpus)
-        at_part = [d * q + k * wake for d, q, k in zip(held, q_part, sleeps_p, strict=True)]
-        lm = sum(at_part)
-        response = think_s + round_trip + r_cpu + lm
-        x = n / response
-        q_part = [x * (d * q + d) for d, q in zip(held, q_part, strict=True)]
-        q_cpu = x * r_cpu
-        in_server = x * (response - think_s)
+        step = _step(demands, cpus, n, state, think_s)
+        state = step.state
         if n in targets:
-            top_hold = max(held)
-            cpu_ceiling = cpus / cpu_n
-            binding = partition_name(at_part.index(max(at_part))) if lm > cpu_n else CPU
-            results[n] = Forecast(
-                clients=n,
-                cpus=cpus,
-                throughput_tps=x,
-                response_time_ms=(response - think_s) * 1000.0,
-                cpu_utilisation=min(1.0, x * cpu_n / cpus),
-                partition_utilisation=tuple(min(1.0, x * d) for d in held),
-                partition_wait_ms=lm * 1000.0,
-                lockmanager_share=lm / (lm + cpu_n),
-                lockmanager_aas=x * lm,
-                binding_resource=binding,
-                ceiling_tps=min(cpu_ceiling, 1.0 / top_hold if top_hold > 0 else math.inf),
-                cpu_ceiling_tps=cpu_ceiling,
-                hottest_partition=hottest,
-                hottest_partition_saturation_tps=1.0 / top_hold if top_hold > 0 else math.inf,
-                knee_clients=(cpu_n + round_trip) / (cpu_n / cpus),
-                lwlock_sleeps=sleeps,
-                cpu_per_transaction_us=cpu_n * 1e6,
-            )
+            results[n] = _forecast_of(step, cpus, think_s, hottest)
     return tuple(results[n] for n in wanted)
 
 
