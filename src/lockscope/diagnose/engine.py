@@ -30,9 +30,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from ..audit import AuditOptions, run_audit
+from ..audit.partitions import shape_from_plan
 from ..capacity import CapacityModel
 from ..errors import LockscopeError
+from ..forecast.calibration import DEFAULT_CALIBRATION
+from ..forecast.engine import connections_doing_work, forecast_live, server_clock, workload_own_cost
+from ..forecast.live import live_from_watch
 from ..lockpart import NUM_LOCK_PARTITIONS
+from ..shapes import apply_what_if, database_facts, relation_facts
 from ..watch.aas import share
 from ..watch.engine import WatchConfig, Watcher, WatchSummary
 
@@ -343,9 +349,6 @@ class _Workload:
 def _workload(session: Session, report: AuditReport, database_oid: int, deflate: float) -> _Workload:
     """The audited statements' shapes, each with its own cost from pg_stat_statements (``deflate``:
     :meth:`lockscope.forecast.live.LivePoint.cpu_deflation`)."""
-    from ..audit.partitions import shape_from_plan
-    from ..forecast.engine import workload_own_cost
-    from ..shapes import relation_facts
 
     audits = [a for a in report.workload.statements if not a.skipped_reason]
     oids = [o for a in audits for p in (a.custom, a.generic, a.generic_reuse) if p is not None
@@ -370,7 +373,6 @@ def _workload(session: Session, report: AuditReport, database_oid: int, deflate:
 
 def _culprits(summary: WatchSummary, wl: _Workload | None, report: AuditReport | None, database_oid: int,
               notes: list[str]) -> tuple[Culprit, ...]:
-    from ..audit.partitions import shape_from_plan
 
     lm_total = summary.lockmanager_samples
     out = []
@@ -428,7 +430,6 @@ def _spilled_relations(culprits: Sequence[Culprit]) -> tuple[SpilledRelation, ..
 
 
 def _culprit_spills(culprits: Sequence[Culprit], model: CapacityModel, drops: frozenset[int]) -> tuple[int, ...]:
-    from ..shapes import apply_what_if
 
     return tuple(len(apply_what_if(c.shape, model, drops).main_table_locks) if c.shape is not None else 0
                  for c in culprits)
@@ -448,7 +449,6 @@ class _FixContext:
 
 def _drop_index_fixes(ctx: _FixContext) -> list[Fix]:
     """The smallest droppable index set of each spilling table the waiting statements lock."""
-    from ..shapes import apply_what_if
 
     report, model, out = ctx.report, ctx.report.capacity, []
     idx_by_oid = {f.index_oid: f for f in report.index_findings}
@@ -480,7 +480,6 @@ def _drop_index_fixes(ctx: _FixContext) -> list[Fix]:
 def _mlpt_fix(ctx: _FixContext) -> list[Fix]:
     """max_locks_per_transaction (PG 18+: more fast-path groups), when the audit asks for it and the rate is a
     risk."""
-    from ..shapes import apply_what_if
 
     report, m = ctx.report, ctx.report.mlpt
     if not m.change_needed or m.mlpt_recommended is None or ctx.before < RISK_MAIN_PER_S:
@@ -554,7 +553,6 @@ def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> l
 
 def _fix_shapes(fix: Fix, report: AuditReport, wl: _Workload) -> list[StatementShape] | None:
     """The audited statements' shapes after ``fix`` (None when the fix is not a footprint what-if)."""
-    from ..shapes import apply_what_if
 
     if fix.drop_index_oids or fix.capacity_after is not None:
         model = fix.capacity_after or report.capacity
@@ -567,8 +565,6 @@ def _forecast(shapes: Sequence[StatementShape], fixed: Sequence[StatementShape] 
               notes: list[str]) -> LiveForecast | None:
     """The forecast at the live operating point (the same as ``lockscope forecast``'s workload mode), and after
     the first fix."""
-    from ..forecast.calibration import DEFAULT_CALIBRATION
-    from ..forecast.engine import forecast_live
 
     weighted = [s for s in shapes if s.calls > 0]
     if not weighted:
@@ -696,8 +692,6 @@ class _Observed:
 def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: Callable[[str], None],
                      demo: bool) -> _Observed:
     """The audit with the watch sampling during its pg_stat_statements interval (the same seconds)."""
-    from ..audit import AuditOptions, run_audit
-    from ..forecast.engine import server_clock
 
     t0 = time.monotonic()
     config = WatchConfig(dsn=dsn, hz=options.hz, duration_s=options.duration_s, source=options.source,
@@ -747,8 +741,6 @@ def _status(summary: WatchSummary, main_now: float) -> str:
 
 def _live(session: Session, seen: _Observed, options: DiagnoseOptions) -> LivePoint | None:
     """The measured operating point (the audited statements' calls/s, the connections that ran statements)."""
-    from ..forecast.engine import connections_doing_work
-    from ..forecast.live import live_from_watch
 
     report = seen.report
     rate = sum(a.calls_per_s for a in report.workload.statements if not a.skipped_reason and a.weighted_plans())
@@ -768,7 +760,6 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     :raises BadInputError: bad options (from the watch config).
     :raises DatabaseError, ConnectionFailedError: the catalog or the sampling connection failed.
     """
-    from ..shapes import database_facts
 
     say = progress or (lambda _msg: None)
     t0 = time.monotonic()

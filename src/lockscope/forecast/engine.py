@@ -26,18 +26,22 @@ of the remaining locks are predicted in their order (:meth:`lockscope.capacity.C
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ..audit.catalog import read_catalog, read_settings
 from ..audit.partitions import shape_from_plan
+from ..audit.workload import probe_statements, read_workload
 from ..capacity import CapacityModel
-from ..db import load_sql
+from ..db import load_sql, time_on_scratch
 from ..errors import BadInputError, LockscopeError
+from ..footprint import measure_footprint
 from ..lockpart import NUM_LOCK_PARTITIONS
 from ..shapes import (
     StatementShape,
@@ -47,14 +51,18 @@ from ..shapes import (
     resolve_indexes,
     shape_from_footprint,
 )
-from ..versions import check_assumed_major
+from ..statement import bind_params, check_statement
+from ..versions import PG14, check_assumed_major
+from ..watch.sampler import BackgroundSampler
 from .calibration import Calibration
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, workload_demands
 
 if TYPE_CHECKING:
-    from ..audit.workload import StatementAudit
+    from ..audit.workload import StatementAudit, Workload
     from ..db import Session
+    from ..footprint import Footprint
+    from ..watch.sampler import Sample
 
 __all__ = [
     "PLAN_CACHE_MODES",
@@ -366,9 +374,6 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
     :param text: the statement with its parameters bound (what EXPLAIN can run).
     :raises StatementError, LockBlockedError, DatabaseError: from the probes.
     """
-    from ..audit.catalog import read_settings
-    from ..db import time_on_scratch
-    from ..versions import PG14
 
     if scratch_conninfo is not None and exec_cost_ms is None:
         timed_plan_ms, timed_exec_ms = time_on_scratch(scratch_conninfo, text)
@@ -443,8 +448,6 @@ def forecast_statement(
     :param think_s: each client's time between calls outside the server (s).
     :raises BadInputError, StatementError, UnsupportedStatementError, DatabaseError: from the probe or bad input.
     """
-    from ..footprint import measure_footprint
-    from ..statement import bind_params, check_statement
 
     n = clients or 16
     _check_model(cores, n)
@@ -462,33 +465,42 @@ def forecast_statement(
                              scratch_conninfo=scratch_conninfo).steady(calibration).with_exec_floor(calibration)
     shape = own.apply(shape_from_footprint(fp, db_oid, shared))
     notes = [f"the statement's own cost: {own.source}"]
-    if drops:
-        missing = [name for name, oid in drops.items() if oid not in {lk.relation_oid for lk in shape.locks}]
-        if missing:
-            notes.append(f"--drop-index {', '.join(missing)}: not locked by this statement (no change)")
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
                                think_s=think_s)
-    after: ScenarioForecast | None = None
+    after = None
     if what_if.any:
-        base = shape
-        if what_if.plan_cache_mode is not None:
-            progress(f"probing the statement in plan_cache_mode {what_if.plan_cache_mode}")
-            other = measure_footprint(session, sql, params=params, param_types=param_types, protocol="prepared",
-                                      plan_cache_mode=what_if.plan_cache_mode)
-            shared |= _shared_of(session, [lk.relation_oid for e in other.executions for lk in e.locks])
-            base = own.apply(shape_from_footprint(other, db_oid, shared))
-        model = what_if.capacity(facts.capacity)
-        changed = apply_what_if(base, model, frozenset(drops.values()),
-                                repredict=bool(drops) or model != facts.capacity)
-        after = forecast_shapes(f"what-if: {what_if.describe()}", [changed], model, calibration, cores=cores,
-                                clients=n, think_s=think_s)
+        probe = functools.partial(measure_footprint, session, sql, params=params, param_types=param_types,
+                                  protocol="prepared")
+        changed = _statement_what_if(session, shape, own, what_if, drops, probe, notes, progress)
+        after = forecast_shapes(f"what-if: {what_if.describe()}", [changed], what_if.capacity(facts.capacity),
+                                calibration, cores=cores, clients=n, think_s=think_s)
     return ForecastReport(mode="statement", server_version=facts.server_version,
                           server_version_num=facts.server_version_num, database=facts.database,
                           database_oid=db_oid, cores=cores, clients=n,
                           clients_source="--clients" if clients else "default (a probed statement has no live rate)",
                           calibration=calibration, measured=measured, what_if=after,
                           what_if_text=what_if.describe(), notes=tuple(notes), think_s=think_s)
+
+
+def _statement_what_if(session: Session, shape: StatementShape, own: OwnCost, what_if: WhatIf,
+                       drops: dict[str, int], probe: Callable[..., Footprint], notes: list[str],
+                       progress: Callable[[str], None]) -> StatementShape:
+    """The probed statement's shape under the what-if: probed again in the what-if's plan_cache_mode (``probe``
+    with ``plan_cache_mode=``), the dropped indexes' locks removed, the flags predicted again in order."""
+    missing = [name for name, oid in drops.items() if oid not in {lk.relation_oid for lk in shape.locks}]
+    if missing:
+        notes.append(f"--drop-index {', '.join(missing)}: not locked by this statement (no change)")
+    base = shape
+    if what_if.plan_cache_mode is not None:
+        progress(f"probing the statement in plan_cache_mode {what_if.plan_cache_mode}")
+        other = probe(plan_cache_mode=what_if.plan_cache_mode)
+        db_oid, _ = database_facts(session)
+        shared = _shared_of(session, [lk.relation_oid for e in other.executions for lk in e.locks])
+        base = own.apply(shape_from_footprint(other, db_oid, shared))
+    model = what_if.capacity(session.facts.capacity)
+    return apply_what_if(base, model, frozenset(drops.values()),
+                         repredict=bool(drops) or model != session.facts.capacity)
 
 
 def _shared_of(session: Session, oids: Sequence[int]) -> frozenset[int]:
@@ -519,37 +531,17 @@ def forecast_workload(
     :raises BadInputError: pg_stat_statements unusable or no statement with a footprint.
     :raises DatabaseError: a catalog query failed.
     """
-    from ..audit.catalog import read_catalog, read_settings
-    from ..audit.workload import probe_statements, read_workload
-    from ..watch.sampler import BackgroundSampler
 
     facts = session.facts
     db_oid, _ = database_facts(session)
     drops = resolve_indexes(session, what_if.drop_indexes)
-    settings = read_settings(session)
     progress("reading pg_stat_statements" + (f" ({interval_s:g} s interval)" if interval_s else ""))
-    sampler = BackgroundSampler(dsn, hz=10.0) if dsn is not None and interval_s > 0 else None
-    started: list[bool] = []
-    since: list[object] = []
-
-    def start_sampling() -> None:
-        since.append(server_clock(session))
-        if sampler is not None:
-            sampler.__enter__()
-            started.append(True)
-
-    try:
-        workload, rows = read_workload(session, settings, interval_s=interval_s, top_n=top_n,
-                                       during_interval=start_sampling)
-    finally:
-        samples = sampler.stop() if sampler is not None and started else []
-    if not workload.available:
-        raise BadInputError("; ".join(workload.notes) or "pg_stat_statements is not available")
+    workload, rows, samples, since = _sampled_workload(session, dsn, interval_s, top_n)
     progress("reading the catalog")
     audits = probe_statements(session, read_catalog(session), rows, progress=progress)
     rate = sum(a.calls_per_s for a in audits if a.weighted_plans()) if interval_s > 0 or workload.since_s else None
     live = live_point(samples, rate or 0.0, facts.database, own_pids=(session.backend_pid,),
-                      connections=connections_doing_work(session, since[0]) if since else None) \
+                      connections=connections_doing_work(session, since) if since is not None else None) \
         if samples and rate else None
     notes = list(workload.notes)
     measured_shapes, whatif_shapes = _workload_shapes(
@@ -566,6 +558,32 @@ def forecast_workload(
                           clients_source=solved.clients_source, calibration=calibration, measured=solved.measured,
                           what_if=solved.after, what_if_text=what_if.describe(), notes=tuple(notes), live=live,
                           anchor=solved.anchor, think_s=solved.think_s)
+
+
+def _sampled_workload(session: Session, dsn: str | None, interval_s: float,
+                      top_n: int) -> tuple[Workload, list[dict[str, Any]], list[Sample], object | None]:
+    """pg_stat_statements over the interval with wait events sampled during it (10 Hz, ``dsn``'s own
+    connection): (the workload read, its rows, the samples, the server's clock at the interval's start).
+
+    :raises BadInputError: pg_stat_statements is not usable.
+    """
+
+    sampler = BackgroundSampler(dsn, hz=10.0) if dsn is not None and interval_s > 0 else None
+    since: list[object] = []
+
+    def start_sampling() -> None:
+        since.append(server_clock(session))
+        if sampler is not None:
+            sampler.__enter__()
+
+    try:
+        workload, rows = read_workload(session, read_settings(session), interval_s=interval_s, top_n=top_n,
+                                       during_interval=start_sampling)
+    finally:
+        samples = sampler.stop() if sampler is not None and since else []
+    if not workload.available:
+        raise BadInputError("; ".join(workload.notes) or "pg_stat_statements is not available")
+    return workload, rows, list(samples), since[0] if since else None
 
 
 @dataclass(frozen=True)
