@@ -79,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     errors = make_console(stderr=True, errors=True)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     handler: Callable[..., int] = args.handler
+    args.root_parser = parser  # ``lockscope completion`` generates its script from it
     try:
         return handler(args, console)
     except LockscopeError as exc:

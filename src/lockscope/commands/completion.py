@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
+import shtab
 from rich.console import Console
 
 from ._common import FILE_ONLY_CODES, add_parser
@@ -30,13 +32,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    """Print the script for ``args.shell`` on standard output."""
-    import sys
-
-    import shtab
-
-    from ..cli import build_parser
-
-    sys.stdout.write(shtab.complete(build_parser(), shell=args.shell))
+    """Print the script for ``args.shell`` on standard output, from the whole command line's parser
+    (``args.root_parser``, set by :func:`lockscope.cli.main`)."""
+    sys.stdout.write(shtab.complete(args.root_parser, shell=args.shell))
     sys.stdout.flush()
     return 0
