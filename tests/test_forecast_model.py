@@ -33,6 +33,14 @@ from lockscope.forecast.model import (
 ZERO16 = (0.0,) * 16
 ONE_PARTITION = (24,) + (0,) * 15  # 24 main-table locks, all in partition 0
 SPREAD = (2,) * 8 + (1,) * 8  # the same 24 over the 16 partitions
+#: A fixed input for the shape tests (they must not move with each recalibration): a 2-core VM's ``lab ceiling``
+#: of 2026-11-24 (its LWLock hold, 27.8 ns, long enough for one lock partition to bind at 2 cores) with the built-in
+#: convoy factor.
+HELD = Calibration(
+    base_cpu_s=23.23e-6, fastpath_lock_cpu_s=0.145e-6, main_table_lock_extra_cpu_s=0.032e-6, lwlock_hold_s=27.8e-9,
+    cpus=2, generic_base_cpu_s=17.16e-6, planned_relation_cpu_s=0.542e-6, idle_round_trip_s=5.37e-6,
+    cpu_growth_per_doubling=0.093, coherence_cpu_s=0.210e-6, sleep_cpu_s=4.39e-6, wake_latency_s=35.5e-6,
+    convoy_per_core=0.07, source="a 2-core VM, 2026-11-24")
 
 
 def costs(**kw: float) -> Calibration:
@@ -131,9 +139,9 @@ def test_partition_acquisitions_count_locks_and_the_release_pass() -> None:
 
 def test_one_partition_convoys_where_the_same_locks_spread_do_not() -> None:
     """24 main-table locks in one partition: 25 acquisitions there, sleeps go with a_p^2 (625 vs 8 x 9 + 8 x 4);
-    spread over 16 partitions the same locks sleep 4-5 times less and the CPU binds (default calibration)."""
-    one = class_demands(TransactionClass("one", 16, ONE_PARTITION), DEFAULT_CALIBRATION)
-    spread = class_demands(TransactionClass("spread", 16, SPREAD), DEFAULT_CALIBRATION)
+    spread over 16 partitions the same locks sleep 4-5 times less and the CPU binds (:data:`HELD`)."""
+    one = class_demands(TransactionClass("one", 16, ONE_PARTITION), HELD)
+    spread = class_demands(TransactionClass("spread", 16, SPREAD), HELD)
     assert one.cpu_s == pytest.approx(spread.cpu_s)
     assert ceiling_tps(spread, 2) >= ceiling_tps(one, 2)
     f_one, f_spread = forecast(one, 2, 16), forecast(spread, 2, 16)
@@ -144,8 +152,7 @@ def test_one_partition_convoys_where_the_same_locks_spread_do_not() -> None:
     # 25 acquisitions of partition 0 per transaction: with as many backends as the calibration's cores it
     # saturates at 1 / (25 h); more backends convoy on it and it saturates earlier
     at_cores = forecast(one, 2, 2)
-    assert at_cores.hottest_partition_saturation_tps == pytest.approx(1 / (25 * DEFAULT_CALIBRATION.lwlock_hold_s),
-                                                                     rel=0.05)
+    assert at_cores.hottest_partition_saturation_tps == pytest.approx(1 / (25 * 27.8e-9), rel=0.05)
     assert f_one.hottest_partition_saturation_tps < 0.9 * at_cores.hottest_partition_saturation_tps
     # a lone client never sleeps; the share climbs with clients beyond the cores
     shares = [f.lockmanager_share for f in forecast_curve(spread, 2, [1, 2, 4, 8, 16, 32])]
@@ -164,15 +171,14 @@ def test_convoy_by_hand() -> None:
 
 def test_many_cores_peak_and_fall() -> None:
     """With the built-in convoy, a statement whose generic plan spills 1,000 locks over the 16 partitions peaks on
-    64 cores and falls past the peak; without it the curve only rises to a plateau."""
+    64 cores and falls past the peak; without it the curve only rises to a plateau (hold 27.8 ns as above)."""
     spilled = TransactionClass("generic 1000", 16, (62,) * 8 + (63,) * 8, plans=False, executor_relations=1000)
     clients = [1, 8, 16, 32, 64, 128, 256]
-    with_convoy = [f.throughput_tps for f in forecast_curve(class_demands(spilled, DEFAULT_CALIBRATION), 64,
-                                                            clients)]
+    with_convoy = [f.throughput_tps for f in forecast_curve(class_demands(spilled, HELD), 64, clients)]
     peak = with_convoy.index(max(with_convoy))
     assert 0 < peak < len(clients) - 1
     assert with_convoy[-1] < 0.8 * with_convoy[peak]
-    flat = replace(DEFAULT_CALIBRATION, convoy_per_core=0.0)
+    flat = replace(HELD, convoy_per_core=0.0)
     without = [f.throughput_tps for f in forecast_curve(class_demands(spilled, flat), 64, clients)]
     assert without == sorted(without)
 

