@@ -172,7 +172,7 @@ from lockscope.db import connect, run_script
 from lockscope.footprint import Footprint, measure_footprint
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION, Calibration, load_calibration
 from lockscope.forecast.live import LivePoint
-from lockscope.forecast.model import TransactionClass, forecast, forecast_curve, workload_demands
+from lockscope.forecast.model import TransactionClass, forecast, forecast_curve, idle_round_trip_s, workload_demands
 from lockscope.lab.load import (
     LoadFigures,
     MachineCounters,
@@ -846,10 +846,12 @@ def _footprint_at(doc: dict[str, Any], name: str, setting: str) -> dict[str, Any
 
 
 def _explain_own(doc: dict[str, Any], name: str, cal: Calibration) -> float:
-    """The statement's own time as ``lockscope forecast --scratch`` finds it: EXPLAIN ANALYZE medians on the
-    scratch server, made steady-state (``OwnCost.steady``)."""
+    """The statement's own time as ``lockscope forecast --scratch`` finds it: the planning of a plain EXPLAIN
+    (what the engine times, warm runs' median) and the execution of EXPLAIN ANALYZE, medians on the scratch server,
+    made steady-state (``OwnCost.steady``)."""
     ex = doc["statements"][name]["explain"]
-    plan = max(0.0, ex["analyze_planning_ms"]["median"] / 1000.0 - cal.explain_plan_extra_s)
+    planning = ex.get("plan_only_planning_ms") or ex["analyze_planning_ms"]
+    plan = max(0.0, planning["median"] / 1000.0 - cal.explain_plan_extra_s)
     execution = max(0.0, ex["analyze_execution_ms"]["median"] / 1000.0 - cal.explain_exec_extra_s)
     return plan + execution
 
@@ -908,15 +910,16 @@ def reforecast(doc: dict[str, Any], cal: Calibration) -> list[dict[str, Any]]:
         f = forecast(workload_demands(_statement_classes(doc, p, cal), cal), cores, int(p["clients"]))
         live = _live(p, cores)
         w_classes = _workload_classes(doc, p, cal, live.cpu_deflation(cores))
+        think = live.think_s(cores, idle_round_trip_s(cal, max(1, live.population), cores))
         w = forecast_curve(workload_demands(w_classes, cal), cores, [max(1, live.population)],
-                           think_s=live.think_s(cores))[0] if w_classes else None
+                           think_s=think)[0] if w_classes else None
         out.append({"statement": p["statement"], "setting": p["setting"], "clients": p["clients"],
                     "measured_tps": p["tps"], "forecast_tps": f.throughput_tps, "ratio": f.throughput_tps / p["tps"],
                     "measured_lockmanager_share": p["lockmanager_share"],
                     "forecast_lockmanager_share": f.lockmanager_share,
                     "measured_cpu_us_per_txn": p["cpu_us_per_transaction"],
                     "forecast_cpu_us_per_txn": f.cpu_per_transaction_us, "binding": f.binding_resource,
-                    "population": live.population, "think_ms": live.think_s(cores) * 1000.0,
+                    "population": live.population, "think_ms": think * 1000.0,
                     "workload_tps": w.throughput_tps if w else None,
                     "workload_ratio": w.throughput_tps / p["tps"] if w else None,
                     "workload_lockmanager_share": w.lockmanager_share if w else None})

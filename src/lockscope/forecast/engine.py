@@ -56,7 +56,7 @@ from ..versions import PG14, check_assumed_major
 from ..watch.sampler import BackgroundSampler
 from .calibration import Calibration
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
-from .model import Demands, Forecast, TransactionClass, forecast_curve, workload_demands
+from .model import Demands, Forecast, TransactionClass, forecast_curve, idle_round_trip_s, workload_demands
 
 if TYPE_CHECKING:
     from ..audit.workload import StatementAudit, Workload
@@ -622,7 +622,8 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
     population = live.population if live is not None else None
     n = clients or population or 16
     _check_model(cores, n)
-    think = live.think_s(cores) if live is not None else 0.0
+    think = (live.think_s(cores, idle_round_trip_s(calibration, live.population, cores)) if live is not None
+             else 0.0)
     anchor = None
     if live is not None and population:
         def solve(factor: float) -> Forecast:

@@ -63,14 +63,16 @@ class LivePoint:
         """Mean time a call spends in the server (s): AAS / calls/s (Little's law)."""
         return self.aas / self.rate_tps if self.rate_tps > 0 else 0.0
 
-    def think_s(self, cores: int) -> float:
+    def think_s(self, cores: int, round_trip_s: float = 0.0) -> float:
         """Each connection's time between calls outside the server (s, >= 0): population / calls/s - server
-        time (Little's law for the closed loop). 0 when the sampled backends on CPU fill the cores (at least
-        :data:`SATURATED` of them): a call's time that the sampler does not see as active is then the wait for a
-        core before the backend reads the query, which the model has, not the client's think time."""
+        time (Little's law for the closed loop), minus ``round_trip_s``, what the model itself charges each call
+        for waking idle cores at this population (:func:`lockscope.forecast.model.idle_round_trip_s`; that time is
+        inside the measured gap, and would otherwise count twice). 0 when the sampled backends on CPU fill the
+        cores (at least :data:`SATURATED` of them): a call's time that the sampler does not see as active is then
+        the wait for a core before the backend reads the query, which the model has, not the client's think time."""
         if self.rate_tps <= 0 or self.aas_cpu >= SATURATED * cores:
             return 0.0
-        return max(0.0, self.population / self.rate_tps - self.server_time_s)
+        return max(0.0, self.population / self.rate_tps - self.server_time_s - round_trip_s)
 
     def cpu_deflation(self, cores: int) -> float:
         """The factor (0..1] that turns a statement's wall time in the server (pg_stat_statements, under the load

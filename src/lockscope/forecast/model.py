@@ -62,6 +62,7 @@ __all__ = [
     "convoy_factor",
     "forecast",
     "forecast_curve",
+    "idle_round_trip_s",
     "partition_name",
     "workload_demands",
 ]
@@ -357,7 +358,7 @@ def _step(demands: Demands, cpus: int, n: int, prev: _State, think_s: float) -> 
     cpu_n = demands.cpu_at(n, cpus, sleeps, convoy_factor(costs, min(prev.in_server + 1.0, cpus)))
     wake = (costs.wake_latency_s * convoy * max(1.0, prev.q_cpu / cpus)
             + max(0.0, prev.q_cpu - cpus) / cpus * cpu_n / (1.0 + sleeps))
-    round_trip = costs.idle_round_trip_s * max(0.0, (cpus - n) / (cpus - 1)) if cpus > 1 else 0.0
+    round_trip = idle_round_trip_s(costs, n, cpus)
     r_cpu = cpu_n * max(1.0, (1.0 + prev.q_cpu) / cpus)
     at_part = tuple(d * q + k * wake for d, q, k in zip(held, prev.q_part, sleeps_p, strict=True))
     response = think_s + round_trip + r_cpu + sum(at_part)
@@ -365,6 +366,12 @@ def _step(demands: Demands, cpus: int, n: int, prev: _State, think_s: float) -> 
     state = _State(x, x * r_cpu, x * (response - think_s),
                    tuple(x * (d * q + d) for d, q in zip(held, prev.q_part, strict=True)))
     return _Step(n, state, held, at_part, sleeps, cpu_n, round_trip, response)
+
+
+def idle_round_trip_s(costs: Calibration, clients: float, cpus: int) -> float:
+    """What each transaction pays for waking idle cores with ``clients`` backends on ``cpus`` cores (s): the
+    calibration's lone-client round trip, fading linearly to 0 once the clients fill the cores."""
+    return costs.idle_round_trip_s * max(0.0, (cpus - clients) / (cpus - 1)) if cpus > 1 else 0.0
 
 
 def _forecast_of(step: _Step, cpus: int, think_s: float, hottest: int | None) -> Forecast:
