@@ -32,13 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..db import connect, load_sql
+from ..demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema
 from ..errors import BadInputError, LockscopeError, ScratchServerError
 from ..pgbench import run_pgbench, start_pgbench
 from ..server import ScratchServer
 from ..watch.aas import achieved_hz, share
 from ..watch.sampler import Schedule
 from ..watch.store import open_recording
-from .demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema
 
 __all__ = [
     "BASELINE",
