@@ -35,9 +35,11 @@ from typing import Any
 
 from lockscope.db import connect
 from lockscope.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema
-from lockscope.lab.observer_effect import parse_progress
 from lockscope.pgbench import run_pgbench, start_pgbench
 from lockscope.server import ScratchServer, ScratchSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.observer_paired, run as a script
+from benchmarks.observer_paired import parse_progress
 
 
 @dataclass
