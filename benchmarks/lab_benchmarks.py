@@ -30,8 +30,8 @@ from typing import Any
 from lockscope.lab import IndexesScenario, PartitionsScenario, run_lab
 from lockscope.lab.compare import load_for_compare
 from lockscope.lab.indexes import summary as index_summary
-from lockscope.lab.install import resolve_pg_bin
 from lockscope.lab.partitions import summary as partition_summary
+from lockscope.pgbin import resolve_pg_bin
 from lockscope.report.lab_report import write_compare_report, write_lab_report
 from lockscope.server import default_bin_dir
 

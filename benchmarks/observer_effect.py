@@ -10,10 +10,11 @@ Usage (always under the machine's load lock)::
 
     flock /tmp/lockscope-load.lock python benchmarks/observer_effect.py [--rounds 7] [--duration 20]
 
-``--paired``: the paired within-run method instead (``measure_observer_effect_paired``): ONE pgbench run of
-``--duration`` s (default 600) with ``-P 1``, the observer (``--observer watch|blocking_pids`` at ``--hz``) switched
-on and off in alternating ``--block`` s blocks (SIGSTOP/SIGCONT of one real ``lockscope watch`` process), ``--settle``
-s discarded after each switch; ratio per "on" block to its adjacent "off" blocks, mean with a 95 % interval::
+``--paired``: the paired within-run method instead (``measure_observer_effect_paired`` of
+benchmarks/observer_paired.py): ONE pgbench run of ``--duration`` s (default 600) with ``-P 1``, the observer
+(``--observer watch|blocking_pids`` at ``--hz``) switched on and off in alternating ``--block`` s blocks
+(SIGSTOP/SIGCONT of one real ``lockscope watch`` process), ``--settle`` s discarded after each switch; ratio per "on"
+block to its adjacent "off" blocks, mean with a 95 % interval::
 
     flock /tmp/lockscope-load.lock python benchmarks/observer_effect.py --paired --duration 600 --block 10
 """
@@ -26,14 +27,13 @@ import platform
 import statistics
 import sys
 import time
+from pathlib import Path
 
-from lockscope.lab.observer_effect import (
-    CONDITIONS,
-    PAIRED_OBSERVERS,
-    measure_observer_effect,
-    measure_observer_effect_paired,
-)
+from lockscope.lab.observer_effect import CONDITIONS, measure_observer_effect
 from lockscope.server import ScratchServer, ScratchSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.observer_paired, run as a script
+from benchmarks.observer_paired import PAIRED_OBSERVERS, measure_observer_effect_paired
 
 
 def _cpu_model() -> str:

@@ -1,6 +1,6 @@
 """What ``lockscope audit`` and ``lockscope diagnose`` cost a live, contended server (issue 17).
 
-The contended demo load on a scratch PostgreSQL (``lab/demo_load.py``: pgbench -S, 100 extra indexes on
+The contended demo load on a scratch PostgreSQL (``src/lockscope/demo_load.py``: pgbench -S, 100 extra indexes on
 pgbench_accounts, 16 clients, max_locks_per_transaction 16: ~86 main-lock-table locks per transaction, most active
 sessions on LWLock:LockManager) runs for the whole benchmark as ONE pgbench run (``-P 1 --progress-timestamp``).
 Within it, windows alternate: "off" (no lockscope) and "on" (one real ``lockscope audit`` or ``lockscope diagnose``
@@ -34,10 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from lockscope.db import connect
-from lockscope.lab.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema
-from lockscope.lab.observer_effect import parse_progress
+from lockscope.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema
 from lockscope.pgbench import run_pgbench, start_pgbench
 from lockscope.server import ScratchServer, ScratchSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.observer_paired, run as a script
+from benchmarks.observer_paired import parse_progress
 
 
 @dataclass

@@ -18,7 +18,7 @@ Usage (starts scratch servers one at a time; light load, but keep it under the m
     flock /tmp/lockscope-load.lock python benchmarks/versions_table.py [--majors 13,14,15,16,17,18,19]
 
 Servers: 18 is the embedded default, 15 Debian's /usr/lib/postgresql/15/bin when installed, every other major the
-``lab install`` cache (fetched by ``lab.install.ensure_major`` when missing).
+``lab install`` cache (fetched by ``pgbin.ensure_major`` when missing).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ import psycopg
 from lockscope.db import connect, run_script
 from lockscope.demo import EVENTS_STATEMENT, extra_index_sweep
 from lockscope.footprint import measure_footprint
-from lockscope.lab.install import ensure_major
 from lockscope.pgbench import pgbench_init
+from lockscope.pgbin import ensure_major
 from lockscope.server import ScratchServer, ScratchSettings
 
 DEBIAN_PG15 = Path("/usr/lib/postgresql/15/bin")

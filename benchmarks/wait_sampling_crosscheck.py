@@ -36,7 +36,7 @@ from collections import Counter
 from pathlib import Path
 
 from lockscope.db import Session, connect, run_script
-from lockscope.lab.demo_load import prepare_contended_schema
+from lockscope.demo_load import prepare_contended_schema
 from lockscope.pgbench import pgbench_init, start_pgbench
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.watch.aas import CPU

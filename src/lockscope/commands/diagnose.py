@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 
+from ..demo_load import demo_load
 from ..errors import EXIT_SPILL, BadInputError
+from ..pgbin import resolve_pg_bin
 from ._common import (
     add_demo_load_options,
     add_hz_option,
@@ -139,26 +140,9 @@ def _diagnose(args: argparse.Namespace, options: DiagnoseOptions, dsn: str, sour
 
 def _demo(args: argparse.Namespace, options: DiagnoseOptions, info: Console,
           rate_hz: float) -> tuple[Diagnosis, ProbeCost]:
-    from ..lab.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema, start_demo_load
-    from ..lab.install import resolve_pg_bin
-    from ..server import ScratchServer, ScratchSettings
-
-    mlpt = args.mlpt or DEMO_MLPT
-    indexes = DEMO_EXTRA_INDEXES if args.demo_indexes is None else args.demo_indexes
-    clients = args.demo_clients or DEMO_CLIENTS
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
-    server = ScratchServer(pg_bin, ScratchSettings(max_locks_per_transaction=mlpt,
-                                                   max_connections=max(100, clients + 20)))
-    try:
-        with steps(make_console(stderr=True), "lockscope diagnose demo") as step:
-            step("starting a scratch PostgreSQL")
-            server.start()
-            prepare_contended_schema(server, extra_indexes=indexes, mlpt=None, progress=step)
-        source = (f"scratch server started by lockscope, demo load: pgbench -S -c{clients}, {indexes} extra "
-                  f"indexes, max_locks_per_transaction {mlpt}")
-        # the load covers the sampling; the probes run after it
-        with start_demo_load(server, duration_s=options.duration_s + 5, clients=clients):
-            time.sleep(0.5)
-            return _diagnose(args, options, server.conninfo(), source, info, rate_hz, demo=True)
-    finally:
-        server.stop()
+    # the load covers the sampling; the probes run after it
+    with demo_load(pg_bin=pg_bin, mlpt=args.mlpt, extra_indexes=args.demo_indexes, clients=args.demo_clients,
+                   duration_s=options.duration_s,
+                   progress=steps(make_console(stderr=True), "lockscope diagnose demo")) as running:
+        return _diagnose(args, options, running.conninfo, running.source, info, rate_hz, demo=True)

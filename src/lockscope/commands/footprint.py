@@ -11,6 +11,7 @@ from rich.console import Console
 
 from ..capacity import CapacityModel
 from ..errors import EXIT_SPILL, BadInputError
+from ..pgbin import resolve_pg_bin
 from ._common import (
     DEFAULT_EXECUTIONS,
     add_assume_options,
@@ -167,7 +168,6 @@ def _check_options(args: argparse.Namespace) -> tuple[str, str]:
 def run(args: argparse.Namespace, console: Console) -> int:
     """Measure, render (table or JSON), and return the exit code."""
     from ..footprint import measure_all_modes, measure_footprint
-    from ..lab.install import resolve_pg_bin
     from ..report.jsonout import footprints_to_dict
     from ..report.terminal import render_footprints
     from ..server import ScratchSettings

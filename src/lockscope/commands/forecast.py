@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 
 from ..errors import EXIT_SPILL, BadInputError
+from ..pgbin import resolve_pg_bin
 from ._common import (
     add_assume_options,
     add_interval_option,
@@ -149,7 +150,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
     """Probe, forecast, render (table, JSON, HTML); return the exit code."""
     from ..forecast.calibration import DEFAULT_CALIBRATION, load_calibration
     from ..forecast.engine import WhatIf, default_cores, forecast_statement, forecast_workload
-    from ..lab.install import resolve_pg_bin
     from ..report.forecast_html import forecast_html
     from ..report.forecast_json import forecast_to_dict
     from ..report.forecast_terminal import render_forecast

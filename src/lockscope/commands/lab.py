@@ -29,6 +29,7 @@ from rich.progress import (
 from rich.text import Text
 
 from ..errors import BadInputError
+from ..pgbin import cache_dir, install_postgresql, installed, resolve_pg_bin
 from ._common import (
     DEFAULT_EXECUTIONS,
     add_executions_option,
@@ -296,8 +297,6 @@ def _duration(seconds: float) -> str:
 
 # -- running a scenario -----------------------------------------------------------------------------------------------
 def _pg_bins(args: argparse.Namespace) -> tuple[Path | None, ...]:
-    from ..lab.install import resolve_pg_bin
-
     if not args.pg_bin:
         return (None,)
     given = [args.pg_bin] if isinstance(args.pg_bin, str) else args.pg_bin
@@ -458,8 +457,6 @@ def _run_ceiling(args: argparse.Namespace, console: Console) -> int:
 
 
 def _run_install(args: argparse.Namespace, console: Console) -> int:
-    from ..lab.install import cache_dir, install_postgresql, installed
-
     cache = args.cache_dir or cache_dir()
     if args.list or not args.version:
         found = installed(cache)

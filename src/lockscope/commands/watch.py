@@ -8,7 +8,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..demo_load import demo_load
 from ..errors import BadInputError
+from ..pgbin import resolve_pg_bin
 from ..watch import DEFAULT_PORT
 from ._common import (
     add_demo_load_options,
@@ -131,34 +133,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 
 def _demo(args: argparse.Namespace, console: Console, listen: tuple[str, int] | None) -> int:
-    from ..db import run_script
-    from ..lab.demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema, start_demo_load
-    from ..lab.install import resolve_pg_bin
-    from ..server import ScratchServer, ScratchSettings, default_bin_dir
-    from ..watch.wait_sampling import scratch_preload
-
     duration = args.duration if args.duration is not None else 60.0
-    mlpt = args.mlpt or DEMO_MLPT
-    indexes = DEMO_EXTRA_INDEXES if args.demo_indexes is None else args.demo_indexes
-    clients = args.demo_clients or DEMO_CLIENTS
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
-    preload = scratch_preload(pg_bin or default_bin_dir()) if args.source != "activity" else {}
-    server = ScratchServer(pg_bin, ScratchSettings(max_locks_per_transaction=mlpt,
-                                                   max_connections=max(100, clients + 20), extra=preload))
-    try:
-        with steps(make_console(stderr=True), "lockscope watch demo") as step:
-            step("starting a scratch PostgreSQL")
-            server.start()
-            prepare_contended_schema(server, extra_indexes=indexes, mlpt=None, progress=step)
-            if preload:
-                run_script(server.conninfo(), "create extension if not exists pg_wait_sampling")
-        source = (f"scratch server started by lockscope, demo load: pgbench -S -c{clients}, {indexes} extra "
-                  f"indexes, max_locks_per_transaction {mlpt}")
-        with start_demo_load(server, duration_s=duration + 5, clients=clients):
-            time.sleep(0.5)
-            return _watch(args, console, server.conninfo(), source, duration, listen)
-    finally:
-        server.stop()
+    with demo_load(pg_bin=pg_bin, mlpt=args.mlpt, extra_indexes=args.demo_indexes, clients=args.demo_clients,
+                   duration_s=duration, wait_sampling=args.source != "activity",
+                   progress=steps(make_console(stderr=True), "lockscope watch demo")) as running:
+        return _watch(args, console, running.conninfo, running.source, duration, listen)
 
 
 def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, duration: float | None,

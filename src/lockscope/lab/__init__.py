@@ -1,12 +1,12 @@
-"""``lockscope lab``: reproduce the lock-manager cliff on scratch servers — scenarios, runner, install, compare.
+"""``lockscope lab``: reproduce the lock-manager cliff on scratch servers — scenarios, runner, results, compare.
 
 Each scenario is a frozen configuration with ``plan()``, ``parameters()`` and ``run(ctx)``; :func:`run_lab`
 runs one into a results directory (results.json / results.csv after every point; plots and report.html at the
-end, written by ``lockscope.report.lab_report.write_lab_report``).
+end, written by ``lockscope.report.lab_report.write_lab_report``). ``lab install`` and ``--pg-bin`` live in
+:mod:`lockscope.pgbin`.
 """
 
 from .indexes import IndexesScenario
-from .install import cache_dir, install_postgresql, installed, resolve_pg_bin
 from .partitions import PartitionsScenario
 from .prepared import PreparedScenario
 from .replay import ReplayScenario
@@ -22,10 +22,6 @@ __all__ = [
     "PartitionsScenario",
     "PreparedScenario",
     "ReplayScenario",
-    "cache_dir",
-    "install_postgresql",
-    "installed",
     "load_results",
-    "resolve_pg_bin",
     "run_lab",
 ]

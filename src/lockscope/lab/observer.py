@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..demo_load import DEMO_EXTRA_INDEXES, DEMO_MLPT
 from ..errors import BadInputError
 from ..server import ScratchSettings
+from .observer_effect import BASELINE, DEFAULT_CONDITIONS, measure_observer_effect
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
@@ -55,8 +57,6 @@ class ObserverScenario:
             raise BadInputError("--rounds must be between 1 and 50")
 
     def _conditions(self) -> tuple[str, ...]:
-        from .observer_effect import DEFAULT_CONDITIONS
-
         return self.conditions or tuple(DEFAULT_CONDITIONS)
 
     def plan(self) -> tuple[int, float]:
@@ -65,8 +65,6 @@ class ObserverScenario:
         return points, len(self.pg_bins) * 15 + points * per_round
 
     def parameters(self) -> dict[str, Any]:
-        from .demo_load import DEMO_EXTRA_INDEXES, DEMO_MLPT
-
         return {
             "profile": self.profile, "pg_bins": pg_bins_parameter(self.pg_bins),
             "clients": self.clients, "duration_s": self.duration_s, "rounds": self.rounds,
@@ -76,9 +74,6 @@ class ObserverScenario:
 
     def run(self, ctx: LabContext) -> None:
         """One :func:`measure_observer_effect` round per point; see the module docstring."""
-        from .demo_load import DEMO_MLPT
-        from .observer_effect import BASELINE, measure_observer_effect
-
         for bin_dir in self.pg_bins:
             ctx.check_stop()
             with ctx.server(bin_dir, ScratchSettings(max_locks_per_transaction=DEMO_MLPT)) as (server, info):

