@@ -48,7 +48,7 @@ from ..rows import (
 from ..statement import check_statement
 from ..versions import PG14
 from .catalog import AuditSettings, Catalog
-from .params import derive_params
+from .params import ParamBinding, derive_params
 from .phases import HeldLocks, PhaseSplit, held_locks_per_call, split_phases
 
 __all__ = [
@@ -617,6 +617,34 @@ def _since_reset_s(session: Session, schema_sql: str, settings: AuditSettings) -
     return max(float(row.age_s), 1e-6)
 
 
+def _custom_plan(session: Session, text: str, param_count: int,
+                 binding: ParamBinding) -> tuple[PlanFootprint | None, str | None]:
+    """The custom plan's footprint (with the derived parameter values), or None and why not."""
+    if param_count and binding.reason is not None:
+        return None, binding.reason
+    try:
+        fp = measure_footprint(session, text, params=list(binding.values)) if param_count else \
+            measure_footprint(session, text)
+        return plan_footprint(fp, "custom", session), None
+    except LockscopeError as exc:
+        return None, f"probe failed: {exc}"
+
+
+def _generic_plan(session: Session, text: str, param_count: int, custom: PlanFootprint | None,
+                  custom_reason: str | None) -> tuple[PlanFootprint | None, str | None]:
+    """The generic plan's build footprint, or None and why not: without parameters, the custom plan's."""
+    if param_count == 0 and custom is not None:
+        return PlanFootprint("generic-build", custom.relation_oids, custom.roles, custom.modes, custom.locks,
+                             custom.spilled, custom.predicted_spilled, scanned_index_oids=custom.scanned_index_oids,
+                             executor_relations=custom.executor_relations), None
+    if param_count == 0:
+        return None, custom_reason
+    try:
+        return plan_footprint(measure_generic_plan(session, text), "generic-build", session), None
+    except LockscopeError as exc:
+        return None, f"probe failed: {exc}"
+
+
 def _probe_one(session: Session, catalog: Catalog, row: StatementRates, cache: dict[str, Any]) -> StatementAudit:
     model = session.facts.capacity
     base: dict[str, Any] = dict(
@@ -636,36 +664,9 @@ def _probe_one(session: Session, catalog: Catalog, row: StatementRates, cache: d
     except LockscopeError as exc:
         return StatementAudit(**base, skipped_reason=str(exc).split(":")[0])
     kind = checked.kind
-    generic: PlanFootprint | None = None
-    generic_reason: str | None = None
-    custom: PlanFootprint | None = None
-    custom_reason: str | None = None
     binding = derive_params(session, checked.text, checked.param_count, cache)
-    if checked.param_count and binding.reason is None:
-        try:
-            custom = plan_footprint(measure_footprint(session, checked.text, params=list(binding.values)),
-                                    "custom", session)
-        except LockscopeError as exc:
-            custom_reason = f"probe failed: {exc}"
-    elif checked.param_count:
-        custom_reason = binding.reason
-    else:
-        try:
-            custom = plan_footprint(measure_footprint(session, checked.text), "custom", session)
-        except LockscopeError as exc:
-            custom_reason = f"probe failed: {exc}"
-    if checked.param_count == 0 and custom is not None:
-        generic = PlanFootprint("generic-build", custom.relation_oids, custom.roles, custom.modes, custom.locks,
-                                custom.spilled, custom.predicted_spilled,
-                                scanned_index_oids=custom.scanned_index_oids,
-                                executor_relations=custom.executor_relations)
-    elif checked.param_count == 0:
-        generic_reason = custom_reason
-    else:
-        try:
-            generic = plan_footprint(measure_generic_plan(session, checked.text), "generic-build", session)
-        except LockscopeError as exc:
-            generic_reason = f"probe failed: {exc}"
+    custom, custom_reason = _custom_plan(session, checked.text, checked.param_count, binding)
+    generic, generic_reason = _generic_plan(session, checked.text, checked.param_count, custom, custom_reason)
     reuse = reuse_footprint(generic, model, executor_relations=custom.executor_relations if custom else None) \
         if generic is not None else None
     planned = custom or generic
