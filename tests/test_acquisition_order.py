@@ -293,7 +293,7 @@ def _tree_differences(session: Session, conninfo: str, statements: list[str]) ->
         oracle = server_tree(conninfo, sql)
         assert oracle is not None, sql
         raw = raw_statement(check_statement(sql))
-        built = querytree.build_query_tree(raw, querytree.gather_lookup(session.query, raw, version))
+        built = querytree.build_query_tree(raw, querytree.gather_lookup(session.query_rows, raw, version))
         rels = sorted(acquisition.tree_relation_oids(oracle) | acquisition.tree_relation_oids(built.tree))
         rows = session.query("acquisition_facts", [rels])
         funcs = sorted(acquisition.tree_function_oids(oracle))

@@ -15,6 +15,7 @@ from lockscope.audit.tables import table_footprints
 from lockscope.capacity import CapacityModel
 from lockscope.db import Session
 from lockscope.footprint import measure_footprint
+from lockscope.rows import IndexInfo, RelationInfo
 from lockscope.server import ScratchServer
 
 from .conftest import by_major
@@ -23,24 +24,24 @@ NOW = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 SETTINGS = AuditSettings(True, NOW, NOW - dt.timedelta(days=30), "stats_reset", None, True, False, "me", 5, 1)
 
 
-def _rel(oid: int, name: str, relkind: str = "r", parent: int | None = None) -> dict[str, object]:
-    return {"oid": oid, "schema": "public", "name": name, "qualified": f"public.{name}", "relkind": relkind,
-            "is_partition": parent is not None, "parent_oid": parent, "partition_bound": None,
-            "partition_strategy": "r" if relkind == "p" else None, "partition_key": None, "reltuples": 0,
-            "scans": 10}
+def _rel(oid: int, name: str, relkind: str = "r", parent: int | None = None) -> RelationInfo:
+    return RelationInfo(oid=oid, schema="public", name=name, qualified=f"public.{name}", relkind=relkind,
+                        is_partition=parent is not None, parent_oid=parent, partition_bound=None,
+                        partition_strategy="r" if relkind == "p" else None, partition_key=None, reltuples=0.0,
+                        scans=10)
 
 
 def _idx(oid: int, table: int, name: str, keys: str = "1", *, unique: bool = False, primary: bool = False,
          valid: bool = True, scans: int = 0, parent: int | None = None, relkind: str = "i",
-         predicate: str | None = None, am: str = "btree") -> dict[str, object]:
+         predicate: str | None = None, am: str = "btree") -> IndexInfo:
     n = len(keys.split())
-    return {"oid": oid, "table_oid": table, "schema": "public", "name": name, "qualified": f"public.{name}",
-            "relkind": relkind, "am": am, "valid": valid, "live": True, "is_unique": unique or primary,
-            "is_primary": primary, "is_exclusion": False, "is_replica_identity": False,
-            "constraint_name": f"{name}_c" if primary else None, "key_columns": n, "all_columns": n,
-            "indkey": keys, "indclass": " ".join(["3124"] * n), "indcollation": " ".join(["0"] * n),
-            "indoption": " ".join(["0"] * n), "expressions": None, "predicate": predicate,
-            "parent_index_oid": parent, "idx_scan": scans, "size_bytes": 8192}
+    return IndexInfo(oid=oid, table_oid=table, schema="public", name=name, qualified=f"public.{name}",
+                     relkind=relkind, am=am, valid=valid, live=True, is_unique=unique or primary,
+                     is_primary=primary, is_exclusion=False, is_replica_identity=False,
+                     constraint_name=f"{name}_c" if primary else None, key_columns=n, all_columns=n,
+                     indkey=keys, indclass=" ".join(["3124"] * n), indcollation=" ".join(["0"] * n),
+                     indoption=" ".join(["0"] * n), expressions=None, predicate=predicate,
+                     parent_index_oid=parent, idx_scan=scans, size_bytes=8192)
 
 
 def test_smallest_fitting_groups_and_mlpt_range() -> None:
@@ -81,7 +82,7 @@ def test_lock_shmem_grows_with_the_setting() -> None:
     assert capacity.fast_path_shmem_bytes(170000, 1024, 100) == 0
 
 
-def _plain_catalog() -> tuple[object, list[dict[str, object]]]:
+def _plain_catalog() -> tuple[object, list[IndexInfo]]:
     rels = [_rel(100, "orders")]
     idx = [_idx(101, 100, "orders_pkey", "1", primary=True, scans=5),
            _idx(102, 100, "orders_a", "2", scans=3), _idx(103, 100, "orders_a_copy", "2"),

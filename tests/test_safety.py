@@ -198,10 +198,10 @@ def test_audit_skips_a_text_its_parser_rejects(pg18: ScratchServer) -> None:
     """A pg_stat_statements text pglast cannot parse (e.g. a grammar newer than lockscope's parser) is skipped with
     the parser's reason, never sent to the server; the audit goes on with the others."""
     from lockscope.audit.catalog import read_catalog
-    from lockscope.audit.workload import probe_statements
+    from lockscope.audit.workload import StatementRates, probe_statements
 
-    rows = [{"queryid": 1, "userid": 10, "query": "selec 1", "calls": 5, "calls_per_s": 1.0},
-            {"queryid": 2, "userid": 10, "query": "select * from acct where id = 1", "calls": 5, "calls_per_s": 1.0}]
+    rows = [StatementRates(queryid=1, userid=10, query="selec 1", calls=5, calls_per_s=1.0),
+            StatementRates(queryid=2, userid=10, query="select * from acct where id = 1", calls=5, calls_per_s=1.0)]
     with connect(pg18.conninfo()) as session:
         bad, good = probe_statements(session, read_catalog(session), rows)
         assert bad.skipped_reason == ("does not parse with lockscope's parser (pglast): syntax error at or near "

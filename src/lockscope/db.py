@@ -42,6 +42,7 @@ from .errors import (
     StatementError,
     UnsupportedServerError,
 )
+from .rows import BlockingLockRow, RowT, from_row, from_rows
 from .versions import MIN_SUPPORTED, major_of
 
 __all__ = [
@@ -398,7 +399,7 @@ class Session:
             raise UnsupportedServerError(
                 f"PostgreSQL {row['server_version']} is not supported: lockscope needs 13 or later"
             )
-        self.facts = ServerFacts(**row)
+        self.facts = from_row(ServerFacts, row, "server_facts")
 
     # -- plumbing ------------------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -470,6 +471,26 @@ class Session:
         if name in PG_LOCKS_QUERIES:
             return self.read_pg_locks(name, params)
         return self.fetch_all(load_sql(name, self.facts.server_version_num), params)
+
+    def query_rows(self, name: str, row_type: type[RowT], params: Sequence[Any] | None = None) -> list[RowT]:
+        """:meth:`query` with each row made a ``row_type`` (a dataclass of :mod:`lockscope.rows`), validated: the
+        typed read of a SQL file (pg_locks files paced and counted as by :meth:`query`).
+
+        :raises RowShapeError: the file's rows lack a column ``row_type`` needs (names the file and the column).
+        :raises DatabaseError: with the server's message.
+        """
+        return from_rows(row_type, self.query(name, params), name)
+
+    def fetch_rows(self, query: str, row_type: type[RowT], params: Sequence[Any] | None = None, *,
+                   source: str) -> list[RowT]:
+        """:meth:`fetch_all` of a SQL file's text the caller completed (e.g. the pg_stat_statements schema filled
+        in), each row made a ``row_type``, validated.
+
+        :param source: the SQL file's stem, for the error message.
+        :raises RowShapeError: a row lacks a column ``row_type`` needs.
+        :raises DatabaseError: with the server's message.
+        """
+        return from_rows(row_type, self.fetch_all(query, params), source)
 
     def read_pg_locks(self, name: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
         """Run the pg_locks query ``name`` (one of :data:`PG_LOCKS_QUERIES`), paced: it first waits until
@@ -630,15 +651,15 @@ class Session:
     def _blocked_error(self) -> LockBlockedError:
         """Who holds the conflicting lock: one pg_locks look-up after the timeout (never a polling loop)."""
         try:
-            rows = self.read_pg_locks("blocking_locks")
+            rows = from_rows(BlockingLockRow, self.read_pg_locks("blocking_locks"), "blocking_locks")
         finally:
             self._rollback()
-        pids = tuple(dict.fromkeys(int(r["pid"]) for r in rows))
+        pids = tuple(dict.fromkeys(r.pid for r in rows))
         if not pids:
             return LockBlockedError(
                 f"blocked by a lock held by another session: lock_timeout ({self.lock_timeout_ms} ms) expired"
             )
-        held = ", ".join(f"pid {r['pid']} ({r['mode']} on {r['relation']})" for r in rows[:3])
+        held = ", ".join(f"pid {r.pid} ({r.mode} on {r.relation})" for r in rows[:3])
         return LockBlockedError(
             f"blocked by a lock held by pid {pids[0]}: lock_timeout ({self.lock_timeout_ms} ms) expired; "
             f"conflicting locks: {held}",

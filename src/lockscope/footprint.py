@@ -473,7 +473,7 @@ def _read_order_facts(session: Session, checked: CheckedStatement) -> _OrderFact
     raw = raw_statement(checked)
     try:
         built = querytree.build_query_tree(
-            raw, querytree.gather_lookup(session.query, raw, session.facts.server_version_num))
+            raw, querytree.gather_lookup(session.query_rows, raw, session.facts.server_version_num))
     except querytree.UnknownRelation as exc:
         raise StatementError(f"42P01: {exc}", sqlstate="42P01") from None
     except querytree.TreeUnsupported as exc:
@@ -629,7 +629,7 @@ def _check_param_types(prober: _Prober, declared: Sequence[str] = ()) -> None:
     if len(declared) >= prober.checked.param_count:
         return
     contexts = [c for c in param_contexts(prober.checked) if c.number > len(declared)]
-    untyped = querytree.untyped_params(prober.session.query, contexts)
+    untyped = querytree.untyped_params(prober.session.query_rows, contexts)
     if untyped:
         names = ", ".join(f"${n}" for n in untyped)
         raise StatementError(f"42P18: the type of {names} cannot be inferred from where it stands (an argument of "

@@ -32,9 +32,10 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .pgnodes import NodeDumpError, parse_node_dump
+from .rows import FunctionArityRow, OrderFunctionRow, OrderRelationRow, RowT, ViewRuleRow
 from .versions import PG16, PG17
 
 __all__ = [
@@ -1308,15 +1309,18 @@ def build_query_tree(raw: Mapping[str, Any], lookup: CatalogLookup) -> QueryTree
     return QueryTree(_strip_private(tree), volatile, tuple(dict.fromkeys(analyzer.uncertain)))
 
 
-#: ``session.query``-shaped: run the named lockscope SQL file with parameters, rows as dicts.
-QueryRunner = Callable[[str, Sequence[Any]], list[dict[str, Any]]]
+class QueryRunner(Protocol):
+    """``Session.query_rows``-shaped: run the named lockscope SQL file with parameters, rows as ``row_type``."""
+
+    def __call__(self, name: str, row_type: type[RowT], params: Sequence[Any] | None = None, /) -> list[RowT]:
+        ...
 
 
 def gather_lookup(run: QueryRunner, raw: Mapping[str, Any], server_version_num: int) -> CatalogLookup:
     """Read what :func:`build_query_tree` needs from the catalog: 1 query for the relations named, 1 for the
     functions called (when any), 1 per level of view nesting (when views are reached).
 
-    :param run: runs a lockscope SQL file (``Session.query``): ``order_relations``, ``order_functions``,
+    :param run: runs a lockscope SQL file (``Session.query_rows``): ``order_relations``, ``order_functions``,
         ``order_views``; catalog reads only, no lock on any user relation.
     :param raw: the statement node of the raw parse tree.
     :raises DatabaseError: a catalog query failed (from ``run``).
@@ -1325,25 +1329,25 @@ def gather_lookup(run: QueryRunner, raw: Mapping[str, Any], server_version_num: 
     names = relation_names(raw)
     relations: dict[tuple[str | None, str], RelationInfo | None] = {}
     if names:
-        rows = run("order_relations", [[s for s, _ in names], [n for _, n in names]])
+        rows = run("order_relations", OrderRelationRow, [[s for s, _ in names], [n for _, n in names]])
         for (schema, name), row in zip(names, rows, strict=True):
-            relations[(schema, name)] = None if row["oid"] is None else RelationInfo(
-                int(row["oid"]), str(row["relkind"]), tuple(row["columns"] or ()), bool(row["security_barrier"]),
-                bool(row["row_security"]), bool(row["has_rules"]))
+            relations[(schema, name)] = None if row.oid is None else RelationInfo(
+                row.oid, str(row.relkind), tuple(row.columns or ()), bool(row.security_barrier),
+                bool(row.row_security), bool(row.has_rules))
     functions: dict[str, FunctionInfo] = {}
     called = function_names(raw)
     if called:
-        for row in run("order_functions", [called]):
-            functions[str(row["name"])] = FunctionInfo(bool(row["is_volatile"]), bool(row["is_aggregate"]),
-                                                       bool(row["is_window"]), bool(row["returns_set"]))
+        for frow in run("order_functions", OrderFunctionRow, [called]):
+            functions[str(frow.name)] = FunctionInfo(bool(frow.is_volatile), bool(frow.is_aggregate),
+                                                     bool(frow.is_window), bool(frow.returns_set))
     views: dict[int, dict[str, Any]] = {}
     barrier: set[int] = set()
     wanted = {info.oid for info in relations.values() if info is not None and info.relkind == "v"}
     while wanted:
-        for row in run("order_views", [sorted(wanted)]):
-            oid = int(row["view_oid"])
-            views[oid] = view_query_from_ev_action(str(row["ev_action"]))
-            if row["security_barrier"]:
+        for vrow in run("order_views", ViewRuleRow, [sorted(wanted)]):
+            oid = vrow.view_oid
+            views[oid] = view_query_from_ev_action(str(vrow.ev_action))
+            if vrow.security_barrier:
                 barrier.add(oid)
         nested: set[int] = set()
         for oid in wanted:
@@ -1375,16 +1379,16 @@ def untyped_params(run: QueryRunner, contexts: Sequence[Any]) -> list[int]:
     a function with several candidates of that arity none of which alone takes strings (``generate_series($1,
     $2)``), or with one polymorphic candidate. One catalog query when function arguments are involved.
 
-    :param run: runs a lockscope SQL file (``Session.query``).
+    :param run: runs a lockscope SQL file (``Session.query_rows``).
     :param contexts: :class:`lockscope.statement.ParamContext` items.
     :return: parameter numbers, sorted, distinct (empty: every parameter gets a type).
     """
     functions = sorted({c.function for c in contexts if not c.typed and c.function})
     resolvable: set[tuple[str, int]] = set()
     if functions:
-        for row in run("order_function_arity", [functions]):
-            one = int(row["candidates"]) == 1 and int(row["concrete"]) == 1
-            if one or int(row["all_string"]) == 1:
-                resolvable.add((str(row["name"]), int(row["nargs"])))
+        for row in run("order_function_arity", FunctionArityRow, [functions]):
+            one = row.candidates == 1 and row.concrete == 1
+            if one or row.all_string == 1:
+                resolvable.add((str(row.name), row.nargs))
     return sorted({c.number for c in contexts
                    if not c.typed and not (c.function and (c.function, c.nargs) in resolvable)})

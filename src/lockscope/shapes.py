@@ -19,6 +19,7 @@ from .capacity import CapacityModel, LockRequest
 from .errors import BadInputError
 from .footprint import executor_relations
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
+from .rows import ClassRow, DatabaseFactsRow
 
 if TYPE_CHECKING:
     from .db import Session
@@ -182,16 +183,16 @@ def database_facts(session: Session) -> tuple[int, int]:
 
     :raises DatabaseError: the query failed.
     """
-    row = session.query("forecast_database")[0]
-    return int(row["database_oid"]), int(row["active_backends"])
+    row = session.query_rows("forecast_database", DatabaseFactsRow)[0]
+    return int(row.database_oid), int(row.active_backends)
 
 
 def relation_facts(session: Session, oids: Sequence[int]) -> dict[int, tuple[bool, str]]:
     """``oid -> (relisshared, schema-qualified name)`` for these relations (missing ones left out)."""
     if not oids:
         return {}
-    rows = session.query("forecast_relations", [sorted(set(oids))])
-    return {int(r["oid"]): (bool(r["relisshared"]), str(r["qualified"])) for r in rows}
+    rows = session.query_rows("forecast_relations", ClassRow, [sorted(set(oids))])
+    return {r.oid: (bool(r.relisshared), str(r.qualified)) for r in rows}
 
 
 def resolve_indexes(session: Session, names: Sequence[str]) -> dict[str, int]:
@@ -202,12 +203,12 @@ def resolve_indexes(session: Session, names: Sequence[str]) -> dict[str, int]:
     """
     out: dict[str, int] = {}
     for name in names:
-        rows = session.query("forecast_index", [name])
+        rows = session.query_rows("forecast_index", ClassRow, [name])
         if not rows:
             raise BadInputError(f"--drop-index {name}: no such relation in database {session.facts.database}")
-        if rows[0]["relkind"] not in ("i", "I"):
-            raise BadInputError(f"--drop-index {name}: {rows[0]['qualified']} is not an index")
-        out[name] = int(rows[0]["oid"])
+        if rows[0].relkind not in ("i", "I"):
+            raise BadInputError(f"--drop-index {name}: {rows[0].qualified} is not an index")
+        out[name] = rows[0].oid
     return out
 
 

@@ -13,107 +13,14 @@ Nothing here prints; everything comes back as frozen dataclasses.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..db import Session
+from ..rows import AuditSettingsRow, IndexInfo, RelationInfo
 
 __all__ = ["AuditSettings", "Catalog", "IndexInfo", "RelationInfo", "build_catalog", "read_catalog"]
-
-
-@dataclass(frozen=True)
-class RelationInfo:
-    """One table-like relation.
-
-    :ivar oid: pg_class OID.
-    :ivar qualified: quoted ``schema.name``.
-    :ivar relkind: ``r`` table, ``p`` partitioned table, ``m`` materialized view, ``f`` foreign table.
-    :ivar is_partition: True for a partition (of any level).
-    :ivar parent_oid: the parent (partitioned table or inheritance parent), or None.
-    :ivar partition_bound: ``FOR VALUES ...`` text of a partition, or None.
-    :ivar partition_strategy: ``r`` range, ``l`` list, ``h`` hash for a partitioned table, else None.
-    :ivar partition_key: ``pg_get_partkeydef`` text, e.g. ``RANGE (event_time)``.
-    :ivar reltuples: planner's row estimate (count; 0 when unknown).
-    :ivar scans: seq_scan + idx_scan since stats reset (count).
-    """
-
-    oid: int
-    schema: str
-    name: str
-    qualified: str
-    relkind: str
-    is_partition: bool
-    parent_oid: int | None
-    partition_bound: str | None = None
-    partition_strategy: str | None = None
-    partition_key: str | None = None
-    reltuples: float = 0.0
-    scans: int = 0
-
-
-@dataclass(frozen=True)
-class IndexInfo:
-    """One index (``relkind`` ``i``, or ``I`` for a partitioned index).
-
-    :ivar oid: index OID.
-    :ivar table_oid: the indexed relation's OID.
-    :ivar valid: ``indisvalid`` (False after a failed CREATE INDEX CONCURRENTLY: still locked at planning).
-    :ivar live: ``indislive`` (False: being dropped; not in the planner's list).
-    :ivar constraint_name: a constraint (PK, unique, exclusion, or foreign key referencing it) using the index.
-    :ivar key_columns: ``indnkeyatts`` (count); ``all_columns``: ``indnatts`` including INCLUDE columns.
-    :ivar parent_index_oid: the partitioned index this partition index is attached to, or None.
-    :ivar idx_scan: scans since stats reset (count); for a partitioned index the sum over its partitions.
-    :ivar size_bytes: on-disk size (bytes; 0 for partitioned indexes).
-    """
-
-    oid: int
-    table_oid: int
-    schema: str
-    name: str
-    qualified: str
-    relkind: str
-    am: str
-    valid: bool
-    live: bool
-    is_unique: bool
-    is_primary: bool
-    is_exclusion: bool
-    is_replica_identity: bool
-    constraint_name: str | None
-    key_columns: int
-    all_columns: int
-    indkey: str
-    indclass: str
-    indcollation: str
-    indoption: str
-    expressions: str | None
-    predicate: str | None
-    parent_index_oid: int | None
-    idx_scan: int
-    size_bytes: int
-
-    @property
-    def protected_reason(self) -> str | None:
-        """Why lockscope never proposes dropping this index, or None when it may be dropped."""
-        if self.is_primary:
-            return "primary key"
-        if self.is_replica_identity:
-            return "replica identity"
-        if self.is_exclusion:
-            return "exclusion constraint"
-        if self.constraint_name:
-            return f"backs constraint {self.constraint_name}"
-        if self.is_unique:
-            return "unique"
-        if self.parent_index_oid is not None:
-            return "attached to a partitioned index (drop that one instead)"
-        return None
-
-    def signature(self) -> tuple[Any, ...]:
-        """What makes two indexes of one table interchangeable: AM, keys, opclasses, collations, options,
-        expressions, predicate, INCLUDE columns."""
-        return (self.am, self.indkey, self.indclass, self.indcollation, self.indoption, self.expressions,
-                self.predicate, self.key_columns, self.all_columns)
 
 
 @dataclass(frozen=True)
@@ -215,31 +122,14 @@ def _as_datetime(value: Any) -> _dt.datetime:
     return value if isinstance(value, _dt.datetime) else _dt.datetime.fromisoformat(str(value))
 
 
-def build_catalog(relation_rows: list[dict[str, Any]], index_rows: list[dict[str, Any]],
+def build_catalog(relation_rows: Sequence[RelationInfo], index_rows: Sequence[IndexInfo],
                   settings: AuditSettings) -> Catalog:
     """Assemble a :class:`Catalog` from ``audit_relations.sql`` / ``audit_indexes.sql`` rows (no I/O)."""
-    relations = {int(r["oid"]): RelationInfo(
-        oid=int(r["oid"]), schema=r["schema"], name=r["name"], qualified=r["qualified"], relkind=r["relkind"],
-        is_partition=bool(r["is_partition"]),
-        parent_oid=int(r["parent_oid"]) if r["parent_oid"] is not None else None,
-        partition_bound=r["partition_bound"], partition_strategy=r["partition_strategy"],
-        partition_key=r["partition_key"], reltuples=float(r["reltuples"] or 0), scans=int(r["scans"] or 0),
-    ) for r in relation_rows}
+    relations = {r.oid: r for r in relation_rows}
     # a parent outside the audited schemas is treated as absent
-    relations = {oid: (r if r.parent_oid is None or r.parent_oid in relations
-                       else RelationInfo(**{**r.__dict__, "parent_oid": None}))
+    relations = {oid: (r if r.parent_oid is None or r.parent_oid in relations else replace(r, parent_oid=None))
                  for oid, r in relations.items()}
-    indexes = {int(r["oid"]): IndexInfo(
-        oid=int(r["oid"]), table_oid=int(r["table_oid"]), schema=r["schema"], name=r["name"],
-        qualified=r["qualified"], relkind=r["relkind"], am=r["am"], valid=bool(r["valid"]), live=bool(r["live"]),
-        is_unique=bool(r["is_unique"]), is_primary=bool(r["is_primary"]), is_exclusion=bool(r["is_exclusion"]),
-        is_replica_identity=bool(r["is_replica_identity"]), constraint_name=r["constraint_name"],
-        key_columns=int(r["key_columns"]), all_columns=int(r["all_columns"]), indkey=r["indkey"],
-        indclass=r["indclass"], indcollation=r["indcollation"], indoption=r["indoption"],
-        expressions=r["expressions"], predicate=r["predicate"],
-        parent_index_oid=int(r["parent_index_oid"]) if r["parent_index_oid"] is not None else None,
-        idx_scan=int(r["idx_scan"] or 0), size_bytes=int(r["size_bytes"] or 0),
-    ) for r in index_rows if int(r["table_oid"]) in relations}
+    indexes = {r.oid: r for r in index_rows if r.table_oid in relations}
     # a partitioned index has no scan counter of its own: the sum over the indexes attached to it, any depth
     children_idx: dict[int, list[int]] = {}
     for ix in indexes.values():
@@ -252,7 +142,7 @@ def build_catalog(relation_rows: list[dict[str, Any]], index_rows: list[dict[str
 
     for oid, ix in list(indexes.items()):
         if ix.relkind == "I":
-            indexes[oid] = IndexInfo(**{**ix.__dict__, "idx_scan": scans_of(oid)})
+            indexes[oid] = replace(ix, idx_scan=scans_of(oid))
     indexes_of: dict[int, list[int]] = {}
     for ix in indexes.values():
         if ix.live:  # plancat.c get_relation_info: RelationGetIndexList skips !indislive only
@@ -270,21 +160,21 @@ def build_catalog(relation_rows: list[dict[str, Any]], index_rows: list[dict[str
 
 def read_settings(session: Session) -> AuditSettings:
     """Read ``audit_settings.sql`` (one row)."""
-    row = session.query("audit_settings")[0]
-    stats_reset = row["stats_reset"]
+    row = session.query_rows("audit_settings", AuditSettingsRow)[0]
+    stats_reset = row.stats_reset
     return AuditSettings(
-        enable_partition_pruning=str(row["enable_partition_pruning"]) == "on",
-        now=_as_datetime(row["now"]),
-        stats_since=_as_datetime(stats_reset if stats_reset is not None else row["postmaster_start"]),
+        enable_partition_pruning=str(row.enable_partition_pruning) == "on",
+        now=_as_datetime(row.now),
+        stats_since=_as_datetime(stats_reset if stats_reset is not None else row.postmaster_start),
         stats_since_source="stats_reset" if stats_reset is not None else "postmaster start",
-        pgss_schema=row["pgss_schema"],
-        read_all_stats=bool(row["read_all_stats"]),
-        has_pg_stat_lock=bool(row["has_pg_stat_lock"]),
-        current_user=row["current_user"],
-        database_oid=int(row["database_oid"]),
-        client_backends=int(row["client_backends"]),
-        track_planning=str(row["track_planning"] or "off") == "on",
-        compute_query_id=row["compute_query_id"],
+        pgss_schema=row.pgss_schema,
+        read_all_stats=bool(row.read_all_stats),
+        has_pg_stat_lock=bool(row.has_pg_stat_lock),
+        current_user=row.current_user,
+        database_oid=int(row.database_oid),
+        client_backends=int(row.client_backends),
+        track_planning=str(row.track_planning or "off") == "on",
+        compute_query_id=row.compute_query_id,
     )
 
 
@@ -294,4 +184,5 @@ def read_catalog(session: Session) -> Catalog:
     :raises DatabaseError: if the server refuses (the catalog is readable by every role).
     """
     settings = read_settings(session)
-    return build_catalog(session.query("audit_relations"), session.query("audit_indexes"), settings)
+    return build_catalog(session.query_rows("audit_relations", RelationInfo),
+                         session.query_rows("audit_indexes", IndexInfo), settings)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, fast_path_groups
 from ..db import Session
@@ -39,7 +38,7 @@ from .catalog import Catalog, read_catalog, read_settings
 from .indexes import DropPlan, IndexFinding, index_findings, smallest_drop_set
 from .partitions import LockPartitionLoad, lock_partition_load
 from .tables import TableFootprint, headroom, table_footprints
-from .workload import StatementAudit, Workload, probe_statements, read_workload
+from .workload import StatementAudit, StatementRates, Workload, probe_statements, read_workload
 
 __all__ = [
     "HIGH_MAIN_PER_S",
@@ -432,7 +431,7 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     if facts.in_recovery:
         notes.append("standby: audited read-only; idx_scan and pg_stat_statements count this standby's queries only")
     settings = read_settings(session)
-    rows: list[dict[str, Any]] = []
+    rows: list[StatementRates] = []
     if options.statements:
         # the workload interval first, so the catalog's scan counters include it
         say("reading pg_stat_statements" + (f" ({options.interval_s:g} s interval)" if options.interval_s else ""))

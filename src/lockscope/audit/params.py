@@ -19,6 +19,7 @@ from pglast.parser import ParseError
 
 from ..db import Session
 from ..errors import DatabaseError
+from ..rows import ColumnStatsRow, TableColumnRow
 
 __all__ = ["ParamBinding", "derive_params", "param_columns"]
 
@@ -154,15 +155,15 @@ def derive_params(session: Session, sql: str, param_count: int,
     written = [name for name in order if name not in cache.setdefault("tables", {})]
     if written:
         try:
-            rows = session.query("audit_table_columns", [written])
+            rows = session.query_rows("audit_table_columns", TableColumnRow, [written])
         except DatabaseError as exc:
             return ParamBinding((), (), f"cannot resolve tables: {exc}")
         for name in written:
             cache["tables"][name] = None
         for row in rows:
-            entry: tuple[int, set[str]] = cache["tables"].get(row["written"]) or (int(row["table_oid"]), set())
-            entry[1].add(row["column_name"])
-            cache["tables"][row["written"]] = entry
+            entry: tuple[int, set[str]] = cache["tables"].get(row.written) or (row.table_oid, set())
+            entry[1].add(row.column_name)
+            cache["tables"][row.written] = entry
     stats = cache.setdefault("stats", {})
     values: list[str] = []
     sources: list[str] = []
@@ -180,16 +181,16 @@ def derive_params(session: Session, sql: str, param_count: int,
         oid = table[0]
         if oid not in stats:
             try:
-                rows = session.query("audit_column_stats", [[oid]])
+                found = session.query_rows("audit_column_stats", ColumnStatsRow, [[oid]])
             except DatabaseError as exc:
                 return ParamBinding((), (), f"cannot read pg_stats: {exc}")
-            stats[oid] = {r["column_name"]: r for r in rows}
-        row = stats[oid].get(column)
+            stats[oid] = {r.column_name: r for r in found}
+        row_stats: ColumnStatsRow | None = stats[oid].get(column)
         value = None
-        if row is not None and row["mcv"] is not None:
-            value, source = row["mcv"], "most common value"
-        elif row is not None and row["histogram"]:
-            hist = row["histogram"]
+        if row_stats is not None and row_stats.mcv is not None:
+            value, source = row_stats.mcv, "most common value"
+        elif row_stats is not None and row_stats.histogram:
+            hist = row_stats.histogram
             value, source = hist[len(hist) // 2], "histogram bound"
         if value is None:
             return ParamBinding((), (), f"${n}: no statistics for column {column} (ANALYZE not run, or no "

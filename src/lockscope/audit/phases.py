@@ -26,9 +26,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pglast.parser import ParseError, fingerprint
+
+from ..rows import HeldLocksRow
 
 __all__ = ["BASES", "HeldLocks", "PhaseSplit", "held_locks_per_call", "query_fingerprint", "split_phases"]
 
@@ -180,7 +181,7 @@ def query_fingerprint(text: str) -> str | None:
         return None
 
 
-def held_locks_per_call(snapshots: Iterable[Sequence[Mapping[str, Any]]], queryids: Iterable[int],
+def held_locks_per_call(snapshots: Iterable[Sequence[HeldLocksRow]], queryids: Iterable[int],
                         texts: Mapping[int, str]) -> dict[int, HeldLocks]:
     """Aggregate pg_locks snapshots (``audit_held_locks.sql`` rows) per pg_stat_statements queryid.
 
@@ -201,12 +202,12 @@ def held_locks_per_call(snapshots: Iterable[Sequence[Mapping[str, Any]]], queryi
     acc: dict[int, list[tuple[int, int]]] = {}
     for rows in snapshots:
         for row in rows:
-            seen: int | None = int(row["query_id"]) if row.get("query_id") is not None else None
+            seen = row.query_id
             if seen is None or seen not in wanted:
-                fp = query_fingerprint(str(row.get("query") or ""))
+                fp = query_fingerprint(str(row.query or ""))
                 seen = by_print.get(fp) if fp is not None else None
             if seen is None:
                 continue
-            main = int(row["main_table"])
-            acc.setdefault(seen, []).append((main, main + int(row["fastpath"])))
+            main = row.main_table_locks
+            acc.setdefault(seen, []).append((main, main + row.fastpath_locks))
     return {qid: HeldLocks(tuple(obs)) for qid, obs in acc.items()}

@@ -27,25 +27,35 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..capacity import CapacityModel, LockRequest
-from ..db import Session
+from ..db import Session, load_sql
 from ..errors import DatabaseError, LockscopeError, StatementParseError
 from ..footprint import Footprint, executor_relations, measure_footprint, measure_generic_plan, scanned_indexes
+from ..rows import (
+    ColumnNameRow,
+    HeldLocksRow,
+    PostmasterAgeRow,
+    StatementCountersRow,
+    StatementTextRow,
+    StatLockRow,
+    StatsResetRow,
+    from_row,
+)
 from ..statement import check_statement
 from ..versions import PG14
 from .catalog import AuditSettings, Catalog
-from .params import derive_params
-from .phases import PhaseSplit, held_locks_per_call, split_phases
+from .params import ParamBinding, derive_params
+from .phases import HeldLocks, PhaseSplit, held_locks_per_call, split_phases
 
 __all__ = [
     "PlanFootprint",
     "PruneCheck",
     "StatementAudit",
+    "StatementRates",
     "Workload",
     "plan_footprint",
     "probe_statements",
@@ -302,30 +312,206 @@ def _prune_checks(catalog: Catalog, plan: PlanFootprint) -> tuple[PruneCheck, ..
     return tuple(out)
 
 
-def _snapshot(session: Session, schema_sql: str, extra: str) -> dict[tuple[int, int], dict[str, Any]]:
-    from ..db import load_sql
+@dataclass(frozen=True)
+class StatementRates:
+    """One pg_stat_statements entry over the interval (or since the reset), as :func:`read_workload` chooses it
+    for probing: its counters' rates and mean times, its text, and the pg_locks snapshots' view of it.
 
+    :ivar queryid: pg_stat_statements queryid.
+    :ivar userid: the role's OID.
+    :ivar calls: calls since the last reset (count).
+    :ivar calls_per_s: calls per second (interval delta, or since reset).
+    :ivar generic_plan_calls: calls that reused a cached generic plan (count, over the interval when it has a first
+        snapshot; PG 19), else None.
+    :ivar custom_plan_calls: calls with a custom plan (count, likewise), else None.
+    :ivar generic_plan_calls_per_s: their rate (calls/s), else None.
+    :ivar custom_plan_calls_per_s: their rate (calls/s), else None.
+    :ivar plans_per_s: plannings per second (with track_planning), else None.
+    :ivar mean_exec_ms: mean execution time (ms), None when unknown.
+    :ivar mean_plan_ms: mean planning time per planning (ms), None when unknown.
+    :ivar rows_per_call: rows returned or affected per call (count), None when unknown.
+    :ivar query: the text ("" when not read or hidden).
+    :ivar rolname: the role's name, None when not read or the role is gone.
+    :ivar held: what the pg_locks snapshots saw of it (:class:`lockscope.audit.phases.HeldLocks`), or None.
+    """
+
+    queryid: int
+    userid: int
+    calls: int
+    calls_per_s: float
+    generic_plan_calls: int | None = None
+    custom_plan_calls: int | None = None
+    generic_plan_calls_per_s: float | None = None
+    custom_plan_calls_per_s: float | None = None
+    plans_per_s: float | None = None
+    mean_exec_ms: float | None = None
+    mean_plan_ms: float | None = None
+    rows_per_call: float | None = None
+    query: str = ""
+    rolname: str | None = None
+    held: HeldLocks | None = None
+
+
+_Snapshot = dict[tuple[int, int], StatementCountersRow]
+
+
+def _snapshot(session: Session, schema_sql: str, extra: str) -> _Snapshot:
+    """One read of the pg_stat_statements counters, by (queryid, userid); a statement's toplevel and nested entries
+    summed; an entry of another role whose details are hidden under its own key (0, -n)."""
     text = load_sql("audit_pgss_snapshot", session.facts.server_version_num).format(schema=schema_sql, extra=extra)
-    out: dict[tuple[int, int], dict[str, Any]] = {}
-    for row in session.fetch_all(text):
-        if row["queryid"] is None:
+    out: _Snapshot = {}
+    for row in session.fetch_rows(text, StatementCountersRow, source="audit_pgss_snapshot"):
+        if row.queryid is None:
             key = (0, -len(out) - 1)  # hidden entry of another role: counted, never probed
         else:
-            key = (int(row["queryid"]), int(row["userid"]))
-        if key in out and row["queryid"] is not None:  # toplevel and nested entries of the same statement
-            for name in ("calls", "plans", "generic_plan_calls", "custom_plan_calls", "total_plan_time",
-                         "total_exec_time", "rows"):
-                if name in row and row[name] is not None:
-                    out[key][name] = (out[key].get(name) or 0) + row[name]
+            key = (row.queryid, int(row.userid or 0))
+        if key in out and row.queryid is not None:  # toplevel and nested entries of the same statement
+            out[key] = out[key].plus(row)
         else:
-            out[key] = dict(row)
+            out[key] = row
     return out
+
+
+def _snapshot_columns(session: Session, schema_sql: str, settings: AuditSettings) -> str:
+    """The optional columns the snapshots read (``{extra}`` of ``audit_pgss_snapshot.sql``): PG 19's plan counters,
+    ``plans`` with track_planning, the statements' own times (ms) and rows, as far as this extension version has
+    them.
+
+    :raises DatabaseError: the view's columns cannot be read.
+    """
+    columns = {r.name for r in session.query_rows("audit_pgss_columns", ColumnNameRow,
+                                                  [f"{schema_sql}.pg_stat_statements"])}
+    wanted = ["generic_plan_calls", "custom_plan_calls"] + (["plans"] if settings.track_planning else [])
+    extra = "".join(f", s.{c}::int8 AS {c}" for c in wanted if c in columns)
+    # the statements' own times (ms): pg_stat_statements 1.8+ (PG 13+) total_exec_time / total_plan_time
+    times = ["total_exec_time"] + (["total_plan_time"] if settings.track_planning else [])
+    extra += "".join(f", s.{c}::float8 AS {c}" for c in times if c in columns)
+    return extra + (", s.rows::int8 AS rows" if "rows" in columns else "")
+
+
+@dataclass(frozen=True)
+class _Interval:
+    """The two snapshots and what lies between them.
+
+    :ivar elapsed_s: between the snapshots (s; 0 for rates since the reset).
+    :ivar since_s: since the reset (s), for rates since the reset; else None.
+    :ivar held: the pg_locks snapshots taken in between, one row list each.
+    """
+
+    first: _Snapshot
+    second: _Snapshot
+    elapsed_s: float
+    since_s: float | None
+    held: list[list[HeldLocksRow]]
+
+
+def _take_snapshots(session: Session, settings: AuditSettings, schema_sql: str, *, interval_s: float,
+                    sleep: Callable[[float], None], during_interval: Callable[[], None] | None,
+                    lock_snapshots: bool) -> _Interval:
+    """The first snapshot, the interval (with its pg_locks snapshots), the second snapshot; or, with
+    ``interval_s`` 0, one snapshot and the time since the reset.
+
+    :raises DatabaseError: pg_stat_statements cannot be read.
+    """
+    extra = _snapshot_columns(session, schema_sql, settings)
+    first = _snapshot(session, schema_sql, extra)
+    t0 = time.monotonic()
+    if during_interval is not None:
+        during_interval()
+    held: list[list[HeldLocksRow]] = []
+    if interval_s <= 0:
+        return _Interval(first, first, 0.0, _since_reset_s(session, schema_sql, settings), held)
+    _hold_interval(session, t0, interval_s, sleep, held if lock_snapshots else None)
+    second = _snapshot(session, schema_sql, extra)
+    return _Interval(first, second, max(time.monotonic() - t0, 1e-6), None, held)
+
+
+def _rates(span: _Interval, interval_s: float) -> list[StatementRates]:
+    """Each visible entry's rates over the interval (or since the reset), busiest first."""
+    out = [_statement_rates(key, row, span.first.get(key), span, interval_s)
+           for key, row in span.second.items() if key[0] != 0]
+    out.sort(key=lambda r: (-r.calls_per_s, -r.calls, r.queryid))
+    return out
+
+
+def _statement_rates(key: tuple[int, int], row: StatementCountersRow, before: StatementCountersRow | None,
+                     span: _Interval, interval_s: float) -> StatementRates:
+    """One entry's rates: deltas from ``before`` (its first snapshot, None when new) over the interval, else its
+    counters since the reset."""
+    if interval_s > 0:
+        rate = max(row.calls - (before.calls if before else 0), 0) / span.elapsed_s
+    else:
+        rate = row.calls / span.since_s if span.since_s else 0.0
+    gp, cp = row.generic_plan_calls, row.custom_plan_calls
+    if interval_s > 0 and gp is not None and before is not None:
+        gp = gp - int(before.generic_plan_calls or 0)
+        cp = int(cp or 0) - int(before.custom_plan_calls or 0)
+    first = before if interval_s > 0 else None
+    seen = before is not None
+    return StatementRates(
+        queryid=key[0], userid=key[1], calls=row.calls, calls_per_s=rate, generic_plan_calls=gp,
+        custom_plan_calls=cp,
+        generic_plan_calls_per_s=_per_s(row.generic_plan_calls, before.generic_plan_calls if before else None, seen,
+                                        interval_s, span.elapsed_s, span.since_s),
+        custom_plan_calls_per_s=_per_s(row.custom_plan_calls, before.custom_plan_calls if before else None, seen,
+                                       interval_s, span.elapsed_s, span.since_s),
+        plans_per_s=_per_s(row.plans, before.plans if before else None, seen, interval_s, span.elapsed_s,
+                           span.since_s),
+        mean_exec_ms=_mean(row.total_exec_time_ms, row.calls, first.total_exec_time_ms if first else None,
+                           first.calls if first else None),
+        mean_plan_ms=_mean(row.total_plan_time_ms, row.plans, first.total_plan_time_ms if first else None,
+                           first.plans if first else None),
+        rows_per_call=_mean(row.rows, row.calls, first.rows if first else None, first.calls if first else None))
+
+
+def _with_texts(session: Session, schema_sql: str, candidates: list[StatementRates],
+                held: list[list[HeldLocksRow]]) -> list[StatementRates]:
+    """The candidates with their texts and roles (one query) and what the pg_locks snapshots saw of each."""
+    if not candidates:
+        return []
+    text = load_sql("audit_pgss_texts", session.facts.server_version_num).format(schema=schema_sql)
+    texts = {(r.queryid, r.userid): r for r in session.fetch_rows(text, StatementTextRow,
+                                                                   [[c.queryid for c in candidates]],
+                                                                   source="audit_pgss_texts")}
+    out = []
+    for c in candidates:
+        t = texts.get((c.queryid, c.userid))
+        out.append(replace(c, query=(t.query if t else None) or "", rolname=t.rolname if t else None))
+    seen = held_locks_per_call(held, [c.queryid for c in out], {c.queryid: c.query for c in out})
+    return [replace(c, held=seen.get(c.queryid)) for c in out]
+
+
+def _choose(rows: list[StatementRates], candidates: list[StatementRates], top_n: int,
+            notes: list[str]) -> list[StatementRates]:
+    """The top ``top_n`` candidates that lock tables: lockscope's own queries and utility statements left out
+    (each kind noted)."""
+    own = [r for r in candidates if _OWN_QUERY.search(r.query)]
+    utility = [r for r in candidates if r not in own and not _PROBEABLE.match(_SQL_PREPARE.sub("", r.query, 1))]
+    kept = [r for r in candidates if r not in own and r not in utility]
+    if utility:
+        notes.append(f"{len(utility)} utility statements among the top ones (e.g. "
+                     f"{' '.join(utility[0].query.split())[:40]}) take no table locks worth auditing: skipped.")
+    if len(rows) > len(own) + len(utility) + top_n:
+        notes.append(f"{len(rows)} statements in pg_stat_statements: the top {top_n} by calls are audited "
+                     f"(--top N to change).")
+    return kept[:top_n]
+
+
+def _fastpath_exceeded(session: Session, settings: AuditSettings, notes: list[str]) -> int | None:
+    """PG 19's server counter of fast-path overflows (``pg_stat_lock``), None without the view or access."""
+    if not settings.has_pg_stat_lock:
+        return None
+    try:
+        return sum(int(r.fastpath_exceeded or 0) for r in session.query_rows("audit_pg_stat_lock", StatLockRow))
+    except DatabaseError as exc:
+        notes.append(f"pg_stat_lock could not be read ({exc}).")
+        return None
 
 
 def read_workload(session: Session, settings: AuditSettings, *, interval_s: float, top_n: int,
                   sleep: Callable[[float], None] = time.sleep,
                   during_interval: Callable[[], None] | None = None,
-                  lock_snapshots: bool = True) -> tuple[Workload, list[dict[str, Any]]]:
+                  lock_snapshots: bool = True) -> tuple[Workload, list[StatementRates]]:
     """Take the pg_stat_statements snapshots and read the top statements' texts.
 
     During the interval, unless ``lock_snapshots`` is False, one pg_locks snapshot a second of the relation locks
@@ -336,12 +522,8 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
     :param top_n: statements kept (count).
     :param during_interval: called right after the first snapshot (the demo starts its workload there).
     :param lock_snapshots: take the pg_locks snapshots during the interval.
-    :return: the :class:`Workload` (without probes) and the chosen rows (queryid, userid, rolname, query, calls,
-        calls_per_s, plans_per_s, generic_plan_calls_per_s, custom_plan_calls_per_s, held, ...).
+    :return: the :class:`Workload` (without probes) and the chosen statements (:class:`StatementRates`).
     """
-    from ..db import load_sql
-
-    notes: list[str] = []
     if settings.pgss_schema is None:
         return Workload(False, notes=(
             "pg_stat_statements is not installed in this database: statement footprints and main-lock-table "
@@ -349,102 +531,32 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
             "CREATE EXTENSION pg_stat_statements;",)), []
     schema_sql = session.identifier(settings.pgss_schema)
     try:
-        columns = {r["name"] for r in session.query("audit_pgss_columns",
-                                                     [f"{schema_sql}.pg_stat_statements"])}
-        wanted = ["generic_plan_calls", "custom_plan_calls"] + (["plans"] if settings.track_planning else [])
-        extra = "".join(f", s.{c}::int8 AS {c}" for c in wanted if c in columns)
-        # the statements' own times (ms): pg_stat_statements 1.8+ (PG 13+) total_exec_time / total_plan_time
-        times = ["total_exec_time"] + (["total_plan_time"] if settings.track_planning else [])
-        extra += "".join(f", s.{c}::float8 AS {c}" for c in times if c in columns)
-        extra += ", s.rows::int8 AS rows" if "rows" in columns else ""
-        first = _snapshot(session, schema_sql, extra)
-        t0 = time.monotonic()
-        if during_interval is not None:
-            during_interval()
-        held_rows: list[list[dict[str, Any]]] = []
-        if interval_s > 0:
-            _hold_interval(session, t0, interval_s, sleep, held_rows if lock_snapshots else None)
-            second = _snapshot(session, schema_sql, extra)
-            elapsed = max(time.monotonic() - t0, 1e-6)
-            since_s = None
-        else:
-            second, elapsed = first, 0.0
-            since_s = _since_reset_s(session, schema_sql, settings)
+        span = _take_snapshots(session, settings, schema_sql, interval_s=interval_s, sleep=sleep,
+                               during_interval=during_interval, lock_snapshots=lock_snapshots)
     except DatabaseError as exc:
         grant = "" if settings.read_all_stats else " (GRANT pg_read_all_stats TO " + settings.current_user + ")"
         return Workload(False, notes=(
             f"pg_stat_statements could not be read ({exc}): statement footprints skipped. It must be in "
             f"shared_preload_libraries and readable by {settings.current_user}{grant}.",)), []
-    hidden = sum(1 for key in second if key[0] == 0)
+    notes: list[str] = []
+    hidden = sum(1 for key in span.second if key[0] == 0)
     if hidden:
         notes.append(f"{hidden} pg_stat_statements entries of other roles are hidden from "
                      f"{settings.current_user}: GRANT pg_read_all_stats TO {settings.current_user} to audit them.")
-    rows: list[dict[str, Any]] = []
-    for key, row in second.items():
-        if key[0] == 0:
-            continue
-        calls = int(row["calls"])
-        if interval_s > 0:
-            delta = calls - int(first.get(key, {}).get("calls", 0))
-            rate = max(delta, 0) / elapsed
-        else:
-            rate = calls / since_s if since_s else 0.0
-        gp = row.get("generic_plan_calls")
-        cp = row.get("custom_plan_calls")
-        if interval_s > 0 and gp is not None and key in first:
-            gp = int(gp) - int(first[key].get("generic_plan_calls") or 0)
-            cp = int(cp or 0) - int(first[key].get("custom_plan_calls") or 0)
-        rows.append({"queryid": key[0], "userid": key[1], "calls": calls, "calls_per_s": rate,
-                     "generic_plan_calls": gp, "custom_plan_calls": cp,
-                     "generic_plan_calls_per_s": _per_s(gp, row, first.get(key), "generic_plan_calls", interval_s,
-                                                        elapsed, since_s),
-                     "custom_plan_calls_per_s": _per_s(cp, row, first.get(key), "custom_plan_calls", interval_s,
-                                                       elapsed, since_s),
-                     "plans_per_s": _per_s(row.get("plans"), row, first.get(key), "plans", interval_s, elapsed,
-                                           since_s),
-                     **_own_times(row, first.get(key) if interval_s > 0 else None)})
-    rows.sort(key=lambda r: (-r["calls_per_s"], -r["calls"], r["queryid"]))
+    rows = _rates(span, interval_s)
     # texts for a few more than N, so utility statements (BEGIN, SET, ...) and lockscope's own queries do not
     # take the places of the statements that lock tables
-    candidates = rows[: top_n * 2 + 20]
-    if candidates:
-        text = load_sql("audit_pgss_texts", session.facts.server_version_num).format(schema=schema_sql)
-        texts: dict[tuple[int, int], dict[str, Any]] = {}
-        for r in session.fetch_all(text, [[r["queryid"] for r in candidates]]):
-            texts[(int(r["queryid"]), int(r["userid"]))] = r
-        for r in candidates:
-            t = texts.get((r["queryid"], r["userid"]), {})
-            r["query"] = t.get("query") or ""
-            r["rolname"] = t.get("rolname")
-    held = held_locks_per_call(held_rows, [r["queryid"] for r in candidates],
-                               {r["queryid"]: r["query"] for r in candidates})
-    for r in candidates:
-        r["held"] = held.get(r["queryid"])
-    own = [r for r in candidates if _OWN_QUERY.search(r["query"])]
-    utility = [r for r in candidates if r not in own and not _PROBEABLE.match(_SQL_PREPARE.sub("", r["query"], 1))]
-    kept = [r for r in candidates if r not in own and r not in utility]
-    chosen = kept[:top_n]
-    if utility:
-        notes.append(f"{len(utility)} utility statements among the top ones (e.g. "
-                     f"{' '.join(utility[0]['query'].split())[:40]}) take no table locks worth auditing: skipped.")
-    if len(rows) > len(own) + len(utility) + top_n:
-        notes.append(f"{len(rows)} statements in pg_stat_statements: the top {top_n} by calls are audited "
-                     f"(--top N to change).")
-    fastpath_exceeded = None
-    if settings.has_pg_stat_lock:
-        try:
-            lock_rows = session.query("audit_pg_stat_lock")
-            fastpath_exceeded = sum(int(r["fastpath_exceeded"] or 0) for r in lock_rows)
-        except DatabaseError as exc:
-            notes.append(f"pg_stat_lock could not be read ({exc}).")
-    if not settings.track_planning and not any(r.get("generic_plan_calls") is not None for r in chosen):
+    candidates = _with_texts(session, schema_sql, rows[: top_n * 2 + 20], span.held)
+    chosen = _choose(rows, candidates, top_n, notes)
+    fastpath_exceeded = _fastpath_exceeded(session, settings, notes)
+    if not settings.track_planning and not any(r.generic_plan_calls is not None for r in chosen):
         notes.append("pg_stat_statements.track_planning is off: calls are split into planned ones and reuses of a "
-                     "cached plan from pg_locks snapshots" + (" taken during the interval" if held_rows else
+                     "cached plan from pg_locks snapshots" + (" taken during the interval" if span.held else
                      " — none were taken (an interval of 0 s): the phase is unknown, both bounds are shown") +
                      ". SET pg_stat_statements.track_planning = on (no restart) records the split exactly.")
-    workload = Workload(True, entries=len(second), hidden=hidden, interval_s=elapsed, since_s=since_s,
-                        notes=tuple(notes), pg_stat_lock_fastpath_exceeded=fastpath_exceeded, top_n=top_n,
-                        track_planning=settings.track_planning, lock_snapshots=len(held_rows))
+    workload = Workload(True, entries=len(span.second), hidden=hidden, interval_s=span.elapsed_s,
+                        since_s=span.since_s, notes=tuple(notes), pg_stat_lock_fastpath_exceeded=fastpath_exceeded,
+                        top_n=top_n, track_planning=settings.track_planning, lock_snapshots=len(span.held))
     return workload, chosen
 
 
@@ -453,70 +565,94 @@ HELD_LOCKS_EVERY_S = 1.0
 
 
 def _hold_interval(session: Session, t0: float, interval_s: float, sleep: Callable[[float], None],
-                   snapshots: list[list[dict[str, Any]]] | None) -> None:
+                   snapshots: list[list[HeldLocksRow]] | None) -> None:
     """Wait out the interval; with ``snapshots``, read the held relation locks every :data:`HELD_LOCKS_EVERY_S`
     (paced again by the session) and append each snapshot's rows."""
     end = t0 + interval_s
     while (now := time.monotonic()) < end:
         if snapshots is not None:
             try:
-                snapshots.append(session.query("audit_held_locks"))
+                snapshots.append(session.query_rows("audit_held_locks", HeldLocksRow))
             except DatabaseError:
                 snapshots = None  # e.g. no access: the split falls back to the next basis
         now = time.monotonic()
         sleep(max(0.0, min(HELD_LOCKS_EVERY_S, end - now)))
 
 
-def _own_times(row: dict[str, Any], first: dict[str, Any] | None) -> dict[str, float | None]:
-    """The statement's mean execution and planning time (ms) and rows per call, over the interval (``first`` =
-    the first snapshot) or since the reset: pg_stat_statements' totals over its calls and plannings."""
-    def mean(total: str, count: str) -> float | None:
-        if row.get(total) is None or row.get(count) is None:
-            return None
-        t = float(row[total]) - (float(first.get(total) or 0.0) if first else 0.0)
-        n = int(row[count]) - (int(first.get(count) or 0) if first else 0)
-        return t / n if n > 0 else None
-
-    return {"mean_exec_ms": mean("total_exec_time", "calls"), "mean_plan_ms": mean("total_plan_time", "plans"),
-            "rows_per_call": mean("rows", "calls")}
+def _mean(total: float | None, count: int | None, first_total: float | None,
+          first_count: int | None) -> float | None:
+    """A total's mean over its count (e.g. ms per call), over the interval (``first_*`` = the first snapshot's,
+    None for since the reset); None without the counters or without a count."""
+    if total is None or count is None:
+        return None
+    t = float(total) - float(first_total or 0.0)
+    n = int(count) - int(first_count or 0)
+    return t / n if n > 0 else None
 
 
-def _per_s(value: Any, row: dict[str, Any], first: dict[str, Any] | None, name: str, interval_s: float,
-           elapsed: float, since_s: float | None) -> float | None:
-    """A counter's rate: its delta over the interval, or its value since the reset; None without the counter."""
-    if value is None or row.get(name) is None:
+def _per_s(now: int | None, then: int | None, had_first: bool, interval_s: float, elapsed: float,
+           since_s: float | None) -> float | None:
+    """A counter's rate: its delta over the interval (``then`` = its value in the first snapshot, which had the
+    entry when ``had_first``), or its value since the reset; None without the counter."""
+    if now is None:
         return None
     if interval_s > 0:
-        if first is None:
-            return max(int(row[name]), 0) / elapsed
-        return max(int(row[name]) - int(first.get(name) or 0), 0) / elapsed
-    return int(row[name]) / since_s if since_s else 0.0
+        if not had_first:
+            return max(int(now), 0) / elapsed
+        return max(int(now) - int(then or 0), 0) / elapsed
+    return int(now) / since_s if since_s else 0.0
 
 
 def _since_reset_s(session: Session, schema_sql: str, settings: AuditSettings) -> float | None:
-    from ..db import load_sql
-
     if session.facts.server_version_num >= PG14:
         try:
             text = load_sql("audit_pgss_reset", session.facts.server_version_num).format(schema=schema_sql)
-            row = session.fetch_one(text)
-            reset: datetime | None = row["stats_reset"]
+            reset = from_row(StatsResetRow, session.fetch_one(text), "audit_pgss_reset").stats_reset
             if reset is not None:
                 return max((settings.now - reset).total_seconds(), 1e-6)
         except DatabaseError:
             pass
     # PG 13 has no pg_stat_statements_info: the postmaster start bounds the counters' age
-    row = session.query("audit_postmaster_age")[0]
-    return max(float(row["s"]), 1e-6)
+    row = session.query_rows("audit_postmaster_age", PostmasterAgeRow)[0]
+    return max(float(row.age_s), 1e-6)
 
 
-def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], cache: dict[str, Any]) -> StatementAudit:
+def _custom_plan(session: Session, text: str, param_count: int,
+                 binding: ParamBinding) -> tuple[PlanFootprint | None, str | None]:
+    """The custom plan's footprint (with the derived parameter values), or None and why not."""
+    if param_count and binding.reason is not None:
+        return None, binding.reason
+    try:
+        fp = measure_footprint(session, text, params=list(binding.values)) if param_count else \
+            measure_footprint(session, text)
+        return plan_footprint(fp, "custom", session), None
+    except LockscopeError as exc:
+        return None, f"probe failed: {exc}"
+
+
+def _generic_plan(session: Session, text: str, param_count: int, custom: PlanFootprint | None,
+                  custom_reason: str | None) -> tuple[PlanFootprint | None, str | None]:
+    """The generic plan's build footprint, or None and why not: without parameters, the custom plan's."""
+    if param_count == 0 and custom is not None:
+        return PlanFootprint("generic-build", custom.relation_oids, custom.roles, custom.modes, custom.locks,
+                             custom.spilled, custom.predicted_spilled, scanned_index_oids=custom.scanned_index_oids,
+                             executor_relations=custom.executor_relations), None
+    if param_count == 0:
+        return None, custom_reason
+    try:
+        return plan_footprint(measure_generic_plan(session, text), "generic-build", session), None
+    except LockscopeError as exc:
+        return None, f"probe failed: {exc}"
+
+
+def _probe_one(session: Session, catalog: Catalog, row: StatementRates, cache: dict[str, Any]) -> StatementAudit:
     model = session.facts.capacity
-    base = dict(queryid=row["queryid"], userid=row["userid"], rolname=row.get("rolname"), query=row["query"],
-                calls=row["calls"], calls_per_s=row["calls_per_s"], generic_plan_calls=row.get("generic_plan_calls"),
-                custom_plan_calls=row.get("custom_plan_calls"), mean_exec_ms=row.get("mean_exec_ms"),
-                mean_plan_ms=row.get("mean_plan_ms"), rows_per_call=row.get("rows_per_call"))
-    text = _SQL_PREPARE.sub("", row["query"], count=1)
+    base: dict[str, Any] = dict(
+        queryid=row.queryid, userid=row.userid, rolname=row.rolname, query=row.query, calls=row.calls,
+        calls_per_s=row.calls_per_s, generic_plan_calls=row.generic_plan_calls,
+        custom_plan_calls=row.custom_plan_calls, mean_exec_ms=row.mean_exec_ms, mean_plan_ms=row.mean_plan_ms,
+        rows_per_call=row.rows_per_call)
+    text = _SQL_PREPARE.sub("", row.query, count=1)
     if _OWN_QUERY.search(text):
         return StatementAudit(**base, skipped_reason="lockscope's own query")
     try:
@@ -528,45 +664,18 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], cache: d
     except LockscopeError as exc:
         return StatementAudit(**base, skipped_reason=str(exc).split(":")[0])
     kind = checked.kind
-    generic: PlanFootprint | None = None
-    generic_reason: str | None = None
-    custom: PlanFootprint | None = None
-    custom_reason: str | None = None
     binding = derive_params(session, checked.text, checked.param_count, cache)
-    if checked.param_count and binding.reason is None:
-        try:
-            custom = plan_footprint(measure_footprint(session, checked.text, params=list(binding.values)),
-                                    "custom", session)
-        except LockscopeError as exc:
-            custom_reason = f"probe failed: {exc}"
-    elif checked.param_count:
-        custom_reason = binding.reason
-    else:
-        try:
-            custom = plan_footprint(measure_footprint(session, checked.text), "custom", session)
-        except LockscopeError as exc:
-            custom_reason = f"probe failed: {exc}"
-    if checked.param_count == 0 and custom is not None:
-        generic = PlanFootprint("generic-build", custom.relation_oids, custom.roles, custom.modes, custom.locks,
-                                custom.spilled, custom.predicted_spilled,
-                                scanned_index_oids=custom.scanned_index_oids,
-                                executor_relations=custom.executor_relations)
-    elif checked.param_count == 0:
-        generic_reason = custom_reason
-    else:
-        try:
-            generic = plan_footprint(measure_generic_plan(session, checked.text), "generic-build", session)
-        except LockscopeError as exc:
-            generic_reason = f"probe failed: {exc}"
+    custom, custom_reason = _custom_plan(session, checked.text, checked.param_count, binding)
+    generic, generic_reason = _generic_plan(session, checked.text, checked.param_count, custom, custom_reason)
     reuse = reuse_footprint(generic, model, executor_relations=custom.executor_relations if custom else None) \
         if generic is not None else None
     planned = custom or generic
     split = None
     if planned is not None or reuse is not None:
-        split = split_phases(row["calls_per_s"], planned=(planned.locks, planned.spilled) if planned else None,
-                             reused=(reuse.locks, reuse.spilled) if reuse else None, plans_per_s=row.get("plans_per_s"),
-                             generic_plan_calls_per_s=row.get("generic_plan_calls_per_s"),
-                             custom_plan_calls_per_s=row.get("custom_plan_calls_per_s"), held=row.get("held"))
+        split = split_phases(row.calls_per_s, planned=(planned.locks, planned.spilled) if planned else None,
+                             reused=(reuse.locks, reuse.spilled) if reuse else None, plans_per_s=row.plans_per_s,
+                             generic_plan_calls_per_s=row.generic_plan_calls_per_s,
+                             custom_plan_calls_per_s=row.custom_plan_calls_per_s, held=row.held)
     checks = _prune_checks(catalog, custom) if custom is not None else ()
     return StatementAudit(**base, kind=kind, params=binding.values, param_sources=binding.sources, custom=custom,
                           custom_reason=custom_reason, generic=generic, generic_reuse=reuse,
@@ -575,7 +684,7 @@ def _probe_one(session: Session, catalog: Catalog, row: dict[str, Any], cache: d
                           basis=split.basis if split is not None else "none", prune_checks=checks, split=split)
 
 
-def probe_statements(session: Session, catalog: Catalog, rows: list[dict[str, Any]], *,
+def probe_statements(session: Session, catalog: Catalog, rows: Sequence[StatementRates], *,
                      progress: Callable[[str], None] | None = None) -> tuple[StatementAudit, ...]:
     """Probe each chosen statement (custom and generic plan); the session paces their pg_locks reads
     (:meth:`lockscope.db.Session.read_pg_locks`).

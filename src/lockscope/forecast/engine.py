@@ -33,11 +33,11 @@ import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..audit.catalog import read_catalog, read_settings
 from ..audit.partitions import shape_from_plan
-from ..audit.workload import probe_statements, read_workload
+from ..audit.workload import StatementRates, probe_statements, read_workload
 from ..capacity import CapacityModel
 from ..db import load_sql, time_on_scratch
 from ..errors import BadInputError, LockscopeError
@@ -561,7 +561,7 @@ def forecast_workload(
 
 
 def _sampled_workload(session: Session, dsn: str | None, interval_s: float,
-                      top_n: int) -> tuple[Workload, list[dict[str, Any]], list[Sample], object | None]:
+                      top_n: int) -> tuple[Workload, list[StatementRates], list[Sample], object | None]:
     """pg_stat_statements over the interval with wait events sampled during it (10 Hz, ``dsn``'s own
     connection): (the workload read, its rows, the samples, the server's clock at the interval's start).
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from .. import __version__
 from ..db import APPLICATION_NAME, Endpoint, Session, connect, load_sql
 from ..errors import BadInputError, DatabaseError, LockscopeError, RecordFileError
+from ..rows import BackendLockCountsRow, BlockingPidsRow, QueryTextRow, StatLockRow, WatchFeaturesRow
 from ..versions import PG14
 from .aas import MAX_HZ, MIN_HZ, WaitTotals, achieved_hz, share
 from .sampler import ActivityReader, Sample, Schedule
@@ -349,7 +350,7 @@ class Watcher:
         session = connect(cfg.dsn, sampler=True, statement_timeout_ms=cfg.statement_timeout_ms,
                           lock_timeout_ms=cfg.lock_timeout_ms)
         try:
-            features = session.query("watch_features")[0]
+            features = session.query_rows("watch_features", WatchFeaturesRow)[0]
         except BaseException:
             session.close()
             raise
@@ -359,10 +360,10 @@ class Watcher:
         st.backend_pid = session.backend_pid
         st.max_locks_per_transaction = session.facts.max_locks_per_transaction
         st.fastpath_slots = session.facts.capacity.slots
-        st.has_stat_lock = bool(features["has_stat_lock"])
-        self._pgss_schema = features["pgss_schema"]
+        st.has_stat_lock = bool(features.has_stat_lock)
+        self._pgss_schema = features.pgss_schema
         st.pgss = self._pgss_schema is not None
-        st.compute_query_id = features["compute_query_id"]
+        st.compute_query_id = features.compute_query_id
         self._stat_lock_prev = None
         try:
             self._resolve_source(session)
@@ -529,10 +530,9 @@ class Watcher:
         return _ActivitySource(ActivityReader(session), self.config.hz)
 
     def _locks_snapshot(self, session: Session) -> None:
-        rows = session.query("watch_locks")
+        rows = session.query_rows("watch_locks", BackendLockCountsRow)
         backends = tuple(sorted(
-            (BackendLocks(int(r["pid"]), int(r["relation_locks"]), int(r["main_table_locks"]),
-                          int(r["waiting_locks"])) for r in rows),
+            (BackendLocks(r.pid, r.relation_locks, r.main_table_locks, r.waiting_locks) for r in rows),
             key=lambda b: (-b.main_table_locks, -b.relation_locks, b.pid)))
         snap = LockSnapshot(time.time(), backends)
         self.state.locks = snap
@@ -540,8 +540,8 @@ class Watcher:
             self.writer.add_lock_snapshot(snap)
 
     def _blocking(self, session: Session, pids: list[int]) -> None:
-        rows = session.query("watch_blocking", [pids])
-        blocking = {int(r["pid"]): tuple(int(p) for p in (r["blocking_pids"] or ())) for r in rows}
+        rows = session.query_rows("watch_blocking", BlockingPidsRow, [pids])
+        blocking = {r.pid: tuple(int(p) for p in (r.blocking_pids or ())) for r in rows}
         wall = time.time()
         self.state.blocking = blocking
         self.state.blocking_wall_s = wall
@@ -549,8 +549,8 @@ class Watcher:
             self.writer.add_blocking(wall, blocking)
 
     def _stat_lock(self, session: Session, now_mono: float) -> None:
-        rows = session.query("watch_stat_lock")
-        current = {str(r["locktype"]): (int(r["fastpath_exceeded"] or 0), int(r["waits"] or 0)) for r in rows}
+        rows = session.query_rows("watch_stat_lock", StatLockRow)
+        current = {str(r.locktype): (int(r.fastpath_exceeded or 0), int(r.waits or 0)) for r in rows}
         previous, prev_mono = self._stat_lock_prev, self._stat_lock_prev_mono
         self._stat_lock_prev, self._stat_lock_prev_mono = current, now_mono
         if previous is None:
@@ -573,12 +573,12 @@ class Watcher:
         if self._pgss_schema is not None:
             sql = load_sql("watch_statements", session.facts.server_version_num).replace(
                 "@pgss_schema@", session.identifier(self._pgss_schema))
-            for r in session.fetch_all(sql, [missing]):
-                found[int(r["query_id"])] = (str(r["query"]), "pg_stat_statements")
+            for r in session.fetch_rows(sql, QueryTextRow, [missing], source="watch_statements"):
+                found[r.query_id] = (str(r.query), "pg_stat_statements")
         rest = [q for q in missing if q not in found]
         if rest and session.facts.server_version_num >= PG14:
-            for r in session.query("watch_activity_text", [rest]):
-                found[int(r["query_id"])] = (str(r["query"]), "pg_stat_activity")
+            for r in session.query_rows("watch_activity_text", QueryTextRow, [rest]):
+                found[r.query_id] = (str(r.query), "pg_stat_activity")
         for query_id, (text, source) in found.items():
             window.set_text(query_id, text)
             if self.writer is not None:

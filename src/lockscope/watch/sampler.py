@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..db import Session, connect, load_sql
+from ..rows import ActivityRow, NameRow
 from .aas import CPU, LOCK_MANAGER, aas, share
 
 __all__ = [
@@ -109,26 +110,28 @@ class ActivityReader:
         if now - self._names_read_s < self.NAMES_REFRESH_S:
             return
         self._names_read_s = now
-        rows = self.session.query("watch_names")
-        self._names = {(str(r["kind"]), int(r["oid"])): str(r["name"]) for r in rows}
+        rows = self.session.query_rows("watch_names", NameRow)
+        self._names = {(str(r.kind), r.oid): str(r.name) for r in rows}
 
     def read(self) -> tuple[ActiveSession, ...]:
         """One read: the active sessions other than ours (``state = 'active'``).
 
         :raises DatabaseError: if the query fails (e.g. connection lost, statement_timeout).
         """
-        rows = self.session.fetch_all(self._sql)
+        rows = self.session.fetch_rows(self._sql, ActivityRow, source="activity_sample")
         names = self._names
         out = []
         for row in rows:
-            datid = row.pop("datid")
-            usesysid = row.pop("usesysid")
+            datid, usesysid = row.datid, row.usesysid
             if (datid and ("database", datid) not in names) or (usesysid and ("role", usesysid) not in names):
                 self._refresh_names()
                 names = self._names
-            row["datname"] = names.get(("database", datid)) if datid else None
-            row["usename"] = names.get(("role", usesysid)) if usesysid else None
-            out.append(ActiveSession(**row))
+            out.append(ActiveSession(
+                pid=row.pid, backend_type=row.backend_type, state=row.state, wait_event_type=row.wait_event_type,
+                wait_event=row.wait_event, query_id=row.query_id,
+                datname=names.get(("database", datid)) if datid else None,
+                usename=names.get(("role", usesysid)) if usesysid else None,
+                application_name=row.application_name, xact_start=row.xact_start, query_start=row.query_start))
         return tuple(out)
 
 

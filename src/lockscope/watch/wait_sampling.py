@@ -54,10 +54,10 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..db import Session, load_sql
 from ..errors import DatabaseError
+from ..rows import NameRow, ProcessRow, WaitHistoryRow, WaitSamplingFeaturesRow
 from .sampler import ActiveSession, Sample
 
 __all__ = [
@@ -127,23 +127,23 @@ def detect(session: Session) -> tuple[WaitSamplingInfo | None, str]:
 
     :raises DatabaseError: if the catalog query fails.
     """
-    row = session.query("wait_sampling_features")[0]
-    if row["schema"] is None:
+    row = session.query_rows("wait_sampling_features", WaitSamplingFeaturesRow)[0]
+    if row.schema is None:
         return None, ("the extension pg_wait_sampling is not created in this database "
                       "(CREATE EXTENSION pg_wait_sampling)")
-    period = _setting_int(row["history_period"])
-    size = _setting_int(row["history_size"])
+    period = _setting_int(row.history_period)
+    size = _setting_int(row.history_size)
     if period is None or size is None:
         return None, ("pg_wait_sampling is created but not loaded: add it to shared_preload_libraries and restart "
                       "the server")
-    cpu = row["sample_cpu"]
+    cpu = row.sample_cpu
     return WaitSamplingInfo(
-        schema=str(row["schema"]),
-        extversion=str(row["extversion"]),
+        schema=str(row.schema),
+        extversion=str(row.extversion),
         history_size=size,
         history_period_ms=period,
-        profile_period_ms=_setting_int(row["profile_period"]) or period,
-        profile_queries=str(row["profile_queries"] or "on"),
+        profile_period_ms=_setting_int(row.profile_period) or period,
+        profile_queries=str(row.profile_queries or "on"),
         sample_cpu=None if cpu is None else str(cpu) == "on",
     ), ""
 
@@ -223,19 +223,19 @@ class WaitSamplingReader:
         self._prime()
 
     # -- reads ---------------------------------------------------------------------------------------------------
-    def _read_ring(self) -> tuple[list[dict[str, Any]], float]:
+    def _read_ring(self) -> tuple[list[WaitHistoryRow], float]:
         since = self._last_ts or _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
         before = time.time()
-        rows = self.session.fetch_all(self._sql, [since])
+        rows = self.session.fetch_rows(self._sql, WaitHistoryRow, [since], source="wait_sampling_history")
         self.reads += 1
-        offset = before - rows[0]["server_now"].timestamp() if rows else 0.0
+        offset = before - rows[0].server_now.timestamp() if rows else 0.0
         return rows, offset
 
     def _read_procs(self) -> None:
         procs = {}
-        for r in self.session.query("wait_sampling_procs"):
-            procs[int(r["pid"])] = _Proc(r["backend_type"], r["state"], r["datid"], r["usesysid"],
-                                         r["application_name"], r["xact_start"], r["query_start"])
+        for r in self.session.query_rows("wait_sampling_procs", ProcessRow):
+            procs[r.pid] = _Proc(r.backend_type, r.state, r.datid, r.usesysid, r.application_name, r.xact_start,
+                                 r.query_start)
         self._procs = procs
 
     def _prime(self) -> None:
@@ -244,8 +244,8 @@ class WaitSamplingReader:
         self._read_procs()
         self._alive = set(self._procs)
         if rows:
-            self._last_ts = rows[-1]["ts"]
-            walks = len({r["ts"] for r in rows})
+            self._last_ts = rows[-1].ts
+            walks = len({r.ts for r in rows})
             self.items_per_walk = len(rows) / max(1, walks)
         else:
             self._last_ts = None
@@ -256,8 +256,8 @@ class WaitSamplingReader:
             return None
         if (kind, oid) not in self._names and time.monotonic() - self._names_read_s >= self.NAMES_REFRESH_S:
             self._names_read_s = time.monotonic()
-            self._names = {(str(r["kind"]), int(r["oid"])): str(r["name"])
-                           for r in self.session.query("watch_names")}
+            self._names = {(str(r.kind), r.oid): str(r.name)
+                           for r in self.session.query_rows("watch_names", NameRow)}
         return self._names.get((kind, oid))
 
     def read(self) -> list[Sample]:
@@ -276,16 +276,16 @@ class WaitSamplingReader:
             return []
         lost_s = 0.0
         if self._last_ts is not None:
-            oldest = rows[0]["ring_oldest"]
-            if oldest is not None and oldest > self._last_ts and int(rows[0]["ring_items"]) >= self.info.history_size:
+            oldest = rows[0].ring_oldest
+            if oldest is not None and oldest > self._last_ts and int(rows[0].ring_items) >= self.info.history_size:
                 lost_s = (oldest - self._last_ts).total_seconds()
         # group items by walk
-        walks: list[tuple[_dt.datetime, list[dict[str, Any]]]] = []
+        walks: list[tuple[_dt.datetime, list[WaitHistoryRow]]] = []
         for r in rows:
-            if walks and walks[-1][0] == r["ts"]:
+            if walks and walks[-1][0] == r.ts:
                 walks[-1][1].append(r)
             else:
-                walks.append((r["ts"], [r]))
+                walks.append((r.ts, [r]))
         self._last_ts = walks[-1][0]
         self.walks_read += len(walks)
         self.items_per_walk = len(rows) / len(walks)
@@ -294,7 +294,7 @@ class WaitSamplingReader:
         last_seen: dict[int, int] = {}
         for i, (_, items) in enumerate(walks):
             for r in items:
-                pid = int(r["pid"])
+                pid = r.pid
                 first_seen.setdefault(pid, i)
                 last_seen[pid] = i
         candidates = alive_before | alive_now
@@ -313,14 +313,14 @@ class WaitSamplingReader:
             sessions: list[ActiveSession] = []
             present: set[int] = set()
             for r in items:
-                pid = int(r["pid"])
+                pid = r.pid
                 present.add(pid)
-                if r["event_type"] is None and self.info.cpu_inferred:
+                if r.event_type is None and self.info.cpu_inferred:
                     continue  # cannot happen before 1.1.6; with sample_cpu off a NULL is never written
                 proc = self._procs.get(pid)
-                if proc is None or not proc.is_session or not is_session_wait(r["event_type"], r["event"]):
+                if proc is None or not proc.is_session or not is_session_wait(r.event_type, r.event):
                     continue
-                sessions.append(self._session(pid, proc, r["event_type"], r["event"], r["queryid"]))
+                sessions.append(self._session(pid, proc, r.event_type, r.event, r.queryid))
             if self.info.cpu_inferred:
                 for pid in candidates - present:
                     proc = self._procs.get(pid)

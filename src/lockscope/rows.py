@@ -1,0 +1,605 @@
+"""Typed rows of lockscope's main queries, made at the database boundary (:meth:`lockscope.db.Session.query_rows`).
+
+One frozen dataclass per SQL file's row (``lockscope/sql/NAME.sql``): pg_stat_statements counters and texts,
+pg_stat_activity samples and processes, pg_locks snapshots, and the catalog facts the audit reads. A field is named
+after its column unless the column has a unit the name does not say: then the field carries it
+(``total_exec_time_ms`` reads the column ``total_exec_time``), declared with :func:`column`.
+
+:func:`from_row` validates each row against its type: a column the type needs and the row lacks raises
+:class:`RowShapeError` naming the SQL file and the column (a query and its row type out of step is a lockscope
+bug, never the user's). Columns the type does not know are ignored; a field with a default may be absent (columns a
+query adds only on some servers, e.g. pg_stat_statements' ``plans``). Values are kept as psycopg returns them for
+the SQL types the files cast to (``int8`` -> int, ``float8`` -> float, ``bool``, ``text``, ``timestamptz`` ->
+datetime): nothing is converted here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from .errors import DatabaseError
+
+__all__ = [
+    "ActivityRow",
+    "AuditSettingsRow",
+    "BackendLockCountsRow",
+    "BlockingLockRow",
+    "BlockingPidsRow",
+    "ClassRow",
+    "ColumnNameRow",
+    "ColumnStatsRow",
+    "DatabaseFactsRow",
+    "FunctionArityRow",
+    "HeldLocksRow",
+    "IndexInfo",
+    "NameRow",
+    "OrderFunctionRow",
+    "OrderRelationRow",
+    "PostmasterAgeRow",
+    "ProcessRow",
+    "QueryTextRow",
+    "RelationInfo",
+    "RowShapeError",
+    "RowT",
+    "StatLockRow",
+    "StatementCountersRow",
+    "StatementTextRow",
+    "StatsResetRow",
+    "TableColumnRow",
+    "ViewRuleRow",
+    "WaitHistoryRow",
+    "WaitSamplingFeaturesRow",
+    "WatchFeaturesRow",
+    "column",
+    "from_row",
+    "from_rows",
+]
+
+#: A row dataclass of this module (:func:`from_row`, :meth:`lockscope.db.Session.query_rows`).
+RowT = TypeVar("RowT")
+
+
+class RowShapeError(DatabaseError):
+    """A row lacks a column its row type needs (a lockscope bug: the SQL file and the dataclass disagree)."""
+
+
+def column(name: str, **kwargs: Any) -> Any:
+    """A dataclass field read from the column ``name`` (when the field's name differs, e.g. carries a unit).
+
+    :param kwargs: passed to :func:`dataclasses.field` (``default=...``).
+    """
+    return dataclasses.field(metadata={"column": name}, **kwargs)
+
+
+_COLUMNS: dict[type[Any], tuple[tuple[str, str, bool], ...]] = {}
+
+
+def _columns(row_type: type[Any]) -> tuple[tuple[str, str, bool], ...]:
+    """(field name, column name, required) of each field of a row dataclass (computed once per type)."""
+    found = _COLUMNS.get(row_type)
+    if found is None:
+        found = tuple((f.name, str(f.metadata.get("column", f.name)),
+                       f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+                      for f in dataclasses.fields(row_type))
+        _COLUMNS[row_type] = found
+    return found
+
+
+def from_row(row_type: type[RowT], row: Mapping[str, Any], source: str) -> RowT:
+    """One SQL row (column -> value) as a ``row_type`` instance.
+
+    :param row_type: a dataclass of this module (or any dataclass whose fields name the row's columns).
+    :param source: the SQL file (stem) the row came from, for the error message.
+    :raises RowShapeError: a column the type needs is missing.
+    """
+    values: dict[str, Any] = {}
+    cls: type[Any] = row_type
+    for name, col, required in _columns(cls):
+        if col in row:
+            values[name] = row[col]
+        elif required:
+            raise RowShapeError(f"internal: sql/{source}.sql returned no column {col!r} "
+                                f"({row_type.__name__} needs it; it returned {sorted(row)})")
+    return cast(RowT, cls(**values))
+
+
+def from_rows(row_type: type[RowT], rows: Iterable[Mapping[str, Any]], source: str) -> list[RowT]:
+    """:func:`from_row` over rows.
+
+    :raises RowShapeError: a column the type needs is missing.
+    """
+    return [from_row(row_type, r, source) for r in rows]
+
+
+# -- pg_stat_statements ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StatementCountersRow:
+    """One pg_stat_statements entry's counters, no text (``audit_pgss_snapshot.sql``).
+
+    :ivar queryid: pg_stat_statements queryid; None for an entry of another role whose details are hidden.
+    :ivar userid: the role's OID; None when hidden.
+    :ivar calls: executions since the last reset (count).
+    :ivar plans: plannings (count; only with track_planning), else None.
+    :ivar generic_plan_calls: calls that reused a cached generic plan (count; PG 19), else None.
+    :ivar custom_plan_calls: calls planned with a custom plan (count; PG 19), else None.
+    :ivar total_exec_time_ms: execution time summed over the calls (ms), None when not read.
+    :ivar total_plan_time_ms: planning time summed over the plannings (ms; with track_planning), else None.
+    :ivar rows: rows returned or affected, summed (count), None when not read.
+    """
+
+    queryid: int | None
+    userid: int | None
+    calls: int
+    plans: int | None = None
+    generic_plan_calls: int | None = None
+    custom_plan_calls: int | None = None
+    total_exec_time_ms: float | None = column("total_exec_time", default=None)
+    total_plan_time_ms: float | None = column("total_plan_time", default=None)
+    rows: int | None = None
+
+    def plus(self, other: StatementCountersRow) -> StatementCountersRow:
+        """The two entries' counters summed (the toplevel and nested entries of one statement); a counter
+        missing from both stays None."""
+        def add(a: Any, b: Any) -> Any:
+            return a if b is None else (a or 0) + b
+
+        return dataclasses.replace(
+            self, calls=self.calls + other.calls, plans=add(self.plans, other.plans),
+            generic_plan_calls=add(self.generic_plan_calls, other.generic_plan_calls),
+            custom_plan_calls=add(self.custom_plan_calls, other.custom_plan_calls),
+            total_exec_time_ms=add(self.total_exec_time_ms, other.total_exec_time_ms),
+            total_plan_time_ms=add(self.total_plan_time_ms, other.total_plan_time_ms),
+            rows=add(self.rows, other.rows))
+
+
+@dataclass(frozen=True)
+class StatementTextRow:
+    """One pg_stat_statements entry's text and role (``audit_pgss_texts.sql``).
+
+    :ivar queryid: pg_stat_statements queryid.
+    :ivar userid: the role's OID.
+    :ivar rolname: the role's name, None when the role is gone.
+    :ivar query: the normalised text, None when hidden.
+    """
+
+    queryid: int
+    userid: int
+    rolname: str | None
+    query: str | None
+
+
+@dataclass(frozen=True)
+class QueryTextRow:
+    """A statement text by query identifier (``watch_statements.sql`` from pg_stat_statements,
+    ``watch_activity_text.sql`` from pg_stat_activity).
+
+    :ivar query_id: the query identifier (pg_stat_statements queryid = pg_stat_activity query_id).
+    :ivar query: its text, at most 1000 characters.
+    """
+
+    query_id: int
+    query: str
+
+
+@dataclass(frozen=True)
+class ColumnNameRow:
+    """One column of a relation (``audit_pgss_columns.sql``: the pg_stat_statements view's columns)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class StatsResetRow:
+    """When pg_stat_statements was last reset (``audit_pgss_reset.sql``; None when never)."""
+
+    stats_reset: _dt.datetime | None
+
+
+@dataclass(frozen=True)
+class PostmasterAgeRow:
+    """Seconds since the postmaster started (``audit_postmaster_age.sql``, column ``s``).
+
+    :ivar age_s: s.
+    """
+
+    age_s: float = column("s")
+
+
+# -- pg_stat_activity ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ActivityRow:
+    """One active backend of one sample (``activity_sample.sql``: pg_stat_get_activity, ``state = 'active'``).
+
+    :ivar query_id: pg_stat_activity.query_id (PG 14+ with compute_query_id), else None.
+    :ivar datid: the database's OID, None for processes without one.
+    :ivar usesysid: the role's OID, None for processes without one.
+    """
+
+    pid: int
+    backend_type: str | None
+    state: str | None
+    wait_event_type: str | None
+    wait_event: str | None
+    query_id: int | None
+    datid: int | None
+    usesysid: int | None
+    application_name: str | None
+    xact_start: _dt.datetime | None
+    query_start: _dt.datetime | None
+
+
+@dataclass(frozen=True)
+class ProcessRow:
+    """One server process, active or not (``wait_sampling_procs.sql``).
+
+    :ivar state: None for auxiliary processes (they report none).
+    """
+
+    pid: int
+    backend_type: str | None
+    state: str | None
+    datid: int | None
+    usesysid: int | None
+    application_name: str | None
+    xact_start: _dt.datetime | None
+    query_start: _dt.datetime | None
+
+
+@dataclass(frozen=True)
+class NameRow:
+    """A database or role name by OID (``watch_names.sql``).
+
+    :ivar kind: ``database`` or ``role``.
+    """
+
+    kind: str
+    oid: int
+    name: str
+
+
+@dataclass(frozen=True)
+class WaitHistoryRow:
+    """One pg_wait_sampling history item (``wait_sampling_history.sql``).
+
+    :ivar ts: when the collector recorded it (server time).
+    :ivar event_type: wait event type, None on CPU (sample_cpu).
+    :ivar queryid: the statement's query identifier (0 when unknown).
+    :ivar server_now: the server's ``statement_timestamp()`` of the read.
+    :ivar ring_oldest: the oldest item still in the ring (None when empty).
+    :ivar ring_items: items in the ring (count).
+    """
+
+    pid: int
+    ts: _dt.datetime
+    event_type: str | None
+    event: str | None
+    queryid: int | None
+    server_now: _dt.datetime
+    ring_oldest: _dt.datetime | None
+    ring_items: int
+
+
+@dataclass(frozen=True)
+class HeldLocksRow:
+    """The granted relation locks of one active client backend in one pg_locks snapshot (``audit_held_locks.sql``).
+
+    :ivar query_id: pg_stat_activity.query_id (PG 14+ with compute_query_id), else None.
+    :ivar query: what it runs (its text, with literals).
+    :ivar main_table_locks: locks in the main lock table (count; ``NOT fastpath``).
+    :ivar fastpath_locks: fast-path locks (count).
+    """
+
+    pid: int
+    query_id: int | None
+    query: str | None
+    main_table_locks: int = column("main_table")
+    fastpath_locks: int = column("fastpath")
+
+
+# -- pg_locks --------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BlockingLockRow:
+    """A granted relation lock of another session that conflicts with a probe (``blocking_locks.sql``).
+
+    :ivar relation: the relation's name (``regclass`` text), or its OID as text.
+    """
+
+    pid: int
+    mode: str
+    relation: str
+
+
+@dataclass(frozen=True)
+class BackendLockCountsRow:
+    """One backend's relation locks in one pg_locks snapshot (``watch_locks.sql``; counts)."""
+
+    pid: int
+    relation_locks: int
+    main_table_locks: int
+    waiting_locks: int
+
+
+@dataclass(frozen=True)
+class BlockingPidsRow:
+    """Who blocks a waiting backend (``watch_blocking.sql``, ``pg_blocking_pids``).
+
+    :ivar blocking_pids: the blockers' pids (None when the backend is gone).
+    """
+
+    pid: int
+    blocking_pids: list[int] | None
+
+
+@dataclass(frozen=True)
+class StatLockRow:
+    """PG 19 ``pg_stat_lock`` counters of one lock type (``watch_stat_lock.sql``, ``audit_pg_stat_lock.sql``).
+
+    :ivar fastpath_exceeded: locks that went to the main lock table because their fast-path group was full (count).
+    :ivar waits: lock waits longer than deadlock_timeout (count; None where not read).
+    """
+
+    locktype: str
+    fastpath_exceeded: int | None
+    waits: int | None = None
+
+
+# -- catalog and settings --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RelationInfo:
+    """One table-like relation (``audit_relations.sql``).
+
+    :ivar oid: pg_class OID.
+    :ivar qualified: quoted ``schema.name``.
+    :ivar relkind: ``r`` table, ``p`` partitioned table, ``m`` materialized view, ``f`` foreign table.
+    :ivar is_partition: True for a partition (of any level).
+    :ivar parent_oid: the parent (partitioned table or inheritance parent), or None.
+    :ivar partition_bound: ``FOR VALUES ...`` text of a partition, or None.
+    :ivar partition_strategy: ``r`` range, ``l`` list, ``h`` hash for a partitioned table, else None.
+    :ivar partition_key: ``pg_get_partkeydef`` text, e.g. ``RANGE (event_time)``.
+    :ivar reltuples: planner's row estimate (count; 0 when unknown).
+    :ivar scans: seq_scan + idx_scan since stats reset (count).
+    """
+
+    oid: int
+    schema: str
+    name: str
+    qualified: str
+    relkind: str
+    is_partition: bool
+    parent_oid: int | None
+    partition_bound: str | None = None
+    partition_strategy: str | None = None
+    partition_key: str | None = None
+    reltuples: float = 0.0
+    scans: int = 0
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """One index (``audit_indexes.sql``; ``relkind`` ``i``, or ``I`` for a partitioned index).
+
+    :ivar oid: index OID.
+    :ivar table_oid: the indexed relation's OID.
+    :ivar valid: ``indisvalid`` (False after a failed CREATE INDEX CONCURRENTLY: still locked at planning).
+    :ivar live: ``indislive`` (False: being dropped; not in the planner's list).
+    :ivar constraint_name: a constraint (PK, unique, exclusion, or foreign key referencing it) using the index.
+    :ivar key_columns: ``indnkeyatts`` (count); ``all_columns``: ``indnatts`` including INCLUDE columns.
+    :ivar parent_index_oid: the partitioned index this partition index is attached to, or None.
+    :ivar idx_scan: scans since stats reset (count); for a partitioned index the sum over its partitions.
+    :ivar size_bytes: on-disk size (bytes; 0 for partitioned indexes).
+    """
+
+    oid: int
+    table_oid: int
+    schema: str
+    name: str
+    qualified: str
+    relkind: str
+    am: str
+    valid: bool
+    live: bool
+    is_unique: bool
+    is_primary: bool
+    is_exclusion: bool
+    is_replica_identity: bool
+    constraint_name: str | None
+    key_columns: int
+    all_columns: int
+    indkey: str
+    indclass: str
+    indcollation: str
+    indoption: str
+    expressions: str | None
+    predicate: str | None
+    parent_index_oid: int | None
+    idx_scan: int
+    size_bytes: int
+
+    @property
+    def protected_reason(self) -> str | None:
+        """Why lockscope never proposes dropping this index, or None when it may be dropped."""
+        if self.is_primary:
+            return "primary key"
+        if self.is_replica_identity:
+            return "replica identity"
+        if self.is_exclusion:
+            return "exclusion constraint"
+        if self.constraint_name:
+            return f"backs constraint {self.constraint_name}"
+        if self.is_unique:
+            return "unique"
+        if self.parent_index_oid is not None:
+            return "attached to a partitioned index (drop that one instead)"
+        return None
+
+    def signature(self) -> tuple[Any, ...]:
+        """What makes two indexes of one table interchangeable: AM, keys, opclasses, collations, options,
+        expressions, predicate, INCLUDE columns."""
+        return (self.am, self.indkey, self.indclass, self.indcollation, self.indoption, self.expressions,
+                self.predicate, self.key_columns, self.all_columns)
+
+
+@dataclass(frozen=True)
+class AuditSettingsRow:
+    """Settings and facts beyond :class:`lockscope.db.ServerFacts` (``audit_settings.sql``, one row); settings as
+    ``current_setting`` text (None for a setting this server does not have)."""
+
+    enable_partition_pruning: str
+    now: _dt.datetime
+    postmaster_start: _dt.datetime
+    stats_reset: _dt.datetime | None
+    pgss_schema: str | None
+    read_all_stats: bool
+    has_pg_stat_lock: bool
+    current_user: str
+    database_oid: int
+    client_backends: int
+    track_planning: str | None
+    compute_query_id: str | None
+
+
+@dataclass(frozen=True)
+class WatchFeaturesRow:
+    """What a server offers ``lockscope watch`` (``watch_features.sql``, one row).
+
+    :ivar has_stat_lock: PG 19's ``pg_stat_lock`` with ``fastpath_exceeded``.
+    :ivar pgss_schema: the pg_stat_statements extension's schema in this database, or None.
+    :ivar compute_query_id: the setting (None before PG 14).
+    """
+
+    has_stat_lock: bool
+    pgss_schema: str | None
+    compute_query_id: str | None
+
+
+@dataclass(frozen=True)
+class WaitSamplingFeaturesRow:
+    """pg_wait_sampling in this database (``wait_sampling_features.sql``, one row): its schema and version (None
+    when not created) and its settings as ``current_setting`` text (None when the library is not preloaded)."""
+
+    schema: str | None
+    extversion: str | None
+    history_size: str | None
+    history_period: str | None
+    profile_period: str | None
+    profile_queries: str | None
+    sample_cpu: str | None
+
+
+@dataclass(frozen=True)
+class TableColumnRow:
+    """A column of a table a statement names (``audit_table_columns.sql``).
+
+    :ivar written: the table's name as the statement writes it (resolved by ``to_regclass``).
+    """
+
+    written: str
+    table_oid: int
+    column_name: str
+
+
+@dataclass(frozen=True)
+class ColumnStatsRow:
+    """What pg_stats knows of one column's values (``audit_column_stats.sql``; text, as ``pg_stats`` shows it).
+
+    :ivar mcv: its most common value, or None.
+    :ivar histogram: its histogram bounds, or None.
+    """
+
+    table_oid: int
+    column_name: str
+    mcv: str | None
+    histogram: list[str] | None
+
+
+@dataclass(frozen=True)
+class DatabaseFactsRow:
+    """The current database (``forecast_database.sql``).
+
+    :ivar active_backends: its other client backends running a statement now (count).
+    """
+
+    database_oid: int
+    active_backends: int
+
+
+@dataclass(frozen=True)
+class ClassRow:
+    """A relation's kind and name by OID (``forecast_relations.sql``, ``forecast_index.sql``).
+
+    :ivar qualified: quoted ``schema.name``.
+    :ivar relisshared: a shared catalog (its locks never take the fast path); False where not read
+        (``forecast_index.sql``).
+    """
+
+    oid: int
+    relkind: str
+    qualified: str
+    relisshared: bool = False
+
+
+@dataclass(frozen=True)
+class OrderRelationRow:
+    """A relation a statement names, resolved as the parser would (``order_relations.sql``, one row per name in
+    the order given).
+
+    :ivar ord: the name's position (1-based).
+    :ivar oid: the relation, None when the name resolves to nothing.
+    :ivar relkind: ``pg_class.relkind``, None when unresolved.
+    :ivar row_security: row-level security is active for the current user.
+    :ivar has_rules: a table or view with rewrite rules other than a view's ``_RETURN``.
+    :ivar security_barrier: the view option.
+    :ivar columns: its column names in attnum order.
+    """
+
+    ord: int
+    oid: int | None
+    relkind: str | None
+    row_security: bool
+    has_rules: bool
+    security_barrier: bool
+    columns: list[str] | None
+
+
+@dataclass(frozen=True)
+class OrderFunctionRow:
+    """What parse analysis needs of a function name (``order_functions.sql``; over its visible overloads)."""
+
+    name: str
+    is_volatile: bool
+    is_aggregate: bool
+    is_window: bool
+    returns_set: bool
+
+
+@dataclass(frozen=True)
+class ViewRuleRow:
+    """A view's stored query (``order_views.sql``).
+
+    :ivar ev_action: the ``_RETURN`` rule's query tree (``pg_rewrite.ev_action`` text).
+    :ivar security_barrier: the view option.
+    """
+
+    view_oid: int
+    ev_action: str
+    security_barrier: bool
+
+
+@dataclass(frozen=True)
+class FunctionArityRow:
+    """The visible overloads of a function name with one argument count (``order_function_arity.sql``; counts).
+
+    :ivar candidates: overloads.
+    :ivar concrete: of which without a polymorphic argument.
+    :ivar all_string: of which with string arguments only.
+    """
+
+    name: str
+    nargs: int
+    candidates: int
+    concrete: int
+    all_string: int
