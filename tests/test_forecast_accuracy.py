@@ -4,8 +4,9 @@ clients; the forecast TPS must be within 35 % of the measured.
 
 The calibration is the built-in one, scaled to this machine by one low-contention figure measured here first
 (pgbench -S with as many clients as cores: ``Calibration.scaled``), as for any machine class — not one client,
-whose time on a VM is mostly the wake-up of an idle vCPU, which other work on the machine hides; each statement's own cost comes from
-timed executions on the scratch server (``EXPLAIN ANALYZE``), as ``lockscope forecast --scratch --setup`` does.
+whose time on a VM is mostly the wake-up of an idle vCPU, which other work on the machine hides; each statement's
+own cost comes from timed executions on the scratch server (``EXPLAIN ANALYZE``), as ``lockscope forecast --scratch
+--setup`` does.
 """
 
 from __future__ import annotations
