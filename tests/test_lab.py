@@ -100,7 +100,7 @@ def test_indexes_quick_reproduces_the_cliff(tmp_path: Path, load_lock: None) -> 
     assert [by[(128, k)]["main_table_locks"] for k in (0, 14, 15, 100)] == [0, 0, 0, 0]
     # shapes, as ratios within this run, with a margin no busy machine erases: two 3-second points of the same work
     # (14 and 15 extra indexes) differ by up to 15 % in TPS and 10 % in planning time on a shared 2-core VM, while
-    # 86 spilled locks per plan cost about 1.5x the planning time and 3-14 % of the TPS
+    # 86 spilled locks per plan cost 1.5-2.1x the planning time and 14-28 % of the TPS here (3 % seen on a busier VM)
     hi16, hi128 = by[(16, 100)], by[(128, 100)]
     assert hi16["mean_plan_ms"] / hi128["mean_plan_ms"] > 1.25  # the main-table locks are taken while planning
     assert hi16["mean_plan_ms"] > 3 * by[(16, 14)]["mean_plan_ms"]  # 86 more indexes to plan
