@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,24 +16,7 @@ from lockscope import __version__
 from lockscope.cli import main
 from lockscope.server import ScratchServer
 
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """The environment without libpq's PG* variables (which would name a server), plus ``extra``."""
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("PG")}, **extra}
-
-
-def run(*args: str, stdin: str | None = None, timeout: float = 300,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True, text=True,
-                          input=stdin, timeout=timeout, env=env or clean_env())
-
-
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert lines[0].startswith("lockscope: error: ")
-    return lines[0]
+from .helpers import clean_env, one_line_error, run
 
 
 def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,7 +24,7 @@ import yaml
 from lockscope.exporters import QUERIES
 from lockscope.watch.prometheus import METRIC_NAMES, SHARED_METRICS
 
-from .test_cli import clean_env
+from .helpers import start
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "contrib" / "prometheus" / "lockscope-rules.yml"
@@ -200,9 +200,7 @@ def test_real_prometheus_fires_lockmanager_alert(tmp_path: Path, load_lock: None
     """`lockscope watch` (scratch PG 18, contended demo load: 100 extra indexes, 16 clients, mlpt 16) serves
     metrics; a real Prometheus scrapes it every second with the shipped rules -- the LockManager alert's ``for``
     shortened from 5m to 5s, its expression unchanged -- and the alert fires."""
-    watch = subprocess.Popen([sys.executable, "-m", "lockscope", "watch", "--demo", "--duration", "80",
-                              "--prometheus", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=clean_env())
+    watch = start("watch", "--demo", "--duration", "80", "--prometheus", "0")
     prom: subprocess.Popen[str] | None = None
     try:
         assert watch.stdout is not None

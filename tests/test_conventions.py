@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import getpass
 import json
-import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,21 +19,7 @@ from lockscope.server import ScratchServer
 from lockscope.statement import check_param_count, check_statement
 from lockscope.target import choose_target
 
-
-def clean_env(**extra: str) -> dict[str, str]:
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("PG") and k != "COLUMNS"}, **extra}
-
-
-def run(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env or clean_env())
-
-
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert lines[0].startswith("lockscope: error: ")
-    return lines[0]
+from .helpers import LOCKSCOPE, clean_env, one_line_error, run
 
 
 def pg_env(server: ScratchServer) -> dict[str, str]:
@@ -270,7 +254,7 @@ def run_watched(args: list[str], tmp: Path, *, env: dict[str, str] | None = None
     env["TMPDIR"] = str(tmp)
     seen: set[str] = set()
     start = time.monotonic()
-    child = subprocess.Popen([sys.executable, "-m", "lockscope", *args], stdout=subprocess.PIPE,
+    child = subprocess.Popen([*LOCKSCOPE, *args], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env)
     while child.poll() is None:
         seen.update(_descendants(child.pid).values())

@@ -13,8 +13,7 @@ from lockscope.db import run_script
 from lockscope.demo_load import DEMO_INDEX_PREFIX
 from lockscope.server import ScratchServer, ScratchSettings
 
-from .test_cli import one_line_error, run
-from .test_html_reports import check_report
+from .helpers import check_report, one_line_error, run
 
 IDLE_SCHEMA = """
 create extension if not exists pg_stat_statements;

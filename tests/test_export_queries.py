@@ -19,7 +19,7 @@ from lockscope.exporters import FORMATS, QUERIES, MetricQuery, pgwatch_sql, rend
 from lockscope.server import ScratchServer, ScratchSettings
 
 from .fix_versions import bin_dir_of
-from .test_cli import one_line_error, run
+from .helpers import one_line_error, run
 
 BY_NAME = {q.name: q for q in QUERIES}
 SCENE_DB = "export_q"

@@ -16,22 +16,7 @@ from lockscope.errors import ScratchServerError
 from lockscope.server import SYSTEM_USER, ScratchServer, ScratchSettings
 
 from .conftest import OLD_PG_BIN
-
-
-def postgres_pids_under(path: Path) -> list[int]:
-    """pids of processes whose command line mentions ``path`` (postmaster has -D <datadir>)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            status = (proc / "status").read_text()
-        except OSError:
-            continue
-        if str(path) in cmdline and "State:\tZ" not in status:
-            found.append(int(proc.name))
-    return found
+from .helpers import clean_env, pids_under, start
 
 
 def test_start_settings_restart_stop(scratch_base: Path) -> None:
@@ -56,7 +41,7 @@ def test_start_settings_restart_stop(scratch_base: Path) -> None:
         assert server.tool("pgbench").exists() and server.tool("psql").exists()
         root = server.root
     assert not root.exists()
-    assert postgres_pids_under(root) == []
+    assert pids_under(root) == []
 
 
 def test_old_major_via_pg_bin(scratch_base: Path) -> None:
@@ -76,14 +61,14 @@ def test_failed_start_leaves_nothing(scratch_base: Path) -> None:
     with pytest.raises(ScratchServerError, match="start failed"):
         server.start()
     assert list(scratch_base.glob("lockscope-pg-*")) == []
-    assert postgres_pids_under(scratch_base) == []
+    assert pids_under(scratch_base) == []
 
 
 def _wait_for_server(base: Path, timeout_s: float = 60) -> Path:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for root in base.glob("lockscope-pg-*"):
-            if (root / "data" / "postmaster.pid").exists() and postgres_pids_under(root):
+            if (root / "data" / "postmaster.pid").exists() and pids_under(root):
                 return root
         time.sleep(0.05)
     raise AssertionError("scratch server did not start")
@@ -93,9 +78,7 @@ def _wait_for_server(base: Path, timeout_s: float = 60) -> Path:
                                                 (signal.SIGTERM, 143, 0.3)])
 def test_cli_interrupted_leaves_no_orphan(scratch_base: Path, sig: signal.Signals, code: int,
                                           delay_s: float) -> None:
-    env = dict(os.environ, TMPDIR=str(scratch_base))
-    proc = subprocess.Popen([sys.executable, "-m", "lockscope", "demo", "--html", str(scratch_base / "d.html")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start("demo", "--html", str(scratch_base / "d.html"), env=clean_env(TMPDIR=str(scratch_base)))
     root = _wait_for_server(scratch_base)
     time.sleep(delay_s)
     proc.send_signal(sig)
@@ -103,7 +86,7 @@ def test_cli_interrupted_leaves_no_orphan(scratch_base: Path, sig: signal.Signal
     assert proc.returncode == code, err
     assert "Traceback" not in err
     assert not root.exists(), (list(root.rglob("*"))[:20], err)
-    assert postgres_pids_under(scratch_base) == []
+    assert pids_under(scratch_base) == []
 
 
 def test_killed_owner_is_reaped(scratch_base: Path) -> None:
@@ -115,14 +98,14 @@ def test_killed_owner_is_reaped(scratch_base: Path) -> None:
     root = _wait_for_server(scratch_base)
     # the watchdog would clean up within a second (tests/test_server_lifecycle.py); kill it too, as a
     # kill -9 of everything (or a crash of the machine's OOM killer) would, to leave an orphan behind
-    watchdogs = [pid for pid in postgres_pids_under(root)
+    watchdogs = [pid for pid in pids_under(root)
                  if b"_watchdog.py" in Path(f"/proc/{pid}/cmdline").read_bytes()]
     assert len(watchdogs) == 1
     os.kill(watchdogs[0], signal.SIGKILL)
     proc.kill()
     proc.wait(10)
     proc.stdout.close()
-    assert postgres_pids_under(root)  # the orphan a kill -9 leaves ...
+    assert pids_under(root)  # the orphan a kill -9 leaves ...
     assert ScratchServer.reap_stale(scratch_base) == 1  # ... is reaped by the next start
     assert not root.exists()
-    assert postgres_pids_under(scratch_base) == []
+    assert pids_under(scratch_base) == []

@@ -21,6 +21,7 @@ import pytest
 from lockscope.server import SYSTEM_USER, ScratchServer, default_bin_dir
 
 from .conftest import OLD_PG_BIN
+from .helpers import pids_under
 
 #: Seconds after the SIGKILL within which every process of the server must be gone and its directory deleted.
 DEADLINE_S = 10.0
@@ -29,21 +30,7 @@ DEADLINE_S = 10.0
 def server_pids(root: Path) -> list[int]:
     """Live processes of the scratch server in ``root``: the command line names a path in it (postmaster,
     initdb, pg_ctl, pgbench, the watchdog) or the working directory is in it (backends, auxiliary processes)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            cwd = os.readlink(proc / "cwd")
-            status = (proc / "status").read_text()
-        except OSError:
-            continue
-        if "State:\tZ" in status:
-            continue
-        if str(root) in cmdline or cwd == str(root) or cwd.startswith(f"{root}/"):
-            found.append(int(proc.name))
-    return found
+    return pids_under(root, by_cwd=True)
 
 
 def pgbench_pids(root: Path) -> list[int]:

@@ -31,7 +31,7 @@ from lockscope.watch.wait_sampling import (
     scratch_preload,
 )
 
-from .test_cli import one_line_error, run
+from .helpers import one_line_error, run
 
 PG15_BIN = Path("/usr/lib/postgresql/15/bin")
 

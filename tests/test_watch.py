@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from lockscope.watch.recorded import load_summary
 from lockscope.watch.sampler import BackgroundSampler, read_activity, summarize
 from lockscope.watch.store import open_recording
 
-from .test_cli import one_line_error, run
+from .helpers import clean_env, one_line_error, run, start
 
 
 @pytest.fixture(scope="module")
@@ -351,9 +350,8 @@ def test_sigint_and_sigterm_flush_and_close(pg18: ScratchServer, tmp_path: Path)
 
     for sig, code, reason in ((signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")):
         record = tmp_path / f"{reason}.db"
-        proc = subprocess.Popen([sys.executable, "-m", "lockscope", "watch", "--dsn", pg18.conninfo(), "--hz", "20",
-                                 "--record", str(record)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env={**os.environ, "COLUMNS": "250"})
+        proc = start("watch", "--dsn", pg18.conninfo(), "--hz", "20", "--record", str(record),
+                     env=clean_env(COLUMNS="250"))
         _wait_for_samples(record, 10)
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)

@@ -16,7 +16,7 @@ from lockscope.watch.engine import WatchConfig, Watcher
 from lockscope.watch.recorded import load_summary
 from lockscope.watch.store import open_recording
 
-from .test_cli import run
+from .helpers import run
 
 
 @pytest.mark.slow

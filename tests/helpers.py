@@ -1,0 +1,160 @@
+"""What the test modules share: the ``lockscope`` command run as a user runs it, its one-line errors, children that
+a test signals, and the processes a scratch server leaves. Test modules import from here, never from each other."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+#: ``python -m lockscope``: the installed command, from this interpreter.
+LOCKSCOPE = (sys.executable, "-m", "lockscope")
+#: What a one-line error starts with (lockscope.cli).
+ERROR_PREFIX = "lockscope: error: "
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without libpq's PG* variables (which would name a server) and without ``COLUMNS`` (output
+    is then the non-terminal one), plus ``extra``."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("PG") and k != "COLUMNS"}
+    return {**kept, **extra}
+
+
+def default_signals() -> None:
+    """Set SIGINT and SIGQUIT back to their default action (a ``preexec_fn``).
+
+    A shell starts a background job (``cmd &`` in a non-interactive script) with SIGINT and SIGQUIT ignored, and
+    every process below it inherits that: a test that sends Ctrl-C to its child would then send it to a process
+    that ignores it. Python only installs its KeyboardInterrupt handler when SIGINT is not ignored at start-up."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None,
+        timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``lockscope ARGS`` to the end, output captured (text); the environment is :func:`clean_env` unless given."""
+    return subprocess.run([*LOCKSCOPE, *args], capture_output=True, text=True, input=stdin, timeout=timeout,
+                          env=env if env is not None else clean_env(), cwd=cwd)
+
+
+def start(*args: str, env: dict[str, str] | None = None, stdout: int | None = subprocess.PIPE,
+          stderr: int | None = subprocess.PIPE) -> subprocess.Popen[str]:
+    """``lockscope ARGS`` as a child the test will signal: started with default SIGINT and SIGQUIT dispositions
+    (:func:`default_signals`), whatever the test run itself was started with; text pipes unless given."""
+    return subprocess.Popen([*LOCKSCOPE, *args], stdout=stdout, stderr=stderr, text=True,
+                            env=env if env is not None else clean_env(), preexec_fn=default_signals)
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str], *, progress: str | None = None) -> str:
+    """The error line of a refused run: no traceback, and stderr is that one line, or (``progress`` given) that
+    line last after progress lines that each start with ``progress``."""
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines and lines[-1].startswith(ERROR_PREFIX), proc.stderr
+    before = lines[:-1]
+    if progress is None:
+        assert before == [], proc.stderr
+    else:
+        assert all(line.startswith(progress) and not line.startswith(ERROR_PREFIX) for line in before), proc.stderr
+    return lines[-1]
+
+
+def pids_under(path: Path, *, by_cwd: bool = False) -> list[int]:
+    """Live (not zombie) processes whose command line names ``path`` (a postmaster's ``-D``, initdb, pg_ctl,
+    pgbench, the watchdog) or, with ``by_cwd``, whose working directory is in it (backends, auxiliary
+    processes)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(proc / "cwd") if by_cwd else ""
+            status = (proc / "status").read_text()
+        except OSError:
+            continue
+        if "State:\tZ" in status:
+            continue
+        if str(path) in cmdline or (by_cwd and (cwd == str(path) or cwd.startswith(f"{path}/"))):
+            found.append(int(proc.name))
+    return found
+
+
+# -- HTML reports in a real headless browser (tests/test_html_reports.py says what is checked) ------------------------
+WINDOW_WIDTH = 1300
+_PROBE = """<script>
+(function () {
+  var root = document.documentElement;
+  var svgs = Array.prototype.slice.call(document.querySelectorAll("svg"));
+  var sizes = svgs.map(function (s) { var r = s.getBoundingClientRect(); return [r.width, r.height]; });
+  var out = document.createElement("pre");
+  out.id = "lockscope-layout";
+  out.textContent = JSON.stringify({scrollWidth: root.scrollWidth, clientWidth: root.clientWidth,
+                                    svgSizes: sizes, tables: document.querySelectorAll("table").length});
+  document.body.appendChild(out);
+})();
+</script>"""
+_LAYOUT = re.compile(r'<pre id="lockscope-layout">(.*?)</pre>', re.S)
+
+
+def chromium() -> str:
+    """Debian's chromium (scripts/test.sh installs it); missing -> the test fails, it does not skip."""
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.fail("chromium is not installed: run scripts/test.sh (it installs Debian's chromium)", pytrace=False)
+    return path
+
+
+def run_chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess[str]:
+    """Headless chromium with ``args`` and its own profile directory."""
+    return subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                           "--no-first-run", f"--user-data-dir={profile}", *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+def browser_layout(html_path: Path, tmp_path: Path, *, offline: bool = False) -> dict[str, Any]:
+    """Load a copy of the report with the layout probe appended; return the probe's figures."""
+    probe = tmp_path / f"{html_path.stem}.probe{'-offline' if offline else ''}.html"
+    text = html_path.read_text(encoding="utf-8")
+    probe.write_text(text.replace("</body>", _PROBE + "</body>"), encoding="utf-8")
+    args = [f"--window-size={WINDOW_WIDTH},900", "--virtual-time-budget=3000", "--dump-dom", probe.as_uri()]
+    if offline:
+        args.insert(0, "--host-resolver-rules=MAP * ~NOTFOUND")
+    proc = run_chromium(args, tmp_path / "chromium-profile")
+    match = _LAYOUT.search(proc.stdout)
+    assert proc.returncode == 0 and match, proc.stderr[-2000:]
+    figures: dict[str, Any] = json.loads(match.group(1).replace("&quot;", '"'))
+    return figures
+
+
+def assert_static_self_contained(html: str) -> None:
+    """One file: no script, no external stylesheet, image, font or frame, print rules present."""
+    assert html.startswith("<!DOCTYPE html>")
+    low = html.lower()
+    assert "<script" not in low and "<link" not in low and "@import" not in low and "<iframe" not in low
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert not re.search(r"url\(\s*['\"]?\s*(https?:)?//", html, re.I)
+    assert "@media print" in html
+
+
+def check_report(html_path: Path, tmp_path: Path, *, min_svgs: int) -> dict[str, Any]:
+    """The report is self-contained and printable; in a 1300-pixel window nothing is wider than the window and at
+    least ``min_svgs`` charts have a size, the same with every host name unresolvable. Returns the layout figures
+    of the online load."""
+    assert_static_self_contained(html_path.read_text(encoding="utf-8"))
+    online = browser_layout(html_path, tmp_path)
+    assert online["clientWidth"] == WINDOW_WIDTH, online
+    assert online["scrollWidth"] <= WINDOW_WIDTH, f"{html_path.name} is wider than the window: {online}"
+    assert len(online["svgSizes"]) >= min_svgs, online
+    assert all(w > 0 and h > 0 for w, h in online["svgSizes"]), online
+    offline = browser_layout(html_path, tmp_path, offline=True)
+    assert offline["svgSizes"] == online["svgSizes"] and offline["scrollWidth"] == online["scrollWidth"]
+    return online
