@@ -31,6 +31,7 @@ from ._common import (
 from ._output import check_writable, make_console, note, print_probe_cost, read_text, target_line, write_json
 
 if TYPE_CHECKING:
+    from ..db import Endpoint, ProbeCost
     from ..footprint import Footprint
     from ..statement import CheckedStatement
 
@@ -168,7 +169,6 @@ def _check_options(args: argparse.Namespace) -> tuple[str, str]:
 def run(args: argparse.Namespace, console: Console) -> int:
     """Measure, render (table or JSON), and return the exit code."""
     from ..footprint import measure_all_modes, measure_footprint
-    from ..report.jsonout import footprints_to_dict
     from ..report.terminal import render_footprints
     from ..server import ScratchSettings
     from ..statement import check_param_count
@@ -207,20 +207,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         endpoint = target.session.endpoint
         cost = target.session.probe_cost
     if args.json is not None:
-        docs = []
-        for footprints in results:
-            doc = footprints_to_dict(footprints)
-            doc["server"].update(host=endpoint.host, port=endpoint.port, database=endpoint.database,
-                                 user=endpoint.user, chosen_by=choice.source)
-            docs.append(doc)
-        if len(docs) == 1:
-            out = {**docs[0], "probe_cost": cost.to_dict()}
-        else:
-            out = {"schema": FOOTPRINTS_SCHEMA, "lockscope_version": docs[0]["lockscope_version"],
-                   "server": docs[0]["server"], "statements": docs,
-                   "spilled": any(d["spilled"] for d in docs),
-                   "mismatch_count": sum(d["mismatch_count"] for d in docs), "probe_cost": cost.to_dict()}
-        write_json(args.json, out, info, stdout=console)
+        write_json(args.json, _json_doc(results, endpoint, choice.source, cost), info, stdout=console)
     if not to_stdout:
         for n, footprints in enumerate(results, 1):
             if len(results) > 1:
@@ -232,3 +219,22 @@ def run(args: argparse.Namespace, console: Console) -> int:
         note(make_console(stderr=True), "lockscope footprint: --fail-on " + "; ".join(failed))
         return EXIT_SPILL
     return 0
+
+
+def _json_doc(results: list[tuple[Footprint, ...]], endpoint: Endpoint, chosen_by: str,
+              cost: ProbeCost) -> dict[str, Any]:
+    """The ``--json`` document: one statement's footprints, or ``lockscope/footprints/v1`` around several."""
+    from ..report.jsonout import footprints_to_dict
+
+    docs = []
+    for footprints in results:
+        doc = footprints_to_dict(footprints)
+        doc["server"].update(host=endpoint.host, port=endpoint.port, database=endpoint.database,
+                             user=endpoint.user, chosen_by=chosen_by)
+        docs.append(doc)
+    if len(docs) == 1:
+        return {**docs[0], "probe_cost": cost.to_dict()}
+    return {"schema": FOOTPRINTS_SCHEMA, "lockscope_version": docs[0]["lockscope_version"],
+            "server": docs[0]["server"], "statements": docs,
+            "spilled": any(d["spilled"] for d in docs),
+            "mismatch_count": sum(d["mismatch_count"] for d in docs), "probe_cost": cost.to_dict()}

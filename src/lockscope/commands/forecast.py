@@ -41,7 +41,10 @@ from ._output import (
 )
 
 if TYPE_CHECKING:
-    from ..forecast.engine import ForecastReport
+    from ..db import Endpoint, ProbeCost
+    from ..forecast.calibration import Calibration
+    from ..forecast.engine import ForecastReport, WhatIf
+    from ..target import TargetChoice
 
 def fail_on_condition(text: str) -> tuple[str, float, float | None]:
     """argparse type of ``forecast --fail-on``: ``partition`` or ``headroom:F[@TPS]`` -> (name, F, TPS or None)."""
@@ -92,6 +95,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         meaning="how the statement is sent, as pgbench -M: simple and extended plan every "
                                 "execution; prepared probes executions 1..7 through the plan cache in the server's "
                                 "plan_cache_mode and forecasts the last")
+    _add_model_options(p)
+    add_probe_rate_option(p)
+    add_timeout_options(p)
+    _add_output_options(p)
+    p.set_defaults(handler=run)
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """The model's inputs (clients, costs, cores, calibration), the what-ifs and the workload options."""
     p.add_argument("--clients", type=positive_int, metavar="N",
                    help="concurrent clients of the model (default: the workload's connections that ran statements "
                         "during --interval, or 16 for a statement)")
@@ -114,8 +126,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     wl = p.add_argument_group("workload (without a statement)")
     add_interval_option(wl)
     add_top_option(wl, what="forecast")
-    add_probe_rate_option(p)
-    add_timeout_options(p)
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    """``--json``, ``--html``, ``-v`` and the ``--fail-on`` gate."""
     add_json_option(p, schema="lockscope/forecast/v1, docs/forecast.md")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="write a self-contained HTML report with the predicted TPS vs clients plot")
@@ -126,7 +140,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "binding resource at --clients is a lock-partition LWLock, not the CPU) or headroom:F "
                         "(the predicted throughput at --clients is below F x the workload's measured rate; "
                         "headroom:F@TPS compares with TPS instead, and is the form a single statement needs)")
-    p.set_defaults(handler=run)
 
 
 def failed_conditions(report: ForecastReport, conditions: list[tuple[str, float, float | None]]) -> list[str]:
@@ -149,15 +162,41 @@ def failed_conditions(report: ForecastReport, conditions: list[tuple[str, float,
 def run(args: argparse.Namespace, console: Console) -> int:
     """Probe, forecast, render (table, JSON, HTML); return the exit code."""
     from ..forecast.calibration import DEFAULT_CALIBRATION, load_calibration
-    from ..forecast.engine import WhatIf, default_cores, forecast_statement, forecast_workload
-    from ..report.forecast_html import forecast_html
-    from ..report.forecast_json import forecast_to_dict
-    from ..report.forecast_terminal import render_forecast
-    from ..server import ScratchSettings
-    from ..statement import check_param_count, check_statement
-    from ..target import open_target
+    from ..forecast.engine import WhatIf, default_cores
 
     # everything the user gave is checked before any server is started or contacted
+    sql, protocol = _checked_statement(args)
+    what_if = WhatIf(drop_indexes=tuple(args.drop_index), max_locks_per_transaction=args.assume_mlpt,
+                     plan_cache_mode=args.plan_cache_mode, assume_major=args.assume_version)
+    calibration = load_calibration(args.calibration) if args.calibration is not None else DEFAULT_CALIBRATION
+    check_writable(args.json, args.html)
+    choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,
+                                                      "--mlpt": args.mlpt})
+    if choice.scratch and sql is None:
+        raise BadInputError("a scratch server has no workload: give a statement (SQL, -f FILE or -; with --setup "
+                            "FILE for its tables), or --dsn for a database with pg_stat_statements")
+    setup = read_text(args.setup, "set-up script") if args.setup is not None else None
+    cores = args.cores or default_cores()
+    to_stdout = args.json is not None and str(args.json) == "-"
+    info = make_console(stderr=True) if to_stdout else console
+    report, endpoint, cost = _forecast(args, choice, info, sql=sql, setup=setup, protocol=protocol,
+                                       what_if=what_if, calibration=calibration, cores=cores)
+    _render(args, report, choice, endpoint, cost, console=console, info=info, to_stdout=to_stdout)
+    print_probe_cost("forecast", cost)
+    failed = failed_conditions(report, args.fail_on)
+    if failed:
+        note(make_console(stderr=True), "lockscope forecast: --fail-on " + "; ".join(failed))
+        return EXIT_SPILL
+    return 0
+
+
+def _checked_statement(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The statement (None: the workload) and the protocol it is probed with, after every check of the options.
+
+    :raises BadInputError: for options that contradict each other or do not apply.
+    """
+    from ..statement import check_param_count, check_statement
+
     if args.statement_alias is not None:  # --statement SQL, the spelling before issue 21
         if args.sql is not None:
             raise BadInputError("give the statement once: SQL (or --statement SQL, its old spelling)")
@@ -169,8 +208,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if sql is not None and any(name == "headroom" and tps is None for name, _, tps in args.fail_on):
         raise BadInputError("--fail-on headroom:F needs a rate for a single statement: headroom:F@TPS (e.g. "
                             "headroom:2@5000)")
-    what_if = WhatIf(drop_indexes=tuple(args.drop_index), max_locks_per_transaction=args.assume_mlpt,
-                     plan_cache_mode=args.plan_cache_mode, assume_major=args.assume_version)
     protocol = args.protocol or args.protocol_default
     protocol = "simple" if protocol == "extended" else protocol
     if sql is None:
@@ -178,24 +215,23 @@ def run(args: argparse.Namespace, console: Console) -> int:
                               ("--protocol", args.protocol)):
             if value:
                 raise BadInputError(f"{option} applies to a statement (SQL, -f FILE or -)")
-    else:
-        checked = check_statement(sql)
-        check_param_count(checked, args.param, args.param_type if protocol == "prepared" else ())
-        sql = checked.text
-        if args.param_type and protocol != "prepared":
-            raise BadInputError("--param-type applies to --protocol prepared")
-    calibration = load_calibration(args.calibration) if args.calibration is not None else DEFAULT_CALIBRATION
-    check_writable(args.json, args.html)
-    choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,
-                                                      "--mlpt": args.mlpt})
-    if choice.scratch and sql is None:
-        raise BadInputError("a scratch server has no workload: give a statement (SQL, -f FILE or -; with --setup "
-                            "FILE for its tables), or --dsn for a database with pg_stat_statements")
-    setup = read_text(args.setup, "set-up script") if args.setup is not None else None
+        return None, protocol
+    checked = check_statement(sql)
+    check_param_count(checked, args.param, args.param_type if protocol == "prepared" else ())
+    if args.param_type and protocol != "prepared":
+        raise BadInputError("--param-type applies to --protocol prepared")
+    return checked.text, protocol
+
+
+def _forecast(args: argparse.Namespace, choice: TargetChoice, info: Console, *, sql: str | None,
+              setup: str | None, protocol: str, what_if: WhatIf, calibration: Calibration,
+              cores: int) -> tuple[ForecastReport, Endpoint, ProbeCost]:
+    """Open the target (starting a scratch server if chosen) and forecast the statement or the workload."""
+    from ..forecast.engine import forecast_statement, forecast_workload
+    from ..server import ScratchSettings
+    from ..target import open_target
+
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
-    cores = args.cores or default_cores()
-    to_stdout = args.json is not None and str(args.json) == "-"
-    info = make_console(stderr=True) if to_stdout else console
     with steps(make_console(stderr=True), "lockscope forecast") as step:
         if choice.scratch:
             step("starting a scratch PostgreSQL")
@@ -216,8 +252,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 report = forecast_workload(session, calibration=calibration, cores=cores, clients=args.clients,
                                            what_if=what_if, interval_s=args.interval, top_n=args.top,
                                            dsn=choice.dsn, progress=step)
-            endpoint = session.endpoint
-            cost = session.probe_cost
+            return report, session.endpoint, session.probe_cost
+
+
+def _render(args: argparse.Namespace, report: ForecastReport, choice: TargetChoice, endpoint: Endpoint,
+            cost: ProbeCost, *, console: Console, info: Console, to_stdout: bool) -> None:
+    """The JSON document (``--json``), the terminal tables (unless the JSON goes to stdout) and ``--html``."""
+    from ..report.forecast_html import forecast_html
+    from ..report.forecast_json import forecast_to_dict
+    from ..report.forecast_terminal import render_forecast
+
     if args.json is not None:
         doc = forecast_to_dict(report)
         doc["server"].update(host=endpoint.host, port=endpoint.port, user=endpoint.user, chosen_by=choice.source)
@@ -227,9 +271,3 @@ def run(args: argparse.Namespace, console: Console) -> int:
         console.print(render_forecast(report, verbose=args.verbose))
     if args.html is not None:
         write_text(args.html, forecast_html(report), info, "HTML")
-    print_probe_cost("forecast", cost)
-    failed = failed_conditions(report, args.fail_on)
-    if failed:
-        note(make_console(stderr=True), "lockscope forecast: --fail-on " + "; ".join(failed))
-        return EXIT_SPILL
-    return 0

@@ -455,15 +455,10 @@ def forecast_statement(
     db_oid, _ = database_facts(session)
     drops = resolve_indexes(session, what_if.drop_indexes)
     mode = plan_cache_mode or facts.plan_cache_mode
-    progress("probing the statement")
-    fp = measure_footprint(session, sql, params=params, param_types=param_types, protocol=protocol,
-                           plan_cache_mode=mode if protocol == "prepared" else "auto")
-    shared = _shared_of(session, [lk.relation_oid for e in fp.executions for lk in e.locks])
-    progress("the statement's own cost")
-    own = statement_own_cost(session, bind_params(check_statement(sql), params, session.literal),
-                             exec_cost_ms=exec_cost_ms,
-                             scratch_conninfo=scratch_conninfo).steady(calibration).with_exec_floor(calibration)
-    shape = own.apply(shape_from_footprint(fp, db_oid, shared))
+    shape, own = _probe_statement(session, sql, db_oid, calibration=calibration, params=params,
+                                  param_types=param_types, protocol=protocol,
+                                  plan_cache_mode=mode if protocol == "prepared" else "auto",
+                                  exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo, progress=progress)
     notes = [f"the statement's own cost: {own.source}"]
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
@@ -481,6 +476,21 @@ def forecast_statement(
                           clients_source="--clients" if clients else "default (a probed statement has no live rate)",
                           calibration=calibration, measured=measured, what_if=after,
                           what_if_text=what_if.describe(), notes=tuple(notes), think_s=think_s)
+
+
+def _probe_statement(session: Session, sql: str, db_oid: int, *, calibration: Calibration, params: Sequence[str],
+                     param_types: Sequence[str], protocol: str, plan_cache_mode: str, exec_cost_ms: float | None,
+                     scratch_conninfo: str | None, progress: Callable[[str], None]) -> tuple[StatementShape, OwnCost]:
+    """The statement's measured shape (its footprint with its own cost applied) and that own cost."""
+    progress("probing the statement")
+    fp = measure_footprint(session, sql, params=params, param_types=param_types, protocol=protocol,
+                           plan_cache_mode=plan_cache_mode)
+    shared = _shared_of(session, [lk.relation_oid for e in fp.executions for lk in e.locks])
+    progress("the statement's own cost")
+    own = statement_own_cost(session, bind_params(check_statement(sql), params, session.literal),
+                             exec_cost_ms=exec_cost_ms,
+                             scratch_conninfo=scratch_conninfo).steady(calibration).with_exec_floor(calibration)
+    return own.apply(shape_from_footprint(fp, db_oid, shared)), own
 
 
 def _statement_what_if(session: Session, shape: StatementShape, own: OwnCost, what_if: WhatIf,
