@@ -84,6 +84,8 @@ from typing import Any
 
 from .capacity import LOCK_MODES
 from .pgnodes import walk_nodes
+from .versions import PG16 as _PG16
+from .versions import PG18 as _PG18
 
 __all__ = [
     "ORDER_RULES",
@@ -111,8 +113,6 @@ _JOIN_INNER, _JOIN_LEFT, _JOIN_RIGHT = 0, 1, 3
 _EXISTS_SUBLINK, _ANY_SUBLINK = 0, 2
 _CTE_MATERIALIZE_DEFAULT, _CTE_MATERIALIZE_NEVER = 0, 2
 _SETOP_UNION = 1  # nodes.h SetOperation
-_PG16 = 160000
-_PG18 = 180000
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from ._common import (
     add_target_options,
     add_timeout_options,
     add_top_option,
+    check_mlpt_option,
     choose_command_target,
     non_negative_float,
     positive_int,
@@ -166,8 +167,7 @@ def _check_options(args: argparse.Namespace) -> list[str]:
         raise BadInputError("--workload applies to --scratch (run on a scratch server, never on yours)")
     if args.scratch_empty and args.setup is None:
         raise BadInputError("--scratch needs --setup FILE (your schema); for the demo database use --demo")
-    if args.mlpt is not None and args.mlpt < 10:
-        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+    check_mlpt_option(args.mlpt)
     stdout_outputs = [name for name, path in (("--json", args.json), ("--sql", args.sql))
                       if path is not None and str(path) == "-"]
     if len(stdout_outputs) > 1:

@@ -14,6 +14,7 @@ from ..errors import EXIT_SPILL, BadInputError
 from ..pgbin import resolve_pg_bin
 from ._common import (
     DEFAULT_EXECUTIONS,
+    MLPT_DEFAULT_HELP,
     add_assume_options,
     add_executions_option,
     add_json_option,
@@ -25,6 +26,7 @@ from ._common import (
     add_target_options,
     add_timeout_options,
     check_assume_options,
+    check_mlpt_option,
     choose_command_target,
     read_statement_input,
 )
@@ -77,7 +79,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_target_options(fp, what="probe", scratch="an empty scratch PostgreSQL (see --setup)")
     fp.add_argument("--setup", metavar="FILE", type=Path,
                     help="SQL script run on the scratch server before probing (with --scratch only)")
-    add_scratch_options(fp, mlpt_default="PostgreSQL's own: 64 on 13-18, 128 on 19")
+    add_scratch_options(fp, mlpt_default=MLPT_DEFAULT_HELP)
     fp.add_argument("--param", action="append", default=[], metavar="VALUE",
                     help="value for $1, $2, ... in order (repeat the option)")
     fp.add_argument("--param-type", action="append", default=[], metavar="TYPE",
@@ -158,8 +160,7 @@ def _check_options(args: argparse.Namespace) -> tuple[str, str]:
     if args.param_type and protocol != "prepared":
         raise BadInputError("--param-type applies to --protocol prepared")
     check_assume_options(args)
-    if args.mlpt is not None and args.mlpt < 10:
-        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+    check_mlpt_option(args.mlpt)
     if any(name == "assumed-spill" for name, _ in args.fail_on) and args.assume_version is None \
             and args.assume_mlpt is None:
         raise BadInputError("--fail-on assumed-spill needs --assume-version or --assume-mlpt")

@@ -11,6 +11,7 @@ from rich.console import Console
 from ..errors import EXIT_SPILL, BadInputError
 from ..pgbin import resolve_pg_bin
 from ._common import (
+    MLPT_DEFAULT_HELP,
     add_assume_options,
     add_interval_option,
     add_json_option,
@@ -23,6 +24,7 @@ from ._common import (
     add_timeout_options,
     add_top_option,
     check_assume_options,
+    check_mlpt_option,
     choose_command_target,
     cost_ms,
     positive_int,
@@ -86,7 +88,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_target_options(p, what="forecast", scratch="a scratch PostgreSQL (with a statement; see --setup)")
     p.add_argument("--setup", metavar="FILE", type=Path,
                    help="SQL script run on the scratch server before probing (with --scratch only)")
-    add_scratch_options(p, mlpt_default="PostgreSQL's own: 64 on 13-18, 128 on 19")
+    add_scratch_options(p, mlpt_default=MLPT_DEFAULT_HELP)
     p.add_argument("--param", action="append", default=[], metavar="VALUE",
                    help="value for $1, $2, ... of the statement in order (repeat the option)")
     p.add_argument("--param-type", action="append", default=[], metavar="TYPE",
@@ -203,8 +205,7 @@ def _checked_statement(args: argparse.Namespace) -> tuple[str | None, str]:
         args.sql = args.statement_alias
     sql = read_statement_input(args, command="forecast", required=False)
     check_assume_options(args)
-    if args.mlpt is not None and args.mlpt < 10:
-        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+    check_mlpt_option(args.mlpt)
     if sql is not None and any(name == "headroom" and tps is None for name, _, tps in args.fail_on):
         raise BadInputError("--fail-on headroom:F needs a rate for a single statement: headroom:F@TPS (e.g. "
                             "headroom:2@5000)")

@@ -20,6 +20,7 @@ from rich.console import Console
 from ..errors import BadInputError
 from ..pgbin import cache_dir, install_postgresql, installed, resolve_pg_bin
 from ..report.lab_progress import RichLabProgress, duration_text
+from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
 from ._common import (
     DEFAULT_EXECUTIONS,
     add_executions_option,
@@ -27,6 +28,7 @@ from ._common import (
     add_parser,
     add_protocol_option,
     add_scratch_options,
+    check_mlpt_option,
     duration_with_unit,
     non_negative_duration,
     non_negative_int,
@@ -40,7 +42,7 @@ _PROFILE_HELP = "the short profile (under 3 minutes on 2 cores; the description 
 _SCENARIO_CODES = (0, 1, 2, 3, 4, 130, 143)
 #: max_locks_per_transaction of the single-mlpt scenarios when --mlpt is not given: the seeds' setting
 #: (PostgreSQL 13-18's default), kept on 19 too so that runs across versions compare like with like.
-DEFAULT_LAB_MLPT = 64
+DEFAULT_LAB_MLPT = DEFAULT_MAX_LOCKS_PER_TRANSACTION
 
 
 def _scenario_options(p: argparse.ArgumentParser, *, load: bool = True, repeat: bool = True) -> None:
@@ -317,8 +319,7 @@ def _run_indexes(args: argparse.Namespace, console: Console) -> int:
         extra = profile["extra_indexes"]
     if args.mlpts and args.mlpt is not None:
         raise BadInputError("give --mlpt N or --mlpts LIST, not both")
-    if args.mlpt is not None and args.mlpt < 10:
-        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+    check_mlpt_option(args.mlpt)
     mlpts = parse_int_list(args.mlpts, what="--mlpts", minimum=10, maximum=1_000_000) if args.mlpts \
         else (args.mlpt,) if args.mlpt is not None else profile["mlpts"]
     custom = any(v is not None for v in (args.extra_indexes, args.max_extra, args.mlpt, args.mlpts, args.scale,

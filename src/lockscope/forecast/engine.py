@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from ..audit.catalog import read_catalog, read_settings
 from ..audit.partitions import shape_from_plan
 from ..audit.workload import StatementRates, probe_statements, read_workload
-from ..capacity import CapacityModel
+from ..capacity import MIN_MAX_LOCKS_PER_TRANSACTION, CapacityModel
 from ..db import load_sql, time_on_scratch
 from ..errors import BadInputError, LockscopeError
 from ..footprint import measure_footprint
@@ -110,8 +110,9 @@ class WhatIf:
     assume_major: int | None = None
 
     def __post_init__(self) -> None:
-        if self.max_locks_per_transaction is not None and self.max_locks_per_transaction < 10:
-            raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+        mlpt = self.max_locks_per_transaction
+        if mlpt is not None and mlpt < MIN_MAX_LOCKS_PER_TRANSACTION:
+            raise BadInputError(f"--mlpt: max_locks_per_transaction is at least {MIN_MAX_LOCKS_PER_TRANSACTION}")
         if self.plan_cache_mode is not None and self.plan_cache_mode not in PLAN_CACHE_MODES:
             raise BadInputError(f"--plan-cache-mode {self.plan_cache_mode!r}: use {', '.join(PLAN_CACHE_MODES)}")
         if self.assume_major is not None:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from ..audit.engine import SEVERITIES, AuditReport, Finding
 from ..audit.partitions import LockPartitionLoad
 from ..audit.workload import StatementAudit
+from ..lockpart import NUM_LOCK_PARTITIONS
 from .html import SEVERITY_COLORS, cards, escape, page, svg_columns, svg_hbars, table
 
 __all__ = ["audit_html", "findings_html", "partition_chart", "partition_section", "statements_chart", "tables_chart"]
@@ -54,11 +55,12 @@ def partition_chart(load: LockPartitionLoad) -> str:
     ``LockReleaseAll`` passes, :mod:`lockscope.audit.partitions`); empty when nothing is in the main table."""
     if load.hottest_partition is None:
         return ""
-    return svg_columns([str(p) for p in range(16)],
+    return svg_columns([str(p) for p in range(NUM_LOCK_PARTITIONS)],
                        [("lock acquisitions", list(load.acquisitions_per_s), SEVERITY_COLORS["high"]),
                         ("release passes", list(load.release_passes_per_s), SEVERITY_COLORS["medium"])],
-                       title="LWLock:LockManager acquisitions per second by lock partition (0..15)",
-                       unit="acquisitions/s", xlabel="lock partition (LockTagHashCode % 16)")
+                       title=("LWLock:LockManager acquisitions per second by lock partition "
+                              f"(0..{NUM_LOCK_PARTITIONS - 1})"),
+                       unit="acquisitions/s", xlabel=f"lock partition (LockTagHashCode % {NUM_LOCK_PARTITIONS})")
 
 
 def partition_section(load: LockPartitionLoad, *, max_rows: int = 200) -> str:
@@ -67,9 +69,11 @@ def partition_section(load: LockPartitionLoad, *, max_rows: int = 200) -> str:
     hot = load.hottest_partition
     if hot is None:
         return ('<p class="ok">No audited statement puts a lock in the main lock table: 0 LWLock:LockManager '
-                f"acquisitions/s on all 16 partitions ({load.statements_measured} statements measured).</p>")
+                f"acquisitions/s on all {NUM_LOCK_PARTITIONS} partitions ({load.statements_measured} statements "
+                "measured).</p>")
     out = [f'<p>Hottest: <b>partition {hot}</b>, {load.hottest_per_s:,.1f} LWLock acquisitions/s = '
-           f"{load.imbalance:.1f} x the mean of the 16 (1 = even spread; database OID {load.database_oid}). "
+           f"{load.imbalance:.1f} x the mean of the {NUM_LOCK_PARTITIONS} (1 = even spread; database OID "
+           f"{load.database_oid}). "
            "Every backend running these statements takes this partition's LWLock exclusively for each lock.</p>",
            table(("query", "queryid", "calls/s", f"locks in p{hot}/call", "acquisitions/s", f"of p{hot}"),
                  [(" ".join(st.query.split())[:200], st.queryid, f"{st.calls_per_s:,.1f}", f"{st.locks_per_call:g}",
