@@ -84,6 +84,8 @@ from typing import Any
 
 from .capacity import LOCK_MODES
 from .pgnodes import walk_nodes
+from .versions import PG16 as _PG16
+from .versions import PG18 as _PG18
 
 __all__ = [
     "ORDER_RULES",
@@ -111,8 +113,6 @@ _JOIN_INNER, _JOIN_LEFT, _JOIN_RIGHT = 0, 1, 3
 _EXISTS_SUBLINK, _ANY_SUBLINK = 0, 2
 _CTE_MATERIALIZE_DEFAULT, _CTE_MATERIALIZE_NEVER = 0, 2
 _SETOP_UNION = 1  # nodes.h SetOperation
-_PG16 = 160000
-_PG18 = 180000
 
 
 @dataclass(frozen=True)
@@ -476,21 +476,27 @@ def _parser_steps(q: Mapping[str, Any]) -> list[LockStep]:
             rel(rte)
     if cmd == _CMD_INSERT:
         for rte in rt:  # INSERT ... VALUES with several rows, or a SELECT not in the jointree
-            if _int(rte.get("rtekind"), -1) == _RTE_SUBQUERY and not _view_oid(rte) and \
-                    not any(s.relation_oid in tree_relation_oids(rte.get("subquery")) for s in steps):
+            if _unwalked_subquery(rte, steps):
                 rel(rte)
-    order: tuple[str, ...]
-    if cmd == _CMD_SELECT:
-        order = ("targetList", "WHERE", "havingQual", "limitOffset", "limitCount")
-    elif cmd == _CMD_UPDATE:
-        order = ("WHERE", "returningList", "targetList")
-    elif cmd == _CMD_MERGE:
-        order = ("WHERE", "mergeJoinCondition", "mergeActionList", "returningList")
-    else:
-        order = ("targetList", "WHERE", "onConflict", "returningList")
-    for key in order:
+    for key in _PARSER_CLAUSE_ORDER.get(cmd, _PARSER_CLAUSE_ORDER_OTHER):
         sub(jointree.get("quals") if key == "WHERE" else q.get(key))
     return steps
+
+
+#: The clauses whose sublinks parse analysis visits after the FROM list, in its order, by command type
+#: (``WHERE`` is the join tree's quals); INSERT and the rest: :data:`_PARSER_CLAUSE_ORDER_OTHER`.
+_PARSER_CLAUSE_ORDER: dict[int, tuple[str, ...]] = {
+    _CMD_SELECT: ("targetList", "WHERE", "havingQual", "limitOffset", "limitCount"),
+    _CMD_UPDATE: ("WHERE", "returningList", "targetList"),
+    _CMD_MERGE: ("WHERE", "mergeJoinCondition", "mergeActionList", "returningList"),
+}
+_PARSER_CLAUSE_ORDER_OTHER = ("targetList", "WHERE", "onConflict", "returningList")
+
+
+def _unwalked_subquery(rte: Mapping[str, Any], steps: Sequence[LockStep]) -> bool:
+    """A subquery entry (not a view) none of whose relations the steps so far locked."""
+    return (_int(rte.get("rtekind"), -1) == _RTE_SUBQUERY and not _view_oid(rte)
+            and not any(s.relation_oid in tree_relation_oids(rte.get("subquery")) for s in steps))
 
 
 def _acquire_rewrite_locks(q: Mapping[str, Any]) -> list[LockStep]:
@@ -573,11 +579,43 @@ class _Planner:
 
     # planner-level entry point ---------------------------------------------------------------------------
     def plan(self, q: Mapping[str, Any], outer_ctes: list[dict[str, Any]]) -> _Level:
+        """One query level in ``subquery_planner`` order (steps a-g below); its locks go to ``self.steps``."""
         level = _Level()
         cte_env = dict(self._cte_frame(q))
         stack = [cte_env, *outer_ctes]
         cmd = _int(q.get("commandType"))
-        # a. SS_process_ctes
+        self._plan_ctes(q, cmd, cte_env, stack)
+        if q.get("setOperations") is not None:
+            self._plan_set_operations(q, stack, level)
+            return level
+        # b. build the join tree with pulled-up sublinks and subqueries
+        rt = _rtable(q)
+        jointree = _dict(q.get("jointree")) or {"node": "FROMEXPR"}
+        leftover: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+        pulled_rtable: list[dict[str, Any]] = []
+        jt = self._jointree(jointree, q, rt, stack, leftover, pulled_rtable)
+        if cmd == _CMD_MERGE and _int(q.get("resultRelation")):
+            jt = _merge_join(q, ("rel", rt[_int(q["resultRelation"]) - 1]), jt)
+        self._plan_other_sublinks(q, rt, stack, leftover)
+        # d. base relations in join-tree order: get_relation_info
+        baserels: list[dict[str, Any]] = []
+        subqueries: list[Any] = []
+        self._walk(jt, baserels, subqueries)
+        for rte in baserels:
+            self._index_locks(rte, inh_parent=self._expands(rte))
+        level.rtable = [*rt, *pulled_rtable]
+        union_later = self._expand_inheritance(level, baserels, subqueries)
+        # f. subqueries in FROM not flattened, range-table order (set_base_rel_sizes)
+        for item in subqueries:
+            pending = union_later.get(id(item[1]), []) if item[0] == "union" else [item[1:]]
+            for sub_q, sub_stack in pending:
+                level.from_levels.append(self.plan(sub_q, sub_stack))
+        self._arbiter_locks(q, rt, cmd)
+        return level
+
+    def _plan_ctes(self, q: Mapping[str, Any], cmd: int, cte_env: dict[str, Any],
+                   stack: list[dict[str, Any]]) -> None:
+        """a. ``SS_process_ctes``: CTEs that are neither unreferenced SELECTs nor inlined, planned as subplans."""
         for cte in _ctes(q):
             body = cte.get("ctequery")
             if not isinstance(body, dict):
@@ -590,30 +628,26 @@ class _Planner:
             sub = self.plan(body, stack)
             self.subplans.append(sub)
             cte_env[name] = None
-        if q.get("setOperations") is not None:
-            members = _union_all_leaves(q["setOperations"], _rtable(q))
-            if members is not None and q.get("hasRecursive") != "true":
-                # prepjointree.c flatten_simple_union_all: an appendrel; simple one-table leaves are pulled up
-                # (their indexes locked in add_other_rels_to_query), the others planned as subqueries after
-                later: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-                self._append_members(members, stack, level, later)
-                for sub_q, sub_stack in later:
-                    level.from_levels.append(self.plan(sub_q, sub_stack))
-                return level
-            # prepunion.c recurse_set_operations: leaves planned left to right
-            for rte in _rtable(q):
-                if _int(rte.get("rtekind"), -1) == _RTE_SUBQUERY and isinstance(rte.get("subquery"), dict):
-                    level.from_levels.append(self.plan(rte["subquery"], stack))
-            return level
-        # b. build the join tree with pulled-up sublinks and subqueries
-        rt = _rtable(q)
-        jointree = _dict(q.get("jointree")) or {"node": "FROMEXPR"}
-        leftover: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-        pulled_rtable: list[dict[str, Any]] = []
-        jt = self._jointree(jointree, q, rt, stack, leftover, pulled_rtable)
-        if cmd == _CMD_MERGE and _int(q.get("resultRelation")):
-            jt = _merge_join(q, ("rel", rt[_int(q["resultRelation"]) - 1]), jt)
-        # c. sublinks not pulled up: planned before this level's relations (preprocess_expression)
+
+    def _plan_set_operations(self, q: Mapping[str, Any], stack: list[dict[str, Any]], level: _Level) -> None:
+        """A level with set operations: a flattened UNION ALL appendrel, else each leaf planned left to right."""
+        members = _union_all_leaves(q["setOperations"], _rtable(q))
+        if members is not None and q.get("hasRecursive") != "true":
+            # prepjointree.c flatten_simple_union_all: an appendrel; simple one-table leaves are pulled up
+            # (their indexes locked in add_other_rels_to_query), the others planned as subqueries after
+            later: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+            self._append_members(members, stack, level, later)
+            for sub_q, sub_stack in later:
+                level.from_levels.append(self.plan(sub_q, sub_stack))
+            return
+        # prepunion.c recurse_set_operations: leaves planned left to right
+        for rte in _rtable(q):
+            if _int(rte.get("rtekind"), -1) == _RTE_SUBQUERY and isinstance(rte.get("subquery"), dict):
+                level.from_levels.append(self.plan(rte["subquery"], stack))
+
+    def _plan_other_sublinks(self, q: Mapping[str, Any], rt: list[dict[str, Any]], stack: list[dict[str, Any]],
+                             leftover: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
+        """c. sublinks not pulled up: planned before this level's relations (preprocess_expression)."""
         head = [s for key in ("targetList", "withCheckOptions", "returningList") for s in _sublinks(q.get(key))]
         tail = [s for key in ("havingQual", "limitOffset", "limitCount", "onConflict", "mergeActionList")
                 for s in _sublinks(q.get(key))]
@@ -629,14 +663,11 @@ class _Planner:
             for key in ("functions", "tablefunc", "values_lists"):
                 for link in _sublinks(rte.get(key)):
                     self._plan_sublink(link, stack)
-        # d. base relations in join-tree order: get_relation_info
-        baserels: list[dict[str, Any]] = []
-        subqueries: list[Any] = []
-        self._walk(jt, baserels, subqueries)
-        for rte in baserels:
-            self._index_locks(rte, inh_parent=self._expands(rte))
-        # e. inheritance expansion in range-table order
-        level.rtable = [*rt, *pulled_rtable]
+
+    def _expand_inheritance(self, level: _Level, baserels: list[dict[str, Any]], subqueries: list[Any],
+                            ) -> dict[int, list[tuple[dict[str, Any], list[dict[str, Any]]]]]:
+        """e. inheritance expansion in range-table order; returns the UNION ALL members to plan later, per
+        pulled-up union (by ``id`` of its range-table entry)."""
         base_ids = {id(r) for r in baserels}
         unions = {id(item[1]): item for item in subqueries if item[0] == "union"}
         union_later: dict[int, list[tuple[dict[str, Any], list[dict[str, Any]]]]] = {}
@@ -646,23 +677,21 @@ class _Planner:
             elif id(rte) in unions:  # expand_appendrel_subquery: the pulled-up UNION ALL members
                 _, _, members, member_stack = unions[id(rte)]
                 self._append_members(members, member_stack, level, union_later.setdefault(id(rte), []))
-        # f. subqueries in FROM not flattened, range-table order (set_base_rel_sizes)
-        for item in subqueries:
-            pending = union_later.get(id(item[1]), []) if item[0] == "union" else [item[1:]]
-            for sub_q, sub_stack in pending:
-                level.from_levels.append(self.plan(sub_q, sub_stack))
-        # g. INSERT ... ON CONFLICT with a conflict target: createplan.c make_modifytable ->
-        #    plancat.c infer_arbiter_indexes opens every index of the target, OID order, in its lock mode
+        return union_later
+
+    def _arbiter_locks(self, q: Mapping[str, Any], rt: list[dict[str, Any]], cmd: int) -> None:
+        """g. INSERT ... ON CONFLICT with a conflict target: createplan.c make_modifytable ->
+        plancat.c infer_arbiter_indexes opens every index of the target, OID order, in its lock mode."""
         conflict = _dict(q.get("onConflict"))
         has_target = bool(_list(conflict.get("arbiterElems")) or _int(conflict.get("constraint")))
-        if cmd == _CMD_INSERT and has_target:
-            result = _int(q.get("resultRelation"))
-            if 1 <= result <= len(rt):
-                target = rt[result - 1]
-                facts = self.facts.relations.get(_int(target.get("relid")))
-                for idx in facts.index_oids if facts is not None else ():
-                    self.steps.append(LockStep(idx, _mode(target), "planner-arbiter"))
-        return level
+        if cmd != _CMD_INSERT or not has_target:
+            return
+        result = _int(q.get("resultRelation"))
+        if 1 <= result <= len(rt):
+            target = rt[result - 1]
+            facts = self.facts.relations.get(_int(target.get("relid")))
+            for idx in facts.index_oids if facts is not None else ():
+                self.steps.append(LockStep(idx, _mode(target), "planner-arbiter"))
 
     def _cte_frame(self, q: Mapping[str, Any]) -> dict[str, Any]:
         return {str(c.get("ctename")): c.get("ctequery") for c in _ctes(q)
@@ -1134,71 +1163,86 @@ def acquisition_order(infos: Mapping[int, Mapping[str, Any]], oids: Sequence[int
     :return: the OIDs in modelled acquisition order.
     """
     present = list(dict.fromkeys(oids))
-    pset = set(present)
-    kids: dict[int, list[int]] = {}
-    for oid in sorted(pset):
-        parent = infos.get(oid, {}).get("parent_oid")
-        if parent is not None and parent in pset:
-            kids.setdefault(int(parent), []).append(oid)
+    walk = _CatalogOrder(infos, present)
+    names = list(relation_names)
+    tops = [o for o in present if walk.info(o).get("parent_oid") not in walk.pset and not walk.is_index(o)]
+    tops.sort(key=lambda o: (names.index(infos[o]["relname"]) if walk.info(o).get("relname") in names
+                             else len(names), o))
+    for top in tops:
+        walk.add(top)
+    for top in tops:
+        if walk.info(top).get("relkind") != "p" and any(not walk.is_index(c) for c in walk.kids.get(top, [])):
+            walk.add_inheritance(top)
+            continue
+        walk.indexes(top)
+        walk.expand(top)
+    for oid in sorted(walk.pset):
+        walk.add(oid)
+    _ = server_version_num
+    return walk.order
 
-    def is_index(oid: int) -> bool:
-        return infos.get(oid, {}).get("relkind") in ("i", "I")
 
-    def partitions(oid: int) -> list[int]:
-        rels = [c for c in kids.get(oid, []) if not is_index(c)]
-        strat = infos.get(oid, {}).get("partstrat")
-        if infos.get(oid, {}).get("relkind") != "p":
+class _CatalogOrder:
+    """:func:`acquisition_order`'s walk: the locked relations' children by parent and the order built so far."""
+
+    def __init__(self, infos: Mapping[int, Mapping[str, Any]], present: Sequence[int]) -> None:
+        self.infos = infos
+        self.pset = set(present)
+        self.kids: dict[int, list[int]] = {}
+        for oid in sorted(self.pset):
+            parent = self.info(oid).get("parent_oid")
+            if parent is not None and parent in self.pset:
+                self.kids.setdefault(int(parent), []).append(oid)
+        self.order: list[int] = []
+        self.seen: set[int] = set()
+
+    def info(self, oid: int) -> Mapping[str, Any]:
+        return self.infos.get(oid, {})
+
+    def is_index(self, oid: int) -> bool:
+        return self.info(oid).get("relkind") in ("i", "I")
+
+    def partitions(self, oid: int) -> list[int]:
+        """The children of ``oid`` that are not indexes: bound order under a partitioned table, else OID order."""
+        rels = [c for c in self.kids.get(oid, []) if not self.is_index(c)]
+        strat = self.info(oid).get("partstrat")
+        if self.info(oid).get("relkind") != "p":
             return sorted(rels)
         if strat is None:
-            strat = _guess_strategy([infos.get(c, {}).get("bound") for c in rels])
-        children = [RelationFacts(c, str(infos.get(c, {}).get("relkind", "r")), oid,
-                                  bound=infos.get(c, {}).get("bound")) for c in rels]
+            strat = _guess_strategy([self.info(c).get("bound") for c in rels])
+        children = [RelationFacts(c, str(self.info(c).get("relkind", "r")), oid, bound=self.info(c).get("bound"))
+                    for c in rels]
         return order_partitions(children, strat)
 
-    names = list(relation_names)
-    tops = [o for o in present if infos.get(o, {}).get("parent_oid") not in pset and not is_index(o)]
-    tops.sort(key=lambda o: (names.index(infos[o]["relname"]) if infos.get(o, {}).get("relname") in names
-                             else len(names), o))
-    order: list[int] = []
-    seen: set[int] = set()
+    def add(self, oid: int) -> None:
+        if oid not in self.seen:
+            self.seen.add(oid)
+            self.order.append(oid)
 
-    def add(oid: int) -> None:
-        if oid not in seen:
-            seen.add(oid)
-            order.append(oid)
+    def indexes(self, oid: int) -> None:
+        for c in self.kids.get(oid, []):
+            if self.is_index(c):
+                self.add(c)
 
-    def indexes(oid: int) -> None:
-        for c in kids.get(oid, []):
-            if is_index(c):
-                add(c)
+    def expand(self, oid: int) -> None:
+        """``expand_partitioned_rtentry``: partitions in bound order, each followed by its indexes, depth first."""
+        for part in self.partitions(oid):
+            self.add(part)
+            self.indexes(part)
+            self.expand(part)
 
-    def expand(oid: int) -> None:
-        for part in partitions(oid):
-            add(part)
-            indexes(part)
-            expand(part)
-
-    for top in tops:
-        add(top)
-    for top in tops:
-        if infos.get(top, {}).get("relkind") != "p" and kids.get(top) and any(not is_index(c) for c in kids[top]):
-            members = [top]
-            i = 0
-            while i < len(members):
-                for child in partitions(members[i]):
-                    if child not in members:
-                        members.append(child)
-                        add(child)
-                i += 1
-            for member in members:
-                indexes(member)
-            continue
-        indexes(top)
-        expand(top)
-    for oid in sorted(pset):
-        add(oid)
-    _ = server_version_num
-    return order
+    def add_inheritance(self, top: int) -> None:
+        """``expand_inherited_rtentry``: a legacy inheritance parent's children breadth first, then the indexes."""
+        members = [top]
+        i = 0
+        while i < len(members):
+            for child in self.partitions(members[i]):
+                if child not in members:
+                    members.append(child)
+                    self.add(child)
+            i += 1
+        for member in members:
+            self.indexes(member)
 
 
 def _guess_strategy(bounds: Iterable[str | None]) -> str | None:

@@ -28,11 +28,13 @@ from dataclasses import dataclass
 
 from .versions import PG13 as _PG13
 from .versions import PG18 as _PG18
+from .versions import PG19 as _PG19
 
 __all__ = [
     "FP_LOCK_GROUPS_PER_BACKEND_MAX",
     "FP_LOCK_SLOTS_PER_GROUP",
     "LOCK_MODES",
+    "MIN_MAX_LOCKS_PER_TRANSACTION",
     "WEAK_LOCK_MODES",
     "CapacityModel",
     "LockRequest",
@@ -53,6 +55,8 @@ __all__ = [
 FP_LOCK_SLOTS_PER_GROUP = 16
 #: ``proc.h FP_LOCK_GROUPS_PER_BACKEND_MAX`` (PG 18+).
 FP_LOCK_GROUPS_PER_BACKEND_MAX = 1024
+#: The smallest ``max_locks_per_transaction`` PostgreSQL accepts (``guc_tables.c``, every version 13..19).
+MIN_MAX_LOCKS_PER_TRANSACTION = 10
 #: ``lockdefs.h``: the relation lock modes, weakest first, as pg_locks spells them.
 LOCK_MODES = (
     "AccessShareLock",
@@ -155,11 +159,12 @@ class CapacityModel:
         """Short human description, e.g. ``64 slots (4 groups x 16)`` or ``16 slots``."""
         if not self.hashed:
             return f"{self.slots} slots"
-        return f"{self.slots} slots ({self.groups} group{'s' if self.groups > 1 else ''} x 16)"
+        return (f"{self.slots} slots ({self.groups} group{'s' if self.groups > 1 else ''} x "
+                f"{FP_LOCK_SLOTS_PER_GROUP})")
 
     def short(self) -> str:
         """Compact form for table cells: ``64=4x16`` (PG 18+) or ``16``."""
-        return f"{self.slots}={self.groups}x16" if self.hashed else str(self.slots)
+        return f"{self.slots}={self.groups}x{FP_LOCK_SLOTS_PER_GROUP}" if self.hashed else str(self.slots)
 
     def predict(self, requests: Sequence[LockRequest]) -> tuple[bool, ...]:
         """Predicted ``fastpath`` flag of each request; see :func:`simulate_fast_path`."""
@@ -264,7 +269,7 @@ def lock_table_shmem_bytes(server_version_num: int, lock_entries: int) -> int:
     """
     size = _hash_estimate_bytes(lock_entries, _SIZEOF_LOCK)
     size += _hash_estimate_bytes(2 * lock_entries, _SIZEOF_PROCLOCK)
-    if server_version_num < 190000:
+    if server_version_num < _PG19:
         size += size // 10
     return size
 
@@ -335,5 +340,5 @@ def mlpt_range_for_groups(groups: int) -> tuple[int, int]:
     for 8G+1 .. 16G; 1024 groups from 8193 up (reported as 8193..16384).
     """
     if groups <= 1:
-        return (10, 16)
-    return (8 * groups + 1, 16 * groups)
+        return (MIN_MAX_LOCKS_PER_TRANSACTION, FP_LOCK_SLOTS_PER_GROUP)
+    return (FP_LOCK_SLOTS_PER_GROUP // 2 * groups + 1, FP_LOCK_SLOTS_PER_GROUP * groups)

@@ -26,6 +26,7 @@ from .db import connect, load_script, run_script
 from .footprint import Footprint, measure_all_modes, measure_footprint
 from .pgbench import pgbench_init
 from .server import ScratchServer, ScratchSettings
+from .versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
 
 __all__ = [
     "EVENTS_PARAM",
@@ -176,7 +177,7 @@ def run_demo(
     :param progress: called with a short description before each step.
     :raises ScratchServerError, DatabaseError: when the server or a set-up step fails.
     """
-    with ScratchServer(pg_bin, ScratchSettings(max_locks_per_transaction=64)) as server:
+    with ScratchServer(pg_bin, ScratchSettings(max_locks_per_transaction=DEFAULT_MAX_LOCKS_PER_TRANSACTION)) as server:
         conninfo = server.conninfo()
         progress("creating events (12 partitions x 3 indexes), t (5 indexes), p40 (40 partitions)")
         run_script(conninfo, EVENTS_SQL + T5_SQL + P40_SQL)

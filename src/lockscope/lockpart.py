@@ -222,3 +222,38 @@ def transaction_traffic(load: Iterable[int]) -> PartitionTraffic:
     if len(counts) != NUM_LOCK_PARTITIONS or any(n < 0 for n in counts):
         raise ValueError(f"a partition load is {NUM_LOCK_PARTITIONS} counts >= 0, got {counts}")
     return PartitionTraffic(acquisitions=counts, release_passes=tuple(int(n > 0) for n in counts))
+
+
+@dataclass(frozen=True)
+class PartitionRates:
+    """Exclusive partition-LWLock acquisitions per second of transactions that repeat at known rates.
+
+    :ivar acquisitions_per_s: per partition (16 values): main-table lock acquisitions/s, ``sum r x n_p``
+        (lock.c ``LockAcquireExtended``).
+    :ivar release_passes_per_s: per partition (16 values): ``LockReleaseAll`` passes/s, ``sum r x [n_p > 0]``.
+    """
+
+    acquisitions_per_s: tuple[float, ...]
+    release_passes_per_s: tuple[float, ...]
+
+    @property
+    def lwlock_per_s(self) -> tuple[float, ...]:
+        """Exclusive LWLock acquisitions/s per partition: lock acquisitions + release passes (16 values)."""
+        return tuple(a + r for a, r in zip(self.acquisitions_per_s, self.release_passes_per_s, strict=True))
+
+
+def partition_rates(transactions: Iterable[tuple[float, Iterable[int]]]) -> PartitionRates:
+    """:func:`transaction_traffic` of each transaction times its rate, summed per partition.
+
+    :param transactions: ``(rate, load)`` pairs: transactions/s (calls/s, each call its own transaction) and the
+        transaction's :func:`partition_load` (16 counts).
+    :raises ValueError: a load that is not 16 counts >= 0.
+    """
+    acquisitions = [0.0] * NUM_LOCK_PARTITIONS
+    releases = [0.0] * NUM_LOCK_PARTITIONS
+    for rate, load in transactions:
+        traffic = transaction_traffic(load)
+        for p in range(NUM_LOCK_PARTITIONS):
+            acquisitions[p] += rate * traffic.acquisitions[p]
+            releases[p] += rate if traffic.release_passes[p] else 0.0
+    return PartitionRates(tuple(acquisitions), tuple(releases))

@@ -433,14 +433,7 @@ class ScratchServer:
             try:
                 for source in (prefix, *extras):
                     shutil.copytree(source, staging / source.relative_to(anchor), symlinks=True, dirs_exist_ok=True)
-                for path in [staging, *staging.rglob("*")]:
-                    if path.is_symlink():
-                        continue
-                    mode = path.stat().st_mode
-                    if path.is_dir():
-                        os.chmod(path, 0o755)
-                    elif path.is_file():
-                        os.chmod(path, mode | 0o444 | (0o111 if mode & 0o100 else 0))
+                _make_world_readable(staging)
                 (staging / ".complete").write_text(f"{prefix}\n")
                 if cache.exists() and not (cache / ".complete").exists():  # a half copy of an older lockscope
                     shutil.rmtree(cache, ignore_errors=True)
@@ -546,6 +539,19 @@ class ScratchServer:
             raise ScratchServerError(
                 f"scratch server {what} failed: {detail[-1] if detail else 'exit ' + str(proc.returncode)}{log_tail}"
             )
+
+
+def _make_world_readable(root: Path) -> None:
+    """Directories 0755, files readable by all (and executable by all when executable by the owner); symlinks
+    untouched."""
+    for path in [root, *root.rglob("*")]:
+        if path.is_symlink():
+            continue
+        mode = path.stat().st_mode
+        if path.is_dir():
+            os.chmod(path, 0o755)
+        elif path.is_file():
+            os.chmod(path, mode | 0o444 | (0o111 if mode & 0o100 else 0))
 
 
 def _reachable_by_others(path: Path) -> bool:

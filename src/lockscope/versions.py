@@ -10,6 +10,8 @@ from __future__ import annotations
 from .errors import BadInputError
 
 __all__ = [
+    "DEFAULT_MAX_LOCKS_PER_TRANSACTION",
+    "DEFAULT_MAX_LOCKS_PER_TRANSACTION_PG19",
     "MAX_MODELLED",
     "MIN_SUPPORTED",
     "PG13",
@@ -68,7 +70,16 @@ def check_assumed_major(major: int, option: str = "--assume-version") -> int:
     return major
 
 
+#: PostgreSQL's default ``max_locks_per_transaction`` up to 18 (``guc_tables.c``): the setting the published
+#: experiments (and the lab's single-mlpt scenarios) use.
+DEFAULT_MAX_LOCKS_PER_TRANSACTION = 64
+#: PostgreSQL 19's default ``max_locks_per_transaction`` (commit 79534f9065, ``guc_parameters.dat``): 8 fast-path
+#: groups of 16 slots.
+DEFAULT_MAX_LOCKS_PER_TRANSACTION_PG19 = 128
+
+
 def default_max_locks_per_transaction(server_version_num: int) -> int:
-    """PostgreSQL's own default ``max_locks_per_transaction``: 64 up to 18, 128 from 19 (commit 79534f9065,
-    ``guc_parameters.dat``), i.e. 8 fast-path groups of 16 slots by default on 19."""
-    return 128 if server_version_num >= PG19 else 64
+    """PostgreSQL's own default ``max_locks_per_transaction``: :data:`DEFAULT_MAX_LOCKS_PER_TRANSACTION` (64) up to
+    18, :data:`DEFAULT_MAX_LOCKS_PER_TRANSACTION_PG19` (128) from 19, i.e. 8 fast-path groups of 16 slots by
+    default on 19."""
+    return DEFAULT_MAX_LOCKS_PER_TRANSACTION_PG19 if server_version_num >= PG19 else DEFAULT_MAX_LOCKS_PER_TRANSACTION

@@ -19,12 +19,13 @@ Severity (documented in docs/audit.md):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, fast_path_groups
 from ..db import Session
 from ..shapes import database_facts
+from ..text import plural
 from ..versions import PG19, default_max_locks_per_transaction
 from .advice import (
     GranularityAdvice,
@@ -34,7 +35,7 @@ from .advice import (
     mlpt_advice,
     shared_lock_risk,
 )
-from .catalog import Catalog, read_catalog, read_settings
+from .catalog import AuditSettings, Catalog, read_catalog, read_settings
 from .indexes import DropPlan, IndexFinding, index_findings, smallest_drop_set
 from .partitions import LockPartitionLoad, lock_partition_load
 from .tables import TableFootprint, headroom, table_footprints
@@ -46,6 +47,7 @@ __all__ = [
     "AuditOptions",
     "AuditReport",
     "Finding",
+    "FindingsContext",
     "build_findings",
     "run_audit",
 ]
@@ -158,12 +160,6 @@ class AuditReport:
         return sum(1 for f in self.findings if SEVERITIES.index(f.severity) <= limit)
 
 
-def _plural(n: int, word: str) -> str:
-    if n == 1:
-        return f"{n} {word}"
-    return f"{n} {word + 'es' if word.endswith('x') else word + 's'}"
-
-
 def _groups_text(groups: dict[int, int]) -> str:
     return ", ".join(f"group {g}: {n}" for g, n in groups.items())
 
@@ -200,95 +196,168 @@ def _drop_sql(ix: IndexFinding) -> str:
     return f"DROP INDEX CONCURRENTLY {ix.qualified};"
 
 
-def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFootprint],
-                   idx: list[IndexFinding], plans: list[DropPlan], workload: Workload, mlpt: MlptAdvice,
-                   risk: SharedLockRisk, granularity: list[GranularityAdvice], database: str,
-                   max_connections: int) -> list[Finding]:
-    """Turn footprints and advice into ranked :class:`Finding` objects (pure; see the module docstring)."""
-    out: list[Finding] = []
-    cap = model.describe()
-    plan_by_table = {p.table_oid: p for p in plans}
-    idx_by_oid = {f.index_oid: f for f in idx}
-    statements = workload.statements
+@dataclass(frozen=True)
+class FindingsContext:
+    """What :func:`build_findings` turns into findings: the catalog, the capacity model and every analysis result.
+
+    :ivar tables: per top-level table footprints.
+    :ivar indexes: invalid / duplicate / redundant / unused indexes.
+    :ivar plans: per table over capacity, the smallest droppable set.
+    :ivar granularity: partition granularity options per partitioned table.
+    :ivar database: the audited database's name (for ``ALTER ROLE ... IN DATABASE``).
+    :ivar max_connections: the server's max_connections (sessions for the shared-lock-table finding).
+    """
+
+    catalog: Catalog
+    model: CapacityModel
+    tables: Sequence[TableFootprint]
+    indexes: Sequence[IndexFinding]
+    plans: Sequence[DropPlan]
+    workload: Workload
+    mlpt: MlptAdvice
+    risk: SharedLockRisk
+    granularity: Sequence[GranularityAdvice]
+    database: str
+    max_connections: int
+
+    @property
+    def cap(self) -> str:
+        """The fast-path capacity as evidence text."""
+        return self.model.describe()
+
+    @property
+    def mlpt_fix(self) -> str:
+        """The max_locks_per_transaction change as a fix, or "" when none is needed."""
+        if self.mlpt.mlpt_recommended is None or not self.mlpt.change_needed:
+            return ""
+        return (f"max_locks_per_transaction = {self.mlpt.mlpt_recommended}"
+                + (" on PostgreSQL 18" if self.mlpt.upgrade else ""))
+
+    def plan_of(self, table: TableFootprint) -> DropPlan | None:
+        """The table's drop plan (made for tables over capacity only), or None."""
+        return {p.table_oid: p for p in self.plans}.get(table.oid)
+
+    def sufficient_plan(self, table: TableFootprint) -> DropPlan | None:
+        """The table's drop plan when the table spills and dropping its droppable indexes suffices, else None."""
+        plan = self.plan_of(table)
+        if table.pruned.spilled and plan is not None and plan.index_oids and plan.sufficient:
+            return plan
+        return None
+
+
+def _table_spill_finding(ctx: FindingsContext, t: TableFootprint, used_tables: set[int]) -> Finding:
+    """``table-spill``: the pruned (or plain) footprint of a table spills."""
+    rel = ctx.catalog.relations[t.oid]
+    p = t.pruned
+    idx_by_oid = {f.index_oid: f for f in ctx.indexes}
+    plan = ctx.plan_of(t)
+    fixes = []
+    drop_sql: list[str] = []
+    if plan is not None and ctx.sufficient_plan(t) is not None:
+        names = ", ".join(idx_by_oid[o].qualified for o in plan.index_oids)
+        fixes.append(f"drop {plural(len(plan.index_oids), 'index')} ({names}): the smallest safe set "
+                     f"that fits{'' if plan.exact else ' found (greedy)'}")
+        for o in plan.index_oids:
+            f = idx_by_oid[o]
+            drop_sql.append(f"-- {t.qualified}: {p.locks} planner locks, {p.spilled} spill at {ctx.cap}; "
+                            f"{f.qualified} is {f.kind} ({f.evidence})\n{_drop_sql(f)}")
+    elif plan is not None:
+        fixes.append(f"no safe index set suffices ({plural(plan.short_by, 'more lock')} over after "
+                     "dropping every droppable index)")
+    if ctx.mlpt_fix:
+        fixes.append(ctx.mlpt_fix)
+    read = rel.scans > 0 or t.oid in used_tables
+    case = {"plain": "a statement on it", "pruned": "a statement pruned to one partition",
+            "inheritance": "a statement on it (all children)"}[p.case]
+    overflow = ""
+    if p.overflowing_groups and p.locks <= ctx.model.slots:
+        overflow = (f"; fast-path group overflow below the slot count ({_groups_text(p.overflowing_groups)}"
+                    f" of {FP_LOCK_SLOTS_PER_GROUP}, lock.c FAST_PATH_REL_GROUP)")
+    return Finding(
+        "high" if read else "medium", "table-spill", t.qualified,
+        f"{t.qualified}: {case} spills {plural(p.spilled, 'lock')} to the main lock table",
+        f"{p.locks} planner locks "
+        f"({'1 table + ' + str(t.indexes) + ' indexes' if p.case == 'plain' else p.case}) "
+        f"vs {ctx.cap}: {p.spilled} spilled{overflow}; table scans since stats reset: {rel.scans}",
+        "; or ".join(fixes) or "fewer indexes or a larger max_locks_per_transaction (PG 18+)",
+        tuple(drop_sql), float(p.spilled))
+
+
+def _table_unpruned_spill_finding(ctx: FindingsContext, t: TableFootprint) -> Finding:
+    """``table-unpruned-spill``: a partitioned table fits when pruned, spills when not."""
+    u = t.unpruned
+    assert u is not None
+    return Finding(
+        "medium", "table-unpruned-spill", t.qualified,
+        f"{t.qualified}: a statement that does not prune locks {u.locks} relations, {u.spilled} spill",
+        f"{t.partitions} partitions, {t.all_relations} relations in the tree; pruned to one partition: "
+        f"{t.pruned.locks} locks (fits {ctx.cap}); unpruned: {u.locks} locks, {u.spilled} spilled",
+        "make every statement prune at plan time (constant partition-key clause; plan_cache_mode = "
+        "force_custom_plan for prepared statements), or coarser partitions",
+        (), float(u.spilled) / 100)
+
+
+def _table_near_limit_finding(ctx: FindingsContext, t: TableFootprint) -> Finding | None:
+    """``table-near-limit``: 2 or fewer free slots left in the fullest fast-path group, or None."""
+    p = t.pruned
+    room = headroom(p, ctx.model)
+    if not (0 <= room <= 2 and p.locks >= FP_LOCK_SLOTS_PER_GROUP - 2):
+        return None
+    return Finding(
+        "low", "table-near-limit", t.qualified,
+        f"{t.qualified}: {plural(room, 'free fast-path slot')} left in its fullest group",
+        f"{p.locks} planner locks vs {ctx.cap}; a join with another table or {room + 1} more indexes spills",
+        "avoid adding indexes; drop unused ones", (), float(p.locks) / 100)
+
+
+def _table_findings(ctx: FindingsContext) -> list[Finding]:
+    """One finding per table at most: it spills, spills when not pruned, or is near the limit."""
     used_tables: set[int] = set()
-    for s in statements:
+    for s in ctx.workload.statements:
         if s.steady is not None:
-            used_tables.update(catalog.top_of(o) for o in s.steady.relation_oids if o in catalog.relations)
-    in_plans: set[int] = set()
-    mlpt_fix = ""
-    if mlpt.mlpt_recommended is not None and mlpt.change_needed:
-        mlpt_fix = (f"max_locks_per_transaction = {mlpt.mlpt_recommended}"
-                    + (" on PostgreSQL 18" if mlpt.upgrade else ""))
-    for t in tables:
-        rel = catalog.relations[t.oid]
-        p = t.pruned
-        if p.spilled:
-            plan = plan_by_table.get(t.oid)
-            fixes = []
-            drop_sql: list[str] = []
-            if plan is not None and plan.index_oids and plan.sufficient:
-                names = ", ".join(idx_by_oid[o].qualified for o in plan.index_oids)
-                fixes.append(f"drop {_plural(len(plan.index_oids), 'index')} ({names}): the smallest safe set "
-                             f"that fits{'' if plan.exact else ' found (greedy)'}")
-                for o in plan.index_oids:
-                    in_plans.add(o)
-                    f = idx_by_oid[o]
-                    drop_sql.append(f"-- {t.qualified}: {p.locks} planner locks, {p.spilled} spill at {cap}; "
-                               f"{f.qualified} is {f.kind} ({f.evidence})\n{_drop_sql(f)}")
-            elif plan is not None:
-                fixes.append(f"no safe index set suffices ({_plural(plan.short_by, 'more lock')} over after "
-                             "dropping every droppable index)")
-            if mlpt_fix:
-                fixes.append(mlpt_fix)
-            read = rel.scans > 0 or t.oid in used_tables
-            case = {"plain": "a statement on it", "pruned": "a statement pruned to one partition",
-                    "inheritance": "a statement on it (all children)"}[p.case]
-            overflow = ""
-            if p.overflowing_groups and p.locks <= model.slots:
-                overflow = (f"; fast-path group overflow below the slot count ({_groups_text(p.overflowing_groups)}"
-                            f" of 16, lock.c FAST_PATH_REL_GROUP)")
-            out.append(Finding(
-                "high" if read else "medium", "table-spill", t.qualified,
-                f"{t.qualified}: {case} spills {_plural(p.spilled, 'lock')} to the main lock table",
-                f"{p.locks} planner locks "
-                f"({'1 table + ' + str(t.indexes) + ' indexes' if p.case == 'plain' else p.case}) "
-                f"vs {cap}: {p.spilled} spilled{overflow}; table scans since stats reset: {rel.scans}",
-                "; or ".join(fixes) or "fewer indexes or a larger max_locks_per_transaction (PG 18+)",
-                tuple(drop_sql), float(p.spilled)))
+            used_tables.update(ctx.catalog.top_of(o) for o in s.steady.relation_oids if o in ctx.catalog.relations)
+    out: list[Finding] = []
+    for t in ctx.tables:
+        if t.pruned.spilled:
+            out.append(_table_spill_finding(ctx, t, used_tables))
         elif t.unpruned is not None and t.unpruned.spilled and t.kind == "partitioned table":
-            u = t.unpruned
-            out.append(Finding(
-                "medium", "table-unpruned-spill", t.qualified,
-                f"{t.qualified}: a statement that does not prune locks {u.locks} relations, {u.spilled} spill",
-                f"{t.partitions} partitions, {t.all_relations} relations in the tree; pruned to one partition: "
-                f"{p.locks} locks (fits {cap}); unpruned: {u.locks} locks, {u.spilled} spilled",
-                "make every statement prune at plan time (constant partition-key clause; plan_cache_mode = "
-                "force_custom_plan for prepared statements), or coarser partitions",
-                (), float(u.spilled) / 100))
-        else:
-            room = headroom(p, model)
-            if 0 <= room <= 2 and p.locks >= FP_LOCK_SLOTS_PER_GROUP - 2:
-                out.append(Finding(
-                    "low", "table-near-limit", t.qualified,
-                    f"{t.qualified}: {_plural(room, 'free fast-path slot')} left in its fullest group",
-                    f"{p.locks} planner locks vs {cap}; a join with another table or {room + 1} more indexes spills",
-                    "avoid adding indexes; drop unused ones", (), float(p.locks) / 100))
-    for s in statements:
-        if s.skipped_reason or s.steady is None:
-            continue
+            out.append(_table_unpruned_spill_finding(ctx, t))
+        elif (near := _table_near_limit_finding(ctx, t)) is not None:
+            out.append(near)
+    return out
+
+
+def _probed(ctx: FindingsContext) -> list[StatementAudit]:
+    """The statements that were probed (not skipped, with a steady-state footprint)."""
+    return [s for s in ctx.workload.statements if not s.skipped_reason and s.steady is not None]
+
+
+def _statement_spill_findings(ctx: FindingsContext) -> list[Finding]:
+    """``statement-spill``: a statement whose calls put locks in the main lock table, ranked by acquisitions/s."""
+    out: list[Finding] = []
+    for s in _probed(ctx):
         steady = s.steady
-        if s.spilled_per_call > 0:
-            rate = s.main_lock_table_per_s
-            sev = "high" if rate >= HIGH_MAIN_PER_S else "medium" if s.calls_per_s > 0 else "low"
-            phase = s.split.describe() if s.split is not None else "phase not measured"
-            rate_low = s.main_lock_table_per_s_low
-            shown = f"{rate_low:,.0f}-{rate:,.0f}" if s.basis == "unknown" and rate_low < rate else f"{rate:,.0f}"
-            out.append(Finding(
-                sev, "statement-spill", f"queryid {s.queryid}",
-                f"{shown} main-lock-table acquisitions/s: {s.short_query}",
-                f"{s.calls_per_s:,.1f} calls/s x {s.spilled_per_call:.3g} spilled locks per call ({phase}; the "
-                f"{steady.phase} plan: {steady.locks} locks at {cap}); role {s.rolname}",
-                mlpt_fix or "see the table findings for its tables", (), rate + s.spilled_per_call))
+        assert steady is not None
+        if s.spilled_per_call <= 0:
+            continue
+        rate = s.main_lock_table_per_s
+        sev = "high" if rate >= HIGH_MAIN_PER_S else "medium" if s.calls_per_s > 0 else "low"
+        phase = s.split.describe() if s.split is not None else "phase not measured"
+        rate_low = s.main_lock_table_per_s_low
+        shown = f"{rate_low:,.0f}-{rate:,.0f}" if s.basis == "unknown" and rate_low < rate else f"{rate:,.0f}"
+        out.append(Finding(
+            sev, "statement-spill", f"queryid {s.queryid}",
+            f"{shown} main-lock-table acquisitions/s: {s.short_query}",
+            f"{s.calls_per_s:,.1f} calls/s x {s.spilled_per_call:.3g} spilled locks per call ({phase}; the "
+            f"{steady.phase} plan: {steady.locks} locks at {ctx.cap}); role {s.rolname}",
+            ctx.mlpt_fix or "see the table findings for its tables", (), rate + s.spilled_per_call))
+    return out
+
+
+def _non_pruning_findings(ctx: FindingsContext) -> list[Finding]:
+    """``non-pruning``: a statement whose custom plan locks every partition of a partitioned table."""
+    out: list[Finding] = []
+    for s in _probed(ctx):
         for check in s.non_pruning:
             spills = s.custom is not None and s.custom.spilled > 0
             out.append(Finding(
@@ -299,38 +368,59 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
                 "compare the partition key with a constant or parameter directly (not a subquery, a stable "
                 "function or an expression on the key), or keep enable_partition_pruning on", (),
                 s.calls_per_s))
-        if s.generic_locks_more and s.custom is not None and s.generic is not None:
-            reuse = s.generic_reuse
-            spills = (s.generic.spilled > 0 or (reuse is not None and reuse.spilled > 0))
-            sev = "medium" if spills and not s.custom.spilled else "low"
-            out.append(Finding(
-                sev, "generic-over-custom", f"queryid {s.queryid}",
-                f"its generic plan locks more than its custom plan: {s.short_query}",
-                f"custom plan {s.custom.locks} locks ({s.custom.spilled} spilled); building the generic plan "
-                f"(execution 6 of a prepared statement) {s.generic.locks} ({s.generic.spilled} spilled); reusing it "
-                f"{reuse.locks if reuse else '-'} per execution ({reuse.spilled if reuse else '-'} spilled)"
-                + _plan_calls_text(s),
-                f"plan_cache_mode = force_custom_plan for role {s.rolname}" if s.rolname else
-                "plan_cache_mode = force_custom_plan for the application's role", (), s.calls_per_s))
-    if risk.severity != "ok":
+    return out
+
+
+def _generic_over_custom_findings(ctx: FindingsContext) -> list[Finding]:
+    """``generic-over-custom``: a statement whose generic plan (built at execution 6, then reused) locks more."""
+    out: list[Finding] = []
+    for s in _probed(ctx):
+        if not s.generic_locks_more or s.custom is None or s.generic is None:
+            continue
+        reuse = s.generic_reuse
+        spills = (s.generic.spilled > 0 or (reuse is not None and reuse.spilled > 0))
+        sev = "medium" if spills and not s.custom.spilled else "low"
         out.append(Finding(
-            risk.severity, "shared-lock-table", "max_locks_per_transaction",
-            f"shared lock table: {max_connections} sessions running the largest statement need "
-            f"{max(risk.need_spilled, risk.need_all) if risk.severity == 'medium' else risk.need_spilled:,} of "
-            f"{risk.entries:,} entries",
-            f"capacity max_locks_per_transaction x (MaxBackends + max_prepared_transactions) = {risk.entries:,}; "
-            f"largest footprint {risk.largest_locks} locks ({risk.largest_subject}) x {max_connections} = "
-            f"{risk.need_all:,}; largest spilled {risk.largest_spilled} ({risk.spilled_subject}) x "
-            f"{max_connections} = {risk.need_spilled:,}; beyond it: ERROR 53200 out of shared memory",
-            "raise max_locks_per_transaction, lower max_connections (a pooler), or shrink the footprints", (),
-            float(risk.need_spilled)))
-    for f in idx:
+            sev, "generic-over-custom", f"queryid {s.queryid}",
+            f"its generic plan locks more than its custom plan: {s.short_query}",
+            f"custom plan {s.custom.locks} locks ({s.custom.spilled} spilled); building the generic plan "
+            f"(execution 6 of a prepared statement) {s.generic.locks} ({s.generic.spilled} spilled); reusing it "
+            f"{reuse.locks if reuse else '-'} per execution ({reuse.spilled if reuse else '-'} spilled)"
+            + _plan_calls_text(s),
+            f"plan_cache_mode = force_custom_plan for role {s.rolname}" if s.rolname else
+            "plan_cache_mode = force_custom_plan for the application's role", (), s.calls_per_s))
+    return out
+
+
+def _shared_lock_findings(ctx: FindingsContext) -> list[Finding]:
+    """``shared-lock-table``: max_connections sessions of the largest footprints exhaust the shared lock table."""
+    risk, conns = ctx.risk, ctx.max_connections
+    if risk.severity == "ok":
+        return []
+    return [Finding(
+        risk.severity, "shared-lock-table", "max_locks_per_transaction",
+        f"shared lock table: {conns} sessions running the largest statement need "
+        f"{max(risk.need_spilled, risk.need_all) if risk.severity == 'medium' else risk.need_spilled:,} of "
+        f"{risk.entries:,} entries",
+        f"capacity max_locks_per_transaction x (MaxBackends + max_prepared_transactions) = {risk.entries:,}; "
+        f"largest footprint {risk.largest_locks} locks ({risk.largest_subject}) x {conns} = "
+        f"{risk.need_all:,}; largest spilled {risk.largest_spilled} ({risk.spilled_subject}) x "
+        f"{conns} = {risk.need_spilled:,}; beyond it: ERROR 53200 out of shared memory",
+        "raise max_locks_per_transaction, lower max_connections (a pooler), or shrink the footprints", (),
+        float(risk.need_spilled))]
+
+
+def _index_findings(ctx: FindingsContext) -> list[Finding]:
+    """``index-<kind>``: every index finding not already in a table's drop set (those are in ``table-spill``)."""
+    in_plans = {o for t in ctx.tables if (plan := ctx.sufficient_plan(t)) is not None for o in plan.index_oids}
+    out: list[Finding] = []
+    for f in ctx.indexes:
         if f.index_oid in in_plans:
             continue
         index_sql: tuple[str, ...] = ()
         if f.droppable and f.kind in ("invalid", "duplicate"):
             index_sql = (f"-- {f.qualified} on {f.table} is {f.kind}: {f.evidence}; every statement on {f.table} "
-                   f"locks it at planning\n{_drop_sql(f)}",)
+                         f"locks it at planning\n{_drop_sql(f)}",)
         sev = "low" if f.kind in ("invalid", "duplicate", "redundant") and f.droppable else "info"
         protected = f" (kept: {f.protected_reason})" if f.protected_reason else ""
         out.append(Finding(
@@ -339,62 +429,85 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
             "drop it (no plan can use it)" if f.kind in ("invalid", "duplicate") and f.droppable else
             "drop it if no query needs it" if f.droppable else f"keep it ({f.protected_reason})",
             index_sql, float(f.idx_scan == 0)))
-    if mlpt.change_needed and mlpt.mlpt_recommended is not None:
-        target = "PostgreSQL 18" if mlpt.upgrade else "this server"
-        low, high = mlpt.mlpt_min, mlpt.mlpt_recommended
-        sev = "medium" if mlpt.spilling_now or mlpt.tables_spilling_now else "low"
-        # a measured workload that puts (next to) nothing in the main lock table gets no restart advice: its calls
-        # reuse cached plans (audit/phases.py); what planning them would cost stays a what-if
-        measured = [x for x in statements if x.split is not None and x.basis != "unknown" and x.calls_per_s > 0]
-        quiet = bool(measured) and mlpt.main_per_s_now < QUIET_MAIN_PER_S
-        if quiet:
-            sev = "info"
-        shmem = ""
-        if mlpt.shmem_after_bytes is not None:
-            shmem = (f"; lock table + fast-path shared memory {mlpt.shmem_now_bytes / 2**20:.1f} MiB -> "
-                     f"{mlpt.shmem_after_bytes / 2**20:.1f} MiB")
-        sql_text = (f"-- {mlpt.groups_needed} fast-path groups fit every audited statement and table "
-                    f"(hash-aware, real OIDs); any value {low}..{high} gives them{shmem}. Needs a restart; set it "
-                    f"on standbys first (they need >= the primary's value).\n"
-                    f"ALTER SYSTEM SET max_locks_per_transaction = {high};")
-        if mlpt.upgrade:
-            sql_text = "-- after upgrading to PostgreSQL 18 (pg_upgrade keeps relation OIDs):\n" + sql_text
-        title = (f"on {target}, max_locks_per_transaction = {high} ({mlpt.groups_needed} fast-path groups) removes "
-                 f"{mlpt.spilling_now - mlpt.spilling_after} of {mlpt.spilling_now} spilling statements")
-        if quiet:
-            title = (f"not needed for the measured workload ({mlpt.main_per_s_now:,.1f} main-lock-table "
-                     f"acquisitions/s: its calls reuse cached plans); if they planned, max_locks_per_transaction = "
-                     f"{high} on {target} would keep {mlpt.tables_spilling_now} spilling tables' planner locks in "
-                     "the fast path")
-        out.append(Finding(
-            sev, "max-locks-per-transaction", "max_locks_per_transaction", title,
-            f"main-lock-table acquisitions/s {mlpt.main_per_s_now:,.0f} -> {mlpt.main_per_s_after:,.0f}; tables "
-            f"spilling {mlpt.tables_spilling_now} -> {mlpt.tables_spilling_after}; now "
-            f"{mlpt.current_mlpt}{_default_text(model.server_version_num, mlpt.current_mlpt, mlpt.groups_needed)}"
-            f"{shmem}",
-            f"ALTER SYSTEM SET max_locks_per_transaction = {high} (restart)"
-            + (" after upgrading to PostgreSQL 18" if mlpt.upgrade else ""),
-            (sql_text,) if not mlpt.upgrade else (), mlpt.main_per_s_now))
+    return out
+
+
+def _mlpt_sql(mlpt: MlptAdvice, shmem: str) -> tuple[str, ...]:
+    """The ``--sql`` script lines of the max_locks_per_transaction finding (none when an upgrade is needed)."""
+    if mlpt.upgrade:
+        return ()
+    return (f"-- {mlpt.groups_needed} fast-path groups fit every audited statement and table "
+            f"(hash-aware, real OIDs); any value {mlpt.mlpt_min}..{mlpt.mlpt_recommended} gives them{shmem}. "
+            f"Needs a restart; set it on standbys first (they need >= the primary's value).\n"
+            f"ALTER SYSTEM SET max_locks_per_transaction = {mlpt.mlpt_recommended};",)
+
+
+def _mlpt_findings(ctx: FindingsContext) -> list[Finding]:
+    """``max-locks-per-transaction``: the setting that fits every audited statement and table in the fast path."""
+    mlpt = ctx.mlpt
+    if not mlpt.change_needed or mlpt.mlpt_recommended is None:
+        return []
+    target = "PostgreSQL 18" if mlpt.upgrade else "this server"
+    high = mlpt.mlpt_recommended
+    sev = "medium" if mlpt.spilling_now or mlpt.tables_spilling_now else "low"
+    # a measured workload that puts (next to) nothing in the main lock table gets no restart advice: its calls
+    # reuse cached plans (audit/phases.py); what planning them would cost stays a what-if
+    measured = [x for x in ctx.workload.statements
+                if x.split is not None and x.basis != "unknown" and x.calls_per_s > 0]
+    quiet = bool(measured) and mlpt.main_per_s_now < QUIET_MAIN_PER_S
+    if quiet:
+        sev = "info"
+    shmem = ""
+    if mlpt.shmem_after_bytes is not None:
+        shmem = (f"; lock table + fast-path shared memory {mlpt.shmem_now_bytes / 2**20:.1f} MiB -> "
+                 f"{mlpt.shmem_after_bytes / 2**20:.1f} MiB")
+    title = (f"on {target}, max_locks_per_transaction = {high} ({mlpt.groups_needed} fast-path groups) removes "
+             f"{mlpt.spilling_now - mlpt.spilling_after} of {mlpt.spilling_now} spilling statements")
+    if quiet:
+        title = (f"not needed for the measured workload ({mlpt.main_per_s_now:,.1f} main-lock-table "
+                 f"acquisitions/s: its calls reuse cached plans); if they planned, max_locks_per_transaction = "
+                 f"{high} on {target} would keep {mlpt.tables_spilling_now} spilling tables' planner locks in "
+                 "the fast path")
+    return [Finding(
+        sev, "max-locks-per-transaction", "max_locks_per_transaction", title,
+        f"main-lock-table acquisitions/s {mlpt.main_per_s_now:,.0f} -> {mlpt.main_per_s_after:,.0f}; tables "
+        f"spilling {mlpt.tables_spilling_now} -> {mlpt.tables_spilling_after}; now "
+        f"{mlpt.current_mlpt}{_default_text(ctx.model.server_version_num, mlpt.current_mlpt, mlpt.groups_needed)}"
+        f"{shmem}",
+        f"ALTER SYSTEM SET max_locks_per_transaction = {high} (restart)"
+        + (" after upgrading to PostgreSQL 18" if mlpt.upgrade else ""),
+        _mlpt_sql(mlpt, shmem), mlpt.main_per_s_now)]
+
+
+def _plan_cache_mode_findings(ctx: FindingsContext) -> list[Finding]:
+    """``plan-cache-mode``: per role, the statements whose generic plans spill and custom plans do not."""
     roles: dict[str, list[StatementAudit]] = {}
-    for s in statements:
+    for s in ctx.workload.statements:
         if (s.generic_locks_more and s.rolname and s.generic is not None and s.custom is not None
                 and not s.custom.spilled
                 and (s.generic.spilled or (s.generic_reuse is not None and s.generic_reuse.spilled))):
             roles.setdefault(s.rolname, []).append(s)
+    out: list[Finding] = []
     for role, stmts in sorted(roles.items()):
         ids = ", ".join(str(s.queryid) for s in stmts[:5])
+        alter = (f"ALTER ROLE {_quote_ident(role)} IN DATABASE {_quote_ident(ctx.database)} "
+                 "SET plan_cache_mode = force_custom_plan")
         out.append(Finding(
             "medium", "plan-cache-mode", f"role {role}",
-            f"role {role}: {_plural(len(stmts), 'statement')} lock more with a generic plan",
+            f"role {role}: {plural(len(stmts), 'statement')} lock more with a generic plan",
             f"queryids {ids}: generic plans spill, custom plans do not",
-            f"ALTER ROLE {_quote_ident(role)} IN DATABASE {_quote_ident(database)} SET plan_cache_mode = "
-            "force_custom_plan",
+            alter,
             (f"-- role {role}: queryids {ids} spill to the main lock table with a generic plan "
              f"(execution 6 builds it: every partition and index; each reuse locks every partition), not with "
-             f"a custom plan\nALTER ROLE {_quote_ident(role)} IN DATABASE {_quote_ident(database)} "
-             "SET plan_cache_mode = force_custom_plan;",),
+             f"a custom plan\n{alter};",),
             sum(s.calls_per_s for s in stmts)))
-    for g in granularity:
+    return out
+
+
+def _granularity_findings(ctx: FindingsContext) -> list[Finding]:
+    """``partition-granularity``: coarser partitionings of a partitioned table and their unpruned footprints."""
+    out: list[Finding] = []
+    for g in ctx.granularity:
         opts = "; ".join(f"{o.label}: {o.partitions} partitions, {o.unpruned_locks} locks unpruned, "
                          f"{o.generic_reuse_locks} per generic-plan reuse{' (fits)' if o.fits else ''}"
                          for o in g.options)
@@ -404,13 +517,53 @@ def build_findings(catalog: Catalog, model: CapacityModel, tables: list[TableFoo
             "when not pruned",
             f"{g.indexes_per_partition:g} indexes per partition; coarser: {opts}",
             "coarser partitions when statements cannot prune (generic plans, no key in WHERE)", (), 0.0))
-    if workload.pg_stat_lock_fastpath_exceeded is not None:
-        out.append(Finding(
-            "info", "pg-stat-lock", "pg_stat_lock",
-            f"the server counted {workload.pg_stat_lock_fastpath_exceeded:,} fast-path overflows (pg_stat_lock)",
-            "pg_stat_lock.fastpath_exceeded for locktype relation since its stats_reset", "-", (), 0.0))
+    return out
+
+
+def _pg_stat_lock_findings(ctx: FindingsContext) -> list[Finding]:
+    """``pg-stat-lock``: the server's own fast-path overflow counter (PG 19 pg_stat_lock), when read."""
+    exceeded = ctx.workload.pg_stat_lock_fastpath_exceeded
+    if exceeded is None:
+        return []
+    return [Finding(
+        "info", "pg-stat-lock", "pg_stat_lock",
+        f"the server counted {exceeded:,} fast-path overflows (pg_stat_lock)",
+        "pg_stat_lock.fastpath_exceeded for locktype relation since its stats_reset", "-", (), 0.0)]
+
+
+#: One function per kind of finding (each returns its findings in input order; the sort below ranks them all).
+_FINDING_KINDS: tuple[Callable[[FindingsContext], list[Finding]], ...] = (
+    _table_findings, _statement_spill_findings, _non_pruning_findings, _generic_over_custom_findings,
+    _shared_lock_findings, _index_findings, _mlpt_findings, _plan_cache_mode_findings, _granularity_findings,
+    _pg_stat_lock_findings,
+)
+
+
+def build_findings(ctx: FindingsContext) -> list[Finding]:
+    """Turn footprints and advice into ranked :class:`Finding` objects (pure; see the module docstring).
+
+    Ranked by severity, then score (higher first), then kind and subject.
+    """
+    out = [f for kind in _FINDING_KINDS for f in kind(ctx)]
     out.sort(key=lambda f: (SEVERITIES.index(f.severity), -f.score, f.kind, f.subject))
     return out
+
+
+def _read_statements(session: Session, settings: AuditSettings, options: AuditOptions, say: Callable[[str], None],
+                     during_interval: Callable[[], None] | None) -> tuple[Workload, list[StatementRates]]:
+    """The pg_stat_statements workload and its rows (none when ``options.statements`` is off)."""
+    if not options.statements:
+        return Workload(False, notes=("statement audit skipped (--no-statements)",)), []
+    say("reading pg_stat_statements" + (f" ({options.interval_s:g} s interval)" if options.interval_s else ""))
+    return read_workload(session, settings, interval_s=options.interval_s, top_n=options.top_n,
+                         during_interval=during_interval)
+
+
+def _names(catalog: Catalog) -> dict[int, str]:
+    """OID -> qualified name for every relation and index of the catalog."""
+    names = {oid: r.qualified for oid, r in catalog.relations.items()}
+    names.update({oid: i.qualified for oid, i in catalog.indexes.items()})
+    return names
 
 
 def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
@@ -431,14 +584,8 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     if facts.in_recovery:
         notes.append("standby: audited read-only; idx_scan and pg_stat_statements count this standby's queries only")
     settings = read_settings(session)
-    rows: list[StatementRates] = []
-    if options.statements:
-        # the workload interval first, so the catalog's scan counters include it
-        say("reading pg_stat_statements" + (f" ({options.interval_s:g} s interval)" if options.interval_s else ""))
-        workload, rows = read_workload(session, settings, interval_s=options.interval_s, top_n=options.top_n,
-                                       during_interval=during_interval)
-    else:
-        workload = Workload(False, notes=("statement audit skipped (--no-statements)",))
+    # the workload interval first, so the catalog's scan counters include it
+    workload, rows = _read_statements(session, settings, options, say, during_interval)
     t_workload = time.monotonic()
     say("reading the catalog")
     catalog = read_catalog(session)
@@ -452,18 +599,16 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
         workload = Workload(**{**workload.__dict__, "statements": probed,
                                "probe_seconds": time.monotonic() - t_footprints})
     database_oid = database_facts(session)[0]
-    load = None
-    if options.statements and workload.available:
-        load = lock_partition_load(session, workload.statements, model, database_oid)
+    load = (lock_partition_load(session, workload.statements, model, database_oid)
+            if options.statements and workload.available else None)
     t_probes = time.monotonic()
     mlpt = mlpt_advice(catalog, model, facts.max_backends, facts.max_prepared_transactions, tables,
                        workload.statements)
     risk = shared_lock_risk(facts.shared_lock_table_entries, facts.max_connections, tables, workload.statements)
     gran = [g for g in (granularity_advice(catalog, model, t) for t in tables) if g is not None]
-    findings = build_findings(catalog, model, tables, idx, plans, workload, mlpt, risk, gran, facts.database,
-                              facts.max_connections)
-    names = {oid: r.qualified for oid, r in catalog.relations.items()}
-    names.update({oid: i.qualified for oid, i in catalog.indexes.items()})
+    findings = build_findings(FindingsContext(catalog, model, tables, idx, plans, workload, mlpt, risk, gran,
+                                              facts.database, facts.max_connections))
+    names = _names(catalog)
     if not catalog.settings.enable_partition_pruning:
         notes.append("enable_partition_pruning is off: every statement on a partitioned table locks all partitions")
     end = time.monotonic()

@@ -22,6 +22,7 @@ and partition indexes attached to a partitioned index (the partitioned index is 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel
@@ -221,50 +222,14 @@ def smallest_drop_set(catalog: Catalog, model: CapacityModel, table: TableFootpr
                         key=lambda f: (rank[f.kind], f.idx_scan, f.index_oid))
     rel = catalog.relations[table.oid]
     if rel.relkind != "p" and table.pruned.case == "plain":
-        chosen: list[int] = []
-        excess: dict[int, int] = {}
-        for oid in table.pruned.relation_oids:
-            g = model.group_of(oid)
-            excess[g] = excess.get(g, 0) + 1
-        short_by = 0
-        for g, used in excess.items():
-            need = used - FP_LOCK_SLOTS_PER_GROUP
-            if need <= 0:
-                continue
-            in_group = [f.index_oid for f in candidates if model.group_of(f.index_oid) == g]
-            chosen.extend(in_group[:need])
-            short_by += max(0, need - len(in_group))
-        after = _pruned_after(catalog, model, table, _expand_drops(catalog, set(chosen)))
-        return DropPlan(table.oid, tuple(chosen), before, after, True, short_by)
+        return _plain_drop_plan(catalog, model, table, candidates)
     oids = [f.index_oid for f in candidates]
     removed_by = {oid: _expand_drops(catalog, {oid}) for oid in oids}
 
     def removed(combo: tuple[int, ...] | list[int]) -> set[int]:
         return set().union(*(removed_by[o] for o in combo)) if combo else set()
 
-    # search against the worst leaf, then confirm against every leaf (PG 18 groups differ per leaf)
-    probe = [table.pruned.partition_oid] if table.pruned.partition_oid is not None else None
-    found: tuple[int, ...] | None = None
-    exact = len(oids) <= _EXHAUSTIVE_MAX
-    if exact:
-        for size in range(1, len(oids) + 1):
-            for combo in itertools.combinations(oids, size):
-                if _pruned_after(catalog, model, table, removed(combo), probe) == 0:
-                    found = combo
-                    break
-            if found is not None:
-                break
-    else:
-        greedy: list[int] = []
-        current = before
-        for oid in oids:
-            trial = _pruned_after(catalog, model, table, removed([*greedy, oid]), probe)
-            if trial < current:
-                greedy.append(oid)
-                current = trial
-            if current == 0:
-                found = tuple(greedy)
-                break
+    found, exact = _search_drop_set(catalog, model, table, oids, removed)
     if found is None:
         after = _pruned_after(catalog, model, table, removed(oids))
         return DropPlan(table.oid, tuple(oids), before, after, exact, after)
@@ -275,3 +240,49 @@ def smallest_drop_set(catalog: Catalog, model: CapacityModel, table: TableFootpr
         after = _pruned_after(catalog, model, table, removed(found))
         exact = False
     return DropPlan(table.oid, found, before, after, exact, after)
+
+
+def _plain_drop_plan(catalog: Catalog, model: CapacityModel, table: TableFootprint,
+                     candidates: list[IndexFinding]) -> DropPlan:
+    """A plain table: from each fast-path group, its excess over the group's slots (exact)."""
+    chosen: list[int] = []
+    excess: dict[int, int] = {}
+    for oid in table.pruned.relation_oids:
+        g = model.group_of(oid)
+        excess[g] = excess.get(g, 0) + 1
+    short_by = 0
+    for g, used in excess.items():
+        need = used - FP_LOCK_SLOTS_PER_GROUP
+        if need <= 0:
+            continue
+        in_group = [f.index_oid for f in candidates if model.group_of(f.index_oid) == g]
+        chosen.extend(in_group[:need])
+        short_by += max(0, need - len(in_group))
+    after = _pruned_after(catalog, model, table, _expand_drops(catalog, set(chosen)))
+    return DropPlan(table.oid, tuple(chosen), table.pruned.spilled, after, True, short_by)
+
+
+def _search_drop_set(catalog: Catalog, model: CapacityModel, table: TableFootprint, oids: list[int],
+                     removed: Callable[[tuple[int, ...] | list[int]], set[int]],
+                     ) -> tuple[tuple[int, ...] | None, bool]:
+    """A partitioned table: the smallest set of ``oids`` that fits its worst leaf (exhaustive up to
+    :data:`_EXHAUSTIVE_MAX` candidates, else greedy), or None; and whether the search was exhaustive."""
+    # search against the worst leaf, then confirm against every leaf (PG 18 groups differ per leaf)
+    probe = [table.pruned.partition_oid] if table.pruned.partition_oid is not None else None
+    exact = len(oids) <= _EXHAUSTIVE_MAX
+    if exact:
+        for size in range(1, len(oids) + 1):
+            for combo in itertools.combinations(oids, size):
+                if _pruned_after(catalog, model, table, removed(combo), probe) == 0:
+                    return combo, exact
+        return None, exact
+    greedy: list[int] = []
+    current = table.pruned.spilled
+    for oid in oids:
+        trial = _pruned_after(catalog, model, table, removed([*greedy, oid]), probe)
+        if trial < current:
+            greedy.append(oid)
+            current = trial
+        if current == 0:
+            return tuple(greedy), exact
+    return None, exact

@@ -134,6 +134,26 @@ def param_columns(sql: str) -> tuple[dict[int, tuple[str | None, str]], dict[int
     return collector.columns, collector.constants, collector.relations, list(dict.fromkeys(collector.order))
 
 
+def _resolve_tables(session: Session, order: list[str], cache: dict[str, Any]) -> str | None:
+    """Fill ``cache["tables"]``: relation name as written -> (table OID, its column names), None when not found.
+
+    :return: None, or why the tables cannot be resolved.
+    """
+    written = [name for name in order if name not in cache.setdefault("tables", {})]
+    if written:
+        try:
+            rows = session.query_rows("audit_table_columns", TableColumnRow, [written])
+        except DatabaseError as exc:
+            return f"cannot resolve tables: {exc}"
+        for name in written:
+            cache["tables"][name] = None
+        for row in rows:
+            entry: tuple[int, set[str]] = cache["tables"].get(row.written) or (row.table_oid, set())
+            entry[1].add(row.column_name)
+            cache["tables"][row.written] = entry
+    return None
+
+
 def derive_params(session: Session, sql: str, param_count: int,
                   cache: dict[str, Any] | None = None) -> ParamBinding:
     """Derive a value for each of ``$1..$param_count`` from pg_stats (see the module docstring).
@@ -152,18 +172,9 @@ def derive_params(session: Session, sql: str, param_count: int,
     missing = [n for n in needed if n not in columns]
     if missing:
         return ParamBinding((), (), f"${missing[0]} is not compared with a column")
-    written = [name for name in order if name not in cache.setdefault("tables", {})]
-    if written:
-        try:
-            rows = session.query_rows("audit_table_columns", TableColumnRow, [written])
-        except DatabaseError as exc:
-            return ParamBinding((), (), f"cannot resolve tables: {exc}")
-        for name in written:
-            cache["tables"][name] = None
-        for row in rows:
-            entry: tuple[int, set[str]] = cache["tables"].get(row.written) or (row.table_oid, set())
-            entry[1].add(row.column_name)
-            cache["tables"][row.written] = entry
+    unresolved = _resolve_tables(session, order, cache)
+    if unresolved is not None:
+        return ParamBinding((), (), unresolved)
     stats = cache.setdefault("stats", {})
     values: list[str] = []
     sources: list[str] = []

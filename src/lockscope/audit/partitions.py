@@ -14,6 +14,9 @@ Per partition p, with calls/s ``r`` and ``n_p`` main-table locks per call in p:
 - release passes/s = ``sum r x [n_p > 0]``: ``LockReleaseAll`` takes each partition holding any of the backend's
   main-table locks once at transaction end (each call taken as its own transaction).
 
+Both come from :func:`lockscope.lockpart.partition_rates` (one transaction's traffic:
+:func:`lockscope.lockpart.transaction_traffic`).
+
 :func:`load_from_shapes` is pure; :func:`lock_partition_load` reads the relation facts it needs (one catalog
 query) and builds the shapes.
 """
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..capacity import LockRequest
-from ..lockpart import NUM_LOCK_PARTITIONS
+from ..lockpart import NUM_LOCK_PARTITIONS, PartitionRates, partition_rates
 from ..shapes import LockSite, StatementShape, relation_facts, site
 
 if TYPE_CHECKING:
@@ -129,7 +132,7 @@ class LockPartitionLoad:
     @property
     def lwlock_acquisitions_per_s(self) -> tuple[float, ...]:
         """Exclusive LWLock acquisitions/s per partition: lock acquisitions + release passes (16 values)."""
-        return tuple(a + r for a, r in zip(self.acquisitions_per_s, self.release_passes_per_s, strict=True))
+        return PartitionRates(self.acquisitions_per_s, self.release_passes_per_s).lwlock_per_s
 
     @property
     def total_per_s(self) -> float:
@@ -174,13 +177,9 @@ def load_from_shapes(database_oid: int, shapes: Sequence[WeightedShape]) -> Lock
     :param database_oid: the audited database's OID (reported as is).
     :param shapes: each measured plan with its weight (:func:`weighted_plans`).
     """
-    acquisitions = [0.0] * NUM_LOCK_PARTITIONS
-    releases = [0.0] * NUM_LOCK_PARTITIONS
-    for ws in shapes:
-        for p, n in enumerate(ws.shape.partition_load):
-            acquisitions[p] += ws.calls_per_s * n
-            releases[p] += ws.calls_per_s if n else 0.0
-    lwlock = [a + r for a, r in zip(acquisitions, releases, strict=True)]
+    rates = partition_rates((ws.calls_per_s, ws.shape.partition_load) for ws in shapes)
+    acquisitions, releases = rates.acquisitions_per_s, rates.release_passes_per_s
+    lwlock = rates.lwlock_per_s
     top = max(lwlock)
     hottest = lwlock.index(top) if top > 0 else None
     statements: list[PartitionStatement] = []
@@ -211,7 +210,7 @@ def load_from_shapes(database_oid: int, shapes: Sequence[WeightedShape]) -> Lock
         relations = sorted((PartitionRelation(oid, lk.relation, lk.role, lk.database_oid, rel_rate[oid],
                                               len(rel_queries[oid])) for oid, lk in sites.items()),
                            key=lambda r: (-r.acquisitions_per_s, r.relation))
-    return LockPartitionLoad(database_oid, tuple(acquisitions), tuple(releases),
+    return LockPartitionLoad(database_oid, acquisitions, releases,
                              len({ws.audit.queryid for ws in shapes}), hottest, tuple(statements), tuple(relations))
 
 

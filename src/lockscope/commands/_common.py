@@ -31,12 +31,20 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..errors import EXIT_SPILL
+from ..capacity import MIN_MAX_LOCKS_PER_TRANSACTION
+from ..errors import EXIT_SPILL, BadInputError
+from ..versions import (
+    DEFAULT_MAX_LOCKS_PER_TRANSACTION,
+    DEFAULT_MAX_LOCKS_PER_TRANSACTION_PG19,
+    SUPPORTED_MAJORS,
+    check_assumed_major,
+)
 from ..watch.aas import MAX_HZ, MIN_HZ
 
 __all__ = [
     "EXIT_CODES",
     "FILE_ONLY_CODES",
+    "MLPT_DEFAULT_HELP",
     "PROTOCOLS",
     "OneLineErrorParser",
     "add_demo_load_options",
@@ -49,6 +57,7 @@ __all__ = [
     "add_statement_input",
     "add_target_options",
     "add_timeout_options",
+    "check_mlpt_option",
     "exit_codes_text",
     "non_negative_duration",
     "non_negative_float",
@@ -299,7 +308,6 @@ def target_dsn(args: argparse.Namespace) -> tuple[str | None, tuple[str, ...]]:
         or a --dsn libpq cannot parse.
     """
     from ..db import check_dsn, merge_conninfo
-    from ..errors import BadInputError
 
     given = {keyword: (short, getattr(args, f"libpq_{keyword}", None)) for short, _, keyword, _ in LIBPQ_OPTIONS}
     given = {k: v for k, v in given.items() if v[1] is not None}
@@ -359,6 +367,11 @@ def add_probe_rate_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) 
                         "takes all 16 lock-partition LWLocks and every backend's fast-path lock (default "
                         f"{LIVE_PG_LOCKS_RATE_HZ:g} on a server you name, unpaced on a scratch server; 0 = "
                         "unpaced)")
+
+
+#: ``--mlpt`` default of the commands whose scratch server keeps PostgreSQL's own setting, as the help says it.
+MLPT_DEFAULT_HELP = (f"PostgreSQL's own: {DEFAULT_MAX_LOCKS_PER_TRANSACTION} on 13-18, "
+                     f"{DEFAULT_MAX_LOCKS_PER_TRANSACTION_PG19} on 19")
 
 
 def add_scratch_options(p: argparse.ArgumentParser | argparse._ArgumentGroup, *, mlpt_default: str,
@@ -450,8 +463,6 @@ def add_executions_option(p: argparse.ArgumentParser, *, what: str) -> None:
 def add_assume_options(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """``--assume-version MAJOR`` and ``--assume-mlpt N``: what-ifs predicted by the capacity model over the same
     relations (never a server setting: that is ``--mlpt``)."""
-    from ..versions import SUPPORTED_MAJORS
-
     p.add_argument("--assume-version", type=int, metavar="MAJOR",
                    help=f"what-if: another major version ({SUPPORTED_MAJORS[0]}..{SUPPORTED_MAJORS[-1]}) with the "
                         "same relations")
@@ -464,13 +475,19 @@ def check_assume_options(args: argparse.Namespace) -> None:
 
     :raises BadInputError: one line.
     """
-    from ..errors import BadInputError
-    from ..versions import check_assumed_major
-
     if args.assume_version is not None:
         check_assumed_major(args.assume_version)
-    if args.assume_mlpt is not None and args.assume_mlpt < 10:
-        raise BadInputError("--assume-mlpt: max_locks_per_transaction is at least 10")
+    check_mlpt_option(args.assume_mlpt, "--assume-mlpt")
+
+
+def check_mlpt_option(value: int | None, option: str = "--mlpt") -> None:
+    """Refuse a max_locks_per_transaction option below PostgreSQL's minimum
+    (:data:`lockscope.capacity.MIN_MAX_LOCKS_PER_TRANSACTION`, 10); None (not given) passes.
+
+    :raises BadInputError: one line.
+    """
+    if value is not None and value < MIN_MAX_LOCKS_PER_TRANSACTION:
+        raise BadInputError(f"{option}: max_locks_per_transaction is at least {MIN_MAX_LOCKS_PER_TRANSACTION}")
 
 
 #: ``--top`` default (statements read from pg_stat_statements, the top N by calls), the same in every command.
@@ -512,7 +529,6 @@ def read_statement_input(args: argparse.Namespace, *, command: str, required: bo
     """
     import sys
 
-    from ..errors import BadInputError
     from ._output import read_text
 
     if args.file is not None:

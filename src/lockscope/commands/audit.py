@@ -20,6 +20,7 @@ from ._common import (
     add_target_options,
     add_timeout_options,
     add_top_option,
+    check_mlpt_option,
     choose_command_target,
     non_negative_float,
     positive_int,
@@ -106,20 +107,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..report.audit_sql import audit_sql_script
     from ..report.audit_terminal import render_audit
 
-    if args.scratch and args.scratch_empty:
-        raise BadInputError("give --demo or --scratch, not both")
-    if args.setup is not None and not args.scratch_empty:
-        raise BadInputError("--setup applies to --scratch (your schema on a scratch server)")
-    if args.workload is not None and not args.scratch_empty:
-        raise BadInputError("--workload applies to --scratch (run on a scratch server, never on yours)")
-    if args.scratch_empty and args.setup is None:
-        raise BadInputError("--scratch needs --setup FILE (your schema); for the demo database use --demo")
-    if args.mlpt is not None and args.mlpt < 10:
-        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
-    stdout_outputs = [name for name, path in (("--json", args.json), ("--sql", args.sql))
-                      if path is not None and str(path) == "-"]
-    if len(stdout_outputs) > 1:
-        raise BadInputError("only one of --json and --sql can be - (standard output)")
+    stdout_outputs = _check_options(args)
     check_writable(args.html, args.sql, args.json)
     workload = read_text(args.workload, "workload file") if args.workload is not None else None
     if workload is not None and not workload.strip():
@@ -164,6 +152,27 @@ def run(args: argparse.Namespace, console: Console) -> int:
                                         f"{report.at_or_above(args.fail_on)} finding(s) at {args.fail_on} or above")
         return EXIT_SPILL
     return 0
+
+
+def _check_options(args: argparse.Namespace) -> list[str]:
+    """The options that contradict each other or do not apply; returns the outputs that go to standard output.
+
+    :raises BadInputError: for the first problem found.
+    """
+    if args.scratch and args.scratch_empty:
+        raise BadInputError("give --demo or --scratch, not both")
+    if args.setup is not None and not args.scratch_empty:
+        raise BadInputError("--setup applies to --scratch (your schema on a scratch server)")
+    if args.workload is not None and not args.scratch_empty:
+        raise BadInputError("--workload applies to --scratch (run on a scratch server, never on yours)")
+    if args.scratch_empty and args.setup is None:
+        raise BadInputError("--scratch needs --setup FILE (your schema); for the demo database use --demo")
+    check_mlpt_option(args.mlpt)
+    stdout_outputs = [name for name, path in (("--json", args.json), ("--sql", args.sql))
+                      if path is not None and str(path) == "-"]
+    if len(stdout_outputs) > 1:
+        raise BadInputError("only one of --json and --sql can be - (standard output)")
+    return stdout_outputs
 
 
 def _run_scratch(args: argparse.Namespace, options: AuditOptions, progress: Callable[[str], None],

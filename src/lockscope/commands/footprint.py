@@ -14,6 +14,7 @@ from ..errors import EXIT_SPILL, BadInputError
 from ..pgbin import resolve_pg_bin
 from ._common import (
     DEFAULT_EXECUTIONS,
+    MLPT_DEFAULT_HELP,
     add_assume_options,
     add_executions_option,
     add_json_option,
@@ -25,12 +26,14 @@ from ._common import (
     add_target_options,
     add_timeout_options,
     check_assume_options,
+    check_mlpt_option,
     choose_command_target,
     read_statement_input,
 )
 from ._output import check_writable, make_console, note, print_probe_cost, read_text, target_line, write_json
 
 if TYPE_CHECKING:
+    from ..db import Endpoint, ProbeCost
     from ..footprint import Footprint
     from ..statement import CheckedStatement
 
@@ -76,7 +79,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_target_options(fp, what="probe", scratch="an empty scratch PostgreSQL (see --setup)")
     fp.add_argument("--setup", metavar="FILE", type=Path,
                     help="SQL script run on the scratch server before probing (with --scratch only)")
-    add_scratch_options(fp, mlpt_default="PostgreSQL's own: 64 on 13-18, 128 on 19")
+    add_scratch_options(fp, mlpt_default=MLPT_DEFAULT_HELP)
     fp.add_argument("--param", action="append", default=[], metavar="VALUE",
                     help="value for $1, $2, ... in order (repeat the option)")
     fp.add_argument("--param-type", action="append", default=[], metavar="TYPE",
@@ -157,8 +160,7 @@ def _check_options(args: argparse.Namespace) -> tuple[str, str]:
     if args.param_type and protocol != "prepared":
         raise BadInputError("--param-type applies to --protocol prepared")
     check_assume_options(args)
-    if args.mlpt is not None and args.mlpt < 10:
-        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+    check_mlpt_option(args.mlpt)
     if any(name == "assumed-spill" for name, _ in args.fail_on) and args.assume_version is None \
             and args.assume_mlpt is None:
         raise BadInputError("--fail-on assumed-spill needs --assume-version or --assume-mlpt")
@@ -168,7 +170,6 @@ def _check_options(args: argparse.Namespace) -> tuple[str, str]:
 def run(args: argparse.Namespace, console: Console) -> int:
     """Measure, render (table or JSON), and return the exit code."""
     from ..footprint import measure_all_modes, measure_footprint
-    from ..report.jsonout import footprints_to_dict
     from ..report.terminal import render_footprints
     from ..server import ScratchSettings
     from ..statement import check_param_count
@@ -207,20 +208,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         endpoint = target.session.endpoint
         cost = target.session.probe_cost
     if args.json is not None:
-        docs = []
-        for footprints in results:
-            doc = footprints_to_dict(footprints)
-            doc["server"].update(host=endpoint.host, port=endpoint.port, database=endpoint.database,
-                                 user=endpoint.user, chosen_by=choice.source)
-            docs.append(doc)
-        if len(docs) == 1:
-            out = {**docs[0], "probe_cost": cost.to_dict()}
-        else:
-            out = {"schema": FOOTPRINTS_SCHEMA, "lockscope_version": docs[0]["lockscope_version"],
-                   "server": docs[0]["server"], "statements": docs,
-                   "spilled": any(d["spilled"] for d in docs),
-                   "mismatch_count": sum(d["mismatch_count"] for d in docs), "probe_cost": cost.to_dict()}
-        write_json(args.json, out, info, stdout=console)
+        write_json(args.json, _json_doc(results, endpoint, choice.source, cost), info, stdout=console)
     if not to_stdout:
         for n, footprints in enumerate(results, 1):
             if len(results) > 1:
@@ -232,3 +220,22 @@ def run(args: argparse.Namespace, console: Console) -> int:
         note(make_console(stderr=True), "lockscope footprint: --fail-on " + "; ".join(failed))
         return EXIT_SPILL
     return 0
+
+
+def _json_doc(results: list[tuple[Footprint, ...]], endpoint: Endpoint, chosen_by: str,
+              cost: ProbeCost) -> dict[str, Any]:
+    """The ``--json`` document: one statement's footprints, or ``lockscope/footprints/v1`` around several."""
+    from ..report.jsonout import footprints_to_dict
+
+    docs = []
+    for footprints in results:
+        doc = footprints_to_dict(footprints)
+        doc["server"].update(host=endpoint.host, port=endpoint.port, database=endpoint.database,
+                             user=endpoint.user, chosen_by=chosen_by)
+        docs.append(doc)
+    if len(docs) == 1:
+        return {**docs[0], "probe_cost": cost.to_dict()}
+    return {"schema": FOOTPRINTS_SCHEMA, "lockscope_version": docs[0]["lockscope_version"],
+            "server": docs[0]["server"], "statements": docs,
+            "spilled": any(d["spilled"] for d in docs),
+            "mismatch_count": sum(d["mismatch_count"] for d in docs), "probe_cost": cost.to_dict()}

@@ -11,6 +11,7 @@ from rich.console import Console
 from ..errors import EXIT_SPILL, BadInputError
 from ..pgbin import resolve_pg_bin
 from ._common import (
+    MLPT_DEFAULT_HELP,
     add_assume_options,
     add_interval_option,
     add_json_option,
@@ -23,6 +24,7 @@ from ._common import (
     add_timeout_options,
     add_top_option,
     check_assume_options,
+    check_mlpt_option,
     choose_command_target,
     cost_ms,
     positive_int,
@@ -41,7 +43,10 @@ from ._output import (
 )
 
 if TYPE_CHECKING:
-    from ..forecast.engine import ForecastReport
+    from ..db import Endpoint, ProbeCost
+    from ..forecast.calibration import Calibration
+    from ..forecast.engine import ForecastReport, WhatIf
+    from ..target import TargetChoice
 
 def fail_on_condition(text: str) -> tuple[str, float, float | None]:
     """argparse type of ``forecast --fail-on``: ``partition`` or ``headroom:F[@TPS]`` -> (name, F, TPS or None)."""
@@ -83,7 +88,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_target_options(p, what="forecast", scratch="a scratch PostgreSQL (with a statement; see --setup)")
     p.add_argument("--setup", metavar="FILE", type=Path,
                    help="SQL script run on the scratch server before probing (with --scratch only)")
-    add_scratch_options(p, mlpt_default="PostgreSQL's own: 64 on 13-18, 128 on 19")
+    add_scratch_options(p, mlpt_default=MLPT_DEFAULT_HELP)
     p.add_argument("--param", action="append", default=[], metavar="VALUE",
                    help="value for $1, $2, ... of the statement in order (repeat the option)")
     p.add_argument("--param-type", action="append", default=[], metavar="TYPE",
@@ -92,6 +97,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         meaning="how the statement is sent, as pgbench -M: simple and extended plan every "
                                 "execution; prepared probes executions 1..7 through the plan cache in the server's "
                                 "plan_cache_mode and forecasts the last")
+    _add_model_options(p)
+    add_probe_rate_option(p)
+    add_timeout_options(p)
+    _add_output_options(p)
+    p.set_defaults(handler=run)
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """The model's inputs (clients, costs, cores, calibration), the what-ifs and the workload options."""
     p.add_argument("--clients", type=positive_int, metavar="N",
                    help="concurrent clients of the model (default: the workload's connections that ran statements "
                         "during --interval, or 16 for a statement)")
@@ -114,8 +128,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     wl = p.add_argument_group("workload (without a statement)")
     add_interval_option(wl)
     add_top_option(wl, what="forecast")
-    add_probe_rate_option(p)
-    add_timeout_options(p)
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    """``--json``, ``--html``, ``-v`` and the ``--fail-on`` gate."""
     add_json_option(p, schema="lockscope/forecast/v1, docs/forecast.md")
     p.add_argument("--html", type=Path, metavar="FILE",
                    help="write a self-contained HTML report with the predicted TPS vs clients plot")
@@ -126,7 +142,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "binding resource at --clients is a lock-partition LWLock, not the CPU) or headroom:F "
                         "(the predicted throughput at --clients is below F x the workload's measured rate; "
                         "headroom:F@TPS compares with TPS instead, and is the form a single statement needs)")
-    p.set_defaults(handler=run)
 
 
 def failed_conditions(report: ForecastReport, conditions: list[tuple[str, float, float | None]]) -> list[str]:
@@ -149,41 +164,12 @@ def failed_conditions(report: ForecastReport, conditions: list[tuple[str, float,
 def run(args: argparse.Namespace, console: Console) -> int:
     """Probe, forecast, render (table, JSON, HTML); return the exit code."""
     from ..forecast.calibration import DEFAULT_CALIBRATION, load_calibration
-    from ..forecast.engine import WhatIf, default_cores, forecast_statement, forecast_workload
-    from ..report.forecast_html import forecast_html
-    from ..report.forecast_json import forecast_to_dict
-    from ..report.forecast_terminal import render_forecast
-    from ..server import ScratchSettings
-    from ..statement import check_param_count, check_statement
-    from ..target import open_target
+    from ..forecast.engine import WhatIf, default_cores
 
     # everything the user gave is checked before any server is started or contacted
-    if args.statement_alias is not None:  # --statement SQL, the spelling before issue 21
-        if args.sql is not None:
-            raise BadInputError("give the statement once: SQL (or --statement SQL, its old spelling)")
-        args.sql = args.statement_alias
-    sql = read_statement_input(args, command="forecast", required=False)
-    check_assume_options(args)
-    if args.mlpt is not None and args.mlpt < 10:
-        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
-    if sql is not None and any(name == "headroom" and tps is None for name, _, tps in args.fail_on):
-        raise BadInputError("--fail-on headroom:F needs a rate for a single statement: headroom:F@TPS (e.g. "
-                            "headroom:2@5000)")
+    sql, protocol = _checked_statement(args)
     what_if = WhatIf(drop_indexes=tuple(args.drop_index), max_locks_per_transaction=args.assume_mlpt,
                      plan_cache_mode=args.plan_cache_mode, assume_major=args.assume_version)
-    protocol = args.protocol or args.protocol_default
-    protocol = "simple" if protocol == "extended" else protocol
-    if sql is None:
-        for option, value in (("--param", args.param), ("--param-type", args.param_type),
-                              ("--protocol", args.protocol)):
-            if value:
-                raise BadInputError(f"{option} applies to a statement (SQL, -f FILE or -)")
-    else:
-        checked = check_statement(sql)
-        check_param_count(checked, args.param, args.param_type if protocol == "prepared" else ())
-        sql = checked.text
-        if args.param_type and protocol != "prepared":
-            raise BadInputError("--param-type applies to --protocol prepared")
     calibration = load_calibration(args.calibration) if args.calibration is not None else DEFAULT_CALIBRATION
     check_writable(args.json, args.html)
     choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,
@@ -192,10 +178,61 @@ def run(args: argparse.Namespace, console: Console) -> int:
         raise BadInputError("a scratch server has no workload: give a statement (SQL, -f FILE or -; with --setup "
                             "FILE for its tables), or --dsn for a database with pg_stat_statements")
     setup = read_text(args.setup, "set-up script") if args.setup is not None else None
-    pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     cores = args.cores or default_cores()
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
+    report, endpoint, cost = _forecast(args, choice, info, sql=sql, setup=setup, protocol=protocol,
+                                       what_if=what_if, calibration=calibration, cores=cores)
+    _render(args, report, choice, endpoint, cost, console=console, info=info, to_stdout=to_stdout)
+    print_probe_cost("forecast", cost)
+    failed = failed_conditions(report, args.fail_on)
+    if failed:
+        note(make_console(stderr=True), "lockscope forecast: --fail-on " + "; ".join(failed))
+        return EXIT_SPILL
+    return 0
+
+
+def _checked_statement(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The statement (None: the workload) and the protocol it is probed with, after every check of the options.
+
+    :raises BadInputError: for options that contradict each other or do not apply.
+    """
+    from ..statement import check_param_count, check_statement
+
+    if args.statement_alias is not None:  # --statement SQL, the spelling before issue 21
+        if args.sql is not None:
+            raise BadInputError("give the statement once: SQL (or --statement SQL, its old spelling)")
+        args.sql = args.statement_alias
+    sql = read_statement_input(args, command="forecast", required=False)
+    check_assume_options(args)
+    check_mlpt_option(args.mlpt)
+    if sql is not None and any(name == "headroom" and tps is None for name, _, tps in args.fail_on):
+        raise BadInputError("--fail-on headroom:F needs a rate for a single statement: headroom:F@TPS (e.g. "
+                            "headroom:2@5000)")
+    protocol = args.protocol or args.protocol_default
+    protocol = "simple" if protocol == "extended" else protocol
+    if sql is None:
+        for option, value in (("--param", args.param), ("--param-type", args.param_type),
+                              ("--protocol", args.protocol)):
+            if value:
+                raise BadInputError(f"{option} applies to a statement (SQL, -f FILE or -)")
+        return None, protocol
+    checked = check_statement(sql)
+    check_param_count(checked, args.param, args.param_type if protocol == "prepared" else ())
+    if args.param_type and protocol != "prepared":
+        raise BadInputError("--param-type applies to --protocol prepared")
+    return checked.text, protocol
+
+
+def _forecast(args: argparse.Namespace, choice: TargetChoice, info: Console, *, sql: str | None,
+              setup: str | None, protocol: str, what_if: WhatIf, calibration: Calibration,
+              cores: int) -> tuple[ForecastReport, Endpoint, ProbeCost]:
+    """Open the target (starting a scratch server if chosen) and forecast the statement or the workload."""
+    from ..forecast.engine import forecast_statement, forecast_workload
+    from ..server import ScratchSettings
+    from ..target import open_target
+
+    pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     with steps(make_console(stderr=True), "lockscope forecast") as step:
         if choice.scratch:
             step("starting a scratch PostgreSQL")
@@ -216,8 +253,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 report = forecast_workload(session, calibration=calibration, cores=cores, clients=args.clients,
                                            what_if=what_if, interval_s=args.interval, top_n=args.top,
                                            dsn=choice.dsn, progress=step)
-            endpoint = session.endpoint
-            cost = session.probe_cost
+            return report, session.endpoint, session.probe_cost
+
+
+def _render(args: argparse.Namespace, report: ForecastReport, choice: TargetChoice, endpoint: Endpoint,
+            cost: ProbeCost, *, console: Console, info: Console, to_stdout: bool) -> None:
+    """The JSON document (``--json``), the terminal tables (unless the JSON goes to stdout) and ``--html``."""
+    from ..report.forecast_html import forecast_html
+    from ..report.forecast_json import forecast_to_dict
+    from ..report.forecast_terminal import render_forecast
+
     if args.json is not None:
         doc = forecast_to_dict(report)
         doc["server"].update(host=endpoint.host, port=endpoint.port, user=endpoint.user, chosen_by=choice.source)
@@ -227,9 +272,3 @@ def run(args: argparse.Namespace, console: Console) -> int:
         console.print(render_forecast(report, verbose=args.verbose))
     if args.html is not None:
         write_text(args.html, forecast_html(report), info, "HTML")
-    print_probe_cost("forecast", cost)
-    failed = failed_conditions(report, args.fail_on)
-    if failed:
-        note(make_console(stderr=True), "lockscope forecast: --fail-on " + "; ".join(failed))
-        return EXIT_SPILL
-    return 0

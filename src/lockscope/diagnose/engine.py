@@ -37,8 +37,9 @@ from ..errors import LockscopeError
 from ..forecast.calibration import DEFAULT_CALIBRATION
 from ..forecast.engine import connections_doing_work, forecast_live, server_clock, workload_own_cost
 from ..forecast.live import live_from_watch
-from ..lockpart import NUM_LOCK_PARTITIONS
+from ..lockpart import partition_rates
 from ..shapes import apply_what_if, database_facts, relation_facts
+from ..text import plural
 from ..watch.aas import share
 from ..watch.engine import WatchConfig, Watcher, WatchSummary
 
@@ -177,11 +178,6 @@ class Culprit:
                 seen.append(lk.relation)
         return tuple(seen)
 
-    @property
-    def spilling_phases(self) -> tuple[PhaseFootprint, ...]:
-        """The phases that put locks in the main lock table."""
-        return tuple(p for p in self.phases if p.spilled)
-
 
 @dataclass(frozen=True)
 class SpilledRelation:
@@ -230,13 +226,6 @@ class Fix:
     culprit_spills_after: tuple[int, ...] = ()
     drop_index_oids: tuple[int, ...] = ()
     capacity_after: CapacityModel | None = None
-
-    @property
-    def removed_fraction(self) -> float | None:
-        """Fraction (0..1) of main-lock-table acquisitions/s it removes, None when unknown."""
-        if self.main_per_s_after is None:
-            return None
-        return 1.0 - share(self.main_per_s_after, self.main_per_s_before) if self.main_per_s_before else 0.0
 
 
 @dataclass(frozen=True)
@@ -320,20 +309,15 @@ def _rate(shapes: Sequence[StatementShape]) -> float:
 
 
 def _partition_rates(shapes: Sequence[StatementShape]) -> tuple[float, ...]:
-    out = [0.0] * NUM_LOCK_PARTITIONS
-    for s in shapes:
-        for p, n in enumerate(s.partition_load):
-            out[p] += (s.calls_per_s or 0.0) * n
-    return tuple(out)
+    """Main-lock-table acquisitions/s per lock partition (16 values): the lock acquisitions of
+    :func:`lockscope.lockpart.partition_rates` only, without its release passes, so that the partitions add up to
+    :func:`_rate` (the figure the fixes are ranked by; the audit's partition load counts both)."""
+    return partition_rates(((s.calls_per_s or 0.0), s.partition_load) for s in shapes).acquisitions_per_s
 
 
 def _names(names: Sequence[str], limit: int = 3) -> str:
     shown = ", ".join(names[:limit])
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("x") else f"{n} {word}s"
 
 
 @dataclass
@@ -467,8 +451,8 @@ def _drop_index_fixes(ctx: _FixContext) -> list[Fix]:
         sql = tuple(s for f in report.findings if f.kind == "table-spill" and f.subject == table for s in f.sql)
         n = len(plan.index_oids)
         out.append(Fix(
-            "drop-indexes", f"drop {_plural(n, adjective + ' index')} on {table}",
-            f"drop {'this' if n == 1 else 'these'} {_plural(n, adjective + ' index')} ({_names(index_names)})",
+            "drop-indexes", f"drop {plural(n, adjective + ' index')} on {table}",
+            f"drop {'this' if n == 1 else 'these'} {plural(n, adjective + ' index')} ({_names(index_names)})",
             f"the smallest safe set{'' if plan.exact else ' found (greedy)'} after which {table}'s planner locks "
             f"{'fit' if plan.sufficient else 'still spill ' + str(plan.after_spilled)} ({plan.before_spilled} "
             f"spilled now): {_names(index_names, 8)}; DROP INDEX CONCURRENTLY, no restart",
@@ -651,7 +635,7 @@ def verdict_line(status: str, summary: WatchSummary, culprits: Sequence[Culprit]
     count = f"{spills[0]}" if len(spills) == 1 else f"{spills[0]}-{spills[-1]}"
     each = f"{count} locks {'each ' if many else ''}per call"
     rate = sum(c.main_per_s for c in measured)
-    stmt = _plural(len(measured), "statement")
+    stmt = plural(len(measured), "statement")
     return (head + f"; {stmt} on {_names(tables, 2)} spill{'' if many else 's'} {each} to the main lock table "
             f"({rate:,.0f} acquisitions/s)"
             + (f" — {todo}" if todo else " — no fix from the audit's advice; see the findings") + ".")

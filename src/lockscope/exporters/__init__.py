@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..db import load_sql
+from ..versions import MIN_SUPPORTED, PG19, major_of
 
 __all__ = ["FORMATS", "QUERIES", "Column", "MetricQuery", "pgwatch_sql", "render"]
 
@@ -43,6 +44,10 @@ class Column:
     name: str
     usage: str
     description: str
+
+
+#: The oldest major every exported query runs on (lockscope's oldest supported server).
+_OLDEST_MAJOR = major_of(MIN_SUPPORTED)
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,7 @@ QUERIES: tuple[MetricQuery, ...] = (
             Column("backends_over_fastpath_slots", "GAUGE",
                    "Backends holding more relation locks than their fast-path slots"),
         ),
-        min_major=13,
+        min_major=_OLDEST_MAJOR,
         interval_s=60,
     ),
     MetricQuery(
@@ -112,7 +117,7 @@ QUERIES: tuple[MetricQuery, ...] = (
             Column("wait_event", "LABEL", "pg_stat_activity.wait_event, 'CPU' when not waiting"),
             Column("active_sessions", "GAUGE", "Sessions in state 'active' at the scrape"),
         ),
-        min_major=13,
+        min_major=_OLDEST_MAJOR,
         interval_s=15,
     ),
     MetricQuery(
@@ -124,7 +129,7 @@ QUERIES: tuple[MetricQuery, ...] = (
                    "Fast-path relation-lock slots per backend (16 before PostgreSQL 18)"),
             Column("max_locks_per_transaction", "GAUGE", "The max_locks_per_transaction setting"),
         ),
-        min_major=13,
+        min_major=_OLDEST_MAJOR,
         interval_s=300,
     ),
     MetricQuery(
@@ -140,7 +145,7 @@ QUERIES: tuple[MetricQuery, ...] = (
                    "Locks that could not use a fast-path slot because the backend's group was full"),
             Column("waits_total", "COUNTER", "Lock waits longer than deadlock_timeout"),
         ),
-        min_major=19,
+        min_major=major_of(PG19),
         interval_s=60,
     ),
 )
@@ -173,7 +178,7 @@ def _postgres_exporter() -> str:
                 f"{q.name}:", "  query: |"]
         out += _block(q.text, 4)
         out += ["  master: true", f"  cache_seconds: {q.interval_s}"]
-        if q.min_major > 13:
+        if q.min_major > _OLDEST_MAJOR:
             out.append(f"  runonserver: {_q(f'>={q.min_major}.0.0')}")
         out.append("  metrics:")
         for c in q.columns:

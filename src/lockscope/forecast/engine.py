@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from ..audit.catalog import read_catalog, read_settings
 from ..audit.partitions import shape_from_plan
 from ..audit.workload import StatementRates, probe_statements, read_workload
-from ..capacity import CapacityModel
+from ..capacity import MIN_MAX_LOCKS_PER_TRANSACTION, CapacityModel
 from ..db import load_sql, time_on_scratch
 from ..errors import BadInputError, LockscopeError
 from ..footprint import measure_footprint
@@ -110,8 +110,9 @@ class WhatIf:
     assume_major: int | None = None
 
     def __post_init__(self) -> None:
-        if self.max_locks_per_transaction is not None and self.max_locks_per_transaction < 10:
-            raise BadInputError("--mlpt: max_locks_per_transaction is at least 10")
+        mlpt = self.max_locks_per_transaction
+        if mlpt is not None and mlpt < MIN_MAX_LOCKS_PER_TRANSACTION:
+            raise BadInputError(f"--mlpt: max_locks_per_transaction is at least {MIN_MAX_LOCKS_PER_TRANSACTION}")
         if self.plan_cache_mode is not None and self.plan_cache_mode not in PLAN_CACHE_MODES:
             raise BadInputError(f"--plan-cache-mode {self.plan_cache_mode!r}: use {', '.join(PLAN_CACHE_MODES)}")
         if self.assume_major is not None:
@@ -455,15 +456,10 @@ def forecast_statement(
     db_oid, _ = database_facts(session)
     drops = resolve_indexes(session, what_if.drop_indexes)
     mode = plan_cache_mode or facts.plan_cache_mode
-    progress("probing the statement")
-    fp = measure_footprint(session, sql, params=params, param_types=param_types, protocol=protocol,
-                           plan_cache_mode=mode if protocol == "prepared" else "auto")
-    shared = _shared_of(session, [lk.relation_oid for e in fp.executions for lk in e.locks])
-    progress("the statement's own cost")
-    own = statement_own_cost(session, bind_params(check_statement(sql), params, session.literal),
-                             exec_cost_ms=exec_cost_ms,
-                             scratch_conninfo=scratch_conninfo).steady(calibration).with_exec_floor(calibration)
-    shape = own.apply(shape_from_footprint(fp, db_oid, shared))
+    shape, own = _probe_statement(session, sql, db_oid, calibration=calibration, params=params,
+                                  param_types=param_types, protocol=protocol,
+                                  plan_cache_mode=mode if protocol == "prepared" else "auto",
+                                  exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo, progress=progress)
     notes = [f"the statement's own cost: {own.source}"]
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
@@ -481,6 +477,21 @@ def forecast_statement(
                           clients_source="--clients" if clients else "default (a probed statement has no live rate)",
                           calibration=calibration, measured=measured, what_if=after,
                           what_if_text=what_if.describe(), notes=tuple(notes), think_s=think_s)
+
+
+def _probe_statement(session: Session, sql: str, db_oid: int, *, calibration: Calibration, params: Sequence[str],
+                     param_types: Sequence[str], protocol: str, plan_cache_mode: str, exec_cost_ms: float | None,
+                     scratch_conninfo: str | None, progress: Callable[[str], None]) -> tuple[StatementShape, OwnCost]:
+    """The statement's measured shape (its footprint with its own cost applied) and that own cost."""
+    progress("probing the statement")
+    fp = measure_footprint(session, sql, params=params, param_types=param_types, protocol=protocol,
+                           plan_cache_mode=plan_cache_mode)
+    shared = _shared_of(session, [lk.relation_oid for e in fp.executions for lk in e.locks])
+    progress("the statement's own cost")
+    own = statement_own_cost(session, bind_params(check_statement(sql), params, session.literal),
+                             exec_cost_ms=exec_cost_ms,
+                             scratch_conninfo=scratch_conninfo).steady(calibration).with_exec_floor(calibration)
+    return own.apply(shape_from_footprint(fp, db_oid, shared)), own
 
 
 def _statement_what_if(session: Session, shape: StatementShape, own: OwnCost, what_if: WhatIf,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from ..audit.engine import SEVERITIES, AuditReport, Finding
 from ..audit.partitions import LockPartitionLoad
 from ..audit.workload import StatementAudit
+from ..lockpart import NUM_LOCK_PARTITIONS
 from .html import SEVERITY_COLORS, cards, escape, page, svg_columns, svg_hbars, table
 
 __all__ = ["audit_html", "findings_html", "partition_chart", "partition_section", "statements_chart", "tables_chart"]
@@ -54,11 +55,12 @@ def partition_chart(load: LockPartitionLoad) -> str:
     ``LockReleaseAll`` passes, :mod:`lockscope.audit.partitions`); empty when nothing is in the main table."""
     if load.hottest_partition is None:
         return ""
-    return svg_columns([str(p) for p in range(16)],
+    return svg_columns([str(p) for p in range(NUM_LOCK_PARTITIONS)],
                        [("lock acquisitions", list(load.acquisitions_per_s), SEVERITY_COLORS["high"]),
                         ("release passes", list(load.release_passes_per_s), SEVERITY_COLORS["medium"])],
-                       title="LWLock:LockManager acquisitions per second by lock partition (0..15)",
-                       unit="acquisitions/s", xlabel="lock partition (LockTagHashCode % 16)")
+                       title=("LWLock:LockManager acquisitions per second by lock partition "
+                              f"(0..{NUM_LOCK_PARTITIONS - 1})"),
+                       unit="acquisitions/s", xlabel=f"lock partition (LockTagHashCode % {NUM_LOCK_PARTITIONS})")
 
 
 def partition_section(load: LockPartitionLoad, *, max_rows: int = 200) -> str:
@@ -67,9 +69,11 @@ def partition_section(load: LockPartitionLoad, *, max_rows: int = 200) -> str:
     hot = load.hottest_partition
     if hot is None:
         return ('<p class="ok">No audited statement puts a lock in the main lock table: 0 LWLock:LockManager '
-                f"acquisitions/s on all 16 partitions ({load.statements_measured} statements measured).</p>")
+                f"acquisitions/s on all {NUM_LOCK_PARTITIONS} partitions ({load.statements_measured} statements "
+                "measured).</p>")
     out = [f'<p>Hottest: <b>partition {hot}</b>, {load.hottest_per_s:,.1f} LWLock acquisitions/s = '
-           f"{load.imbalance:.1f} x the mean of the 16 (1 = even spread; database OID {load.database_oid}). "
+           f"{load.imbalance:.1f} x the mean of the {NUM_LOCK_PARTITIONS} (1 = even spread; database OID "
+           f"{load.database_oid}). "
            "Every backend running these statements takes this partition's LWLock exclusively for each lock.</p>",
            table(("query", "queryid", "calls/s", f"locks in p{hot}/call", "acquisitions/s", f"of p{hot}"),
                  [(" ".join(st.query.split())[:200], st.queryid, f"{st.calls_per_s:,.1f}", f"{st.locks_per_call:g}",
@@ -117,23 +121,13 @@ def audit_html(report: AuditReport, *, max_rows: int = 200) -> str:
     lock-partition load)."""
     cap = report.capacity
     w = report.workload
-    m = report.mlpt
     body = [f'<p class="muted">PostgreSQL {escape(report.server_version)}, database <code>{escape(report.database)}'
             f"</code>{' (standby)' if report.in_recovery else ''}{' (embedded demo)' if report.demo else ''}; "
             f"max_locks_per_transaction {cap.max_locks_per_transaction}; shared lock table "
             f"{report.shared_lock_table_entries:,} entries; {report.relations:,} tables/partitions, "
             f"{report.indexes:,} indexes; plan_cache_mode {escape(report.plan_cache_mode)}.</p>"]
     body.append(_first_steps(report))
-    spilling = sum(1 for t in report.tables if t.pruned.spilled)
-    summary = [(str(report.count(s)), f"{s} findings", s == "high" and report.count(s) > 0)
-               for s in ("high", "medium", "low")]
-    summary += [(cap.describe().split(" (")[0], "fast-path capacity per backend", False),
-                (f"{spilling}", f"of {len(report.tables)} tables spill", spilling > 0),
-                (f"{m.main_per_s_now:,.0f}", "main-lock-table acquisitions/s", m.main_per_s_now > 0)]
-    if m.change_needed and m.mlpt_recommended is not None:
-        summary.append((f"{m.main_per_s_after:,.0f}", f"acquisitions/s at max_locks_per_transaction "
-                        f"{m.mlpt_recommended}", False))
-    body.append(cards(summary))
+    body.append(cards(_summary_cards(report)))
     body.append("<h2>Summary</h2>")
     body.append(tables_chart(report))
     body.append(statements_chart(w.statements) if w.available else
@@ -143,33 +137,9 @@ def audit_html(report: AuditReport, *, max_rows: int = 200) -> str:
     body.append("<h2>Findings</h2>")
     body.append(findings_html(report.findings))
     body.append("<h2>Tables</h2>")
-    body.append(table(
-        ("table", "kind", "indexes", "partitions", "pruned locks", "spilled", "unpruned locks", "spilled",
-         "group overflow"),
-        [(t.qualified, t.kind, t.indexes, t.partitions, t.pruned.locks, t.pruned.spilled,
-          t.unpruned.locks if t.unpruned else "", t.unpruned.spilled if t.unpruned else "",
-          ", ".join(f"{g}: {n}" for g, n in t.pruned.overflowing_groups.items()))
-         for t in report.tables[:max_rows]],
-        left=2, classes=[["", "", "", "", "", "bad" if t.pruned.spilled else "ok", "",
-                          "bad" if t.unpruned and t.unpruned.spilled else ""] for t in report.tables[:max_rows]]))
+    body.append(_tables_table(report, max_rows))
     body.append("<h2>Statements</h2>")
-    stmts = sorted((s for s in w.statements if not s.skipped_reason), key=lambda s: -s.main_lock_table_per_s)
-    if stmts:
-        rate = f"{w.interval_s:.1f} s interval" if w.interval_s else "since the last reset"
-        body.append(f'<p class="muted">{w.entries:,} pg_stat_statements entries, {len(stmts)} audited; calls/s over '
-                    f"the {rate}.</p>")
-        body.append(table(
-            ("query", "queryid", "role", "calls/s", "custom locks", "spilled", "generic build", "generic reuse",
-             "spilled/call", "main-lock-table/s", "not measured because"),
-            [(s.short_query, s.queryid, s.rolname or "", f"{s.calls_per_s:,.1f}", s.custom.locks if s.custom else "",
-              s.custom.spilled if s.custom else "", s.generic.locks if s.generic else "",
-              s.generic_reuse.locks if s.generic_reuse else "", f"{s.spilled_per_call:g}",
-              f"{s.main_lock_table_per_s:,.1f}", s.custom_reason or s.generic_reason or "")
-             for s in stmts[:max_rows]], left=3,
-            classes=[["", "", "", "", "", "bad" if s.custom and s.custom.spilled else "", "", "", "",
-                      "bad" if s.main_lock_table_per_s else ""] for s in stmts[:max_rows]]))
-    else:
-        body.append('<p class="muted">No statements audited.</p>')
+    body.extend(_statements_section(report, max_rows))
     if report.partition_load is not None:
         body.append("<h2>Lock-partition load</h2>")
         body.append(partition_section(report.partition_load, max_rows=max_rows))
@@ -180,7 +150,66 @@ def audit_html(report: AuditReport, *, max_rows: int = 200) -> str:
                             "yes" if f.droppable else f"no: {f.protected_reason}", f.idx_scan,
                             f"{f.size_bytes / 2**20:.1f}") for f in report.index_findings[:max_rows]], left=5))
     body.append("<h2>Settings</h2>")
-    body.append(table(("item", "value"), [
+    body.append(_settings_table(report))
+    if report.notes:
+        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in report.notes) + "</ul>")
+    return page(f"lockscope audit: {report.database}", body)
+
+
+def _summary_cards(report: AuditReport) -> list[tuple[str, str, bool]]:
+    """The summary cards: findings by severity, capacity, spilling tables, main-lock-table rate now and after."""
+    m = report.mlpt
+    spilling = sum(1 for t in report.tables if t.pruned.spilled)
+    summary = [(str(report.count(s)), f"{s} findings", s == "high" and report.count(s) > 0)
+               for s in ("high", "medium", "low")]
+    summary += [(report.capacity.describe().split(" (")[0], "fast-path capacity per backend", False),
+                (f"{spilling}", f"of {len(report.tables)} tables spill", spilling > 0),
+                (f"{m.main_per_s_now:,.0f}", "main-lock-table acquisitions/s", m.main_per_s_now > 0)]
+    if m.change_needed and m.mlpt_recommended is not None:
+        summary.append((f"{m.main_per_s_after:,.0f}", f"acquisitions/s at max_locks_per_transaction "
+                        f"{m.mlpt_recommended}", False))
+    return summary
+
+
+def _tables_table(report: AuditReport, max_rows: int) -> str:
+    """Per table: pruned and unpruned footprints, spills and fast-path group overflow."""
+    return table(
+        ("table", "kind", "indexes", "partitions", "pruned locks", "spilled", "unpruned locks", "spilled",
+         "group overflow"),
+        [(t.qualified, t.kind, t.indexes, t.partitions, t.pruned.locks, t.pruned.spilled,
+          t.unpruned.locks if t.unpruned else "", t.unpruned.spilled if t.unpruned else "",
+          ", ".join(f"{g}: {n}" for g, n in t.pruned.overflowing_groups.items()))
+         for t in report.tables[:max_rows]],
+        left=2, classes=[["", "", "", "", "", "bad" if t.pruned.spilled else "ok", "",
+                          "bad" if t.unpruned and t.unpruned.spilled else ""] for t in report.tables[:max_rows]])
+
+
+def _statements_section(report: AuditReport, max_rows: int) -> list[str]:
+    """The audited statements by main-lock-table acquisitions/s (a line, then the table), or a line saying there
+    are none (body fragments)."""
+    w = report.workload
+    stmts = sorted((s for s in w.statements if not s.skipped_reason), key=lambda s: -s.main_lock_table_per_s)
+    if not stmts:
+        return ['<p class="muted">No statements audited.</p>']
+    rate = f"{w.interval_s:.1f} s interval" if w.interval_s else "since the last reset"
+    intro = (f'<p class="muted">{w.entries:,} pg_stat_statements entries, {len(stmts)} audited; calls/s over '
+             f"the {rate}.</p>")
+    return [intro, table(
+        ("query", "queryid", "role", "calls/s", "custom locks", "spilled", "generic build", "generic reuse",
+         "spilled/call", "main-lock-table/s", "not measured because"),
+        [(s.short_query, s.queryid, s.rolname or "", f"{s.calls_per_s:,.1f}", s.custom.locks if s.custom else "",
+          s.custom.spilled if s.custom else "", s.generic.locks if s.generic else "",
+          s.generic_reuse.locks if s.generic_reuse else "", f"{s.spilled_per_call:g}",
+          f"{s.main_lock_table_per_s:,.1f}", s.custom_reason or s.generic_reason or "")
+         for s in stmts[:max_rows]], left=3,
+        classes=[["", "", "", "", "", "bad" if s.custom and s.custom.spilled else "", "", "", "",
+                  "bad" if s.main_lock_table_per_s else ""] for s in stmts[:max_rows]])]
+
+
+def _settings_table(report: AuditReport) -> str:
+    """The max_locks_per_transaction advice and the shared lock table as item/value rows."""
+    m = report.mlpt
+    return table(("item", "value"), [
         ("fast-path groups needed (hash-aware, real OIDs)", m.groups_needed or "more than 1024"),
         ("max_locks_per_transaction: smallest / recommended", f"{m.mlpt_min} / {m.mlpt_recommended}"),
         ("advice for", "PostgreSQL 18 (upgrade)" if m.upgrade else "this server"),
@@ -189,7 +218,4 @@ def audit_html(report: AuditReport, *, max_rows: int = 200) -> str:
         ("main-lock-table acquisitions/s now / after", f"{m.main_per_s_now:,.0f} / {m.main_per_s_after:,.0f}"),
         ("shared lock table: entries / largest x sessions / spilled x sessions",
          f"{report.shared_lock.entries:,} / {report.shared_lock.need_all:,} / {report.shared_lock.need_spilled:,}"),
-    ], left=2))
-    if report.notes:
-        body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in report.notes) + "</ul>")
-    return page(f"lockscope audit: {report.database}", body)
+    ], left=2)

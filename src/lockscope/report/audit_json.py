@@ -9,11 +9,13 @@ import datetime as _dt
 from typing import Any
 
 from .. import __version__
+from ..audit.advice import GranularityAdvice, MlptAdvice, SharedLockRisk
 from ..audit.engine import AuditReport
+from ..audit.indexes import IndexFinding
 from ..audit.partitions import LockPartitionLoad
 from ..audit.phases import PhaseSplit
 from ..audit.tables import FootprintCase
-from ..audit.workload import PlanFootprint
+from ..audit.workload import PlanFootprint, StatementAudit, Workload
 from .jsonout import capacity_to_dict
 
 __all__ = ["AUDIT_SCHEMA", "audit_to_dict"]
@@ -72,21 +74,12 @@ def _split(split: PhaseSplit | None) -> dict[str, Any] | None:
 
 def audit_to_dict(report: AuditReport) -> dict[str, Any]:
     """The whole report (see docs/audit.md for every key)."""
-    w = report.workload
     return {
         "schema": AUDIT_SCHEMA,
         "lockscope_version": __version__,
         "audited_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "demo": report.demo,
-        "server": {
-            "server_version": report.server_version, "server_version_num": report.server_version_num,
-            "database": report.database, "in_recovery": report.in_recovery,
-            "max_connections": report.max_connections, "max_backends": report.max_backends,
-            "max_prepared_transactions": report.max_prepared_transactions,
-            "plan_cache_mode": report.plan_cache_mode, "enable_partition_pruning": report.enable_partition_pruning,
-            "shared_lock_table_entries": report.shared_lock_table_entries,
-            "stats_age_s": round(report.stats_age_s, 1), "stats_since": report.stats_since_source,
-        },
+        "server": _server(report),
         "capacity": capacity_to_dict(report.capacity),
         "catalog": {"relations": report.relations, "indexes": report.indexes},
         "summary": {s: report.count(s) for s in ("high", "medium", "low", "info")},
@@ -100,62 +93,96 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
              "all_relations": t.all_relations, "pruned": _case(t.pruned), "unpruned": _case(t.unpruned)}
             for t in report.tables
         ],
-        "statements": {
-            "available": w.available, "entries": w.entries, "hidden": w.hidden, "top_n": w.top_n,
-            "interval_s": round(w.interval_s, 3), "since_reset_s": w.since_s,
-            "pg_stat_lock_fastpath_exceeded": w.pg_stat_lock_fastpath_exceeded,
-            "track_planning": w.track_planning, "lock_snapshots": w.lock_snapshots,
-            "items": [
-                {"queryid": s.queryid, "role": s.rolname, "query": s.query, "kind": s.kind, "calls": s.calls,
-                 "calls_per_s": round(s.calls_per_s, 3), "generic_plan_calls": s.generic_plan_calls,
-                 "custom_plan_calls": s.custom_plan_calls, "params": list(s.params),
-                 "param_sources": list(s.param_sources), "custom": _plan(s.custom), "custom_reason": s.custom_reason,
-                 "generic": _plan(s.generic), "generic_reuse": _plan(s.generic_reuse),
-                 "generic_reason": s.generic_reason, "spilled_per_call": s.spilled_per_call, "basis": s.basis,
-                 "phase_split": _split(s.split),
-                 "main_lock_table_per_s": round(s.main_lock_table_per_s, 3),
-                 "main_lock_table_per_s_low": round(s.main_lock_table_per_s_low, 3),
-                 "non_pruning": [c.qualified for c in s.non_pruning], "generic_locks_more": s.generic_locks_more,
-                 "skipped_reason": s.skipped_reason}
-                for s in w.statements
-            ],
-        },
+        "statements": _statements(report.workload),
         "lock_partition_load": _partition_load(report.partition_load),
-        "indexes": [
-            {"oid": f.index_oid, "index": f.qualified, "table": f.table, "kind": f.kind, "evidence": f.evidence,
-             "droppable": f.droppable, "protected_reason": f.protected_reason, "idx_scan": f.idx_scan,
-             "size_bytes": f.size_bytes, "partitioned": f.partitioned,
-             "other": report.names.get(f.other_oid) if f.other_oid else None}
-            for f in report.index_findings
-        ],
+        "indexes": [_index(f, report.names) for f in report.index_findings],
         "drop_plans": [
             {"table": report.names.get(p.table_oid), "indexes": [report.names.get(o) for o in p.index_oids],
              "spilled_before": p.before_spilled, "spilled_after": p.after_spilled, "sufficient": p.sufficient,
              "exact": p.exact}
             for p in report.drop_plans
         ],
-        "max_locks_per_transaction": {
-            "target_version_num": report.mlpt.target_version_num, "current": report.mlpt.current_mlpt,
-            "groups_needed": report.mlpt.groups_needed, "smallest": report.mlpt.mlpt_min,
-            "recommended": report.mlpt.mlpt_recommended, "change_needed": report.mlpt.change_needed,
-            "upgrade": report.mlpt.upgrade, "shmem_now_bytes": report.mlpt.shmem_now_bytes,
-            "shmem_after_bytes": report.mlpt.shmem_after_bytes,
-            "main_lock_table_per_s_now": round(report.mlpt.main_per_s_now, 3),
-            "main_lock_table_per_s_after": round(report.mlpt.main_per_s_after, 3),
-        },
-        "shared_lock_table": {
-            "entries": report.shared_lock.entries, "sessions": report.shared_lock.sessions,
-            "largest_locks": report.shared_lock.largest_locks, "largest_subject": report.shared_lock.largest_subject,
-            "largest_spilled": report.shared_lock.largest_spilled, "need_all": report.shared_lock.need_all,
-            "need_spilled": report.shared_lock.need_spilled, "severity": report.shared_lock.severity,
-        },
-        "partition_granularity": [
-            {"table": g.qualified, "current": g.current_label, "partitions": g.partitions,
-             "unpruned_locks": g.unpruned_locks,
-             "options": [{"label": o.label, "partitions": o.partitions, "unpruned_locks": o.unpruned_locks,
-                          "generic_reuse_locks": o.generic_reuse_locks, "fits": o.fits} for o in g.options]}
-            for g in report.granularity
-        ],
+        "max_locks_per_transaction": _mlpt(report.mlpt),
+        "shared_lock_table": _shared_lock(report.shared_lock),
+        "partition_granularity": [_granularity(g) for g in report.granularity],
         "notes": list(report.notes),
         "timings_s": {k: round(v, 3) for k, v in report.timings_s.items()},
     }
+
+
+def _server(report: AuditReport) -> dict[str, Any]:
+    """The audited server's version and settings."""
+    return {
+        "server_version": report.server_version, "server_version_num": report.server_version_num,
+        "database": report.database, "in_recovery": report.in_recovery,
+        "max_connections": report.max_connections, "max_backends": report.max_backends,
+        "max_prepared_transactions": report.max_prepared_transactions,
+        "plan_cache_mode": report.plan_cache_mode, "enable_partition_pruning": report.enable_partition_pruning,
+        "shared_lock_table_entries": report.shared_lock_table_entries,
+        "stats_age_s": round(report.stats_age_s, 1), "stats_since": report.stats_since_source,
+    }
+
+
+def _statements(w: Workload) -> dict[str, Any]:
+    """The pg_stat_statements workload and its audited statements."""
+    return {
+        "available": w.available, "entries": w.entries, "hidden": w.hidden, "top_n": w.top_n,
+        "interval_s": round(w.interval_s, 3), "since_reset_s": w.since_s,
+        "pg_stat_lock_fastpath_exceeded": w.pg_stat_lock_fastpath_exceeded,
+        "track_planning": w.track_planning, "lock_snapshots": w.lock_snapshots,
+        "items": [_statement(s) for s in w.statements],
+    }
+
+
+def _statement(s: StatementAudit) -> dict[str, Any]:
+    """One audited statement: its rates, footprints per plan and phase split."""
+    return {"queryid": s.queryid, "role": s.rolname, "query": s.query, "kind": s.kind, "calls": s.calls,
+            "calls_per_s": round(s.calls_per_s, 3), "generic_plan_calls": s.generic_plan_calls,
+            "custom_plan_calls": s.custom_plan_calls, "params": list(s.params),
+            "param_sources": list(s.param_sources), "custom": _plan(s.custom), "custom_reason": s.custom_reason,
+            "generic": _plan(s.generic), "generic_reuse": _plan(s.generic_reuse),
+            "generic_reason": s.generic_reason, "spilled_per_call": s.spilled_per_call, "basis": s.basis,
+            "phase_split": _split(s.split),
+            "main_lock_table_per_s": round(s.main_lock_table_per_s, 3),
+            "main_lock_table_per_s_low": round(s.main_lock_table_per_s_low, 3),
+            "non_pruning": [c.qualified for c in s.non_pruning], "generic_locks_more": s.generic_locks_more,
+            "skipped_reason": s.skipped_reason}
+
+
+def _index(f: IndexFinding, names: dict[int, str]) -> dict[str, Any]:
+    """One index finding; ``other`` names the index it duplicates or is made redundant by."""
+    return {"oid": f.index_oid, "index": f.qualified, "table": f.table, "kind": f.kind, "evidence": f.evidence,
+            "droppable": f.droppable, "protected_reason": f.protected_reason, "idx_scan": f.idx_scan,
+            "size_bytes": f.size_bytes, "partitioned": f.partitioned,
+            "other": names.get(f.other_oid) if f.other_oid else None}
+
+
+def _mlpt(m: MlptAdvice) -> dict[str, Any]:
+    """The max_locks_per_transaction advice."""
+    return {
+        "target_version_num": m.target_version_num, "current": m.current_mlpt,
+        "groups_needed": m.groups_needed, "smallest": m.mlpt_min,
+        "recommended": m.mlpt_recommended, "change_needed": m.change_needed,
+        "upgrade": m.upgrade, "shmem_now_bytes": m.shmem_now_bytes,
+        "shmem_after_bytes": m.shmem_after_bytes,
+        "main_lock_table_per_s_now": round(m.main_per_s_now, 3),
+        "main_lock_table_per_s_after": round(m.main_per_s_after, 3),
+    }
+
+
+def _shared_lock(r: SharedLockRisk) -> dict[str, Any]:
+    """The largest footprints x sessions against the shared lock table."""
+    return {
+        "entries": r.entries, "sessions": r.sessions,
+        "largest_locks": r.largest_locks, "largest_subject": r.largest_subject,
+        "largest_spilled": r.largest_spilled, "need_all": r.need_all,
+        "need_spilled": r.need_spilled, "severity": r.severity,
+    }
+
+
+def _granularity(g: GranularityAdvice) -> dict[str, Any]:
+    """A partitioned table's granularity options."""
+    return {"table": g.qualified, "current": g.current_label, "partitions": g.partitions,
+            "unpruned_locks": g.unpruned_locks,
+            "options": [{"label": o.label, "partitions": o.partitions, "unpruned_locks": o.unpruned_locks,
+                         "generic_reuse_locks": o.generic_reuse_locks, "fits": o.fits} for o in g.options]}

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from ..audit.engine import AuditReport
 from ..audit.partitions import LockPartitionLoad
+from ..lockpart import NUM_LOCK_PARTITIONS
 
 __all__ = ["render_audit"]
 
@@ -109,13 +110,13 @@ def _partition_load(load: LockPartitionLoad, limit: int) -> RenderableType:
     """Per-partition LWLock demand, then the statements and relations loading the hottest partition."""
     if load.hottest_partition is None:
         return Text(f"Lock-partition load: no audited statement puts a lock in the main lock table "
-                    f"(0 LWLock:LockManager acquisitions/s on all 16 partitions; {load.statements_measured} "
-                    "statements measured)", style="green")
+                    f"(0 LWLock:LockManager acquisitions/s on all {NUM_LOCK_PARTITIONS} partitions; "
+                    f"{load.statements_measured} statements measured)", style="green")
     hot = load.hottest_partition
     lw = load.lwlock_acquisitions_per_s
     top = max(lw)
     parts = Table(title=f"Lock-partition load: LWLock:LockManager acquisitions/s per partition "
-                        f"(database OID {load.database_oid}; LockTagHashCode % 16)",
+                        f"(database OID {load.database_oid}; LockTagHashCode % {NUM_LOCK_PARTITIONS})",
                   title_justify="left", header_style="bold")
     for col in ("partition", "lock acquisitions/s", "release passes/s", "LWLock acquisitions/s", "of all", ""):
         parts.add_column(col, justify="left" if not col else "right")

@@ -9,6 +9,7 @@ the audit's findings.
 from __future__ import annotations
 
 from ..diagnose.engine import Culprit, Diagnosis, Fix, forecast_lines
+from ..lockpart import NUM_LOCK_PARTITIONS
 from .audit_html import findings_html, statements_chart, tables_chart
 from .html import SEVERITY_COLORS, cards, escape, page, svg_columns, svg_hbars, svg_stack, table, wait_color
 
@@ -33,13 +34,15 @@ def _waits(d: Diagnosis) -> str:
 
 def _partitions(d: Diagnosis) -> str:
     if not any(d.partition_per_s):
-        return '<p class="ok">No main-table lock: the 16 lock partitions are idle (0 acquisitions/s).</p>'
+        return (f'<p class="ok">No main-table lock: the {NUM_LOCK_PARTITIONS} lock partitions are idle '
+                "(0 acquisitions/s).</p>")
     series = [("now", list(d.partition_per_s), SEVERITY_COLORS["high"])]
     if d.partition_per_s_after is not None and d.fixes:
         series.append((f"after: {d.fixes[0].title}"[:70], list(d.partition_per_s_after), SEVERITY_COLORS["after"]))
-    return svg_columns([str(p) for p in range(16)], series,
-                       title="Main-lock-table acquisitions per second by lock partition (LWLock:LockManager 0..15)",
-                       unit="acquisitions/s", xlabel="lock partition (LockTagHashCode % 16)")
+    return svg_columns([str(p) for p in range(NUM_LOCK_PARTITIONS)], series,
+                       title=("Main-lock-table acquisitions per second by lock partition (LWLock:LockManager "
+                              f"0..{NUM_LOCK_PARTITIONS - 1})"),
+                       unit="acquisitions/s", xlabel=f"lock partition (LockTagHashCode % {NUM_LOCK_PARTITIONS})")
 
 
 def _culprit(c: Culprit, total_lm: int) -> str:

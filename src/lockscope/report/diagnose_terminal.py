@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..diagnose.engine import Culprit, Diagnosis, forecast_lines
+from ..lockpart import NUM_LOCK_PARTITIONS
 
 __all__ = ["render_diagnosis", "short_text"]
 
@@ -74,7 +75,7 @@ def _culprits(d: Diagnosis) -> Table:
                   (f"{c.spilled_per_call:.3g}" + (f"\n{c.phase_split}" if c.phase_split else ""))
                   if c.shape is not None else "-",
                   f"{c.main_per_s:,.0f}" if c.shape is not None else "-", _phases(c),
-                  f"{len(parts)} of 16" if parts else "-",
+                  f"{len(parts)} of {NUM_LOCK_PARTITIONS}" if parts else "-",
                   short_text(c.text or "(text unknown)") + (f"\n[not measured: {c.reason}]" if c.reason else ""))
     return t
 

@@ -13,7 +13,7 @@ from rich.text import Text
 from ..watch.engine import WatchState, WatchSummary
 from ..watch.recorded import RecordingSummary
 from ..watch.sampler import LOCK_MANAGER
-from ..watch.window import WAIT_CLASSES, StatementStat, wait_class
+from ..watch.window import WAIT_CLASSES, LiveStats, StatementStat, wait_class
 
 __all__ = ["CLASS_STYLES", "FASTPATH_EXCEEDED_CAVEAT", "LiveHeader", "render_live", "render_recording",
            "render_summary"]
@@ -101,6 +101,13 @@ def render_live(state: WatchState, header: LiveHeader, *, now_wall_s: float | No
     now_wall = time.time() if now_wall_s is None else now_wall_s
     stats = state.window.snapshot(now_wall, recent_s=5.0, top=5)
     elapsed = time.monotonic() - header.started_monotonic_s
+    return Group(*_live_status(state, header, stats, elapsed), *_live_aas(stats), _live_lockmanager(stats),
+                 *_live_waits(state, stats), *_live_extras(state, now_wall),
+                 Text("Ctrl-C stops and prints a summary", style="grey50"))
+
+
+def _live_status(state: WatchState, header: LiveHeader, stats: LiveStats, elapsed: float) -> list[RenderableType]:
+    """The status line, where the samples go, and a lost connection."""
     parts: list[RenderableType] = []
     line = Text()
     line.append("lockscope watch ", style="bold")
@@ -124,19 +131,25 @@ def render_live(state: WatchState, header: LiveHeader, *, now_wall_s: float | No
         if state.last_error:
             warn.append(f": {state.last_error}", style="yellow")
         parts.append(warn)
+    return parts
 
+
+def _live_aas(stats: LiveStats) -> list[RenderableType]:
+    """The recent AAS bar by wait class and its legend."""
     recent_total = sum(stats.recent_aas_by_class.values())
     bar = Text(f"AAS last {stats.recent_s:g} s {recent_total:5.1f}  ")
     bar.append_text(_aas_bar(stats.recent_aas_by_class))
-    parts.append(bar)
     legend = Text("  ")
     for cls in WAIT_CLASSES:
         value = stats.recent_aas_by_class.get(cls)
         if value:
             legend.append("■ ", style=CLASS_STYLES[cls])
             legend.append(f"{cls} {value:.1f}  ")
-    parts.append(legend)
+    return [bar, legend]
 
+
+def _live_lockmanager(stats: LiveStats) -> Text:
+    """The LockManager share of the window with its per-second sparkline."""
     lm = Text()
     share = stats.lockmanager_share
     lm.append("LWLock:LockManager ", style="bold")
@@ -144,8 +157,12 @@ def render_live(state: WatchState, header: LiveHeader, *, now_wall_s: float | No
     lm.append(f" of active-session samples, last {stats.window_s:.0f} s (AAS {stats.lockmanager_aas:.1f})  ")
     series = stats.lockmanager_aas_per_s
     lm.append_text(_sparkline(series, max([v for v in series if v is not None] + [1.0])))
-    parts.append(lm)
+    return lm
 
+
+def _live_waits(state: WatchState, stats: LiveStats) -> list[RenderableType]:
+    """The top wait events and the top statements by LockManager samples."""
+    parts: list[RenderableType] = []
     waits = Table(title=f"wait events, last {stats.window_s:.0f} s", title_justify="left", show_edge=False,
                   pad_edge=False)
     waits.add_column("wait event")
@@ -160,7 +177,12 @@ def render_live(state: WatchState, header: LiveHeader, *, now_wall_s: float | No
     parts.append(Group(waits, statements) if stats.top_statements else waits)
     if not stats.top_statements and stats.lockmanager_samples and state.compute_query_id in ("off", None):
         parts.append(Text("(no query_id: compute_query_id is off or the server is PostgreSQL 13)", style="grey62"))
+    return parts
 
+
+def _live_extras(state: WatchState, now_wall: float) -> list[RenderableType]:
+    """The low-rate extras, when present: the last pg_locks snapshot, blocked sessions, pg_stat_lock."""
+    parts: list[RenderableType] = []
     if state.locks is not None:
         snap = state.locks
         locks = Text()
@@ -182,8 +204,7 @@ def render_live(state: WatchState, header: LiveHeader, *, now_wall_s: float | No
         fp.append(f", {sum(state.fastpath_exceeded_total.values()):,} since start", style="bold")
         fp.append(f" ({FASTPATH_EXCEEDED_CAVEAT})", style="grey62")
         parts.append(fp)
-    parts.append(Text("Ctrl-C stops and prints a summary", style="grey50"))
-    return Group(*parts)
+    return parts
 
 
 def _waits_table(by_wait: dict[str, int], ticks: int, title: str, n: int = 8) -> Table:

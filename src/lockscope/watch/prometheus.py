@@ -26,6 +26,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from .. import __version__
+from ..capacity import FP_LOCK_SLOTS_PER_GROUP
 from ..errors import BadInputError
 from . import DEFAULT_PORT
 from .sampler import CPU
@@ -116,100 +117,125 @@ class WatchCollector(Collector):
         self.query_text = query_text
 
     def collect(self) -> Iterator[Metric]:
+        """Every metric, computed from the watch state now (the order of the exposition is fixed)."""
         st = self.state
-        window = st.window
         now = time.time()
-        recent = window.snapshot(now, recent_s=10.0, top=0, span_s=10)
-        minute = window.snapshot(now, top=0)
+        recent = st.window.snapshot(now, recent_s=10.0, top=0, span_s=10)
+        minute = st.window.snapshot(now, top=0)
         server = server_label(st.endpoint.host, st.endpoint.port) if st.endpoint is not None else ""
-        info = GaugeMetricFamily("lockscope_watch_info", "lockscope watch: version, sample source, server version",
-                                 labels=["server", "version", "source", "server_version"])
-        info.add_metric([server, __version__, st.source, st.server_version], 1.0)
-        yield info
-        per_session = ["server", "datname", "wait_event_type", "wait_event"]
-        gauge = GaugeMetricFamily("lockscope_activity_active_sessions",
-                                  "Active sessions by database and wait event (watch: averaged over the last 10 s "
-                                  "of samples)", labels=per_session)
-        for (datname, label), aas in sorted(window.aas_by_database(now, 10).items()):
-            gauge.add_metric([server, datname, *_labels(label)], aas)
-        yield gauge
-        counter = CounterMetricFamily("lockscope_active_session_samples",
-                                      "Active sessions summed over samples, by database and wait event",
-                                      labels=per_session)
-        for (datname, label), n in sorted(window.totals_by_database().items()):
-            counter.add_metric([server, datname, *_labels(label)], n)
-        yield counter
+        yield from _session_metrics(st, server, now)
+        yield _one(CounterMetricFamily, server, "lockscope_samples", "Samples of pg_stat_activity taken",
+                   st.window.total_ticks)
+        yield _one(CounterMetricFamily, server, "lockscope_late_ticks", "Ticks skipped because sampling ran late",
+                   st.window.total_late_ticks)
+        yield _one(GaugeMetricFamily, server, "lockscope_sample_rate_hz",
+                   "Samples per second achieved over the last 10 s", recent.achieved_hz)
+        yield _one(GaugeMetricFamily, server, "lockscope_lockmanager_waiting_sessions",
+                   "Sessions waiting on LWLock:LockManager, averaged over the last 10 s", recent.lockmanager_aas)
+        yield _one(GaugeMetricFamily, server, "lockscope_lockmanager_share_ratio",
+                   "Fraction of active-session samples waiting on LWLock:LockManager, last 60 s",
+                   minute.lockmanager_share)
+        yield _one(GaugeMetricFamily, server, "lockscope_up", "1 while sampling works, 0 during a break",
+                   1.0 if st.connected else 0.0)
+        yield _one(CounterMetricFamily, server, "lockscope_gaps",
+                   "Breaks in sampling (connection lost, server restart)", len(st.gaps))
+        yield from _lock_metrics(st, server)
+        yield from _statement_metrics(st, server, self.query_text)
+        yield from _setting_metrics(st, server)
 
-        def one(family: type[GaugeMetricFamily] | type[CounterMetricFamily], name: str, doc: str,
-                value: float) -> Metric:
-            metric = family(name, doc, labels=["server"])
-            metric.add_metric([server], value)
-            return metric
 
-        yield one(CounterMetricFamily, "lockscope_samples", "Samples of pg_stat_activity taken", window.total_ticks)
-        yield one(CounterMetricFamily, "lockscope_late_ticks", "Ticks skipped because sampling ran late",
-                  window.total_late_ticks)
-        yield one(GaugeMetricFamily, "lockscope_sample_rate_hz", "Samples per second achieved over the last 10 s",
-                  recent.achieved_hz)
-        yield one(GaugeMetricFamily, "lockscope_lockmanager_waiting_sessions",
-                  "Sessions waiting on LWLock:LockManager, averaged over the last 10 s", recent.lockmanager_aas)
-        yield one(GaugeMetricFamily, "lockscope_lockmanager_share_ratio",
-                  "Fraction of active-session samples waiting on LWLock:LockManager, last 60 s",
-                  minute.lockmanager_share)
-        yield one(GaugeMetricFamily, "lockscope_up", "1 while sampling works, 0 during a break",
-                  1.0 if st.connected else 0.0)
-        yield one(CounterMetricFamily, "lockscope_gaps", "Breaks in sampling (connection lost, server restart)",
-                  len(st.gaps))
-        locks = st.locks
-        if locks is not None:
-            backends = locks.backends
-            slots = st.fastpath_slots
-            for name, doc, value in (
-                ("relation", "Relation locks held or awaited, last pg_locks snapshot",
-                 sum(b.relation_locks for b in backends)),
-                ("relation_main_table", "Relation locks in the main lock table (not fast-path), last pg_locks "
-                 "snapshot", sum(b.main_table_locks for b in backends)),
-                ("relation_waiting", "Relation locks not granted (waiting), last pg_locks snapshot",
-                 sum(b.waiting_locks for b in backends)),
-                ("backends_with_main_table", "Backends holding at least one main-table relation lock",
-                 sum(1 for b in backends if b.main_table_locks)),
-                ("max_backend_main_table", "Most main-table relation locks held by one backend",
-                 max((b.main_table_locks for b in backends), default=0)),
-                ("backends_over_fastpath_slots", "Backends holding more relation locks than their fast-path slots",
-                 sum(1 for b in backends if slots is not None and b.relation_locks > slots)),
-            ):
-                yield one(GaugeMetricFamily, f"lockscope_locks_{name}", doc, value)
-        _, statements = window.totals(TOP_STATEMENTS)
-        stmt = CounterMetricFamily("lockscope_statement_lockmanager_samples",
-                                   f"Active-session samples waiting on LWLock:LockManager, top {TOP_STATEMENTS} "
-                                   "statements by queryid", labels=["server", "queryid"])
-        text = GaugeMetricFamily("lockscope_statement_info", "Text of the statements in "
-                                 "lockscope_statement_lockmanager_samples_total (pg_stat_statements, else "
-                                 "pg_stat_activity; --prometheus-query-text only)",
-                                 labels=["server", "queryid", "query"])
-        for s in statements:
-            if s.query_id is None:
-                continue
-            stmt.add_metric([server, str(s.query_id)], s.lockmanager_samples)
-            if s.text and self.query_text:
-                text.add_metric([server, str(s.query_id), " ".join(s.text.split())[:QUERY_LABEL_CHARS]], 1.0)
-        yield stmt
-        if self.query_text:
-            yield text
-        if st.fastpath_slots is not None:
-            yield one(GaugeMetricFamily, "lockscope_fastpath_slots_per_backend",
-                      "Fast-path relation-lock slots per backend (16 before PostgreSQL 18; max_locks_per_transaction "
-                      "rounded to groups of 16 from 18)", st.fastpath_slots)
-        if st.max_locks_per_transaction is not None:
-            yield one(GaugeMetricFamily, "lockscope_fastpath_max_locks_per_transaction",
-                      "The max_locks_per_transaction setting", st.max_locks_per_transaction)
-        if st.has_stat_lock:
-            fp = CounterMetricFamily("lockscope_stat_lock_fastpath_exceeded",
-                                     "PG19 pg_stat_lock.fastpath_exceeded: locks that found the fast-path group "
-                                     "full (watch: the increase while watching)", labels=["server", "locktype"])
-            for locktype, n in sorted(st.fastpath_exceeded_total.items()):
-                fp.add_metric([server, locktype], n)
-            yield fp
+def _one(family: type[GaugeMetricFamily] | type[CounterMetricFamily], server: str, name: str, doc: str,
+         value: float) -> Metric:
+    """One series labelled ``server`` only."""
+    metric = family(name, doc, labels=["server"])
+    metric.add_metric([server], value)
+    return metric
+
+
+def _session_metrics(st: WatchState, server: str, now: float) -> Iterator[Metric]:
+    """``lockscope_watch_info``, then the active sessions by database and wait event (gauge and counter)."""
+    window = st.window
+    info = GaugeMetricFamily("lockscope_watch_info", "lockscope watch: version, sample source, server version",
+                             labels=["server", "version", "source", "server_version"])
+    info.add_metric([server, __version__, st.source, st.server_version], 1.0)
+    yield info
+    per_session = ["server", "datname", "wait_event_type", "wait_event"]
+    gauge = GaugeMetricFamily("lockscope_activity_active_sessions",
+                              "Active sessions by database and wait event (watch: averaged over the last 10 s "
+                              "of samples)", labels=per_session)
+    for (datname, label), aas in sorted(window.aas_by_database(now, 10).items()):
+        gauge.add_metric([server, datname, *_labels(label)], aas)
+    yield gauge
+    counter = CounterMetricFamily("lockscope_active_session_samples",
+                                  "Active sessions summed over samples, by database and wait event",
+                                  labels=per_session)
+    for (datname, label), n in sorted(window.totals_by_database().items()):
+        counter.add_metric([server, datname, *_labels(label)], n)
+    yield counter
+
+
+def _lock_metrics(st: WatchState, server: str) -> Iterator[Metric]:
+    """``lockscope_locks_*`` from the last pg_locks snapshot (none before the first)."""
+    locks = st.locks
+    if locks is None:
+        return
+    backends = locks.backends
+    slots = st.fastpath_slots
+    for name, doc, value in (
+        ("relation", "Relation locks held or awaited, last pg_locks snapshot",
+         sum(b.relation_locks for b in backends)),
+        ("relation_main_table", "Relation locks in the main lock table (not fast-path), last pg_locks "
+         "snapshot", sum(b.main_table_locks for b in backends)),
+        ("relation_waiting", "Relation locks not granted (waiting), last pg_locks snapshot",
+         sum(b.waiting_locks for b in backends)),
+        ("backends_with_main_table", "Backends holding at least one main-table relation lock",
+         sum(1 for b in backends if b.main_table_locks)),
+        ("max_backend_main_table", "Most main-table relation locks held by one backend",
+         max((b.main_table_locks for b in backends), default=0)),
+        ("backends_over_fastpath_slots", "Backends holding more relation locks than their fast-path slots",
+         sum(1 for b in backends if slots is not None and b.relation_locks > slots)),
+    ):
+        yield _one(GaugeMetricFamily, server, f"lockscope_locks_{name}", doc, value)
+
+
+def _statement_metrics(st: WatchState, server: str, query_text: bool) -> Iterator[Metric]:
+    """LockManager samples of the top statements by queryid, and their text when ``query_text``."""
+    _, statements = st.window.totals(TOP_STATEMENTS)
+    stmt = CounterMetricFamily("lockscope_statement_lockmanager_samples",
+                               f"Active-session samples waiting on LWLock:LockManager, top {TOP_STATEMENTS} "
+                               "statements by queryid", labels=["server", "queryid"])
+    text = GaugeMetricFamily("lockscope_statement_info", "Text of the statements in "
+                             "lockscope_statement_lockmanager_samples_total (pg_stat_statements, else "
+                             "pg_stat_activity; --prometheus-query-text only)",
+                             labels=["server", "queryid", "query"])
+    for s in statements:
+        if s.query_id is None:
+            continue
+        stmt.add_metric([server, str(s.query_id)], s.lockmanager_samples)
+        if s.text and query_text:
+            text.add_metric([server, str(s.query_id), " ".join(s.text.split())[:QUERY_LABEL_CHARS]], 1.0)
+    yield stmt
+    if query_text:
+        yield text
+
+
+def _setting_metrics(st: WatchState, server: str) -> Iterator[Metric]:
+    """Fast-path slots, max_locks_per_transaction and PG 19's pg_stat_lock counter, when known."""
+    if st.fastpath_slots is not None:
+        yield _one(GaugeMetricFamily, server, "lockscope_fastpath_slots_per_backend",
+                   f"Fast-path relation-lock slots per backend ({FP_LOCK_SLOTS_PER_GROUP} before PostgreSQL 18; "
+                   f"max_locks_per_transaction rounded to groups of {FP_LOCK_SLOTS_PER_GROUP} from 18)",
+                   st.fastpath_slots)
+    if st.max_locks_per_transaction is not None:
+        yield _one(GaugeMetricFamily, server, "lockscope_fastpath_max_locks_per_transaction",
+                   "The max_locks_per_transaction setting", st.max_locks_per_transaction)
+    if st.has_stat_lock:
+        fp = CounterMetricFamily("lockscope_stat_lock_fastpath_exceeded",
+                                 "PG19 pg_stat_lock.fastpath_exceeded: locks that found the fast-path group "
+                                 "full (watch: the increase while watching)", labels=["server", "locktype"])
+        for locktype, n in sorted(st.fastpath_exceeded_total.items()):
+            fp.add_metric([server, locktype], n)
+        yield fp
 
 
 class PrometheusExporter:
