@@ -460,7 +460,6 @@ class Watcher:
         st = self.state
         st.connected = True
         source = self._make_source(session)
-        window = st.window
         writer = self.writer
         end = None if cfg.duration_s is None else self._start_mono + cfg.duration_s
         consecutive_errors = 0
@@ -471,6 +470,7 @@ class Watcher:
         while not self._stop.is_set():
             now = time.monotonic()
             if end is not None and now >= end:
+                self._last_texts(session)
                 return None
             try:
                 samples = source.read()
@@ -485,11 +485,7 @@ class Watcher:
                 source.wait(self._stop)
                 continue
             consecutive_errors = 0
-            for sample in samples:
-                window.add(sample)
-                self._note_backends(sample)
-                if writer is not None:
-                    writer.add_sample(sample)
+            self._take(samples)
             sessions = samples[-1].sessions if samples else ()
             st.walks_lost = source.walks_lost
             # low-rate extras between ticks; a failure here never stops sampling
@@ -563,6 +559,23 @@ class Watcher:
         st.fastpath_exceeded_per_s = sum(fp for fp, _ in deltas.values()) / interval
         if self.writer is not None:
             self.writer.add_stat_lock(time.time(), interval, deltas)
+
+    def _take(self, samples: list[Sample]) -> None:
+        """Samples of one tick into the window, the backends seen and the recording."""
+        for sample in samples:
+            self.state.window.add(sample)
+            self._note_backends(sample)
+            if self.writer is not None:
+                self.writer.add_sample(sample)
+
+    def _last_texts(self, session: Session) -> None:
+        """At the end of a timed run, the texts of statements seen waiting since the last lookup (a run shorter
+        than :data:`TEXTS_EVERY_S` would otherwise keep only those of its first second); never raises."""
+        try:
+            self._statement_texts(session)
+        except DatabaseError as exc:
+            self.state.query_errors += 1
+            self.state.last_error = str(exc)
 
     def _statement_texts(self, session: Session) -> None:
         window = self.state.window
