@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -23,6 +24,11 @@ from ._common import (
     parse_duration,
 )
 from ._output import check_writable, make_console, note, steps, target_line, write_json
+
+if TYPE_CHECKING:  # the live view and the exporter's libraries load only when watch runs
+    from ..report.watch_terminal import LiveHeader
+    from ..watch.engine import Watcher
+    from ..watch.prometheus import PrometheusExporter
 
 DESCRIPTION = """\
 Sample pg_stat_activity on one connection at --hz (1-100 per second, steady schedule; late ticks are counted)
@@ -143,9 +149,7 @@ def _demo(args: argparse.Namespace, console: Console, listen: tuple[str, int] | 
 
 def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, duration: float | None,
            listen: tuple[str, int] | None) -> int:
-    from rich.live import Live
-
-    from ..report.watch_terminal import LiveHeader, render_live, render_summary
+    from ..report.watch_terminal import LiveHeader, render_summary
     from ..watch.engine import WatchConfig, Watcher
     from ..watch.prometheus import PrometheusExporter
 
@@ -173,29 +177,9 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
                         prometheus_url=exporter.url if exporter else None,
                         started_monotonic_s=time.monotonic())
     live = console.is_terminal and not args.no_live and not to_stdout  # --json -: stdout is the JSON's
-    reason = "stopped"
-    terminated: BaseException | None = None
+    reason, terminated = "stopped", None
     try:
-        if live:
-            with Live(render_live(watcher.state, header), console=console, refresh_per_second=2,
-                      transient=False) as view:
-                while not watcher.wait(0.5):
-                    view.update(render_live(watcher.state, header))
-                view.update(render_live(watcher.state, header))
-        else:
-            if not args.no_live:
-                note(info, f"lockscope watch: sampling at {args.hz:g} Hz"
-                     + (f", recording {args.record}" if args.record else "")
-                     + (f", metrics {exporter.url}" if exporter else "")
-                     + (f" for {args.duration:g} s" if args.duration else ", Ctrl-C to stop"))
-            while not watcher.wait(1.0):
-                pass
-        reason = "duration"
-    except KeyboardInterrupt:
-        reason = "interrupted"
-    except SystemExit as exc:  # SIGTERM (cli.py turns it into SystemExit(143))
-        reason = "terminated"
-        terminated = exc
+        reason, terminated = _until_done(args, watcher, console, info, header, live, exporter)
     finally:
         summary = watcher.stop(reason)
         if exporter is not None:
@@ -217,3 +201,32 @@ def _watch(args: argparse.Namespace, console: Console, dsn: str, target: str, du
         note(make_console(stderr=True), "lockscope watch: interrupted (Ctrl-C): summary above, recording closed")
         return 130
     return 0
+
+
+def _until_done(args: argparse.Namespace, watcher: Watcher, console: Console, info: Console, header: LiveHeader,
+                live: bool, exporter: PrometheusExporter | None) -> tuple[str, BaseException | None]:
+    """Wait for the watch to end, with the live view on a terminal: (the end reason, a SIGTERM to re-raise)."""
+    from rich.live import Live
+
+    from ..report.watch_terminal import render_live
+
+    try:
+        if live:
+            with Live(render_live(watcher.state, header), console=console, refresh_per_second=2,
+                      transient=False) as view:
+                while not watcher.wait(0.5):
+                    view.update(render_live(watcher.state, header))
+                view.update(render_live(watcher.state, header))
+        else:
+            if not args.no_live:
+                note(info, f"lockscope watch: sampling at {args.hz:g} Hz"
+                     + (f", recording {args.record}" if args.record else "")
+                     + (f", metrics {exporter.url}" if exporter else "")
+                     + (f" for {args.duration:g} s" if args.duration else ", Ctrl-C to stop"))
+            while not watcher.wait(1.0):
+                pass
+        return "duration", None
+    except KeyboardInterrupt:
+        return "interrupted", None
+    except SystemExit as exc:  # SIGTERM (cli.py turns it into SystemExit(143))
+        return "terminated", exc

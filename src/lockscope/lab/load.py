@@ -296,23 +296,23 @@ def measure_load(
     with connect(server.conninfo()) as session:
         statements = _by_statement(tuple(s for s in read_statements(session) if statement_filter(s)),
                                    sampler.samples)
+    return _load_figures(result, statements, waits, machine_figures(before, after, result.transactions),
+                         len({pid for pid, _, _ in _client_sessions(sampler.samples)}))
+
+
+def _load_figures(result: PgbenchResult, statements: tuple[StatementFigures, ...], waits: WaitSummary,
+                  machine: dict[str, float], client_backends: int) -> LoadFigures:
+    """One run's figures: pgbench's, the statements' planning and execution means, waits, the machine's."""
     calls = sum(s.calls for s in statements)
-    machine = machine_figures(before, after, result.transactions)
     return LoadFigures(
-        tps=result.tps,
-        latency_ms=result.latency_ms,
-        transactions=result.transactions,
-        failed=result.failed,
+        tps=result.tps, latency_ms=result.latency_ms, transactions=result.transactions, failed=result.failed,
         mean_plan_ms=sum(s.total_plan_ms for s in statements) / calls if calls else math.nan,
         mean_exec_ms=sum(s.total_exec_ms for s in statements) / calls if calls else math.nan,
-        statement_calls=calls,
-        statements=statements,
-        **_wait_figures(waits),
+        statement_calls=calls, statements=statements, **_wait_figures(waits),
         cpu_busy_fraction=machine.get("cpu_busy_fraction", math.nan),
         cpu_us_per_transaction=machine.get("cpu_us_per_transaction", math.nan),
         context_switches_per_transaction=machine.get("context_switches_per_transaction", math.nan),
-        client_backends=len({pid for pid, _, _ in _client_sessions(sampler.samples)}),
-        aas_by_class=_aas_by_class(waits),
+        client_backends=client_backends, aas_by_class=_aas_by_class(waits),
     )
 
 

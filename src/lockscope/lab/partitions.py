@@ -29,6 +29,7 @@ from ..errors import BadInputError
 from ..footprint import PLAN_CACHE_MODES, measure_footprint
 from ..pgbench import pgbench_init
 from ..server import ScratchSettings
+from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
 from .load import install_pg_stat_statements, is_pk_select, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
@@ -76,7 +77,7 @@ class PartitionsScenario:
     modes: tuple[str, ...] = DEFAULT["modes"]
     clients: int = DEFAULT["clients"]
     duration_s: float = DEFAULT["duration_s"]
-    mlpt: int = 64
+    mlpt: int = DEFAULT_MAX_LOCKS_PER_TRANSACTION
     warmup_s: float = 0.0
     sample_hz: float = 10.0
     profile: str = "default"

@@ -24,6 +24,7 @@ from ..demo import EVENTS_PARAM, EVENTS_SQL, EVENTS_STATEMENT, T5_SQL, load_even
 from ..errors import BadInputError
 from ..footprint import Footprint, measure_footprint
 from ..server import ScratchSettings
+from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
@@ -53,7 +54,7 @@ class PreparedScenario:
     """
 
     pg_bins: tuple[Path | None, ...] = (None,)
-    mlpt: int = 64
+    mlpt: int = DEFAULT_MAX_LOCKS_PER_TRANSACTION
     executions: int = 8
     rows_per_partition: int = DEFAULT["rows_per_partition"]
     profile: str = "default"

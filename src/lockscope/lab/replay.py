@@ -29,6 +29,7 @@ from ..db import connect, run_script
 from ..errors import BadInputError, LockscopeError, ScratchServerError, UnsupportedStatementError
 from ..footprint import PLAN_CACHE_MODES, measure_footprint
 from ..server import ScratchServer, ScratchSettings
+from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
 from .load import install_pg_stat_statements, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
@@ -211,7 +212,7 @@ class ReplayScenario:
     clients: int = 8
     duration_s: float = 10.0
     protocol: str = "simple"
-    mlpt: int = 64
+    mlpt: int = DEFAULT_MAX_LOCKS_PER_TRANSACTION
     drop_indexes: tuple[str, ...] = ()
     settings: tuple[tuple[str, str], ...] = ()
     plan_cache_mode: str | None = None

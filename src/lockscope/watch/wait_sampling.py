@@ -176,20 +176,53 @@ def is_session_wait(event_type: str | None, event: str | None) -> bool:
     return not (event_type == "Client" and event == "ClientRead")
 
 
+def _is_session(proc: ProcessRow) -> bool:
+    """Reports a state (client backends and workers); auxiliary processes report none."""
+    return proc.state is not None
+
+
+def _by_walk(rows: list[WaitHistoryRow]) -> list[tuple[_dt.datetime, list[WaitHistoryRow]]]:
+    """History items grouped by collector walk (their common timestamp), oldest first."""
+    walks: list[tuple[_dt.datetime, list[WaitHistoryRow]]] = []
+    for r in rows:
+        if walks and walks[-1][0] == r.ts:
+            walks[-1][1].append(r)
+        else:
+            walks.append((r.ts, [r]))
+    return walks
+
+
 @dataclass(frozen=True)
-class _Proc:
-    backend_type: str | None
-    state: str | None
-    datid: int | None
-    usesysid: int | None
-    application_name: str | None
-    xact_start: _dt.datetime | None
-    query_start: _dt.datetime | None
+class _Seen:
+    """Which backends were alive around a read: alive at the read before and after, and the first and last walk
+    (index) each pid has an item in."""
+
+    alive_before: set[int]
+    alive_now: set[int]
+    first: dict[int, int]
+    last: dict[int, int]
+    walks: int
+
+    @classmethod
+    def of(cls, walks: list[tuple[_dt.datetime, list[WaitHistoryRow]]], alive_before: set[int],
+           alive_now: set[int]) -> _Seen:
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for i, (_, items) in enumerate(walks):
+            for r in items:
+                first.setdefault(r.pid, i)
+                last[r.pid] = i
+        return cls(alive_before, alive_now, first, last, len(walks))
 
     @property
-    def is_session(self) -> bool:
-        """Reports a state (client backends and workers); auxiliary processes report none."""
-        return self.state is not None
+    def candidates(self) -> set[int]:
+        return self.alive_before | self.alive_now
+
+    def alive_at(self, pid: int, i: int) -> bool:
+        """Alive through walk ``i``: before it (alive at the last read, or an item at or before it) and after it
+        (alive now, or an item at or after it)."""
+        return ((pid in self.alive_before or self.first.get(pid, self.walks) <= i)
+                and (pid in self.alive_now or self.last.get(pid, -1) >= i))
 
 
 class WaitSamplingReader:
@@ -212,7 +245,7 @@ class WaitSamplingReader:
         self._last_ts: _dt.datetime | None = None
         self._last_slot = -1
         self._alive: set[int] = set()
-        self._procs: dict[int, _Proc] = {}
+        self._procs: dict[int, ProcessRow] = {}
         self._names: dict[tuple[str, int], str] = {}
         self._names_read_s = float("-inf")
         self.items_per_walk = 0.0
@@ -232,11 +265,7 @@ class WaitSamplingReader:
         return rows, offset
 
     def _read_procs(self) -> None:
-        procs = {}
-        for r in self.session.query_rows("wait_sampling_procs", ProcessRow):
-            procs[r.pid] = _Proc(r.backend_type, r.state, r.datid, r.usesysid, r.application_name, r.xact_start,
-                                 r.query_start)
-        self._procs = procs
+        self._procs = {r.pid: r for r in self.session.query_rows("wait_sampling_procs", ProcessRow)}
 
     def _prime(self) -> None:
         """First read: where the ring ends now (nothing before it is replayed) and how fast it turns over."""
@@ -279,25 +308,12 @@ class WaitSamplingReader:
             oldest = rows[0].ring_oldest
             if oldest is not None and oldest > self._last_ts and int(rows[0].ring_items) >= self.info.history_size:
                 lost_s = (oldest - self._last_ts).total_seconds()
-        # group items by walk
-        walks: list[tuple[_dt.datetime, list[WaitHistoryRow]]] = []
-        for r in rows:
-            if walks and walks[-1][0] == r.ts:
-                walks[-1][1].append(r)
-            else:
-                walks.append((r.ts, [r]))
+        walks = _by_walk(rows)
         self._last_ts = walks[-1][0]
         self.walks_read += len(walks)
         self.items_per_walk = len(rows) / len(walks)
         self.interval_s = read_interval_s(self.info, self.items_per_walk)
-        first_seen: dict[int, int] = {}
-        last_seen: dict[int, int] = {}
-        for i, (_, items) in enumerate(walks):
-            for r in items:
-                pid = r.pid
-                first_seen.setdefault(pid, i)
-                last_seen[pid] = i
-        candidates = alive_before | alive_now
+        seen = _Seen.of(walks, alive_before, alive_now)
         now_wall = time.time()
         now_mono = time.monotonic()
         samples: list[Sample] = []
@@ -310,32 +326,33 @@ class WaitSamplingReader:
             if slot <= self._last_slot:
                 continue
             self._last_slot = slot
-            sessions: list[ActiveSession] = []
-            present: set[int] = set()
-            for r in items:
-                pid = r.pid
-                present.add(pid)
-                if r.event_type is None and self.info.cpu_inferred:
-                    continue  # cannot happen before 1.1.6; with sample_cpu off a NULL is never written
-                proc = self._procs.get(pid)
-                if proc is None or not proc.is_session or not is_session_wait(r.event_type, r.event):
-                    continue
-                sessions.append(self._session(pid, proc, r.event_type, r.event, r.queryid))
-            if self.info.cpu_inferred:
-                for pid in candidates - present:
-                    proc = self._procs.get(pid)
-                    if proc is None or not proc.is_session:
-                        continue
-                    alive_from = pid in alive_before or first_seen.get(pid, len(walks)) <= i
-                    alive_to = pid in alive_now or last_seen.get(pid, -1) >= i
-                    if alive_from and alive_to:
-                        sessions.append(self._session(pid, proc, None, None, None))
-            sessions.sort(key=lambda s: s.pid)
+            sessions = self._walk_sessions(i, items, seen)
             samples.append(Sample(wall, now_mono - (now_wall - wall), tuple(sessions), late))
             late = 0
         return samples
 
-    def _session(self, pid: int, proc: _Proc, event_type: str | None, event: str | None,
+    def _walk_sessions(self, i: int, items: list[WaitHistoryRow], seen: _Seen) -> list[ActiveSession]:
+        """The active sessions of walk ``i``: the items that are sessions' waits, and, when CPU is inferred, the
+        sessions alive through that walk that the collector found on CPU (no item), by pid."""
+        sessions: list[ActiveSession] = []
+        present: set[int] = set()
+        for r in items:
+            present.add(r.pid)
+            if r.event_type is None and self.info.cpu_inferred:
+                continue  # cannot happen before 1.1.6; with sample_cpu off a NULL is never written
+            proc = self._procs.get(r.pid)
+            if proc is None or not _is_session(proc) or not is_session_wait(r.event_type, r.event):
+                continue
+            sessions.append(self._session(r.pid, proc, r.event_type, r.event, r.queryid))
+        if self.info.cpu_inferred:
+            for pid in seen.candidates - present:
+                proc = self._procs.get(pid)
+                if proc is not None and _is_session(proc) and seen.alive_at(pid, i):
+                    sessions.append(self._session(pid, proc, None, None, None))
+        sessions.sort(key=lambda s: s.pid)
+        return sessions
+
+    def _session(self, pid: int, proc: ProcessRow, event_type: str | None, event: str | None,
                  queryid: int | None) -> ActiveSession:
         return ActiveSession(
             pid=pid, backend_type=proc.backend_type, state="active", wait_event_type=event_type, wait_event=event,
