@@ -34,8 +34,16 @@ def server_pids(root: Path) -> list[int]:
 
 
 def pgbench_pids(root: Path) -> list[int]:
-    return [pid for pid in server_pids(root)
-            if "pgbench" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()]
+    """The pgbench processes among ``root``'s (a process that exits between the two reads is left out)."""
+    found = []
+    for pid in server_pids(root):
+        try:
+            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+        except OSError:
+            continue
+        if "pgbench" in argv0:
+            found.append(pid)
+    return found
 
 
 def wait_gone(root: Path, killed_at: float) -> float:
