@@ -20,7 +20,7 @@ from typing import Any
 from lockscope.errors import BadInputError
 
 __all__ = ["CONVOY_PER_CORE", "DEFAULT_CALIBRATION", "GENERIC_BASE_RATIO", "SCHEMA", "Calibration", "load_calibration",
-           "save_calibration"]
+           "published_generic_base_s", "save_calibration"]
 
 #: Versioned schema name of a calibration JSON file (v1, before the LWLock sleep model, is refused; v2, before
 #: statement costs and the convoy term, is read with those figures at 0).
@@ -39,6 +39,12 @@ _SECONDS = ("base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", 
             "planned_relation_cpu_s", "idle_round_trip_s", "coherence_cpu_s", "sleep_cpu_s", "wake_latency_s",
             "base_plan_s", "base_exec_s", "executor_relation_cpu_s", "explain_plan_extra_s", "explain_exec_extra_s")
 _REQUIRED = ("base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s")
+
+
+def published_generic_base_s(base_cpu_s: float) -> float:
+    """The base CPU of a cached-generic-plan transaction (s) when it is not measured: :data:`GENERIC_BASE_RATIO`
+    of a planned one's ``base_cpu_s`` (s)."""
+    return base_cpu_s * GENERIC_BASE_RATIO
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ class Calibration:
         """Base CPU of a cached-generic-plan transaction (s): ``generic_base_cpu_s`` or its default."""
         if self.generic_base_cpu_s is not None:
             return self.generic_base_cpu_s
-        return self.base_cpu_s * GENERIC_BASE_RATIO
+        return published_generic_base_s(self.base_cpu_s)
 
     def overhead_s(self, plans: bool) -> float:
         """What a transaction costs beyond its statement's own planning and execution (s): ``base_cpu_s -

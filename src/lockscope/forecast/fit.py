@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import LockscopeError
 from ..lockpart import NUM_LOCK_PARTITIONS, transaction_traffic
-from .calibration import GENERIC_BASE_RATIO, Calibration
+from .calibration import Calibration, published_generic_base_s
 from .model import Demands, convoy_factor, forecast
 
 __all__ = [
@@ -185,7 +185,7 @@ def _busy_costs(r: CeilingRows, slopes: dict[str, float], spilled: int) -> dict[
     if generic < GENERIC_FLOOR * base:
         # the single-client round trip is not the same for the two protocols (a VM whose idle vCPU wakes slowly
         # burns tens of µs per round trip, more after a longer server step): the published ratio stands in
-        generic = GENERIC_BASE_RATIO * base
+        generic = published_generic_base_s(base)
     return {"base_cpu_s": base, "idle_round_trip_s": round_trip, "generic_base_cpu_s": generic,
             "coherence_cpu_s": coherence, "cpu_growth_per_doubling": growth}
 
