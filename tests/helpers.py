@@ -67,21 +67,23 @@ def one_line_error(proc: subprocess.CompletedProcess[str], *, progress: str | No
     return lines[-1]
 
 
-def pids_under(path: Path, *, by_cwd: bool = False) -> list[int]:
+def pids_under(path: Path, *, by_cwd: bool = False, program: str | None = None) -> list[int]:
     """Live (not zombie) processes whose command line names ``path`` (a postmaster's ``-D``, initdb, pg_ctl,
     pgbench, the watchdog) or, with ``by_cwd``, whose working directory is in it (backends, auxiliary
-    processes)."""
+    processes); with ``program``, only those whose argv[0] contains it (a process that exits between two reads
+    is left out)."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
         try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
             cwd = os.readlink(proc / "cwd") if by_cwd else ""
             status = (proc / "status").read_text()
         except OSError:
             continue
-        if "State:\tZ" in status:
+        cmdline = b" ".join(argv).decode(errors="replace")
+        if "State:\tZ" in status or (program is not None and program not in argv[0].decode(errors="replace")):
             continue
         if str(path) in cmdline or (by_cwd and (cwd == str(path) or cwd.startswith(f"{path}/"))):
             found.append(int(proc.name))

@@ -34,16 +34,8 @@ def server_pids(root: Path) -> list[int]:
 
 
 def pgbench_pids(root: Path) -> list[int]:
-    """The pgbench processes among ``root``'s (a process that exits between the two reads is left out)."""
-    found = []
-    for pid in server_pids(root):
-        try:
-            argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
-        except OSError:
-            continue
-        if "pgbench" in argv0:
-            found.append(pid)
-    return found
+    """The pgbench processes among ``root``'s."""
+    return pids_under(root, by_cwd=True, program="pgbench")
 
 
 def wait_gone(root: Path, killed_at: float) -> float:

@@ -400,6 +400,26 @@ class Session:
                 f"PostgreSQL {row['server_version']} is not supported: lockscope needs 13 or later"
             )
         self.facts = from_row(ServerFacts, row, "server_facts")
+        self._check_session_rules()
+
+    def _check_session_rules(self) -> None:
+        """Refuse a session whose connection options did not take effect: a pooler that drops them would leave
+        every query without lockscope's timeouts and read-only rule (and a ``SET`` instead could leak to other
+        clients of a transaction-mode pool).
+
+        :raises ConnectionFailedError: naming the settings found and what to connect to instead.
+        """
+        row = self.fetch_one(load_sql("session_settings", self.facts.server_version_num))
+        found = {"statement_timeout": f"{row['statement_timeout_ms']} ms",
+                 "lock_timeout": f"{row['lock_timeout_ms']} ms",
+                 "default_transaction_read_only": str(row["default_transaction_read_only"])}
+        wanted = {"statement_timeout": f"{self.statement_timeout_ms} ms", "lock_timeout": f"{self.lock_timeout_ms} ms",
+                  "default_transaction_read_only": "on"}
+        wrong = [f"{k} is {found[k]}, not {v}" for k, v in wanted.items() if found[k] != v]
+        if wrong:
+            raise ConnectionFailedError(
+                f"{self.endpoint.label()}: lockscope's session rules did not take effect ({'; '.join(wrong)}): "
+                + POOLER_ADVICE)
 
     # -- plumbing ------------------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -699,6 +719,8 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
         text = re.sub(r"^connection (?:failed|is bad): ", "", str(exc).strip())
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
         message = redact("; ".join(lines) or "connection failed", dsn)
+        if "unsupported startup parameter" in text:
+            message += f": {POOLER_ADVICE}"
         raise ConnectionFailedError(f"cannot connect to {_where(params, text)}: {message}",
                                     sqlstate=exc.sqlstate) from None
     try:
@@ -707,6 +729,11 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
         conn.close()
         raise
 
+
+#: What to do when a connection pooler refuses or drops the ``options`` startup parameter.
+POOLER_ADVICE = ("a connection pooler (PgBouncer?) refuses or drops the options startup parameter that carries "
+                 "lockscope's statement_timeout, lock_timeout and default_transaction_read_only; connect lockscope "
+                 "to the PostgreSQL server itself (its host and port, not the pooler's)")
 
 _SOCKET_IN_MESSAGE = re.compile(r'on socket "(?P<dir>.+?)/\.s\.PGSQL\.(?P<port>\d+)"')
 

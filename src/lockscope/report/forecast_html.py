@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ..forecast.engine import ForecastReport, ScenarioForecast, saturation_rate
+from ..forecast.engine import ForecastReport, ScenarioForecast
 from ..lockpart import NUM_LOCK_PARTITIONS
-from .forecast_terminal import partitions_text, rate_text
+from .forecast_terminal import binding_text, partitions_text, rate_text, saturation_text
 from .html import escape, page, svg_bar_chart, svg_figure, table
 
 __all__ = ["forecast_html", "svg_tps_curve"]
@@ -43,10 +43,9 @@ def _summary_rows(s: ScenarioForecast) -> list[list[str]]:
     return [
         ["predicted TPS", f"{f.throughput_tps:,.0f} at {f.clients} clients"],
         ["TPS ceiling", rate_text(f.ceiling_tps)],
-        ["binding resource", f.binding_resource],
+        ["binding resource", binding_text(f)],
         ["LockManager share of active sessions", f"{f.lockmanager_share:.0%} (AAS {f.lockmanager_aas:.1f})"],
-        ["hottest partition saturates at", rate_text(saturation_rate(s))
-         + (f" (partition {f.hottest_partition})" if f.hottest_partition is not None else "")],
+        ["hottest lock partition held 100 % at", saturation_text(s)],
         ["main-table locks per transaction", f"{s.main_table_locks_per_transaction:.1f}"],
         ["utilisation basis", "measured rate " + rate_text(s.rate_tps) if s.rate_tps is not None
          else "predicted throughput"],

@@ -9,8 +9,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..forecast.engine import ForecastReport, ScenarioForecast, saturation_rate
+from ..forecast.model import CPU, Forecast
 
-__all__ = ["partitions_text", "rate_text", "render_forecast"]
+__all__ = ["binding_text", "partitions_text", "rate_text", "render_forecast", "saturation_text"]
 
 
 def rate_text(value: float | None) -> str:
@@ -18,6 +19,24 @@ def rate_text(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:,.0f} TPS" if math.isfinite(value) else "unbounded"
+
+
+def binding_text(f: Forecast) -> str:
+    """What :attr:`Forecast.binding_resource` means, for a reader: where the backends' time goes, not which
+    resource is busiest (``lock partition 4: its LWLock waits outweigh the CPU``)."""
+    if f.binding_resource == CPU:
+        return "CPU: backends spend more time on the cores than waiting on any lock partition"
+    return f"lock {f.binding_resource}: backends spend more time waiting on its LWLock than on the CPU"
+
+
+def saturation_text(s: ScenarioForecast) -> str:
+    """The rate at which the hottest lock partition's LWLock would be held all the time, with the warning that
+    backends queue on it long before (``298,707,727 TPS (partition 4; waits start far below)``)."""
+    f = s.forecast
+    if f.hottest_partition is None:
+        return rate_text(saturation_rate(s))
+    return (f"{rate_text(saturation_rate(s))} (partition {f.hottest_partition}; backends queue on its LWLock far "
+            "below that rate: see the LockManager share)")
 
 
 def partitions_text(load: tuple[int, ...]) -> str:
@@ -33,12 +52,11 @@ def _scenario_table(report: ForecastReport, s: ScenarioForecast) -> Table:
     t.add_row("predicted TPS", f"{f.throughput_tps:,.0f} at {f.clients} clients on {f.cpus} cores")
     t.add_row("TPS ceiling", f"{rate_text(f.ceiling_tps)} (CPU alone {rate_text(f.cpu_ceiling_tps)}, "
                              f"knee at {f.knee_clients:.1f} clients)")
-    t.add_row("binding resource", f.binding_resource)
+    t.add_row("binding resource", binding_text(f))
     t.add_row("LockManager share", f"{f.lockmanager_share:.0%} of active sessions (AAS {f.lockmanager_aas:.1f}; "
                                    f"{f.lwlock_sleeps:.2f} LWLock sleeps per transaction)")
     t.add_row("CPU per transaction", f"{f.cpu_per_transaction_us:.1f} µs at {f.clients} clients")
-    hot = f" (partition {f.hottest_partition})" if f.hottest_partition is not None else ""
-    t.add_row("hottest partition saturates at", rate_text(saturation_rate(s)) + hot)
+    t.add_row("hottest lock partition held 100 % at", saturation_text(s))
     t.add_row("main-table locks / transaction", f"{s.main_table_locks_per_transaction:.1f}")
     per = " ".join(f"p{p}:{n:.3g}" for p, n in enumerate(s.partition_locks_per_transaction) if n > 0) or "none"
     t.add_row("main-table locks per partition / transaction", per)

@@ -174,6 +174,11 @@ class WatchState:
     source_note: str = ""
     walks_lost: int = 0
 
+    def note_query_error(self, exc: Exception) -> None:
+        """Count a sample or extra query that failed while the connection stayed up, and keep its message."""
+        self.query_errors += 1
+        self.last_error = str(exc)
+
 
 @dataclass(frozen=True)
 class WatchSummary(WaitTotals):
@@ -477,8 +482,7 @@ class Watcher:
             except DatabaseError as exc:
                 if session.closed:
                     return str(exc)
-                st.query_errors += 1
-                st.last_error = str(exc)
+                st.note_query_error(exc)
                 consecutive_errors += 1
                 if consecutive_errors >= 3:
                     return f"{consecutive_errors} failed samples in a row: {exc}"
@@ -509,8 +513,7 @@ class Watcher:
             except DatabaseError as exc:
                 if session.closed:
                     return str(exc)
-                st.query_errors += 1
-                st.last_error = str(exc)
+                st.note_query_error(exc)
             source.wait(self._stop)
         return None
 
@@ -574,8 +577,7 @@ class Watcher:
         try:
             self._statement_texts(session)
         except DatabaseError as exc:
-            self.state.query_errors += 1
-            self.state.last_error = str(exc)
+            self.state.note_query_error(exc)
 
     def _statement_texts(self, session: Session) -> None:
         window = self.state.window
