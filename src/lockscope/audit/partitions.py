@@ -239,10 +239,14 @@ def lock_partition_load(session: Session, statements: Sequence[StatementAudit], 
 
 
 def shape_from_plan(audit: StatementAudit, plan: PlanFootprint, model: CapacityModel, database_oid: int,
-                    relations: dict[int, tuple[bool, str]], *, calls: float) -> StatementShape:
+                    relations: dict[int, tuple[bool, str]], *, calls: float, share: float = 1.0) -> StatementShape:
     """A pg_stat_statements entry's plan footprint (audit) with fast-path flags predicted in order.
 
     :param relations: :func:`relation_facts` of the plan's OIDs.
+    :param calls: the shape's weight in the workload (calls or calls/s).
+    :param share: the fraction (0..1) of the statement's calls that take this plan (the phase split,
+        :meth:`~lockscope.audit.workload.StatementAudit.weighted_plans`): the shape's ``calls_per_s`` is the
+        statement's rate times it, so a statement's phases add up to its rate.
     """
     shared = {oid for oid, (s, _) in relations.items() if s}
     flags = model.predict([LockRequest(o, m, o in shared) for o, m in zip(plan.relation_oids, plan.modes,
@@ -251,6 +255,6 @@ def shape_from_plan(audit: StatementAudit, plan: PlanFootprint, model: CapacityM
                   for i, (o, role, m, f) in enumerate(zip(plan.relation_oids, plan.roles, plan.modes, flags,
                                                           strict=True)))
     return StatementShape(name=str(audit.queryid), statement=audit.query, phase=plan.phase, locks=locks,
-                          calls=calls, calls_per_s=audit.calls_per_s, flags="predicted",
+                          calls=calls, calls_per_s=audit.calls_per_s * share, flags="predicted",
                           measured_main_table_locks=plan.spilled if plan.measured else None,
                           executor_relations=plan.executor_relations)

@@ -150,7 +150,8 @@ def failed_conditions(report: ForecastReport, conditions: list[tuple[str, float,
     out = []
     for name, factor, tps in conditions:
         if name == "partition" and fc.binding_resource.startswith("partition"):
-            out.append(f"partition: the binding resource at {fc.clients} clients is {fc.binding_resource}")
+            out.append(f"partition: the binding resource at {fc.clients} clients is lock {fc.binding_resource} "
+                       "(backends wait on its LWLock more than on the CPU)")
         elif name == "headroom":
             rate = tps if tps is not None else report.measured.rate_tps
             if rate is None:

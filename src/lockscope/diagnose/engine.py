@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..audit import AuditOptions, run_audit
@@ -346,8 +346,7 @@ def _workload(session: Session, report: AuditReport, database_oid: int, deflate:
         own = workload_own_cost(a, deflate)
         for plan, weight in a.weighted_plans():  # the phase split: planned calls and reuses of a cached plan
             phase_shape = own.apply(shape_from_plan(a, plan, model, database_oid, relations,
-                                                    calls=max(a.calls_per_s, 0.0) * weight))
-            phase_shape = replace(phase_shape, calls_per_s=max(a.calls_per_s, 0.0) * weight)
+                                                    calls=max(a.calls_per_s, 0.0) * weight, share=weight))
             shapes.append(phase_shape)
             if plan is a.steady:
                 shape = phase_shape

@@ -696,7 +696,7 @@ def _workload_shapes(session: Session, audits: Sequence[StatementAudit], what_if
             skipped += 1
             continue
         own = workload_own_cost(a, deflate)
-        shapes = [own.apply(shape_from_plan(a, plan, model, db_oid, relations, calls=weight * share))
+        shapes = [own.apply(shape_from_plan(a, plan, model, db_oid, relations, calls=weight * share, share=share))
                   for plan, share in plans]  # the phase split (audit/phases.py): planned calls and reuses
         for shape in shapes:
             if shape.measured_main_table_locks is not None and \

@@ -4,15 +4,22 @@
 -- bound: the partition bound as pg_get_expr prints it; partstrat/key_types/key_collations for a partitioned table.
 -- relation .. parent_relispartition: the names and roles relation_info.sql gives, so that a probe needs no
 -- catalog query after its pg_locks read for the relations its statement names.
+-- Every catalog is reached through its index, one look-up per relation (the LATERAL ... OFFSET 0 subqueries): the
+-- planner's estimate of the recursive CTE's rows would otherwise hash all of pg_class and pg_index, sequential scans
+-- that grow with the schema, not with the statement.
 WITH RECURSIVE tree AS (
     SELECT c.oid, (SELECT min(i.inhparent) FROM pg_catalog.pg_inherits i WHERE i.inhrelid = c.oid) AS parent
     FROM pg_catalog.pg_class c WHERE c.oid = ANY(%s::oid[])
     UNION
-    SELECT i.inhrelid, i.inhparent FROM pg_catalog.pg_inherits i JOIN tree t ON i.inhparent = t.oid
+    SELECT i.inhrelid, i.inhparent
+    FROM tree t CROSS JOIN LATERAL (SELECT i.inhrelid, i.inhparent FROM pg_catalog.pg_inherits i
+                                    WHERE i.inhparent = t.oid OFFSET 0) i
 ), rels AS (
     SELECT tree.oid, tree.parent, false AS is_index FROM tree
     UNION ALL
-    SELECT x.indexrelid, x.indrelid, true FROM pg_catalog.pg_index x JOIN tree ON x.indrelid = tree.oid
+    SELECT x.indexrelid, x.indrelid, true
+    FROM tree CROSS JOIN LATERAL (SELECT x.indexrelid, x.indrelid FROM pg_catalog.pg_index x
+                                  WHERE x.indrelid = tree.oid OFFSET 0) x
 )
 SELECT c.oid::int8                                        AS relation_oid,
        quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS relation,
@@ -41,7 +48,9 @@ SELECT c.oid::int8                                        AS relation_oid,
              LEFT JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace
              ORDER BY k.n) END                            AS key_collations
 FROM rels
-JOIN pg_catalog.pg_class c ON c.oid = rels.oid
+CROSS JOIN LATERAL (SELECT c.oid, c.relname, c.relkind, c.relispartition, c.relnamespace, c.relpartbound
+                    FROM pg_catalog.pg_class c WHERE c.oid = rels.oid OFFSET 0) c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-LEFT JOIN pg_catalog.pg_class p ON p.oid = rels.parent
+LEFT JOIN LATERAL (SELECT p.relkind, p.relispartition
+                   FROM pg_catalog.pg_class p WHERE p.oid = rels.parent OFFSET 0) p ON true
 LEFT JOIN pg_catalog.pg_partitioned_table pt ON pt.partrelid = c.oid
