@@ -17,7 +17,7 @@ alike:
 Prints a Markdown table (probes/s each, ratio) for BENCHMARKS.md. Unpaced (a scratch server): on a server a user
 names, lockscope paces its pg_locks reads by default.
 
-    python benchmarks/footprint_speed.py --seconds 3 --rounds 5
+    python benchmarks/footprint_speed.py --seconds 3 --rounds 5 [--filler-tables 2000]
 """
 
 from __future__ import annotations
@@ -65,14 +65,20 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="seconds per measurement (default 2)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; the median is reported")
     parser.add_argument("--pg-bin", type=Path)
+    parser.add_argument("--filler-tables", type=int, default=0, metavar="N",
+                        help="N more tables, each with a primary key and one index, for a catalog the size of a "
+                             "real application's (a cold probe's catalog reads must not grow with it)")
     args = parser.parse_args()
     script = "".join((DATA / d / "schema.sql").read_text() for d in ("acquisition", "rental", "gitlab"))
+    script += "".join(f"create table filler_{i} (id int primary key, a int); create index on filler_{i} (a);"
+                      for i in range(args.filler_tables))
     with ScratchServer(args.pg_bin, ScratchSettings(max_locks_per_transaction=16)) as server:
         run_script(server.conninfo(), script)
         locks_sql = load_sql("relation_locks", 0).encode()
         rows = []
         with psycopg.connect(server.conninfo()) as raw, connect(server.conninfo()) as session:
             version = session.facts.server_version
+            relations = int(session.fetch_one("select count(*) as n from pg_catalog.pg_class")["n"])
             for label, sql in STATEMENTS.items():
                 explain = ("EXPLAIN " + sql).encode()
 
@@ -104,7 +110,7 @@ def main() -> None:
                 rows.append((label, locks, f, statistics.median(warm), warm_ratio, statistics.median(colds),
                              cold_ratio))
     print(f"PostgreSQL {version}, {platform.machine()}, {platform.processor() or platform.system()}, "
-          f"{args.rounds} rounds x {args.seconds:g} s each, interleaved\n")
+          f"{args.rounds} rounds x {args.seconds:g} s each, interleaved, {relations:,} relations in pg_class\n")
     print("| statement | locks | floor probes/s | lockscope warm probes/s | warm / floor | lockscope cold probes/s "
           "| cold / floor |")
     print("|---|---:|---:|---:|---:|---:|---:|")
