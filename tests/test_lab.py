@@ -106,9 +106,10 @@ def test_indexes_quick_reproduces_the_cliff(tmp_path: Path, load_lock: None) -> 
     assert hi16["mean_plan_ms"] > 3 * by[(16, 14)]["mean_plan_ms"]  # 86 more indexes to plan
     assert hi16["tps"] / hi128["tps"] < 1.15  # spilling never makes a transaction cheaper
     # the partition LWLocks are taken for main-table locks only: waits on them where locks spill, none elsewhere
-    assert hi16["lockmanager_share"] > 0.1  # (the top wait can be the clients' ClientRead on a busy machine)
+    # (the top wait can be the clients' ClientRead on a busy machine; 3-second points on this VM gave 0.1-0.5)
+    assert hi16["lockmanager_share"] > 0.05
     for point in ((16, 0), (16, 14), (128, 0), (128, 14), (128, 15), (128, 100)):
-        assert by[point]["lockmanager_share"] < 0.1, point
+        assert by[point]["lockmanager_share"] < min(0.1, hi16["lockmanager_share"] / 2), point
     # summary: the first spill and the planning-time step are reported
     from lockscope.lab.indexes import summary
     s16 = next(s for s in summary(doc["rows"]) if s["max_locks_per_transaction"] == 16)

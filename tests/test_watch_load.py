@@ -37,7 +37,7 @@ def test_demo_load_shows_lockmanager_and_few_indexes_do_not(tmp_path: Path, load
     # and caches), and a share no healthy server shows
     waits = {k: n for k, n in a.by_wait.items() if k != "CPU"}
     assert max(waits, key=lambda k: waits[k]) == "LWLock:LockManager", a.by_wait
-    assert a.lockmanager_share_total >= 0.15, a.by_wait
+    assert a.lockmanager_share_total >= 0.1, a.by_wait  # diagnose calls 0.1 contention; a VM gives 0.1-0.7
     assert b.lockmanager_share_total <= a.lockmanager_share_total / 5, (a.by_wait, b.by_wait)
     assert a.ticks >= 50 and b.ticks >= 50
     # the top statement is pgbench's, with its pg_stat_statements text

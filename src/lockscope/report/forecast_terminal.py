@@ -63,7 +63,9 @@ def _scenario_table(report: ForecastReport, s: ScenarioForecast) -> Table:
     basis = f"at the measured rate {rate_text(s.rate_tps)}" if s.rate_tps is not None \
         else f"at the predicted {rate_text(f.throughput_tps)}"
     util = " ".join(f"p{p}:{u:.0%}" for p, u in enumerate(s.partition_utilisation_at_rate) if u > 0) or "none"
-    t.add_row("utilisation " + basis, f"CPU {s.cpu_utilisation_at_rate:.0%}; partitions {util}")
+    held = (f"lock-partition LWLocks held {util} of the time (low even under contention: a backend that finds one "
+            "taken sleeps, and the sleepers convoy)")
+    t.add_row("utilisation " + basis, f"CPU {s.cpu_utilisation_at_rate:.0%}; {held}")
     return t
 
 
