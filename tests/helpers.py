@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -65,6 +66,13 @@ def one_line_error(proc: subprocess.CompletedProcess[str], *, progress: str | No
     else:
         assert all(line.startswith(progress) and not line.startswith(ERROR_PREFIX) for line in before), proc.stderr
     return lines[-1]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a server a test starts)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def pids_under(path: Path, *, by_cwd: bool = False, program: str | None = None) -> list[int]:

@@ -9,7 +9,6 @@ import json
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ import yaml
 from lockscope.exporters import QUERIES
 from lockscope.watch.prometheus import METRIC_NAMES, SHARED_METRICS
 
-from .helpers import start
+from .helpers import free_port, start
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ROOT / "contrib" / "prometheus" / "lockscope-rules.yml"
@@ -184,12 +183,6 @@ def test_dashboard_expressions_parse_with_promtool(tmp_path: Path) -> None:
     assert _promtool("check", "rules", str(path)).returncode != 0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _get(url: str) -> Any:
     with urllib.request.urlopen(url, timeout=5) as resp:
         return json.loads(resp.read())
@@ -220,7 +213,7 @@ def test_real_prometheus_fires_lockmanager_alert(tmp_path: Path, load_lock: None
                 if rule.get("alert") == "LockscopeLockManagerContention":
                     rule["for"] = "5s"
         (tmp_path / "rules.yml").write_text(yaml.safe_dump(doc))
-        port = _free_port()
+        port = free_port()
         (tmp_path / "prometheus.yml").write_text(yaml.safe_dump({
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
             "rule_files": [str(tmp_path / "rules.yml")],

@@ -15,9 +15,10 @@ import pytest
 from lockscope.db import Session, connect, run_script
 from lockscope.footprint import measure_footprint
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION, Calibration, load_calibration
-from lockscope.forecast.engine import WhatIf, forecast_statement
+from lockscope.forecast.engine import ScenarioForecast, WhatIf, forecast_statement
 from lockscope.lockpart import lock_partition, transaction_traffic
 from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.shapes import StatementShape
 
 from .helpers import one_line_error, run
 
@@ -227,6 +228,15 @@ def test_fit_of_a_recorded_lab_ceiling_reproduces_its_points() -> None:
     assert fit(doc["rows"] + slowed)[0] == cal
 
 
+def _pgbench_select_planned(scenario: ScenarioForecast) -> StatementShape:
+    """pgbench -S's statement as its planned shape. A statement's calls come as one shape per plan-cache phase
+    (audit/phases.py): simple-protocol pgbench plans every call, but a 2 s interval's counters can leave a sliver of
+    "reuses" (calls counted at the end of execution, plans at planning): the planned shape carries the calls."""
+    return max((sh for sh, _ in scenario.statements
+                if sh.statement.lower() == "select abalance from pgbench_accounts where aid = $1"),
+               key=lambda sh: sh.calls_per_s or 0.0)
+
+
 def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions() -> None:
     from lockscope.demo import set_extra_indexes
     from lockscope.forecast.engine import forecast_workload
@@ -242,12 +252,7 @@ def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions() -> No
                                        interval_s=2, what_if=WhatIf(drop_indexes=("pgbench_accounts_extra_1",)),
                                        dsn=server.conninfo())
             db = _database_oid(session)
-    # a statement's calls come as one shape per plan-cache phase (audit/phases.py): simple-protocol pgbench plans
-    # every call, but a 2 s interval's counters can leave a sliver of "reuses" (calls counted at the end of
-    # execution, plans at planning): the planned shape carries the calls
-    pks = [sh for sh, _ in report.measured.statements
-           if sh.statement.lower() == "select abalance from pgbench_accounts where aid = $1"]
-    pk = max(pks, key=lambda sh: sh.calls_per_s or 0.0)
+    pk = _pgbench_select_planned(report.measured)
     assert pk.calls_per_s is not None and pk.calls_per_s > 0 and pk.flags == "predicted"
     assert len(pk.locks) == 22 and len(pk.main_table_locks) == 6 == pk.measured_main_table_locks
     assert all(lk.partition == lock_partition(db, lk.relation_oid) for lk in pk.main_table_locks)
@@ -259,7 +264,4 @@ def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions() -> No
     assert report.anchor is not None and report.anchor.measured_tps == pytest.approx(report.measured.rate_tps)
     assert any(n.startswith("model vs now") for n in report.notes)
     assert report.what_if is not None
-    after = max((s for s, _ in report.what_if.statements
-                 if s.statement.lower() == "select abalance from pgbench_accounts where aid = $1"),
-                key=lambda sh: sh.calls_per_s or 0.0)  # the planned shape, as above
-    assert len(after.main_table_locks) == 5
+    assert len(_pgbench_select_planned(report.what_if).main_table_locks) == 5

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from lockscope.db import connect, run_script
+from lockscope.db import Session, connect, run_script
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION, Calibration
-from lockscope.forecast.engine import forecast_statement
+from lockscope.forecast.engine import ForecastReport, forecast_statement
 from lockscope.lab.load import install_pg_stat_statements, measure_load
 from lockscope.pgbench import pgbench_init
 from lockscope.server import ScratchServer, ScratchSettings
@@ -94,9 +94,12 @@ def test_forecast_is_within_35_percent_of_pgbench(server: ScratchServer, tmp_pat
     for name, (script, bound) in STATEMENTS.items():
         path = tmp_path / f"{name}.sql"
         path.write_text(script)
+        def forecast_at(session: Session, clients: int, bound: str = bound) -> ForecastReport:
+            return forecast_statement(session, bound, calibration=cal, cores=cores, clients=clients,
+                                      scratch_conninfo=server.conninfo())
+
         with connect(server.conninfo()) as session:
-            forecasts = {n: forecast_statement(session, bound, calibration=cal, cores=cores, clients=n,
-                                               scratch_conninfo=server.conninfo()) for n in CLIENTS}
+            forecasts = {n: forecast_at(session, n) for n in CLIENTS}
         shape = forecasts[CLIENTS[0]].measured.statements[0][0]
         assert shape.own_s is not None and shape.own_source.startswith("timed on the scratch server")
         seen[name] = len(shape.main_table_locks)
@@ -106,8 +109,7 @@ def test_forecast_is_within_35_percent_of_pgbench(server: ScratchServer, tmp_pat
             for attempt in range(2):
                 if attempt:
                     with connect(server.conninfo()) as session:
-                        forecasts[n] = forecast_statement(session, bound, calibration=cal, cores=cores, clients=n,
-                                                          scratch_conninfo=server.conninfo())
+                        forecasts[n] = forecast_at(session, n)
                 measured = max(measure_load(server, clients=n, duration_s=3.0, script_file=path,
                                             select_only=False).tps for _ in range(2))
                 predicted = forecasts[n].measured.forecast.throughput_tps

@@ -20,7 +20,7 @@ import pytest
 
 from lockscope.server import SYSTEM_USER, ScratchServer
 
-from .helpers import one_line_error, run
+from .helpers import free_port, one_line_error, run
 
 
 def _pgbouncer() -> str:
@@ -30,16 +30,10 @@ def _pgbouncer() -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _start_pgbouncer(server: ScratchServer, *, ignore_options: bool) -> Iterator[str]:
     """PgBouncer on 127.0.0.1 in transaction mode in front of ``server``; yields the DSN through it."""
     params = psycopg.conninfo.conninfo_to_dict(server.conninfo())
-    port = _free_port()
+    port = free_port()
     conf_dir = Path(tempfile.mkdtemp(prefix="lockscope-pgbouncer-"))
     conf_dir.chmod(0o755)
     conf = conf_dir / "pgbouncer.ini"

@@ -400,16 +400,15 @@ class Session:
                 f"PostgreSQL {row['server_version']} is not supported: lockscope needs 13 or later"
             )
         self.facts = from_row(ServerFacts, row, "server_facts")
-        self._check_session_rules()
+        self._check_session_rules(row)
 
-    def _check_session_rules(self) -> None:
-        """Refuse a session whose connection options did not take effect: a pooler that drops them would leave
-        every query without lockscope's timeouts and read-only rule (and a ``SET`` instead could leak to other
-        clients of a transaction-mode pool).
+    def _check_session_rules(self, row: dict[str, Any]) -> None:
+        """Refuse a session whose connection options did not take effect (``server_facts.sql``'s last columns): a
+        pooler that drops them would leave every query without lockscope's timeouts and read-only rule (and a
+        ``SET`` instead could leak to other clients of a transaction-mode pool).
 
         :raises ConnectionFailedError: naming the settings found and what to connect to instead.
         """
-        row = self.fetch_one(load_sql("session_settings", self.facts.server_version_num))
         found = {"statement_timeout": f"{row['statement_timeout_ms']} ms",
                  "lock_timeout": f"{row['lock_timeout_ms']} ms",
                  "default_transaction_read_only": str(row["default_transaction_read_only"])}

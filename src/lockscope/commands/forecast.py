@@ -146,12 +146,13 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 
 def failed_conditions(report: ForecastReport, conditions: list[tuple[str, float, float | None]]) -> list[str]:
     """The ``--fail-on`` conditions the measured state meets, in words (empty: the gate passes)."""
+    from ..report.forecast_terminal import binding_text
+
     fc = report.measured.forecast
     out = []
     for name, factor, tps in conditions:
         if name == "partition" and fc.binding_resource.startswith("partition"):
-            out.append(f"partition: the binding resource at {fc.clients} clients is lock {fc.binding_resource} "
-                       "(backends wait on its LWLock more than on the CPU)")
+            out.append(f"partition: the binding resource at {fc.clients} clients is {binding_text(fc)}")
         elif name == "headroom":
             rate = tps if tps is not None else report.measured.rate_tps
             if rate is None:

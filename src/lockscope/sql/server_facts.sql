@@ -11,4 +11,10 @@ SELECT current_setting('server_version_num')::int                      AS server
        current_setting('max_wal_senders')::int                         AS max_wal_senders,
        current_setting('plan_cache_mode')                              AS plan_cache_mode,
        pg_is_in_recovery()                                             AS in_recovery,
-       'pg_catalog.pg_locks'::regclass::oid::int8                      AS pg_locks_oid
+       'pg_catalog.pg_locks'::regclass::oid::int8                      AS pg_locks_oid,
+       -- the session rules lockscope sends in the connection's options (db.connect), as the server holds them
+       -- (Session checks them): a pooler that drops the options (PgBouncer's ignore_startup_parameters) leaves
+       -- them unset
+       (SELECT setting FROM pg_catalog.pg_settings WHERE name = 'statement_timeout')::int8 AS statement_timeout_ms,
+       (SELECT setting FROM pg_catalog.pg_settings WHERE name = 'lock_timeout')::int8      AS lock_timeout_ms,
+       current_setting('default_transaction_read_only')                AS default_transaction_read_only
