@@ -35,7 +35,7 @@ from .catalog import (
     UNKNOWN,
     Catalog,
 )
-from .failures import OtherServerError, TypingFailure
+from .failures import TypingFailure
 
 __all__ = [
     "FAMILY1", "FAMILY2", "POLYMORPHIC", "can_coerce_type", "enforce_generic_type_consistency",
@@ -205,7 +205,7 @@ def select_common_type(cat: Catalog, types: Sequence[int], context: str | None) 
     all-unknown inputs resolve to text; earlier inputs are preferred when in doubt.
 
     :param context: the construct's name for the error, or None to return 0 on failure instead.
-    :raises OtherServerError: 42804, inputs of different type categories (with a context).
+    :raises TypingFailure: 42804, inputs of different type categories (with a context).
     """
     first = types[0]
     if first != UNKNOWN and all(t == first for t in types[1:]):
@@ -222,8 +222,8 @@ def select_common_type(cat: Catalog, types: Sequence[int], context: str | None) 
         elif ncat != pcat:
             if context is None:
                 return 0
-            raise OtherServerError("42804", f"{context} types {cat.type_name(ptype)} and {cat.type_name(ntype)} "
-                                            "cannot be matched")
+            raise TypingFailure("42804", f"{context} types {cat.type_name(ptype)} and {cat.type_name(ntype)} "
+                                         "cannot be matched")
         elif not ppref and can_coerce_type(cat, [ptype], [ntype], "i") and \
                 not can_coerce_type(cat, [ntype], [ptype], "i"):
             ptype, pcat, ppref = ntype, ncat, npref
@@ -239,8 +239,8 @@ def _unknown_polymorphic(kind: str) -> TypingFailure:
     return TypingFailure("42804", f"could not determine polymorphic type{kind} because input has type unknown")
 
 
-def _mismatch(what: str) -> OtherServerError:
-    return OtherServerError("42804", what)
+def _mismatch(what: str) -> TypingFailure:
+    return TypingFailure("42804", what)
 
 
 def _enforce_family1(cat: Catalog, actual: Sequence[int], declared: list[int],
@@ -294,8 +294,7 @@ def enforce_generic_type_consistency(cat: Catalog, actual: Sequence[int], declar
     Replaces, in place, the polymorphic entries of ``declared`` for unknown and anycompatible inputs by the types
     they resolve to (what ``make_fn_arguments`` then coerces to), and returns the resolved result type.
 
-    :raises TypingFailure: 42804, the polymorphic arguments have only unknown inputs.
-    :raises OtherServerError: 42804, inconsistent polymorphic inputs.
+    :raises TypingFailure: 42804, the polymorphic arguments have only unknown inputs, or inconsistent ones.
     """
     has1 = any(d in FAMILY1 for d in declared)
     has2 = any(d in FAMILY2 for d in declared)

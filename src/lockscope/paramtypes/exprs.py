@@ -202,14 +202,15 @@ class ExprAnalyzer:
     def coerce_to_target(self, e: Expr, target: int, context: str, what: str) -> Expr:
         """``coerce_to_target_type`` after ``can_coerce_type`` (casts, assignments).
 
-        :raises OtherServerError: the cast does not exist (42846, or 42804 for an assignment).
+        :raises TypingFailure: 42804, an assignment (or condition, subscript...) of a type that does not convert.
+        :raises OtherServerError: 42846, a cast that does not exist.
         """
         if OPAQUE in (e.type, target) or e.type == target:
             return self.coerce(e, target, context)
         if not can_coerce_type(self.cat, [e.type], [target], context):
-            state = "42804" if context == "a" else "42846"
-            raise OtherServerError(state, f"{what}: cannot convert {self.cat.type_name(e.type)} to "
-                                          f"{self.cat.type_name(target)}")
+            failure = TypingFailure if context != "e" else OtherServerError
+            raise failure("42804" if context != "e" else "42846",
+                          f"{what}: cannot convert {self.cat.type_name(e.type)} to {self.cat.type_name(target)}")
         return self.coerce(e, target, context)
 
     def coerce_common(self, e: Expr, target: int, construct: str) -> Expr:
@@ -330,6 +331,8 @@ class ExprAnalyzer:
         e = self.expr(body.get("arg"))
         for item in body.get("indirection") or []:
             kind, sub = node_of(item)
+            if kind == "A_Indices" and e.type == UNKNOWN:
+                raise TypingFailure("42804", "cannot subscript type unknown because it does not support subscripting")
             elem = self.cat.base_element(e.type) if e.type not in (OPAQUE, UNKNOWN) else 0
             if kind != "A_Indices" or not elem:
                 self.undecide(e)
