@@ -177,6 +177,8 @@ class ExprAnalyzer:
 
         :raises TypingFailure: 42P08, the parameter already has another type.
         """
+        if e.form == "param" and e.param is not None and e.type != e.param.type:
+            e = Expr(e.param.type, "param", e.param, has_vars=e.has_vars, label=e.label)  # coerced meanwhile
         if target == e.type:
             return e
         if OPAQUE in (target, e.type):
@@ -335,8 +337,9 @@ class ExprAnalyzer:
                 raise TypingFailure("42804", "cannot subscript type unknown because it does not support subscripting")
             elem = self.cat.base_element(e.type) if e.type not in (OPAQUE, UNKNOWN) else 0
             if kind != "A_Indices" or not elem:
-                self.undecide(e)
-                return self.opaque(body)
+                if e.type in (UNKNOWN, OPAQUE):
+                    self.undecide(e)
+                return self.opaque(body.get("indirection"))
             for key in ("lidx", "uidx"):
                 if sub.get(key) is not None:
                     self.coerce_to_target(self.expr(sub[key]), INT4, "a", "array subscript")
@@ -566,18 +569,26 @@ class ExprAnalyzer:
                                    [Expr(t.expr.type) for t in targets])
 
     def func_call(self, body: dict[str, Any]) -> Expr:
-        """``transformFuncCall`` and ``ParseFuncOrColumn``: arguments, FILTER, the function chosen
-        (``func_get_detail``), polymorphic types resolved, arguments coerced; an aggregate's ORDER BY items
-        resolved (unknown ones to text) and window clauses kept for the query's window definitions."""
+        """``transformFuncCall`` and ``ParseFuncOrColumn``: arguments (an ordered-set aggregate's WITHIN GROUP items
+        after them), FILTER, the function chosen (``func_get_detail``), polymorphic types resolved, arguments
+        coerced; then ``transformAggregateCall``: with DISTINCT, unknown arguments become text, ORDER BY items
+        likewise; window clauses are kept for the query's window definitions."""
         names = strings(body.get("funcname"))
-        raw_args = body.get("args") or []
-        if body.get("agg_within_group") or any(isinstance(a, dict) and "NamedArgExpr" in a for a in raw_args):
+        raw_args = list(body.get("args") or [])
+        within = bool(body.get("agg_within_group"))
+        if within:
+            raw_args += [node_of(sort)[1].get("node") for sort in body.get("agg_order") or []]
+        if any(isinstance(a, dict) and "NamedArgExpr" in a for a in raw_args):
             return self.opaque(body)
         args = [self.expr(a) for a in raw_args]
         if body.get("agg_filter") is not None:
             self.coerce_bool(self.expr(body["agg_filter"]), "FILTER")
-        result = self.resolve_call(names, args, raw_args, bool(body.get("func_variadic")))
-        for sort in body.get("agg_order") or []:
+        result = self.resolve_call(names, args, bool(body.get("func_variadic")), within)
+        if body.get("agg_distinct"):
+            for a in args:
+                if a.type == UNKNOWN:
+                    self.coerce(a, TEXT)
+        for sort in [] if within else body.get("agg_order") or []:
             e = self.expr(node_of(sort)[1].get("node"))
             if e.type == UNKNOWN:
                 self.coerce(e, TEXT)
@@ -585,8 +596,9 @@ class ExprAnalyzer:
             self.level.windows.append(body["over"])
         return Expr(result, has_vars=any(a.has_vars for a in args), label=names[-1])
 
-    def resolve_call(self, names: list[str], args: list[Expr], raw_args: list[Any], variadic: bool) -> int:
-        """The result type of a call by name (``func_get_detail`` ... ``make_fn_arguments``).
+    def resolve_call(self, names: list[str], args: list[Expr], variadic: bool, within_group: bool = False) -> int:
+        """The result type of a call by name (``func_get_detail`` ... ``make_fn_arguments``); a hypothetical-set
+        aggregate's arguments (``unify_hypothetical_args``) are left to the server.
 
         :raises TypingFailure: 42725, the call is ambiguous.
         """
@@ -606,7 +618,7 @@ class ExprAnalyzer:
         assert candidate is not None and candidate.function is not None
         fn = candidate.function
         defaults = list(fn.arg_types[len(args):]) if candidate.ndargs else []
-        if any(d in POLYMORPHIC for d in defaults):
+        if any(d in POLYMORPHIC for d in defaults) or (within_group and ANY in candidate.args):
             for a in args:
                 self.undecide(a)
             return OPAQUE

@@ -6,9 +6,10 @@ LIMIT, window clauses, then ``resolveTargetListUnknowns``: unknown outputs becom
 ``transformValuesClause`` and ``transformSetOperationTree`` (common column types, unknown literals and parameters
 coerced to them), ``transformInsertStmt`` (VALUES rows and sub-SELECT outputs assigned to the target columns,
 ON CONFLICT, RETURNING), ``transformUpdateStmt`` (FROM, WHERE, RETURNING, then the SET list),
-``transformDeleteStmt``, ``transformFromClauseItem`` (relations, CTEs, sub-selects, functions, joins),
+``transformDeleteStmt``, ``parse_merge.c transformMergeStmt``, ``transformFromClauseItem`` (relations, CTEs,
+sub-selects, functions, joins),
 ``findTargetlistEntrySQL92`` / ``addTargetToSortList`` (an unknown sort or group item becomes text) and
-``transformLimitClause`` (bigint). MERGE is left to the server.
+``transformLimitClause`` (bigint).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from .nodes import Expr, Level, Params, RangeItem, Target
 __all__ = ["StatementAnalyzer"]
 
 _SETOP_WORDS = {"SETOP_UNION": "UNION", "SETOP_INTERSECT": "INTERSECT", "SETOP_EXCEPT": "EXCEPT"}
+#: parsenodes.h FRAMEOPTION_ROWS, FRAMEOPTION_GROUPS.
+_FRAME_ROWS, _FRAME_GROUPS = 0x4, 0x8
 _LEAF_KEYS = ("sortClause", "limitOffset", "limitCount", "lockingClause", "withClause")
 Columns = list[tuple[str, int]]
 
@@ -49,7 +52,7 @@ class StatementAnalyzer(ExprAnalyzer):
 
     # -- entry points ----------------------------------------------------------------------------------------------
     def statement(self, raw: Any) -> list[Target] | None:
-        """``transformStmt``: one SELECT, VALUES, INSERT, UPDATE, DELETE (MERGE: every ``$n`` undecided).
+        """``transformStmt``: one SELECT, VALUES, INSERT, UPDATE, DELETE or MERGE.
 
         :return: the output columns (a SELECT's, a RETURNING list's), None when not known.
         """
@@ -57,7 +60,8 @@ class StatementAnalyzer(ExprAnalyzer):
         if kind == "SelectStmt":
             return self.select_stmt(body, True)
         handler: Callable[[dict[str, Any]], list[Target] | None] | None = {
-            "InsertStmt": self.insert, "UpdateStmt": self.update, "DeleteStmt": self.delete}.get(kind)
+            "InsertStmt": self.insert, "UpdateStmt": self.update, "DeleteStmt": self.delete,
+            "MergeStmt": self.merge}.get(kind)
         if handler is None:
             self.opaque(raw)
             return None
@@ -209,16 +213,20 @@ class StatementAnalyzer(ExprAnalyzer):
             self.sort_item(item, targets, group=False)
 
     def window_clauses(self, named: list[Any]) -> None:
-        """``transformWindowDefinitions``: PARTITION BY and ORDER BY items (unknown ones to text); frame offsets
-        are left to the server."""
+        """``transformWindowDefinitions``: PARTITION BY and ORDER BY items (unknown ones to text); ROWS and GROUPS
+        frame offsets are bigint (``transformFrameOffset``); RANGE offsets are left to the server."""
         for window in [node_of(w)[1] for w in named] + self.level.windows:
             for raw in window.get("partitionClause") or []:
                 self.sort_item(raw, [], group=True)
             for sort in window.get("orderClause") or []:
                 self.sort_item(node_of(sort)[1].get("node"), [], group=False)
             for key in ("startOffset", "endOffset"):
-                if window.get(key) is not None:
-                    self.opaque(window[key])
+                if window.get(key) is None:
+                    continue
+                if int(window.get("frameOptions", 0)) & (_FRAME_ROWS | _FRAME_GROUPS):
+                    self.coerce_to_target(self.expr(window[key]), INT8, "a", "frame offset")
+                else:
+                    self.opaque(window[key])  # RANGE: the in_range support function decides
         self.level.windows = []
 
     # -- VALUES and set operations ---------------------------------------------------------------------------------
@@ -350,11 +358,17 @@ class StatementAnalyzer(ExprAnalyzer):
         list of a record, WITH ORDINALITY a bigint more; other shapes unknown."""
         alias = body.get("alias") or {}
         functions = [node_of(f)[1].get("items") or [] for f in body.get("functions") or []]
-        if len(functions) != 1 or body.get("is_rowsfrom"):
-            self.opaque(body)
+        call = functions[0][0] if len(functions) == 1 else None
+        if call is not None and not body.get("is_rowsfrom") and not body.get("coldeflist") and \
+                strings(node_of(call)[1].get("funcname")) in (["unnest"], ["pg_catalog", "unnest"]) and \
+                len(node_of(call)[1].get("args") or []) > 1:
+            functions = [[{"FuncCall": {**node_of(call)[1], "args": [a]}}] for a in node_of(call)[1]["args"]]
+            call = None  # transformRangeFunction: unnest(a, b) is ROWS FROM (unnest(a), unnest(b))
+        if call is None or body.get("is_rowsfrom"):
+            for items in functions:
+                self.expr(items[0])
             self.level.items.append(RangeItem(alias.get("aliasname"), None))
             return
-        call = functions[0][0]
         e = self.expr(call)
         columns: Columns | None = None
         if body.get("coldeflist"):
@@ -618,3 +632,26 @@ class StatementAnalyzer(ExprAnalyzer):
         if body.get("whereClause") is not None:
             self.coerce_bool(self.expr(body["whereClause"]), "WHERE")
         return self.returning(body)
+
+    def merge(self, body: dict[str, Any]) -> list[Target] | None:
+        """``parse_merge.c transformMergeStmt``: the source, the join condition (target visible), RETURNING, then each
+        WHEN clause: its condition (boolean), an INSERT's values or an UPDATE's SET list assigned to the target."""
+        self.with_clause(body.get("withClause"))
+        target = self.target_relation(body)
+        self.from_item(body["sourceRelation"])
+        self.level.items.append(target)
+        self.expr(body["joinCondition"])
+        out = self.returning(body)
+        for clause in body.get("mergeWhenClauses") or []:
+            when = node_of(clause)[1]
+            if when.get("condition") is not None:
+                self.coerce_bool(self.expr(when["condition"]), "WHEN")
+            if when.get("commandType") == "CMD_UPDATE":
+                self.set_list(when.get("targetList") or [], target)
+            elif when.get("commandType") == "CMD_INSERT":
+                columns = self.insert_columns(target, when.get("targetList"))
+                items = [None if isinstance(x, dict) and "SetToDefault" in x else self.expr(x)
+                         for x in when.get("values") or []]
+                for e, (column, indirection) in zip(items, columns, strict=False):
+                    self.assign(e, column, indirection)
+        return out
