@@ -55,10 +55,16 @@ UNDECIDED = {
 }
 
 
-def statements(name: str) -> list[tuple[int, str]]:
-    """(line number, statement) of a corpus file: one statement per line, ``--`` comment lines between."""
-    lines = (CORPUS / f"{name}.sql").read_text().splitlines()
-    return [(n, line) for n, line in enumerate(lines, 1) if line.strip() and not line.startswith("--")]
+#: corpus name -> its statement files (the GitLab subset's own workload first)
+FILES = {name: [CORPUS / f"{name}.sql"] for name in SCHEMAS} | {
+    "gitlab": [DATA / "gitlab" / "workload.sql", CORPUS / "gitlab.sql"]}
+
+
+def statements(name: str) -> list[tuple[str, str]]:
+    """(file:line, statement) of a corpus: one statement per line, ``--`` comment lines between."""
+    return [(f"{path.parent.name}/{path.name}:{n}", line) for path in FILES[name]
+            for n, line in enumerate(path.read_text().splitlines(), 1)
+            if line.strip() and not line.startswith("--")]
 
 
 @dataclass(frozen=True)
@@ -135,7 +141,7 @@ def test_lockscope_accepts_exactly_what_prepare_accepts(corpus_server: tuple[Scr
             refused[prepared.sqlstate or "OK"] = refused.get(prepared.sqlstate or "OK", 0) + 1
             problem = disagreement(prepared, sql, session)
             if problem is not None:
-                problems.append(f"{name}.sql:{line}: {problem}: {sql}")
+                problems.append(f"{line}: {problem}: {sql}")
     assert problems == [], f"PostgreSQL {server.major}, {len(problems)} disagreement(s):\n" + "\n".join(problems)
     assert refused.get("OK", 0) >= len(statements(name)) // 2, refused
     if name == "hard":  # the hard cases hold refusals of every typing reason, and other failures

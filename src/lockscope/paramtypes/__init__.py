@@ -30,7 +30,7 @@ from ..statement import CheckedStatement, raw_statement
 from .catalog import OPAQUE, UNKNOWN, Catalog, Runner, read_catalog
 from .exprs import node_of, strings
 from .failures import TYPING_SQLSTATES, OtherServerError, TypingFailure
-from .nodes import Params
+from .nodes import Params, raw_dicts
 from .stmts import StatementAnalyzer
 
 __all__ = ["TYPING_SQLSTATES", "ParamTyping", "statement_names", "type_params"]
@@ -57,26 +57,13 @@ class ParamTyping:
         return self.sqlstate is not None
 
 
-def _walk(raw: Any) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    stack = [raw]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            out.append(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return out
-
-
 def statement_names(raw: Any) -> tuple[list[tuple[str | None, str]], list[str], list[str]]:
     """The relation names (schema or None, name), function names and operator names a raw statement uses, for
     the catalog reads (CTE names are read too and resolved to the CTE on the client)."""
     relations: list[tuple[str | None, str]] = []
     functions: set[str] = set()
     operators: set[str] = {"="}
-    for node in _walk(raw):
+    for node in raw_dicts(raw):
         if "relname" in node and "inh" in node:
             relations.append((node.get("schemaname"), str(node["relname"])))
         kind_body = node.get("FuncCall")

@@ -44,7 +44,7 @@ from .coerce import (
     verify_common_type,
 )
 from .failures import OtherServerError, TypingFailure
-from .nodes import Expr, Level, Params, Target
+from .nodes import Expr, Level, Params, Target, raw_dicts
 from .resolve import func_get_detail, left_oper, oper
 
 __all__ = ["ExprAnalyzer", "node_of", "param_numbers", "strings"]
@@ -84,18 +84,7 @@ def strings(items: Sequence[Any] | None) -> list[str]:
 
 def param_numbers(raw: Any) -> list[int]:
     """Every ``$n`` number inside a raw subtree."""
-    found: list[int] = []
-    stack = [raw]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            ref = item.get("ParamRef")
-            if isinstance(ref, dict):
-                found.append(int(ref.get("number", 0)))
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return found
+    return [int(d["ParamRef"].get("number", 0)) for d in raw_dicts(raw) if isinstance(d.get("ParamRef"), dict)]
 
 
 def _const(body: dict[str, Any]) -> Expr:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .catalog import OPAQUE, UNKNOWN
 from .failures import TypingFailure
 
-__all__ = ["Expr", "Level", "ParamRef", "Params", "RangeItem", "Target"]
+__all__ = ["Expr", "Level", "ParamRef", "Params", "RangeItem", "Target", "raw_dicts"]
 
 
 @dataclass(eq=False)
@@ -132,3 +133,17 @@ class Params:
     def undecide(self, number: int) -> None:
         """Parameter ``number`` met a context lockscope cannot type: no refusal may rest on it."""
         self.undecided.add(number)
+
+
+def raw_dicts(raw: Any) -> list[dict[str, Any]]:
+    """Every JSON object inside a raw parse tree (libpg_query JSON), ``raw`` included when it is one."""
+    out: list[dict[str, Any]] = []
+    stack = [raw]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            out.append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out

@@ -1,15 +1,6 @@
--- tests/data/gitlab/workload.sql (typical GitLab queries, written for lockscope's tests)
-select * from namespaces where id = $1
-select * from namespaces where type = 'Group' and parent_id is null and lower(path) = lower($1)
-select * from merge_requests where target_project_id = $1 and iid = $2
-select id, title from merge_requests where target_project_id = $1 and state_id = 1 order by created_at desc limit 20
-update merge_requests set updated_at = now() where id = $1
-select * from merge_request_diffs where merge_request_id = $1 order by id desc limit 1
-select * from members where source_id = $1 and source_type = 'Namespace' and requested_at is null
-select * from p_ci_builds where partition_id = $1 and id = $2
-select * from p_ci_builds where commit_id = $1 and type = 'Ci::Build' order by stage_idx
--- The same tables as Rails' ActiveRecord (GitLab's ORM) writes its prepared statements: quoted names, every value
--- bound (LIMIT too), IN lists of binds, RETURNING "id" (the SQL shapes of ActiveRecord 7's PostgreSQL adapter)
+-- The tables of tests/data/gitlab/schema.sql as Rails' ActiveRecord (GitLab's ORM) writes its prepared
+-- statements: quoted names, every value bound (LIMIT too), IN lists of binds, RETURNING "id" (the SQL shapes of
+-- ActiveRecord 7's PostgreSQL adapter)
 SELECT "namespaces".* FROM "namespaces" WHERE "namespaces"."id" = $1 LIMIT $2
 SELECT "namespaces".* FROM "namespaces" WHERE "namespaces"."type" = $1 AND "namespaces"."parent_id" IS NULL AND (LOWER("namespaces"."path") = LOWER($2)) LIMIT $3
 SELECT "namespaces".* FROM "namespaces" WHERE "namespaces"."id" IN ($1, $2, $3)
