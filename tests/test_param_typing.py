@@ -75,15 +75,16 @@ class Prepared:
     types: tuple[int, ...] = ()
 
 
-def prepare(conn: psycopg.Connection[tuple[object, ...]], sql: str) -> Prepared:
+def prepare(conn: psycopg.Connection[tuple[object, ...]], sql: str, declared: list[str] | None = None) -> Prepared:
+    types = f" ({', '.join(declared)})" if declared else ""
     try:
-        conn.execute(f"PREPARE corpus_stmt AS {sql}".encode())
+        conn.execute(f"PREPARE corpus_stmt{types} AS {sql}".encode())
     except psycopg.Error as exc:
         return Prepared(exc.sqlstate)
     row = conn.execute("select parameter_types::oid[] from pg_prepared_statements where name = 'corpus_stmt'")
-    types = tuple(int(t) for t in (row.fetchone() or [[]])[0])
+    inferred = tuple(int(t) for t in (row.fetchone() or [[]])[0])
     conn.execute("DEALLOCATE corpus_stmt")
-    return Prepared(None, types)
+    return Prepared(None, inferred)
 
 
 def disagreement(prepared: Prepared, sql: str, session: Session) -> str | None:
@@ -146,6 +147,42 @@ def test_lockscope_accepts_exactly_what_prepare_accepts(corpus_server: tuple[Scr
     assert refused.get("OK", 0) >= len(statements(name)) // 2, refused
     if name == "hard":  # the hard cases hold refusals of every typing reason, and other failures
         assert set(TYPING_SQLSTATES) | {"OK", "42883"} <= set(refused), refused
+
+
+#: Statements with ``--param-type`` declarations (``PREPARE name (types)``): declared parameters are typed from the
+#: start, so a later context coerces nothing (hard.sql's tables).
+DECLARED = [
+    ("select $1, $2 where $2 = 1", ["int"]),
+    ("select $1, $2 where $2 = 1", ["int", "int"]),
+    ("select $2", ["text", "int"]),
+    ("select $3", ["text"]),
+    ("select $1 + $2", ["int"]),
+    ("select $1 + $2", ["numeric", "numeric"]),
+    ("select count($1)", ["bigint"]),
+    ("select $1 where $1 = 1", ["text"]),
+    ("select $1 where $1 = 1", ["bigint"]),
+    ("select * from acct where id = $1 and owner = $2", ["bigint"]),
+    ("select * from acct where tags @> $1", ["text[]"]),
+    ("select * from person where current_mood = $1", ["mood"]),
+    ("update acct set balance = $1 where id = $2", ["numeric", "int"]),
+    ("select generate_series($1, $2)", ["timestamptz"]),
+    ("select date_trunc($1, $2)", ["text", "timestamp without time zone"]),
+]
+
+
+def test_declared_parameter_types_as_prepare_declares_them(corpus_server: tuple[ScratchServer, dict[str, str]]) -> None:
+    """``type_params`` with declared types against ``PREPARE name (types) AS``: same verdict, same types."""
+    server, databases = corpus_server
+    problems = []
+    with psycopg.connect(databases["hard"], autocommit=True) as oracle, connect(databases["hard"]) as session:
+        for sql, declared in DECLARED:
+            prepared = prepare(oracle, sql, declared)
+            typing = type_params(session.query_rows, check_statement(sql), declared, owner=session)
+            want = (prepared.sqlstate if prepared.sqlstate in TYPING_SQLSTATES else None, prepared.types)
+            got = (typing.sqlstate, typing.types if prepared.sqlstate is None else prepared.types)
+            if got != want:
+                problems.append(f"{declared} {sql}: PREPARE {want}, lockscope {got}")
+    assert problems == [], f"PostgreSQL {server.major}:\n" + "\n".join(problems)
 
 
 def test_the_seed_statement_is_probed_with_the_prepared_protocol(session18: Session) -> None:

@@ -13,6 +13,7 @@ from the catalog read is a row type (or an array of one): :meth:`Catalog.is_comp
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -28,11 +29,39 @@ from ..rows import (
 )
 
 __all__ = [
-    "ANY", "ANYARRAY", "ANYCOMPATIBLE", "ANYCOMPATIBLEARRAY", "ANYCOMPATIBLEMULTIRANGE", "ANYCOMPATIBLENONARRAY",
-    "ANYCOMPATIBLERANGE", "ANYELEMENT", "ANYENUM", "ANYMULTIRANGE", "ANYNONARRAY", "ANYRANGE", "BIT", "BOOL",
-    "FLOAT8", "INT2VECTOR", "INT4", "INT8", "INTERNAL", "NUMERIC", "OIDVECTOR", "OPAQUE", "RECORD", "RECORDARRAY",
-    "TEXT", "TEXTARRAY", "UNKNOWN", "VOID",
-    "Catalog", "Relation", "Runner", "read_catalog",
+    "ANY",
+    "ANYARRAY",
+    "ANYCOMPATIBLE",
+    "ANYCOMPATIBLEARRAY",
+    "ANYCOMPATIBLEMULTIRANGE",
+    "ANYCOMPATIBLENONARRAY",
+    "ANYCOMPATIBLERANGE",
+    "ANYELEMENT",
+    "ANYENUM",
+    "ANYMULTIRANGE",
+    "ANYNONARRAY",
+    "ANYRANGE",
+    "BIT",
+    "BOOL",
+    "FACTS_TTL_S",
+    "FLOAT8",
+    "INT2VECTOR",
+    "INT4",
+    "INT8",
+    "INTERNAL",
+    "NUMERIC",
+    "OIDVECTOR",
+    "OPAQUE",
+    "RECORD",
+    "RECORDARRAY",
+    "TEXT",
+    "TEXTARRAY",
+    "UNKNOWN",
+    "VOID",
+    "Catalog",
+    "Relation",
+    "Runner",
+    "read_catalog",
 ]
 
 #: A type lockscope cannot tell on the client (a row type's column, a record's field): no refusal rests on it.
@@ -199,15 +228,17 @@ class Catalog:
         return self.casts.get((source, target))
 
 
-# Types and casts per session: they change only with DDL, and one session reads them once.
-_SESSION_FACTS: weakref.WeakKeyDictionary[Any, tuple[list[ParamTypeRow], list[ParamCastRow]]] = \
+#: Types and casts per session (they change only with DDL): read again after this many seconds.
+FACTS_TTL_S = 60.0
+_SESSION_FACTS: weakref.WeakKeyDictionary[Any, tuple[float, list[ParamTypeRow], list[ParamCastRow]]] = \
     weakref.WeakKeyDictionary()
 
 
 def read_catalog(run: Runner, *, relations: Sequence[tuple[str | None, str]], functions: Sequence[str],
                  operators: Sequence[str], owner: object | None = None) -> Catalog:
     """Read the catalog facts one statement's parameter typing needs (at most five catalog queries, fewer when the
-    session already read the types and casts or the statement names no function or relation).
+    session read the types and casts less than :data:`FACTS_TTL_S` ago or the statement names no function or
+    relation).
 
     :param run: runs SQL files (``Session.query_rows``).
     :param relations: (schema or None, name) of each relation the statement names.
@@ -216,13 +247,13 @@ def read_catalog(run: Runner, *, relations: Sequence[tuple[str | None, str]], fu
     :raises DatabaseError: a catalog query failed.
     """
     facts = _SESSION_FACTS.get(owner) if owner is not None else None
-    if facts is None:
-        facts = (run("param_types", ParamTypeRow), run("param_casts", ParamCastRow))
+    if facts is None or time.monotonic() - facts[0] > FACTS_TTL_S:
+        facts = (time.monotonic(), run("param_types", ParamTypeRow), run("param_casts", ParamCastRow))
         if owner is not None:
             _SESSION_FACTS[owner] = facts
     procs = run("param_functions", ParamFunctionRow, [sorted(set(functions))]) if functions else []
     opers = run("param_operators", ParamOperatorRow, [sorted(set(operators))]) if operators else []
-    return Catalog(facts[0], facts[1], procs, opers, _read_relations(run, relations))
+    return Catalog(facts[1], facts[2], procs, opers, _read_relations(run, relations))
 
 
 def _read_relations(run: Runner, names: Sequence[tuple[str | None, str]]) -> dict[tuple[str | None, str], Relation]:
