@@ -163,11 +163,11 @@ class StatementAnalyzer(ExprAnalyzer):
             out += item.columns
         return out
 
-    def sort_item(self, raw: Any, targets: list[Target], *, group: bool) -> None:
+    def sort_item(self, raw: Any, targets: list[Target], *, group: bool, sql92: bool = True) -> None:
         """An ORDER BY / GROUP BY / DISTINCT ON item: a select-list item by name or position
-        (``findTargetlistEntrySQL92``), else an expression; an unknown one becomes text
-        (``addTargetToSortList`` / ``addTargetToGroupList``)."""
-        target = self.sql92_target(raw, targets, group=group)
+        (``findTargetlistEntrySQL92``; not for window clauses, which follow SQL99 rules), else an expression; an
+        unknown one becomes text (``addTargetToSortList`` / ``addTargetToGroupList``)."""
+        target = self.sql92_target(raw, targets, group=group) if sql92 else None
         if target is not None:
             if target.expr.type == UNKNOWN:
                 target.expr = self.coerce(target.expr, TEXT)
@@ -217,9 +217,9 @@ class StatementAnalyzer(ExprAnalyzer):
         frame offsets are bigint (``transformFrameOffset``); RANGE offsets are left to the server."""
         for window in [node_of(w)[1] for w in named] + self.level.windows:
             for raw in window.get("partitionClause") or []:
-                self.sort_item(raw, [], group=True)
+                self.sort_item(raw, [], group=True, sql92=False)
             for sort in window.get("orderClause") or []:
-                self.sort_item(node_of(sort)[1].get("node"), [], group=False)
+                self.sort_item(node_of(sort)[1].get("node"), [], group=False, sql92=False)
             for key in ("startOffset", "endOffset"):
                 if window.get(key) is None:
                     continue

@@ -487,3 +487,12 @@ select * from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.n
 select pg_catalog.lower($1)
 select $1 operator(pg_catalog.=) 1
 select $1 operator(pg_catalog.+) $2
+-- window clauses follow SQL99 rules (a constant is a constant), GROUP BY / ORDER BY positions
+select row_number() over (order by 1) from acct where id = $1
+select row_number() over (partition by 1 order by $1) from acct
+select rank() over w from acct where owner = $1 window w as (order by 2)
+select owner from acct group by 1 having count(*) > $1
+select owner from acct order by 1, $1
+select owner, $1 from acct group by 1, 2
+select distinct on (1) owner, $1 from acct
+select id from acct order by id desc nulls last limit $1
