@@ -1,5 +1,6 @@
 """Nothing lockscope runs reaches the server log (issue 17): every command against a server whose logging is left at
-PostgreSQL's defaults (``log_min_messages = warning``, ``log_min_error_statement = error``), then its log read.
+PostgreSQL's defaults (``log_min_messages = warning``, ``log_min_error_statement = error``), then its log read; a
+statement whose parameters the server could not type is refused before the server sees it (issue 24).
 
 The statements carry a literal that must never be copied anywhere (``secret-literal-4242``): before, the footprint
 engine's ``debug_print_rewritten`` put every probed statement's parse tree, literals included, into the log.
@@ -18,6 +19,7 @@ import pytest
 
 from lockscope.db import run_script
 from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.statement import check_statement
 
 DATA = Path(__file__).parent / "data"
 SECRET = "secret-literal-4242"
@@ -29,6 +31,15 @@ STATEMENTS = [
     "select * from film_list where fid < 10",
     "select * from lp where k = 'pk7'",
     f"with m as (select author from posts where body = '{SECRET}') select count(*) from t01 join m on m.author = t01.a",
+]
+#: Statements whose parameters the server could not type (issue 24), with PREPARE's SQLSTATE: lockscope refuses them
+#: on the client, so the server never sees them and logs nothing.
+UNTYPABLE = [
+    ("select $1 + $2 from posts", "42725"),
+    ("select count($1) from posts", "42P18"),
+    ("select title from posts where $1 is null", "42P18"),
+    ("select $1 from posts where id = $1", "42P08"),
+    ("select array_length($1, 1) from posts", "42804"),
 ]
 #: Lines a server writes by itself, whatever lockscope does.
 _OWN_LINES = re.compile(r"checkpoint (starting|complete)|automatic (vacuum|analyze)|connection (received|authorized)"
@@ -69,8 +80,14 @@ def test_no_command_writes_to_the_server_log(logged_server: ScratchServer) -> No
     runs.append(_lockscope("forecast", "--dsn", dsn, "--interval", "0", "--probe-rate", "0"))
     runs.append(_lockscope("diagnose", "--dsn", dsn, "--duration", "2s", "--probe-rate", "0"))
     runs.append(_lockscope("watch", "--dsn", dsn, "--duration", "2s", "--no-live"))
+    refused = []
+    for sql, _ in UNTYPABLE:
+        params = [arg for n in range(1, check_statement(sql).param_count + 1) for arg in ("--param", str(n))]
+        refused.append(_lockscope("footprint", "--dsn", dsn, "--protocol", "prepared", *params, sql))
     for proc in runs:
         assert proc.returncode == 0, (proc.args, proc.stderr[-2000:])
+    for proc, (_, sqlstate) in zip(refused, UNTYPABLE, strict=True):
+        assert proc.returncode == 3 and f"error: {sqlstate}: " in proc.stderr, (proc.args, proc.stderr[-2000:])
     text = log.read_bytes()[start:].decode(errors="replace")
     assert "parse tree" not in text and ":constvalue" not in text and SECRET not in text
     foreign = [line for line in text.splitlines() if line.strip() and not _OWN_LINES.search(line)]

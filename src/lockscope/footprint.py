@@ -26,13 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import acquisition, capacity, querytree
+from . import acquisition, capacity, paramtypes, querytree
 from .acquisition import LockStep, acquisition_order
 from .capacity import CapacityModel, LockRequest
 from .db import OWN_QUERY_MARKER, Session
 from .errors import BadInputError, StatementError
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
-from .statement import CheckedStatement, bind_params, check_statement, param_contexts, raw_statement
+from .statement import CheckedStatement, bind_params, check_statement, raw_statement
 from .versions import PG16
 
 __all__ = [
@@ -622,19 +622,17 @@ def _probe_simple(prober: _Prober, params: Sequence[str]) -> Execution:
 
 
 def _check_param_types(prober: _Prober, declared: Sequence[str] = ()) -> None:
-    """Refuse a statement whose ``$n`` the server could not type (so it never logs that error for lockscope).
+    """Refuse a statement whose ``$n`` the server could not type (so it never logs that error for lockscope):
+    parse analysis modelled on the client (:func:`lockscope.paramtypes.type_params`).
 
-    :raises StatementError: SQLSTATE 42P18, naming the parameters.
+    :raises StatementError: with the SQLSTATE PREPARE would fail with (42P18, 42P08, 42725 or 42804).
     """
     if len(declared) >= prober.checked.param_count:
         return
-    contexts = [c for c in param_contexts(prober.checked) if c.number > len(declared)]
-    untyped = querytree.untyped_params(prober.session.query_rows, contexts)
-    if untyped:
-        names = ", ".join(f"${n}" for n in untyped)
-        raise StatementError(f"42P18: the type of {names} cannot be inferred from where it stands (an argument of "
-                             f"an overloaded function, a bare select-list item, ...): cast it (${untyped[0]}::int) "
-                             "or give --param-type", sqlstate="42P18")
+    typing = paramtypes.type_params(prober.session.query_rows, prober.checked, declared, owner=prober.session)
+    if typing.sqlstate is not None:
+        raise StatementError(f"{typing.sqlstate}: {typing.message} (PREPARE would fail): add a cast (e.g. "
+                             "$1::int) or give --param-type", sqlstate=typing.sqlstate)
 
 
 def _prepare(prober: _Prober, prefix: str, declared: Sequence[str] = ()) -> None:

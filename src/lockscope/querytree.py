@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .pgnodes import NodeDumpError, parse_node_dump
-from .rows import FunctionArityRow, OrderFunctionRow, OrderRelationRow, RowT, ViewRuleRow
+from .rows import OrderFunctionRow, OrderRelationRow, RowT, ViewRuleRow
 from .versions import PG16, PG17
 
 __all__ = [
@@ -51,7 +51,6 @@ __all__ = [
     "gather_lookup",
     "has_sublinks",
     "relation_names",
-    "untyped_params",
     "view_query_from_ev_action",
 ]
 
@@ -1371,24 +1370,3 @@ def _all_rtes(value: Any) -> list[dict[str, Any]]:
         elif isinstance(item, list):
             stack.extend(item)
     return out
-
-
-def untyped_params(run: QueryRunner, contexts: Sequence[Any]) -> list[int]:
-    """The ``$n`` whose type parse analysis would not infer (``parse_param.c``, ``parse_func.c
-    func_select_candidate``), from :func:`lockscope.statement.param_contexts`: an untyped context, or an argument of
-    a function with several candidates of that arity none of which alone takes strings (``generate_series($1,
-    $2)``), or with one polymorphic candidate. One catalog query when function arguments are involved.
-
-    :param run: runs a lockscope SQL file (``Session.query_rows``).
-    :param contexts: :class:`lockscope.statement.ParamContext` items.
-    :return: parameter numbers, sorted, distinct (empty: every parameter gets a type).
-    """
-    functions = sorted({c.function for c in contexts if not c.typed and c.function})
-    resolvable: set[tuple[str, int]] = set()
-    if functions:
-        for row in run("order_function_arity", FunctionArityRow, [functions]):
-            one = row.candidates == 1 and row.concrete == 1
-            if one or row.all_string == 1:
-                resolvable.add((str(row.name), row.nargs))
-    return sorted({c.number for c in contexts
-                   if not c.typed and not (c.function and (c.function, c.nargs) in resolvable)})

@@ -33,12 +33,16 @@ __all__ = [
     "ColumnNameRow",
     "ColumnStatsRow",
     "DatabaseFactsRow",
-    "FunctionArityRow",
     "HeldLocksRow",
     "IndexInfo",
     "NameRow",
     "OrderFunctionRow",
     "OrderRelationRow",
+    "ParamCastRow",
+    "ParamColumnRow",
+    "ParamFunctionRow",
+    "ParamOperatorRow",
+    "ParamTypeRow",
     "PostmasterAgeRow",
     "ProcessRow",
     "QueryTextRow",
@@ -589,17 +593,90 @@ class ViewRuleRow:
     security_barrier: bool
 
 
+# -- typing a statement's $n on the client (lockscope.paramtypes) ---------------------------------------------------
 @dataclass(frozen=True)
-class FunctionArityRow:
-    """The visible overloads of a function name with one argument count (``order_function_arity.sql``; counts).
+class ParamTypeRow:
+    """A data type (``param_types.sql``): what parse analysis reads of it when it chooses types.
 
-    :ivar candidates: overloads.
-    :ivar concrete: of which without a polymorphic argument.
-    :ivar all_string: of which with string arguments only.
+    :ivar kind: ``typtype``: b base, p pseudo, e enum, r range, m multirange, d domain.
+    :ivar category: ``typcategory`` (one letter: N numeric, S string, A array, D date/time, ...).
+    :ivar element: the element type's OID of a true array, else 0.
+    :ivar array_type: the array type's OID over this type, else 0.
+    :ivar base_type: a domain's base type OID, else 0.
+    :ivar range_subtype: a range's subtype OID, else 0.
+    :ivar multirange_of: a multirange's range type OID, else 0 (PG 14+).
+    :ivar visible: found by an unqualified name under the session's search_path.
     """
 
+    oid: int
+    schema_name: str
     name: str
-    nargs: int
-    candidates: int
-    concrete: int
-    all_string: int
+    kind: str
+    category: str
+    preferred: bool
+    element: int
+    array_type: int
+    base_type: int
+    range_subtype: int
+    multirange_of: int
+    visible: bool
+
+
+@dataclass(frozen=True)
+class ParamCastRow:
+    """A cast (``param_casts.sql``): ``context`` i/a/e, ``method`` f/i/b as pg_cast spells them."""
+
+    source: int
+    target: int
+    context: str
+    method: str
+
+
+@dataclass(frozen=True)
+class ParamFunctionRow:
+    """A function of a name a statement calls (``param_functions.sql``).
+
+    :ivar path_position: 1-based place of its schema in the session's search path, 0 outside it.
+    :ivar arg_types: declared input argument type OIDs (``proargtypes``).
+    :ivar variadic_type: the variadic element type OID, 0 when not variadic.
+    :ivar default_count: input arguments with defaults (count).
+    :ivar kind: ``prokind``: f function, a aggregate, w window, p procedure.
+    """
+
+    oid: int
+    name: str
+    schema_name: str
+    path_position: int
+    arg_types: list[int]
+    result_type: int
+    returns_set: bool
+    variadic_type: int
+    default_count: int
+    kind: str
+
+
+@dataclass(frozen=True)
+class ParamOperatorRow:
+    """An operator of a name a statement uses (``param_operators.sql``; ``kind`` b binary or l prefix, a prefix
+    operator's ``left_type`` 0)."""
+
+    oid: int
+    name: str
+    schema_name: str
+    path_position: int
+    kind: str
+    left_type: int
+    right_type: int
+    result_type: int
+
+
+@dataclass(frozen=True)
+class ParamColumnRow:
+    """A column of a relation a statement names (``param_columns.sql``; ``ord`` the 1-based place of the name in
+    the query's parameters, ``attnum`` negative for system columns)."""
+
+    ord: int
+    relation_oid: int
+    column_name: str
+    type_oid: int
+    attnum: int

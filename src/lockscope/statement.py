@@ -20,8 +20,8 @@ from pglast.parser import ParseError, parse_sql_json, scan
 
 from .errors import BadInputError, StatementParseError, UnsupportedStatementError
 
-__all__ = ["PROBEABLE_KINDS", "CheckedStatement", "ParamContext", "bind_params", "check_param_count",
-           "check_statement", "check_statements", "param_contexts", "raw_statement"]
+__all__ = ["PROBEABLE_KINDS", "CheckedStatement", "bind_params", "check_param_count", "check_statement",
+           "check_statements", "raw_statement"]
 
 #: pglast node names of the statements lockscope probes, with the word shown to users.
 PROBEABLE_KINDS = {
@@ -236,106 +236,3 @@ def bind_params(statement: CheckedStatement, params: Sequence[str], quote: Calla
     for start, end, number in reversed(_param_tokens(text)):
         text = text[:start] + quote(params[number - 1]) + text[end:]
     return text
-
-
-# -- where parameters get their types ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ParamContext:
-    """How parse analysis would type one ``$n`` (``parse_param.c`` variable parameters: an unknown-type parameter
-    takes the type its context coerces it to).
-
-    :ivar number: n of ``$n``.
-    :ivar typed: the context gives the type: a cast, an operator or IN/ANY/BETWEEN with a column, function call or
-        cast on the other side, a sublink's test, LIMIT/OFFSET, an INSERT/UPDATE/MERGE target column, a subscript.
-    :ivar function: the name of the function whose argument it is (typed when the function has one candidate of
-        that arity, which only the catalog can tell), else None.
-    :ivar nargs: that call's argument count.
-    """
-
-    number: int
-    typed: bool
-    function: str | None = None
-    nargs: int = 0
-
-
-_CONTAINERS = frozenset({"A_ArrayExpr", "RowExpr", "List"})
-_TYPED_VALUES = frozenset({"ColumnRef", "FuncCall", "TypeCast", "SubLink"})
-
-
-def _holds(node: Any, kinds: frozenset[str]) -> bool:
-    if isinstance(node, dict):
-        return any(k in kinds for k in node) or any(_holds(v, kinds) for v in node.values())
-    if isinstance(node, list):
-        return any(_holds(v, kinds) for v in node)
-    return False
-
-
-def _context(kind: str, body: dict[str, Any], key: str, child: Any, target: bool) -> tuple[bool, str | None, int]:
-    """(typed, function, nargs) for a parameter under ``body[key]`` (through containers, ``child`` the top one)."""
-    if kind == "TypeCast" or (kind == "SubLink" and key == "testexpr") or kind == "A_Indices":
-        return True, None, 0
-    if kind == "SelectStmt" and key in ("limitCount", "limitOffset"):
-        return True, None, 0
-    if kind == "A_Expr":
-        others = [body.get(k) for k in ("lexpr", "rexpr") if body.get(k) is not child]
-        return any(_holds(o, _TYPED_VALUES) for o in others), None, 0
-    if kind in ("CoalesceExpr", "MinMaxExpr"):
-        others = [a for a in body.get("args") or [] if a is not child]
-        return any(_holds(o, _TYPED_VALUES) for o in others), None, 0
-    if kind == "FuncCall" and key == "args":
-        names = body.get("funcname") or []
-        name = names[-1].get("String", {}).get("sval", "") if names and isinstance(names[-1], dict) else ""
-        return False, name.lower(), len(body.get("args") or [])
-    if target and (kind == "ResTarget" or (kind == "SelectStmt" and key == "valuesLists")
-                   or (kind == "MergeWhenClause" and key == "values")):
-        return True, None, 0
-    return False, None, 0
-
-
-def param_contexts(statement: CheckedStatement) -> tuple[ParamContext, ...]:
-    """Every ``$n`` occurrence of a checked statement with how its type would be inferred, in text order.
-
-    Conservative: a context not listed on :class:`ParamContext` counts as untyped (``PREPARE`` would fail with
-    "could not determine data type of parameter", and ``EXPLAIN (GENERIC_PLAN)`` with it, or with an ambiguous
-    function), so a caller can refuse before the server sees — and logs — the failing statement.
-    """
-    raw = raw_statement(statement)
-    found: list[tuple[int, ParamContext]] = []
-
-    def visit(node: Any, parent: tuple[str, dict[str, Any], str, Any] | None, target: bool) -> None:
-        if isinstance(node, list):
-            for item in node:
-                visit(item, parent, target)
-            return
-        if not isinstance(node, dict) or len(node) != 1:
-            if isinstance(node, dict):
-                for value in node.values():
-                    visit(value, parent, target)
-            return
-        ((kind, body),) = node.items()
-        if not isinstance(body, dict):
-            return
-        if kind == "ParamRef":
-            typed, function, nargs = _context(*parent, target) if parent else (False, None, 0)
-            found.append((int(body.get("location", 0)),
-                          ParamContext(int(body.get("number", 0)), typed, function, nargs)))
-            return
-        for key, value in body.items():
-            if kind in _CONTAINERS and parent is not None:
-                here = parent
-            else:
-                here = (kind, body, key, value)
-            # INSERT's source rows and SELECT list, UPDATE's SET list, MERGE's actions: typed by the target
-            inner_target = (kind == "InsertStmt" and key == "selectStmt") or \
-                (kind == "SelectStmt" and target and key in ("targetList", "valuesLists")) or \
-                (kind == "UpdateStmt" and key == "targetList") or \
-                (kind == "MergeWhenClause" and key in ("targetList", "values")) or \
-                (kind in ("ResTarget", *_CONTAINERS) and target and key in ("val", "items", "args", "elements"))
-            if kind == "InsertStmt" and key == "selectStmt" and isinstance(value, dict):
-                visit(value, here, True)
-                continue
-            visit(value, here, inner_target)
-
-    visit(raw, None, False)
-    return tuple(ctx for _, ctx in sorted(found, key=lambda pair: pair[0]))
