@@ -23,6 +23,7 @@ from lockscope.capacity import CapacityModel
 from lockscope.db import Session, connect, run_script
 from lockscope.footprint import Footprint, measure_footprint
 from lockscope.pgnodes import parse_node_dump
+from lockscope.querynodes import Query
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.statement import check_statement, raw_statement
 
@@ -276,7 +277,7 @@ def test_every_lock_flag_matches(session: Session) -> None:
     assert all(fp.order_note == "" for fp in footprints)
 
 
-def _first_requests(tree: dict[str, object], facts: acquisition.CatalogFacts, version: int,
+def _first_requests(tree: Query, facts: acquisition.CatalogFacts, version: int,
                     phase: str) -> list[tuple[int, str]]:
     """The lock requests that take a slot (first request of each relation and mode), in order."""
     steps = acquisition.statement_lock_steps(tree, facts, version, phase)
