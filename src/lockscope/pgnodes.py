@@ -174,6 +174,8 @@ def query_from_dump(node: Any) -> Query:
             has_distinct_clause=bool(d.get("distinctClause")),
             has_row_marks=bool(d.get("rowMarks")),
         )
+    except NodeDumpError:
+        raise
     except ValueError as exc:  # an enum value outside the header's
         raise NodeDumpError(f"unexpected value in a Query: {exc}") from None
 
