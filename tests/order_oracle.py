@@ -16,16 +16,17 @@ from typing import Any
 
 import psycopg
 
-from lockscope.pgnodes import NodeDumpError, parse_node_dump
+from lockscope.pgnodes import NodeDumpError, parse_node_dump, query_from_dump
+from lockscope.querynodes import Query
 
 _names = itertools.count(1)
 _SETTINGS = (b"BEGIN READ ONLY; SET LOCAL debug_print_rewritten = on; SET LOCAL client_min_messages = log; "
              b"SET LOCAL debug_pretty_print = off")
 
 
-def server_tree(conninfo: str, sql: str) -> dict[str, Any] | None:
-    """The rewritten Query the server builds for ``sql``, or None when it printed none holding an optimizable
-    Query. In a READ ONLY transaction that is rolled back.
+def server_tree(conninfo: str, sql: str) -> Query | None:
+    """The rewritten Query the server builds for ``sql`` as typed nodes (:func:`lockscope.pgnodes.query_from_dump`),
+    or None when it printed none holding an optimizable Query. In a READ ONLY transaction that is rolled back.
 
     PG 15+: ``PREPARE`` (then ``DEALLOCATE``). PG 13-14 rewrite a PREPARE without printing it, so there the
     statement itself is sent (extended protocol, NULL for each ``$n``): ``exec_parse_message`` prints the tree
@@ -49,7 +50,8 @@ def server_tree(conninfo: str, sql: str) -> dict[str, Any] | None:
         finally:
             if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 conn.execute(b"ROLLBACK")
-    return _rewritten_tree(notes)
+    found = _rewritten_tree(notes)
+    return None if found is None else query_from_dump(found)
 
 
 def _rewritten_tree(notes: Sequence[tuple[str, str, str]]) -> dict[str, Any] | None:

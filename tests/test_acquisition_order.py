@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from lockscope import acquisition, querytree
+from lockscope import acquisition, pgnodes, querynodes, querytree
 from lockscope.capacity import CapacityModel
 from lockscope.db import Session, connect, run_script
 from lockscope.footprint import Footprint, measure_footprint
-from lockscope.pgnodes import parse_node_dump
+from lockscope.pgnodes import NodeDumpError, parse_node_dump
+from lockscope.querynodes import Query
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.statement import check_statement, raw_statement
 
@@ -276,7 +277,7 @@ def test_every_lock_flag_matches(session: Session) -> None:
     assert all(fp.order_note == "" for fp in footprints)
 
 
-def _first_requests(tree: dict[str, object], facts: acquisition.CatalogFacts, version: int,
+def _first_requests(tree: Query, facts: acquisition.CatalogFacts, version: int,
                     phase: str) -> list[tuple[int, str]]:
     """The lock requests that take a slot (first request of each relation and mode), in order."""
     steps = acquisition.statement_lock_steps(tree, facts, version, phase)
@@ -443,6 +444,35 @@ def test_node_dump_reader() -> None:
     assert q["commandType"] == "1" and q["rtable"][0]["relid"] == "16384"
     assert q["rtable"][0]["eref"]["aliasname"] == "a b" and q["cols"] == [1, 2]
     assert q["none"] is None and q["empty"] == [] and q["val"] == ["4", "[", "1", "0", "0", "0", "]"]
+
+
+def test_node_dump_normalised_into_typed_nodes() -> None:
+    """query_from_dump: numbers become ints and the headers' enums, flags bools, a TargetEntry its expression; PG
+    13-14's RTE and PG 15-16's MERGE ``matched`` are read into the one shape; a value outside an enum is refused."""
+    dump = ('({QUERY :commandType 5 :resultRelation 1 :rtable ({RTE :rtekind 0 :relid 16384 :relkind r '
+            ':rellockmode 3 :inh true :eref {ALIAS :aliasname p :colnames ("id")}}) :jointree {FROMEXPR :fromlist '
+            '({RANGETBLREF :rtindex 1}) :quals {BOOLEXPR :boolop and :args ({VAR :varno 1 :varlevelsup 0} '
+            '{SUBLINK :subLinkType 0 :testexpr <> :subselect {QUERY :commandType 1 :hasAggs true}})}} '
+            ':mergeActionList ({MERGEACTION :matched false :commandType 3 :qual <> :targetList ({TARGETENTRY '
+            ':expr {FUNCEXPR :funcid 1299 :args <>} :resno 1})}) :hasForUpdate false})')
+    q = pgnodes.query_from_dump(parse_node_dump(dump)[0])
+    assert q.command_type == querynodes.CmdType.CMD_MERGE and q.result_relation == 1
+    rte = q.rtable[0]
+    assert (rte.rtekind, rte.relid, rte.relkind, rte.rellockmode, rte.inh) == \
+        (querynodes.RTEKind.RTE_RELATION, 16384, "r", 3, True)
+    assert (rte.eref_name, rte.colnames) == ("p", ("id",))
+    assert q.jointree.fromlist == (querynodes.RangeTblRef(1),)
+    quals = q.jointree.quals
+    assert isinstance(quals, querynodes.BoolExpr) and quals.boolop == querynodes.BoolExprType.AND_EXPR
+    var, link = quals.args
+    assert var == querynodes.Var(1, 0)
+    assert isinstance(link, querynodes.SubLink) and link.sublink_type == querynodes.SubLinkType.EXISTS_SUBLINK
+    assert link.subselect.has_aggs and not q.has_for_update
+    (action,) = q.merge_action_list
+    assert action.match_kind == querynodes.MergeMatchKind.MERGE_WHEN_NOT_MATCHED_BY_TARGET
+    assert action.target_list == (querynodes.FunctionRef(1299),)
+    with pytest.raises(NodeDumpError, match="RTEKind"):
+        pgnodes.query_from_dump(parse_node_dump("{QUERY :commandType 1 :rtable ({RTE :rtekind 42})}"))
 
 
 def _lp316_script() -> str:

@@ -4,11 +4,12 @@ The fast-path flag of a lock depends on how many slots of its group (``lock.c FA
 before it, so the capacity model (``capacity.simulate_fast_path``) must see the lock requests in the server's order.
 This module derives that order from:
 
-- the statement's **rewritten query tree** (the node shape ``postgres.c pg_rewrite_query`` produces), built on the
-  client by :mod:`lockscope.querytree` from PostgreSQL's own parser and the catalog: range tables in parser order
-  with relation OIDs and lock modes, views expanded as the rewriter does, CTEs, sublinks, join trees. (The server
-  can print that tree with ``debug_print_rewritten``, but only into its log too; lockscope uses that only as the
-  test oracle on scratch servers, ``tests/order_oracle.py``.)
+- the statement's **rewritten query tree** (the tree ``postgres.c pg_rewrite_query`` produces) as the typed nodes
+  of :mod:`lockscope.querynodes`, built on the client by :mod:`lockscope.querytree` from PostgreSQL's own parser
+  and the catalog: range tables in parser order with relation OIDs and lock modes, views expanded as the rewriter
+  does, CTEs, sublinks, join trees. (The server can print that tree with ``debug_print_rewritten``, but only into
+  its log too; lockscope uses that only as the test oracle on scratch servers, ``tests/order_oracle.py``, read
+  into the same nodes by :func:`lockscope.pgnodes.query_from_dump`.)
 - the **catalog**: live indexes per relation in OID order (``relcache.c RelationGetIndexList``), partitions in
   partition-bound order (``partdesc.c RelationBuildPartitionDesc`` → ``partbounds.c partition_bounds_create``),
   legacy inheritance children (``pg_inherits.c find_all_inheritors``), function volatility;
@@ -82,8 +83,35 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .capacity import LOCK_MODES
-from .pgnodes import walk_nodes
+from .querynodes import (
+    BoolExpr,
+    BoolExprType,
+    CmdType,
+    CommonTableExpr,
+    CTEMaterialize,
+    Expression,
+    FromExpr,
+    FunctionRef,
+    JoinExpr,
+    JoinTreeNode,
+    JoinType,
+    LevelExpr,
+    MergeMatchKind,
+    Node,
+    Query,
+    RangeTblEntry,
+    RangeTblRef,
+    RTEKind,
+    SetOperation,
+    SetOperationStmt,
+    SubLink,
+    SubLinkType,
+    Var,
+    children,
+    lock_mode_name,
+    nodes_in,
+    walk,
+)
 from .versions import PG16 as _PG16
 from .versions import PG18 as _PG18
 
@@ -97,6 +125,8 @@ __all__ = [
     "order_partitions",
     "partition_sort_key",
     "statement_lock_steps",
+    "tree_function_oids",
+    "tree_relation_oids",
 ]
 
 #: ``order_rule`` values, see the module docstring.
@@ -104,15 +134,6 @@ ORDER_RULES = (
     "parser", "rewriter", "plancache", "planner-index", "planner-partition", "planner-inheritance",
     "planner-arbiter", "executor-rtable", "unknown", "unmodelled",
 )
-#: lockdefs.h: LOCKMODE numbers as the node dump prints ``rellockmode``.
-_MODE_BY_NUMBER = {n + 1: name for n, name in enumerate(LOCK_MODES)}
-# nodes.h CmdType (stable for these values in 13..19), parsenodes.h RTEKind, JoinType, SubLinkType, CTEMaterialize.
-_CMD_SELECT, _CMD_UPDATE, _CMD_INSERT, _CMD_DELETE, _CMD_MERGE = 1, 2, 3, 4, 5
-_RTE_RELATION, _RTE_SUBQUERY, _RTE_CTE = 0, 1, 6
-_JOIN_INNER, _JOIN_LEFT, _JOIN_RIGHT = 0, 1, 3
-_EXISTS_SUBLINK, _ANY_SUBLINK = 0, 2
-_CTE_MATERIALIZE_DEFAULT, _CTE_MATERIALIZE_NEVER = 0, 2
-_SETOP_UNION = 1  # nodes.h SetOperation
 
 
 @dataclass(frozen=True)
@@ -291,285 +312,293 @@ def catalog_facts_from_rows(rows: Iterable[Mapping[str, Any]],
 
 # -- query tree helpers -----------------------------------------------------------------------------------------
 
-def _int(value: Any, default: int = 0) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
+def _mode(rte: RangeTblEntry) -> str:
+    return lock_mode_name(rte.rellockmode)
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return value if isinstance(value, list) else [value]
-
-
-def _rtable(q: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [r for r in _list(q.get("rtable")) if isinstance(r, dict)]
-
-
-def _ctes(q: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [c for c in _list(q.get("cteList")) if isinstance(c, dict)]
-
-
-def _mode(rte: Mapping[str, Any]) -> str:
-    return _MODE_BY_NUMBER.get(_int(rte.get("rellockmode")), "AccessShareLock")
-
-
-def _sublinks(value: Any) -> list[dict[str, Any]]:
+def _sublinks(value: object) -> list[SubLink]:
     """SubLink nodes in text order, not descending into them (nor into nested Query nodes)."""
-    return walk_nodes(value, "SUBLINK", skip=("QUERY",))
+    found: list[SubLink] = []
+
+    def visit(node: Node) -> None:
+        if isinstance(node, SubLink):
+            found.append(node)
+        elif not isinstance(node, Query):
+            for child in children(node):
+                visit(child)
+
+    for node in nodes_in(value):
+        visit(node)
+    return found
 
 
-def _query_sublinks(q: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _query_sublinks(q: Query) -> list[SubLink]:
     """Sublinks of one query level in ``nodeFuncs.c query_tree_walker`` order (range-table subqueries and
     CTEs excluded, as with ``QTW_IGNORE_RC_SUBQUERIES``)."""
-    out: list[dict[str, Any]] = []
-    for key in ("targetList", "withCheckOptions", "onConflict", "mergeActionList", "mergeJoinCondition",
-                "returningList", "jointree", "setOperations", "havingQual", "limitOffset", "limitCount"):
-        out.extend(_sublinks(q.get(key)))
-    for rte in _rtable(q):
-        for key in ("functions", "tablefunc", "values_lists"):
-            out.extend(_sublinks(rte.get(key)))
+    out: list[SubLink] = []
+    for value in (q.target_list, q.with_check_options, q.on_conflict, q.merge_action_list, q.merge_join_condition,
+                  q.returning_list, q.jointree, q.set_operations, q.having_qual, q.limit_offset, q.limit_count):
+        out.extend(_sublinks(value))
+    for rte in q.rtable:
+        out.extend(_sublinks((rte.functions, rte.tablefunc, rte.values_lists)))
     return out
 
 
-def _view_oid(rte: Mapping[str, Any]) -> int | None:
+def _view_oid(rte: RangeTblEntry) -> int | None:
     """OID of the view a subquery RTE was expanded from (PG 16+: ``relid`` kept on the RTE; PG 13-15: the
     rule's ``old`` entry first in the subquery's range table, ``rewriteHandler.c ApplyRetrieveRule``)."""
-    if _int(rte.get("rtekind"), -1) != _RTE_SUBQUERY:
+    if rte.rtekind != RTEKind.RTE_SUBQUERY:
         return None
-    relid = _int(rte.get("relid"))
-    if relid:
-        return relid
-    sub = rte.get("subquery")
-    if isinstance(sub, dict):
-        inner = _rtable(sub)
-        if len(inner) >= 2 and inner[0].get("relkind") == "v" and _int(inner[0].get("rtekind"), -1) == 0 \
-                and inner[0].get("relid") == inner[1].get("relid"):
-            return _int(inner[0].get("relid"))
+    if rte.relid:
+        return rte.relid
+    if rte.subquery is not None:
+        inner = rte.subquery.rtable
+        if len(inner) >= 2 and inner[0].relkind == "v" and inner[0].rtekind == RTEKind.RTE_RELATION \
+                and inner[0].relid == inner[1].relid:
+            return inner[0].relid
     return None
 
 
-def _vars_of_level(value: Any, level: int) -> bool:
+def _vars_of_level(value: object, level: int) -> bool:
     """True when ``value`` holds a Var of query level ``level`` above it (``var.c contain_vars_of_level``)."""
-    if isinstance(value, dict):
-        name = value.get("node")
-        if name == "VAR":
-            return _int(value.get("varlevelsup")) == level
-        if name == "QUERY":
-            return any(_vars_of_level(v, level + 1) for k, v in value.items() if k != "node")
-        if name in ("PLACEHOLDERVAR", "AGGREF", "GROUPINGFUNC") and _int(
-                value.get("phlevelsup", value.get("agglevelsup"))) == level:
+    for node in nodes_in(value):
+        if isinstance(node, Var):
+            if node.varlevelsup == level:
+                return True
+            continue
+        if isinstance(node, Query):
+            if any(_vars_of_level(child, level + 1) for child in children(node)):
+                return True
+            continue
+        if isinstance(node, LevelExpr) and node.levelsup == level:
             return True
-        return any(_vars_of_level(v, level) for k, v in value.items() if k != "node")
-    if isinstance(value, list):
-        return any(_vars_of_level(v, level) for v in value)
+        if any(_vars_of_level(child, level) for child in children(node)):
+            return True
     return False
 
 
-def _functions(value: Any) -> set[int]:
-    """Function OIDs called in an expression tree (funcid, opfuncid), not descending into queries."""
+def _functions(value: object) -> set[int]:
+    """Function OIDs called in an expression tree (``FunctionRef.funcid``), not descending into queries."""
     out: set[int] = set()
-    if isinstance(value, dict):
-        if value.get("node") == "QUERY":
-            return out
-        for key in ("funcid", "opfuncid"):
-            if key in value and _int(value[key]):
-                out.add(_int(value[key]))
-        for k, v in value.items():
-            if k != "node":
-                out |= _functions(v)
-    elif isinstance(value, list):
-        for v in value:
-            out |= _functions(v)
+    for node in nodes_in(value):
+        if isinstance(node, Query):
+            continue
+        if isinstance(node, FunctionRef) and node.funcid:
+            out.add(node.funcid)
+        out |= _functions(tuple(children(node)))
     return out
 
 
-def tree_function_oids(tree: Any) -> set[int]:
-    """Every function OID anywhere in the tree (for the volatility look-up)."""
-    out: set[int] = set()
-    if isinstance(tree, dict):
-        for key in ("funcid", "opfuncid"):
-            if key in tree and _int(tree[key]):
-                out.add(_int(tree[key]))
-        for k, v in tree.items():
-            if k != "node":
-                out |= tree_function_oids(v)
-    elif isinstance(tree, list):
-        for v in tree:
-            out |= tree_function_oids(v)
-    return out
+def tree_function_oids(tree: Query) -> set[int]:
+    """Every function OID anywhere in the tree (for the volatility look-up; the client-side analyser's negative
+    ids included)."""
+    return {node.funcid for node in walk(tree) if isinstance(node, FunctionRef) and node.funcid}
 
 
-def tree_relation_oids(tree: Any) -> set[int]:
+def tree_relation_oids(tree: Query | None) -> set[int]:
     """Every ``relid`` of a range-table entry anywhere in the tree."""
-    out: set[int] = set()
-    if isinstance(tree, dict):
-        if tree.get("node") == "RANGETBLENTRY" and _int(tree.get("relid")):
-            out.add(_int(tree["relid"]))
-        for k, v in tree.items():
-            if k != "node":
-                out |= tree_relation_oids(v)
-    elif isinstance(tree, list):
-        for v in tree:
-            out |= tree_relation_oids(v)
-    return out
+    return {node.relid for node in walk(tree) if isinstance(node, RangeTblEntry) and node.relid}
 
 
 # -- parser, rewriter, plancache --------------------------------------------------------------------------------
 
-def _parser_steps(q: Mapping[str, Any]) -> list[LockStep]:
+def _parser_steps(q: Query) -> list[LockStep]:
     """Parse-analysis order (rule 1)."""
     steps: list[LockStep] = []
-    rt = _rtable(q)
-    cmd = _int(q.get("commandType"))
-    result = _int(q.get("resultRelation"))
+    rt = q.rtable
+    cmd = q.command_type
+    result = q.result_relation
 
-    def rel(rte: Mapping[str, Any]) -> None:
+    def rel(rte: RangeTblEntry) -> None:
         view = _view_oid(rte)
         if view:
-            steps.append(LockStep(view, _mode(rte) if _int(rte.get("rellockmode")) else "AccessShareLock",
-                                  "parser"))
-        elif _int(rte.get("rtekind"), -1) == _RTE_RELATION:
-            steps.append(LockStep(_int(rte["relid"]), _mode(rte), "parser"))
-        elif _int(rte.get("rtekind"), -1) == _RTE_SUBQUERY and isinstance(rte.get("subquery"), dict):
-            steps.extend(_parser_steps(rte["subquery"]))
-        for key in ("functions", "tablefunc", "values_lists"):
-            sub(rte.get(key))
+            steps.append(LockStep(view, _mode(rte), "parser"))
+        elif rte.rtekind == RTEKind.RTE_RELATION:
+            steps.append(LockStep(rte.relid, _mode(rte), "parser"))
+        elif rte.rtekind == RTEKind.RTE_SUBQUERY and rte.subquery is not None:
+            steps.extend(_parser_steps(rte.subquery))
+        sub((rte.functions, rte.tablefunc, rte.values_lists))
 
-    def sub(expr: Any) -> None:
+    def sub(expr: object) -> None:
         for link in _sublinks(expr):
-            if isinstance(link.get("subselect"), dict):
-                steps.extend(_parser_steps(link["subselect"]))
+            steps.extend(_parser_steps(link.subselect))
 
-    def from_item(node: Any) -> None:
-        if not isinstance(node, dict):
-            return
-        name = node.get("node")
-        if name == "RANGETBLREF":
-            idx = _int(node.get("rtindex"))
-            if 1 <= idx <= len(rt) and idx != result:
-                rel(rt[idx - 1])
-        elif name == "JOINEXPR":
-            from_item(node.get("larg"))
-            from_item(node.get("rarg"))
-            sub(node.get("quals"))
-        elif name == "FROMEXPR":
-            for item in _list(node.get("fromlist")):
+    def from_item(node: JoinTreeNode) -> None:
+        if isinstance(node, RangeTblRef):
+            if 1 <= node.rtindex <= len(rt) and node.rtindex != result:
+                rel(rt[node.rtindex - 1])
+        elif isinstance(node, JoinExpr):
+            from_item(node.larg)
+            from_item(node.rarg)
+            sub(node.quals)
+        else:
+            for item in node.fromlist:
                 from_item(item)
 
-    for cte in _ctes(q):
-        if isinstance(cte.get("ctequery"), dict):
-            steps.extend(_parser_steps(cte["ctequery"]))
-    if result and cmd in (_CMD_UPDATE, _CMD_DELETE, _CMD_INSERT, _CMD_MERGE) and result <= len(rt):
+    for cte in q.cte_list:
+        steps.extend(_parser_steps(cte.ctequery))
+    if result and cmd in _DML and result <= len(rt):
         rel(rt[result - 1])
-    jointree = _dict(q.get("jointree"))
-    for item in _list(jointree.get("fromlist")):
+    for item in q.jointree.fromlist:
         from_item(item)
-    if q.get("setOperations") is not None:
+    if q.set_operations is not None:
         for rte in rt:
             rel(rte)
-    if cmd == _CMD_INSERT:
+    if cmd == CmdType.CMD_INSERT:
         for rte in rt:  # INSERT ... VALUES with several rows, or a SELECT not in the jointree
             if _unwalked_subquery(rte, steps):
                 rel(rte)
-    for key in _PARSER_CLAUSE_ORDER.get(cmd, _PARSER_CLAUSE_ORDER_OTHER):
-        sub(jointree.get("quals") if key == "WHERE" else q.get(key))
+    for clause in _PARSER_CLAUSE_ORDER.get(cmd, _PARSER_CLAUSE_ORDER_OTHER):
+        sub(q.jointree.quals if clause == "WHERE" else getattr(q, clause))
     return steps
 
 
+_DML = (CmdType.CMD_UPDATE, CmdType.CMD_DELETE, CmdType.CMD_INSERT, CmdType.CMD_MERGE)
 #: The clauses whose sublinks parse analysis visits after the FROM list, in its order, by command type
-#: (``WHERE`` is the join tree's quals); INSERT and the rest: :data:`_PARSER_CLAUSE_ORDER_OTHER`.
-_PARSER_CLAUSE_ORDER: dict[int, tuple[str, ...]] = {
-    _CMD_SELECT: ("targetList", "WHERE", "havingQual", "limitOffset", "limitCount"),
-    _CMD_UPDATE: ("WHERE", "returningList", "targetList"),
-    _CMD_MERGE: ("WHERE", "mergeJoinCondition", "mergeActionList", "returningList"),
+#: (:class:`~lockscope.querynodes.Query` fields; ``WHERE`` is the join tree's quals); INSERT and the rest:
+#: :data:`_PARSER_CLAUSE_ORDER_OTHER`.
+_PARSER_CLAUSE_ORDER: dict[CmdType, tuple[str, ...]] = {
+    CmdType.CMD_SELECT: ("target_list", "WHERE", "having_qual", "limit_offset", "limit_count"),
+    CmdType.CMD_UPDATE: ("WHERE", "returning_list", "target_list"),
+    CmdType.CMD_MERGE: ("WHERE", "merge_join_condition", "merge_action_list", "returning_list"),
 }
-_PARSER_CLAUSE_ORDER_OTHER = ("targetList", "WHERE", "onConflict", "returningList")
+_PARSER_CLAUSE_ORDER_OTHER = ("target_list", "WHERE", "on_conflict", "returning_list")
 
 
-def _unwalked_subquery(rte: Mapping[str, Any], steps: Sequence[LockStep]) -> bool:
+def _unwalked_subquery(rte: RangeTblEntry, steps: Sequence[LockStep]) -> bool:
     """A subquery entry (not a view) none of whose relations the steps so far locked."""
-    return (_int(rte.get("rtekind"), -1) == _RTE_SUBQUERY and not _view_oid(rte)
-            and not any(s.relation_oid in tree_relation_oids(rte.get("subquery")) for s in steps))
+    return (rte.rtekind == RTEKind.RTE_SUBQUERY and not _view_oid(rte)
+            and not any(s.relation_oid in tree_relation_oids(rte.subquery) for s in steps))
 
 
-def _acquire_rewrite_locks(q: Mapping[str, Any]) -> list[LockStep]:
+def _acquire_rewrite_locks(q: Query) -> list[LockStep]:
     """``rewriteHandler.c AcquireRewriteLocks`` on a view's stored query (nested views not yet expanded)."""
     steps: list[LockStep] = []
-    for rte in _rtable(q):
+    for rte in q.rtable:
         view = _view_oid(rte)
         if view:
             steps.append(LockStep(view, "AccessShareLock", "rewriter"))
-        elif _int(rte.get("rtekind"), -1) == _RTE_RELATION:
-            steps.append(LockStep(_int(rte["relid"]), _mode(rte), "rewriter"))
-        elif _int(rte.get("rtekind"), -1) == _RTE_SUBQUERY and isinstance(rte.get("subquery"), dict):
-            steps.extend(_acquire_rewrite_locks(rte["subquery"]))
-    for cte in _ctes(q):
-        if isinstance(cte.get("ctequery"), dict):
-            steps.extend(_acquire_rewrite_locks(cte["ctequery"]))
+        elif rte.rtekind == RTEKind.RTE_RELATION:
+            steps.append(LockStep(rte.relid, _mode(rte), "rewriter"))
+        elif rte.rtekind == RTEKind.RTE_SUBQUERY and rte.subquery is not None:
+            steps.extend(_acquire_rewrite_locks(rte.subquery))
+    for cte in q.cte_list:
+        steps.extend(_acquire_rewrite_locks(cte.ctequery))
     for link in _query_sublinks(q):
-        if isinstance(link.get("subselect"), dict):
-            steps.extend(_acquire_rewrite_locks(link["subselect"]))
+        steps.extend(_acquire_rewrite_locks(link.subselect))
     return steps
 
 
-def _rewriter_steps(q: Mapping[str, Any]) -> list[LockStep]:
+def _rewriter_steps(q: Query) -> list[LockStep]:
     """``rewriteHandler.c fireRIRrules``: views expanded in range-table order, then CTEs, then sublinks."""
     steps: list[LockStep] = []
-    for rte in _rtable(q):
-        if _int(rte.get("rtekind"), -1) != _RTE_SUBQUERY or not isinstance(rte.get("subquery"), dict):
+    for rte in q.rtable:
+        if rte.rtekind != RTEKind.RTE_SUBQUERY or rte.subquery is None:
             continue
         if _view_oid(rte):
-            steps.extend(_acquire_rewrite_locks(rte["subquery"]))
-        steps.extend(_rewriter_steps(rte["subquery"]))
-    for cte in _ctes(q):
-        if isinstance(cte.get("ctequery"), dict):
-            steps.extend(_rewriter_steps(cte["ctequery"]))
+            steps.extend(_acquire_rewrite_locks(rte.subquery))
+        steps.extend(_rewriter_steps(rte.subquery))
+    for cte in q.cte_list:
+        steps.extend(_rewriter_steps(cte.ctequery))
     for link in _query_sublinks(q):
-        if isinstance(link.get("subselect"), dict):
-            steps.extend(_rewriter_steps(link["subselect"]))
+        steps.extend(_rewriter_steps(link.subselect))
     return steps
 
 
-def _plancache_steps(q: Mapping[str, Any]) -> list[LockStep]:
+def _plancache_steps(q: Query) -> list[LockStep]:
     """``plancache.c ScanQueryForLocks`` (rule 3)."""
     steps: list[LockStep] = []
-    for rte in _rtable(q):
-        kind = _int(rte.get("rtekind"), -1)
-        if kind == _RTE_RELATION:
-            steps.append(LockStep(_int(rte["relid"]), _mode(rte), "plancache"))
-        elif kind == _RTE_SUBQUERY and isinstance(rte.get("subquery"), dict):
-            if _int(rte.get("relid")):
-                steps.append(LockStep(_int(rte["relid"]), _mode(rte), "plancache"))
-            steps.extend(_plancache_steps(rte["subquery"]))
-    for cte in _ctes(q):
-        if isinstance(cte.get("ctequery"), dict):
-            steps.extend(_plancache_steps(cte["ctequery"]))
+    for rte in q.rtable:
+        if rte.rtekind == RTEKind.RTE_RELATION:
+            steps.append(LockStep(rte.relid, _mode(rte), "plancache"))
+        elif rte.rtekind == RTEKind.RTE_SUBQUERY and rte.subquery is not None:
+            if rte.relid:
+                steps.append(LockStep(rte.relid, _mode(rte), "plancache"))
+            steps.extend(_plancache_steps(rte.subquery))
+    for cte in q.cte_list:
+        steps.extend(_plancache_steps(cte.ctequery))
     for link in _query_sublinks(q):
-        if isinstance(link.get("subselect"), dict):
-            steps.extend(_plancache_steps(link["subselect"]))
+        steps.extend(_plancache_steps(link.subselect))
     return steps
 
 
 # -- planner --------------------------------------------------------------------------------------------------
 
+#: One query level's inlined CTEs by name (None: a CTE planned as its own subplan).
+_CteFrame = dict[str, Query | None]
+#: A sublink left in an expression (not pulled up), with the CTE frames it sees.
+_Leftover = tuple[SubLink, list[_CteFrame]]
+
+
 @dataclass
 class _Level:
     """One planner query level (PlannerInfo): its range table after pull-ups, partitions it expanded."""
 
-    rtable: list[dict[str, Any]] = field(default_factory=list)
+    rtable: list[RangeTblEntry] = field(default_factory=list)
     children: list[LockStep] = field(default_factory=list)
     from_levels: list[_Level] = field(default_factory=list)
 
 
+# The planner's join tree (``initsplan.c`` reads it depth first, left to right): a base relation, a subquery
+# planned on its own, a UNION ALL appendrel pulled up from FROM, a FROM list, a two-sided join.
+
+@dataclass(frozen=True, eq=False)
+class _Rel:
+    """A base relation (a range-table entry of kind ``RTE_RELATION``)."""
+
+    rte: RangeTblEntry
+
+
+@dataclass(frozen=True, eq=False)
+class _Subquery:
+    """A subquery in FROM that was not flattened, planned after the level's own relations."""
+
+    query: Query
+    stack: list[_CteFrame]
+
+
+@dataclass(frozen=True, eq=False)
+class _UnionAll:
+    """A UNION ALL subquery in FROM pulled up as an appendrel (``pull_up_simple_union_all``): its entry, the leaf
+    entries, and the CTE frames they see."""
+
+    rte: RangeTblEntry
+    members: list[RangeTblEntry]
+    stack: list[_CteFrame]
+
+
+@dataclass(frozen=True, eq=False)
+class _JoinList:
+    """Items of a FROM list."""
+
+    items: list[_JoinTree]
+
+
+@dataclass(frozen=True, eq=False)
+class _Join:
+    """Two sides of a join, left first."""
+
+    left: _JoinTree
+    right: _JoinTree
+
+
+_JoinTree = _Rel | _Subquery | _UnionAll | _JoinList | _Join
+
+
+@dataclass(frozen=True)
+class _Pullable:
+    """A sublink ``pull_up_sublinks`` turns into a join: ``exists`` for an EXISTS / NOT EXISTS (its range table
+    joins the parent's directly), else an ANY (``IN``) sublink (a new subquery entry)."""
+
+    link: SubLink
+    exists: bool
+
+
 class _Planner:
-    """Emulates the lock-taking parts of ``planner.c subquery_planner`` (rule 4) on the rewritten tree."""
+    """Emulates the lock-taking parts of ``planner.c subquery_planner`` (rule 4) on the rewritten tree.
+
+    Range-table entries are told apart by identity (the same entry object reached twice, e.g. a CTE body inlined
+    twice, is the same entry)."""
 
     def __init__(self, facts: CatalogFacts, server_version_num: int):
         self.facts = facts
@@ -578,28 +607,27 @@ class _Planner:
         self.subplans: list[_Level] = []
 
     # planner-level entry point ---------------------------------------------------------------------------
-    def plan(self, q: Mapping[str, Any], outer_ctes: list[dict[str, Any]]) -> _Level:
+    def plan(self, q: Query, outer_ctes: list[_CteFrame]) -> _Level:
         """One query level in ``subquery_planner`` order (steps a-g below); its locks go to ``self.steps``."""
         level = _Level()
         cte_env = dict(self._cte_frame(q))
         stack = [cte_env, *outer_ctes]
-        cmd = _int(q.get("commandType"))
+        cmd = q.command_type
         self._plan_ctes(q, cmd, cte_env, stack)
-        if q.get("setOperations") is not None:
-            self._plan_set_operations(q, stack, level)
+        if q.set_operations is not None:
+            self._plan_set_operations(q, q.set_operations, stack, level)
             return level
         # b. build the join tree with pulled-up sublinks and subqueries
-        rt = _rtable(q)
-        jointree = _dict(q.get("jointree")) or {"node": "FROMEXPR"}
-        leftover: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-        pulled_rtable: list[dict[str, Any]] = []
-        jt = self._jointree(jointree, q, rt, stack, leftover, pulled_rtable)
-        if cmd == _CMD_MERGE and _int(q.get("resultRelation")):
-            jt = _merge_join(q, ("rel", rt[_int(q["resultRelation"]) - 1]), jt)
-        self._plan_other_sublinks(q, rt, stack, leftover)
+        rt = list(q.rtable)
+        leftover: list[_Leftover] = []
+        pulled_rtable: list[RangeTblEntry] = []
+        jt = self._jointree(q.jointree, rt, stack, leftover, pulled_rtable)
+        if cmd == CmdType.CMD_MERGE and q.result_relation:
+            jt = _merge_join(q, _Rel(rt[q.result_relation - 1]), jt)
+        self._plan_other_sublinks(q, stack, leftover)
         # d. base relations in join-tree order: get_relation_info
-        baserels: list[dict[str, Any]] = []
-        subqueries: list[Any] = []
+        baserels: list[RangeTblEntry] = []
+        subqueries: list[_Subquery | _UnionAll] = []
         self._walk(jt, baserels, subqueries)
         for rte in baserels:
             self._index_locks(rte, inh_parent=self._expands(rte))
@@ -607,50 +635,45 @@ class _Planner:
         union_later = self._expand_inheritance(level, baserels, subqueries)
         # f. subqueries in FROM not flattened, range-table order (set_base_rel_sizes)
         for item in subqueries:
-            pending = union_later.get(id(item[1]), []) if item[0] == "union" else [item[1:]]
+            pending = union_later.get(id(item.rte), []) if isinstance(item, _UnionAll) else [(item.query, item.stack)]
             for sub_q, sub_stack in pending:
                 level.from_levels.append(self.plan(sub_q, sub_stack))
         self._arbiter_locks(q, rt, cmd)
         return level
 
-    def _plan_ctes(self, q: Mapping[str, Any], cmd: int, cte_env: dict[str, Any],
-                   stack: list[dict[str, Any]]) -> None:
+    def _plan_ctes(self, q: Query, cmd: CmdType, cte_env: _CteFrame, stack: list[_CteFrame]) -> None:
         """a. ``SS_process_ctes``: CTEs that are neither unreferenced SELECTs nor inlined, planned as subplans."""
-        for cte in _ctes(q):
-            body = cte.get("ctequery")
-            if not isinstance(body, dict):
-                continue
-            name = str(cte.get("ctename"))
-            if _int(cte.get("cterefcount")) == 0 and _int(body.get("commandType")) == _CMD_SELECT:
+        for cte in q.cte_list:
+            body = cte.ctequery
+            if cte.cterefcount == 0 and body.command_type == CmdType.CMD_SELECT:
                 continue
             if self._inlined(cte, cmd):
                 continue
             sub = self.plan(body, stack)
             self.subplans.append(sub)
-            cte_env[name] = None
+            cte_env[cte.ctename] = None
 
-    def _plan_set_operations(self, q: Mapping[str, Any], stack: list[dict[str, Any]], level: _Level) -> None:
+    def _plan_set_operations(self, q: Query, setop: SetOperationStmt, stack: list[_CteFrame],
+                             level: _Level) -> None:
         """A level with set operations: a flattened UNION ALL appendrel, else each leaf planned left to right."""
-        members = _union_all_leaves(q["setOperations"], _rtable(q))
-        if members is not None and q.get("hasRecursive") != "true":
+        members = _union_all_leaves(setop, q.rtable)
+        if members is not None and not q.has_recursive:
             # prepjointree.c flatten_simple_union_all: an appendrel; simple one-table leaves are pulled up
             # (their indexes locked in add_other_rels_to_query), the others planned as subqueries after
-            later: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+            later: list[tuple[Query, list[_CteFrame]]] = []
             self._append_members(members, stack, level, later)
             for sub_q, sub_stack in later:
                 level.from_levels.append(self.plan(sub_q, sub_stack))
             return
         # prepunion.c recurse_set_operations: leaves planned left to right
-        for rte in _rtable(q):
-            if _int(rte.get("rtekind"), -1) == _RTE_SUBQUERY and isinstance(rte.get("subquery"), dict):
-                level.from_levels.append(self.plan(rte["subquery"], stack))
+        for rte in q.rtable:
+            if rte.rtekind == RTEKind.RTE_SUBQUERY and rte.subquery is not None:
+                level.from_levels.append(self.plan(rte.subquery, stack))
 
-    def _plan_other_sublinks(self, q: Mapping[str, Any], rt: list[dict[str, Any]], stack: list[dict[str, Any]],
-                             leftover: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
+    def _plan_other_sublinks(self, q: Query, stack: list[_CteFrame], leftover: list[_Leftover]) -> None:
         """c. sublinks not pulled up: planned before this level's relations (preprocess_expression)."""
-        head = [s for key in ("targetList", "withCheckOptions", "returningList") for s in _sublinks(q.get(key))]
-        tail = [s for key in ("havingQual", "limitOffset", "limitCount", "onConflict", "mergeActionList")
-                for s in _sublinks(q.get(key))]
+        head = _sublinks((q.target_list, q.with_check_options, q.returning_list))
+        tail = _sublinks((q.having_qual, q.limit_offset, q.limit_count, q.on_conflict, q.merge_action_list))
         for link in head:
             self._plan_sublink(link, stack)
         for link, link_stack in leftover:
@@ -659,158 +682,149 @@ class _Planner:
             self._plan_sublink(link, stack)
         # ... and those of the range table's function, table-function and VALUES expressions, in range-table order
         # (subquery_planner preprocesses RTE expressions last)
-        for rte in rt:
-            for key in ("functions", "tablefunc", "values_lists"):
-                for link in _sublinks(rte.get(key)):
-                    self._plan_sublink(link, stack)
+        for rte in q.rtable:
+            for link in _sublinks((rte.functions, rte.tablefunc, rte.values_lists)):
+                self._plan_sublink(link, stack)
 
-    def _expand_inheritance(self, level: _Level, baserels: list[dict[str, Any]], subqueries: list[Any],
-                            ) -> dict[int, list[tuple[dict[str, Any], list[dict[str, Any]]]]]:
+    def _expand_inheritance(self, level: _Level, baserels: list[RangeTblEntry],
+                            subqueries: list[_Subquery | _UnionAll],
+                            ) -> dict[int, list[tuple[Query, list[_CteFrame]]]]:
         """e. inheritance expansion in range-table order; returns the UNION ALL members to plan later, per
         pulled-up union (by ``id`` of its range-table entry)."""
         base_ids = {id(r) for r in baserels}
-        unions = {id(item[1]): item for item in subqueries if item[0] == "union"}
-        union_later: dict[int, list[tuple[dict[str, Any], list[dict[str, Any]]]]] = {}
+        unions = {id(item.rte): item for item in subqueries if isinstance(item, _UnionAll)}
+        union_later: dict[int, list[tuple[Query, list[_CteFrame]]]] = {}
         for rte in level.rtable:
             if id(rte) in base_ids and self._expands(rte):
                 self._expand(rte, level)
             elif id(rte) in unions:  # expand_appendrel_subquery: the pulled-up UNION ALL members
-                _, _, members, member_stack = unions[id(rte)]
-                self._append_members(members, member_stack, level, union_later.setdefault(id(rte), []))
+                union = unions[id(rte)]
+                self._append_members(union.members, union.stack, level, union_later.setdefault(id(rte), []))
         return union_later
 
-    def _arbiter_locks(self, q: Mapping[str, Any], rt: list[dict[str, Any]], cmd: int) -> None:
+    def _arbiter_locks(self, q: Query, rt: list[RangeTblEntry], cmd: CmdType) -> None:
         """g. INSERT ... ON CONFLICT with a conflict target: createplan.c make_modifytable ->
         plancat.c infer_arbiter_indexes opens every index of the target, OID order, in its lock mode."""
-        conflict = _dict(q.get("onConflict"))
-        has_target = bool(_list(conflict.get("arbiterElems")) or _int(conflict.get("constraint")))
-        if cmd != _CMD_INSERT or not has_target:
+        conflict = q.on_conflict
+        has_target = conflict is not None and bool(conflict.arbiter_elems or conflict.constraint_oid)
+        if cmd != CmdType.CMD_INSERT or not has_target:
             return
-        result = _int(q.get("resultRelation"))
+        result = q.result_relation
         if 1 <= result <= len(rt):
             target = rt[result - 1]
-            facts = self.facts.relations.get(_int(target.get("relid")))
+            facts = self.facts.relations.get(target.relid)
             for idx in facts.index_oids if facts is not None else ():
                 self.steps.append(LockStep(idx, _mode(target), "planner-arbiter"))
 
-    def _cte_frame(self, q: Mapping[str, Any]) -> dict[str, Any]:
-        return {str(c.get("ctename")): c.get("ctequery") for c in _ctes(q)
-                if self._inlined(c, _int(q.get("commandType")))}
+    def _cte_frame(self, q: Query) -> _CteFrame:
+        return {c.ctename: c.ctequery for c in q.cte_list if self._inlined(c, q.command_type)}
 
-    def _inlined(self, cte: Mapping[str, Any], cmd: int) -> bool:
+    def _inlined(self, cte: CommonTableExpr, cmd: CmdType) -> bool:
         """``subselect.c SS_process_ctes``: inline or plan separately."""
-        body = cte.get("ctequery")
-        if not isinstance(body, dict):
-            return False
         mat = self.facts.materialized_ctes
         if mat is not None:
-            return str(cte.get("ctename")) not in mat and _int(cte.get("cterefcount")) > 0
-        materialized = _int(cte.get("ctematerialized"))
-        refs = _int(cte.get("cterefcount"))
+            return cte.ctename not in mat and cte.cterefcount > 0
+        materialized = cte.ctematerialized
+        refs = cte.cterefcount
         return bool(
-            (materialized == _CTE_MATERIALIZE_NEVER or (materialized == _CTE_MATERIALIZE_DEFAULT and refs == 1))
-            and cte.get("cterecursive") != "true"
-            and cmd == _CMD_SELECT
-            and _int(body.get("commandType")) == _CMD_SELECT
-            and not (_functions(body) & self.facts.volatile_functions)
+            (materialized == CTEMaterialize.CTEMaterializeNever
+             or (materialized == CTEMaterialize.CTEMaterializeDefault and refs == 1))
+            and not cte.cterecursive
+            and cmd == CmdType.CMD_SELECT
+            and cte.ctequery.command_type == CmdType.CMD_SELECT
+            and not (_functions(cte.ctequery) & self.facts.volatile_functions)
         )
 
-    def _plan_sublink(self, link: Mapping[str, Any], stack: list[dict[str, Any]]) -> None:
-        sub = link.get("subselect")
-        if isinstance(sub, dict):
-            self.subplans.append(self.plan(sub, stack))
+    def _plan_sublink(self, link: SubLink, stack: list[_CteFrame]) -> None:
+        self.subplans.append(self.plan(link.subselect, stack))
 
     # join tree -----------------------------------------------------------------------------------------------
-    def _jointree(self, node: Mapping[str, Any], q: Mapping[str, Any], rt: list[dict[str, Any]],
-                  stack: list[dict[str, Any]], leftover: list[tuple[dict[str, Any], list[dict[str, Any]]]],
-                  pulled: list[dict[str, Any]]) -> Any:
-        """Our join tree: ``("rel", rte)``, ``("subq", query, stack)``, ``("list", [..])``, ``("join", l, r)``."""
-        name = node.get("node")
-        if name == "RANGETBLREF":
-            idx = _int(node.get("rtindex"))
-            if not 1 <= idx <= len(rt):
-                return ("list", [])
-            return self._rte_leaf(rt[idx - 1], stack, leftover, pulled)
-        if name == "JOINEXPR":
-            left = self._jointree(node.get("larg") or {}, q, rt, stack, leftover, pulled)
-            right = self._jointree(node.get("rarg") or {}, q, rt, stack, leftover, pulled)
-            jtype = _int(node.get("jointype"))
-            quals = _conjuncts(node.get("quals"))
-            kept: list[Any] = []
-            above: list[Any] = []
-            larg_rels, rarg_rels = _rtindexes(node.get("larg")), _rtindexes(node.get("rarg"))
-            # pull_up_sublinks_jointree_recurse: an inner join's convertible sublink becomes a join stacked above
-            # the join (both sides available); a LEFT join's goes into its nullable right side, a RIGHT join's
-            # into its left side; a FULL join's stays.
-            for qual in quals:
-                pull = self._pullable_sublink(qual, stack)
-                uses = self._uses(qual) if pull is not None else set()
-                if pull is not None and uses and jtype == _JOIN_INNER and uses <= larg_rels | rarg_rels:
-                    above.append(self._sublink_leaf(pull, stack, leftover, pulled))
-                elif pull is not None and uses and jtype == _JOIN_LEFT and uses <= rarg_rels:
-                    right = ("join", right, self._sublink_leaf(pull, stack, leftover, pulled))
-                elif pull is not None and uses and jtype == _JOIN_RIGHT and uses <= larg_rels:
-                    left = ("join", left, self._sublink_leaf(pull, stack, leftover, pulled))
-                else:
-                    kept.append(qual)
-            for qual in kept:
-                leftover.extend((s, stack) for s in _sublinks(qual))
-            if jtype == _JOIN_RIGHT:  # prepjointree.c reduce_outer_joins: RIGHT -> LEFT, sides swapped
-                left, right = right, left
-            tree: Any = ("join", left, right)
-            for leaf in above:
-                tree = ("join", tree, leaf)
-            return tree
-        if name == "FROMEXPR":
-            items = [self._jointree(item, q, rt, stack, leftover, pulled) for item in _list(node.get("fromlist"))
-                     if isinstance(item, dict)]
-            tree = ("list", items)
-            kept = []
-            for qual in _conjuncts(node.get("quals")):
-                pull = self._pullable_sublink(qual, stack)
-                if pull is not None:
-                    tree = ("join", tree, self._sublink_leaf(pull, stack, leftover, pulled))
-                else:
-                    kept.append(qual)
-            for qual in kept:
-                leftover.extend((s, stack) for s in _sublinks(qual))
-            return tree
-        return ("list", [])
+    def _jointree(self, node: JoinTreeNode, rt: list[RangeTblEntry], stack: list[_CteFrame],
+                  leftover: list[_Leftover], pulled: list[RangeTblEntry]) -> _JoinTree:
+        """The planner's join tree of one level (:data:`_JoinTree`), with sublinks and subqueries pulled up."""
+        if isinstance(node, RangeTblRef):
+            if not 1 <= node.rtindex <= len(rt):
+                return _JoinList([])
+            return self._rte_leaf(rt[node.rtindex - 1], stack, leftover, pulled)
+        if isinstance(node, JoinExpr):
+            return self._join(node, rt, stack, leftover, pulled)
+        tree: _JoinTree = _JoinList([self._jointree(item, rt, stack, leftover, pulled) for item in node.fromlist])
+        kept: list[Expression] = []
+        for qual in _conjuncts(node.quals):
+            pull = self._pullable_sublink(qual)
+            if pull is not None:
+                tree = _Join(tree, self._sublink_leaf(pull, stack, leftover, pulled))
+            else:
+                kept.append(qual)
+        for qual in kept:
+            leftover.extend((s, stack) for s in _sublinks(qual))
+        return tree
 
-    def _rte_leaf(self, rte: dict[str, Any], stack: list[dict[str, Any]],
-                  leftover: list[tuple[dict[str, Any], list[dict[str, Any]]]], pulled: list[dict[str, Any]]) -> Any:
-        kind = _int(rte.get("rtekind"), -1)
-        if kind == _RTE_RELATION:
-            return ("rel", rte)
-        sub: Any = None
+    def _join(self, node: JoinExpr, rt: list[RangeTblEntry], stack: list[_CteFrame], leftover: list[_Leftover],
+              pulled: list[RangeTblEntry]) -> _JoinTree:
+        left = self._jointree(node.larg, rt, stack, leftover, pulled)
+        right = self._jointree(node.rarg, rt, stack, leftover, pulled)
+        jtype = node.jointype
+        kept: list[Expression] = []
+        above: list[_JoinTree] = []
+        larg_rels, rarg_rels = _rtindexes(node.larg), _rtindexes(node.rarg)
+        # pull_up_sublinks_jointree_recurse: an inner join's convertible sublink becomes a join stacked above
+        # the join (both sides available); a LEFT join's goes into its nullable right side, a RIGHT join's
+        # into its left side; a FULL join's stays.
+        for qual in _conjuncts(node.quals):
+            pull = self._pullable_sublink(qual)
+            uses = self._uses(qual) if pull is not None else set()
+            if pull is not None and uses and jtype == JoinType.JOIN_INNER and uses <= larg_rels | rarg_rels:
+                above.append(self._sublink_leaf(pull, stack, leftover, pulled))
+            elif pull is not None and uses and jtype == JoinType.JOIN_LEFT and uses <= rarg_rels:
+                right = _Join(right, self._sublink_leaf(pull, stack, leftover, pulled))
+            elif pull is not None and uses and jtype == JoinType.JOIN_RIGHT and uses <= larg_rels:
+                left = _Join(left, self._sublink_leaf(pull, stack, leftover, pulled))
+            else:
+                kept.append(qual)
+        for qual in kept:
+            leftover.extend((s, stack) for s in _sublinks(qual))
+        if jtype == JoinType.JOIN_RIGHT:  # prepjointree.c reduce_outer_joins: RIGHT -> LEFT, sides swapped
+            left, right = right, left
+        tree: _JoinTree = _Join(left, right)
+        for leaf in above:
+            tree = _Join(tree, leaf)
+        return tree
+
+    def _rte_leaf(self, rte: RangeTblEntry, stack: list[_CteFrame], leftover: list[_Leftover],
+                  pulled: list[RangeTblEntry]) -> _JoinTree:
+        kind = rte.rtekind
+        if kind == RTEKind.RTE_RELATION:
+            return _Rel(rte)
+        sub: Query | None = None
         sub_stack = stack
-        if kind == _RTE_SUBQUERY:
-            sub = rte.get("subquery")
-        elif kind == _RTE_CTE:
-            up = _int(rte.get("ctelevelsup"))
+        if kind == RTEKind.RTE_SUBQUERY:
+            sub = rte.subquery
+        elif kind == RTEKind.RTE_CTE:
+            up = rte.ctelevelsup
             frame = stack[up] if up < len(stack) else {}
-            sub = frame.get(str(rte.get("ctename")))
+            sub = frame.get(rte.ctename or "")
             sub_stack = stack[up:]
-        if not isinstance(sub, dict):
-            return ("list", [])
+        if sub is None:
+            return _JoinList([])
         if self._simple_subquery(sub, rte):
             return self._pull_up(sub, sub_stack, leftover, pulled)
         members = _simple_union_all(sub)
         if members is not None:  # prepjointree.c pull_up_simple_union_all
-            return ("union", rte, members, [self._cte_frame(sub), *sub_stack])
-        return ("subq", sub, sub_stack)
+            return _UnionAll(rte, members, [self._cte_frame(sub), *sub_stack])
+        return _Subquery(sub, sub_stack)
 
-    def _append_members(self, members: Sequence[dict[str, Any]], stack: list[dict[str, Any]], level: _Level,
-                        later: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
+    def _append_members(self, members: Sequence[RangeTblEntry], stack: list[_CteFrame], level: _Level,
+                        later: list[tuple[Query, list[_CteFrame]]]) -> None:
         """The members of a UNION ALL appendrel (``prepjointree.c pull_up_union_leaf_queries``): a simple leaf
         over one relation (``is_simple_subquery``, ``is_safe_append_member``) is pulled up, and the relation is
         built as an appendrel child in ``expand_appendrel_subquery`` (its indexes, then its own partitions); any
         other leaf stays a subquery, planned later (``set_append_rel_size``), appended to ``later``."""
         for leaf in members:
-            sub = leaf.get("subquery")
-            if not isinstance(sub, dict):
+            sub = leaf.subquery
+            if sub is None:
                 continue
-            member = self._single_relation(sub) if self._simple_subquery(sub, leaf) else None
+            member = _single_relation(sub) if self._simple_subquery(sub, leaf) else None
             if member is None:
                 later.append((sub, stack))
                 continue
@@ -819,153 +833,114 @@ class _Planner:
             if expands:
                 self._expand(member, level)
 
-    @staticmethod
-    def _single_relation(sub: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The one plain relation of a leaf whose join tree is a single range-table entry and that has no
-        sublinks (``is_safe_append_member``), else None."""
-        node: Any = sub.get("jointree")
-        while isinstance(node, dict) and node.get("node") == "FROMEXPR":
-            items = _list(node.get("fromlist"))
-            if len(items) != 1:
-                return None
-            node = items[0]
-        if not (isinstance(node, dict) and node.get("node") == "RANGETBLREF"):
-            return None
-        rt = _rtable(sub)
-        idx = _int(node.get("rtindex"))
-        if not 1 <= idx <= len(rt) or _int(rt[idx - 1].get("rtekind"), -1) != _RTE_RELATION:
-            return None
-        if walk_nodes({k: v for k, v in sub.items() if k != "rtable"}, "SUBLINK", skip=("QUERY",)):
-            return None
-        return rt[idx - 1]
-
-    def _pull_up(self, sub: Mapping[str, Any], stack: list[dict[str, Any]],
-                 leftover: list[tuple[dict[str, Any], list[dict[str, Any]]]], pulled: list[dict[str, Any]]) -> Any:
+    def _pull_up(self, sub: Query, stack: list[_CteFrame], leftover: list[_Leftover],
+                 pulled: list[RangeTblEntry]) -> _JoinTree:
         """``prepjointree.c pull_up_simple_subquery``: the subquery's join tree replaces its reference, its
         range table is appended to the parent's."""
         inner_stack = [self._cte_frame(sub), *stack]
-        inner_rt = _rtable(sub)
-        inner_pulled: list[dict[str, Any]] = []
-        jointree = _dict(sub.get("jointree")) or {"node": "FROMEXPR"}
-        jt = self._jointree(jointree, sub, inner_rt, inner_stack, leftover, inner_pulled)
+        inner_rt = list(sub.rtable)
+        inner_pulled: list[RangeTblEntry] = []
+        jt = self._jointree(sub.jointree, inner_rt, inner_stack, leftover, inner_pulled)
         pulled.extend(inner_rt)
         pulled.extend(inner_pulled)
-        leftover.extend((s, inner_stack) for key in ("targetList",) for s in _sublinks(sub.get(key)))
+        leftover.extend((s, inner_stack) for s in _sublinks(sub.target_list))
         return jt
 
-    def _simple_subquery(self, sub: Mapping[str, Any], rte: Mapping[str, Any]) -> bool:
+    def _simple_subquery(self, sub: Query, rte: RangeTblEntry) -> bool:
         """``prepjointree.c is_simple_subquery``."""
-        if _int(sub.get("commandType")) != _CMD_SELECT or sub.get("setOperations") is not None:
+        if sub.command_type != CmdType.CMD_SELECT or sub.set_operations is not None:
             return False
-        for key in ("hasAggs", "hasWindowFuncs", "hasTargetSRFs", "hasForUpdate"):
-            if sub.get(key) == "true":
-                return False
-        for key in ("groupClause", "groupingSets", "havingQual", "sortClause", "distinctClause", "limitOffset",
-                    "limitCount", "cteList"):
-            if sub.get(key):
-                return False
-        if rte.get("security_barrier") == "true":
+        if sub.has_aggs or sub.has_window_funcs or sub.has_target_srfs or sub.has_for_update:
             return False
-        return not (_functions(sub.get("targetList")) & self.facts.volatile_functions)
+        if sub.has_group_clause or sub.has_grouping_sets or sub.having_qual is not None or sub.has_sort_clause \
+                or sub.has_distinct_clause or sub.limit_offset is not None or sub.limit_count is not None \
+                or sub.cte_list:
+            return False
+        if rte.security_barrier:
+            return False
+        return not (_functions(sub.target_list) & self.facts.volatile_functions)
 
-    def _pullable_sublink(self, qual: Any, stack: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def _pullable_sublink(self, qual: Expression) -> _Pullable | None:
         """A top-level AND item ``x IN (subquery)`` / ``EXISTS`` / ``NOT EXISTS`` that
         ``convert_ANY_sublink_to_join`` / ``convert_EXISTS_sublink_to_join`` turns into a join, else None."""
-        node = qual
-        if isinstance(node, dict) and node.get("node") == "BOOLEXPR" and node.get("boolop") == "not":
-            args = _list(node.get("args"))
-            node = args[0] if len(args) == 1 else None
-            if not (isinstance(node, dict) and node.get("node") == "SUBLINK"
-                    and _int(node.get("subLinkType")) == _EXISTS_SUBLINK):
+        node: Expression | None = qual
+        if isinstance(node, BoolExpr) and node.boolop == BoolExprType.NOT_EXPR:
+            node = node.args[0] if len(node.args) == 1 else None
+            if not (isinstance(node, SubLink) and node.sublink_type == SubLinkType.EXISTS_SUBLINK):
                 return None
-        if not (isinstance(node, dict) and node.get("node") == "SUBLINK"):
+        if not isinstance(node, SubLink):
             return None
-        sub = node.get("subselect")
-        if not isinstance(sub, dict):
-            return None
-        kind = _int(node.get("subLinkType"))
-        if kind == _ANY_SUBLINK:
-            if self.version < _PG18 and _vars_of_level({k: v for k, v in sub.items() if k != "node"}, 1):
+        sub = node.subselect
+        if node.sublink_type == SubLinkType.ANY_SUBLINK:
+            if self.version < _PG18 and any(_vars_of_level(c, 1) for c in children(sub)):
                 return None  # PG 18+ pulls correlated ANY sublinks up as LATERAL subqueries
-            test = node.get("testexpr")
+            test = node.testexpr
             if not _vars_of_level(test, 0) or (_functions(test) & self.facts.volatile_functions):
                 return None
-            return node
-        if kind == _EXISTS_SUBLINK:
-            if sub.get("cteList") or sub.get("setOperations") is not None:
+            return _Pullable(node, exists=False)
+        if node.sublink_type == SubLinkType.EXISTS_SUBLINK:
+            if sub.cte_list or sub.set_operations is not None:
                 return None
-            for key in ("hasAggs", "hasWindowFuncs", "hasTargetSRFs"):
-                if sub.get(key) == "true":
-                    return None
-            if sub.get("havingQual") or sub.get("groupingSets"):  # simplify_EXISTS_query drops GROUP BY
+            if sub.has_aggs or sub.has_window_funcs or sub.has_target_srfs:
                 return None
-            jointree = _dict(sub.get("jointree"))
-            where = jointree.get("quals")
-            rest = {k: v for k, v in sub.items() if k not in ("node", "targetList", "jointree", "limitCount",
-                                                              "limitOffset", "sortClause", "distinctClause")}
-            rest_jt = {k: v for k, v in jointree.items() if k not in ("node", "quals")}
-            if _vars_of_level(rest, 1) or _vars_of_level(rest_jt, 1) or not _vars_of_level(where, 1):
+            if sub.having_qual is not None or sub.has_grouping_sets:  # simplify_EXISTS_query drops GROUP BY
+                return None
+            where = sub.jointree.quals
+            rest = tuple(children(sub, skip=_EXISTS_DROPPED))
+            if _vars_of_level(rest, 1) or _vars_of_level(sub.jointree.fromlist, 1) or not _vars_of_level(where, 1):
                 return None
             if _functions(where) & self.facts.volatile_functions:
                 return None
-            return {**node, "_exists": True}
+            return _Pullable(node, exists=True)
         return None
 
-    def _sublink_leaf(self, link: Mapping[str, Any], stack: list[dict[str, Any]],
-                      leftover: list[tuple[dict[str, Any], list[dict[str, Any]]]], pulled: list[dict[str, Any]]) -> Any:
-        sub = link["subselect"]
-        if link.get("_exists"):
+    def _sublink_leaf(self, pull: _Pullable, stack: list[_CteFrame], leftover: list[_Leftover],
+                      pulled: list[RangeTblEntry]) -> _JoinTree:
+        sub = pull.link.subselect
+        if pull.exists:
             # convert_EXISTS_sublink_to_join: the subquery's range table joins the parent's directly
             inner_stack = [self._cte_frame(sub), *stack]
-            inner_rt = _rtable(sub)
-            inner_pulled: list[dict[str, Any]] = []
-            jointree = {k: v for k, v in (sub.get("jointree") or {}).items() if k != "quals"}
-            jointree.setdefault("node", "FROMEXPR")
-            jt = self._jointree(jointree, sub, inner_rt, inner_stack, leftover, inner_pulled)
-            leftover.extend((s, inner_stack) for s in _sublinks((sub.get("jointree") or {}).get("quals")))
+            inner_rt = list(sub.rtable)
+            inner_pulled: list[RangeTblEntry] = []
+            jt = self._jointree(FromExpr(sub.jointree.fromlist), inner_rt, inner_stack, leftover, inner_pulled)
+            leftover.extend((s, inner_stack) for s in _sublinks(sub.jointree.quals))
             pulled.extend(inner_rt)
             pulled.extend(inner_pulled)
             return jt
         # convert_ANY_sublink_to_join: a new subquery RTE, then pulled up if simple
-        fake_rte = {"node": "RANGETBLENTRY", "rtekind": str(_RTE_SUBQUERY), "subquery": sub}
-        return self._rte_leaf(fake_rte, stack, leftover, pulled)
+        return self._rte_leaf(RangeTblEntry(RTEKind.RTE_SUBQUERY, subquery=sub), stack, leftover, pulled)
 
     @staticmethod
-    def _uses(qual: Any) -> set[int]:
+    def _uses(qual: Expression) -> set[int]:
         """Range-table indexes of the parent a convertible sublink refers to (``pull_varnos``)."""
-        link = qual
-        if isinstance(link, dict) and link.get("node") == "BOOLEXPR":
-            link = _list(link.get("args"))[0]
-        if not isinstance(link, dict):
+        link = qual.args[0] if isinstance(qual, BoolExpr) else qual
+        if not isinstance(link, SubLink):
             return set()
-        if _int(link.get("subLinkType")) == _ANY_SUBLINK:
-            return _varnos(link.get("testexpr"), 0) | _varnos(link.get("subselect"), 0)
-        return _varnos(link.get("subselect"), 0)
+        if link.sublink_type == SubLinkType.ANY_SUBLINK:
+            return _varnos(link.testexpr, 0) | _varnos(link.subselect, 0)
+        return _varnos(link.subselect, 0)
 
-    def _walk(self, tree: Any, baserels: list[dict[str, Any]], subqueries: list[Any]) -> None:
-        """``initsplan.c add_base_rels_to_query``: join tree depth first, left to right (``subqueries`` gets
-        ``("subq", query, stack)`` and ``("union", rte, members, stack)`` items)."""
-        kind = tree[0]
-        if kind == "rel":
-            baserels.append(tree[1])
-        elif kind in ("subq", "union"):
+    def _walk(self, tree: _JoinTree, baserels: list[RangeTblEntry], subqueries: list[_Subquery | _UnionAll]) -> None:
+        """``initsplan.c add_base_rels_to_query``: join tree depth first, left to right."""
+        if isinstance(tree, _Rel):
+            baserels.append(tree.rte)
+        elif isinstance(tree, _Subquery | _UnionAll):
             subqueries.append(tree)
-        elif kind == "list":
-            for item in tree[1]:
+        elif isinstance(tree, _JoinList):
+            for item in tree.items:
                 self._walk(item, baserels, subqueries)
-        elif kind == "join":
-            self._walk(tree[1], baserels, subqueries)
-            self._walk(tree[2], baserels, subqueries)
+        else:
+            self._walk(tree.left, baserels, subqueries)
+            self._walk(tree.right, baserels, subqueries)
 
     # locks -------------------------------------------------------------------------------------------------
-    def _expands(self, rte: Mapping[str, Any]) -> bool:
-        facts = self.facts.relations.get(_int(rte.get("relid")))
-        return bool(rte.get("inh") == "true" and facts is not None and facts.children)
+    def _expands(self, rte: RangeTblEntry) -> bool:
+        facts = self.facts.relations.get(rte.relid)
+        return bool(rte.inh and facts is not None and facts.children)
 
-    def _index_locks(self, rte: Mapping[str, Any], *, inh_parent: bool) -> None:
+    def _index_locks(self, rte: RangeTblEntry, *, inh_parent: bool) -> None:
         """``plancat.c get_relation_info``."""
-        oid = _int(rte.get("relid"))
-        facts = self.facts.relations.get(oid)
+        facts = self.facts.relations.get(rte.relid)
         if facts is None:
             return
         if inh_parent and (facts.relkind != "p" or self.version < _PG16):
@@ -976,9 +951,9 @@ class _Planner:
         for idx in facts.index_oids:
             self.steps.append(LockStep(idx, mode, "planner-index"))
 
-    def _expand(self, rte: Mapping[str, Any], level: _Level) -> None:
+    def _expand(self, rte: RangeTblEntry, level: _Level) -> None:
         """``inherit.c expand_inherited_rtentry``."""
-        oid = _int(rte.get("relid"))
+        oid = rte.relid
         mode = _mode(rte)
         facts = self.facts.relations[oid]
         if facts.relkind == "p":
@@ -1018,91 +993,89 @@ class _Planner:
                 self._expand_partitioned(child, mode, level)
 
 
-def _union_all_leaves(setop: Any, rt: Sequence[dict[str, Any]]) -> list[dict[str, Any]] | None:
+#: The Query fields an EXISTS sublink's pull-up does not look into for outer Vars (``convert_EXISTS_sublink_to_join``
+#: after ``simplify_EXISTS_query``: target list, LIMIT; the join tree is checked apart: FROM list and WHERE).
+_EXISTS_DROPPED = frozenset({"target_list", "jointree", "limit_count", "limit_offset"})
+
+
+def _single_relation(sub: Query) -> RangeTblEntry | None:
+    """The one plain relation of a UNION ALL leaf whose join tree is a single range-table entry
+    (``prepjointree.c is_safe_append_member``), else None."""
+    node: JoinTreeNode = sub.jointree
+    while isinstance(node, FromExpr):
+        if len(node.fromlist) != 1:
+            return None
+        node = node.fromlist[0]
+    if not isinstance(node, RangeTblRef):
+        return None
+    rt = sub.rtable
+    if not 1 <= node.rtindex <= len(rt) or rt[node.rtindex - 1].rtekind != RTEKind.RTE_RELATION:
+        return None
+    return rt[node.rtindex - 1]
+
+
+def _union_all_leaves(setop: RangeTblRef | SetOperationStmt,
+                      rt: Sequence[RangeTblEntry]) -> list[RangeTblEntry] | None:
     """The leaf RTEs of a set-operation tree made only of UNION ALL (``prepjointree.c
     is_simple_union_all_recurse``; the leaves' column types are taken to agree), in order; None otherwise."""
-    if not isinstance(setop, dict):
+    if isinstance(setop, RangeTblRef):
+        return [rt[setop.rtindex - 1]] if 1 <= setop.rtindex <= len(rt) else None
+    if setop.op != SetOperation.SETOP_UNION or not setop.all:
         return None
-    if setop.get("node") == "RANGETBLREF":
-        idx = _int(setop.get("rtindex"))
-        return [rt[idx - 1]] if 1 <= idx <= len(rt) else None
-    if setop.get("node") != "SETOPERATIONSTMT" or _int(setop.get("op")) != _SETOP_UNION or setop.get("all") != "true":
-        return None
-    left = _union_all_leaves(setop.get("larg"), rt)
-    right = _union_all_leaves(setop.get("rarg"), rt)
+    left = _union_all_leaves(setop.larg, rt)
+    right = _union_all_leaves(setop.rarg, rt)
     return None if left is None or right is None else [*left, *right]
 
 
-def _simple_union_all(sub: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+def _simple_union_all(sub: Query) -> list[RangeTblEntry] | None:
     """``prepjointree.c is_simple_union_all``: a UNION ALL subquery without ORDER BY, LIMIT/OFFSET, locking or
     WITH; its leaf RTEs, else None."""
-    if sub.get("setOperations") is None or _int(sub.get("commandType")) != _CMD_SELECT:
+    if sub.set_operations is None or sub.command_type != CmdType.CMD_SELECT:
         return None
-    if sub.get("sortClause") or sub.get("limitOffset") is not None or sub.get("limitCount") is not None \
-            or sub.get("rowMarks") or sub.get("hasForUpdate") == "true" or sub.get("cteList"):
+    if sub.has_sort_clause or sub.limit_offset is not None or sub.limit_count is not None \
+            or sub.has_row_marks or sub.has_for_update or sub.cte_list:
         return None
-    return _union_all_leaves(sub["setOperations"], _rtable(sub))
+    return _union_all_leaves(sub.set_operations, sub.rtable)
 
 
-def _merge_join(q: Mapping[str, Any], target: Any, source: Any) -> Any:
+def _merge_join(q: Query, target: _JoinTree, source: _JoinTree) -> _Join:
     """``prepjointree.c transform_MERGE_to_join``: ``target <jointype> source``; WHEN NOT MATCHED [BY TARGET]
     makes it a RIGHT join, which ``reduce_outer_joins`` turns into ``source LEFT JOIN target`` (source first);
     with NOT MATCHED BY SOURCE too it is a FULL join (target first)."""
-    by_target = by_source = False
-    for action in _list(q.get("mergeActionList")):
-        if not isinstance(action, dict):
-            continue
-        if "matchKind" in action:  # PG 17+: 0 MATCHED, 1 NOT MATCHED BY SOURCE, 2 NOT MATCHED BY TARGET
-            by_source |= _int(action["matchKind"]) == 1
-            by_target |= _int(action["matchKind"]) == 2
-        else:
-            by_target |= action.get("matched") == "false"
+    kinds = {action.match_kind for action in q.merge_action_list}
+    by_source = MergeMatchKind.MERGE_WHEN_NOT_MATCHED_BY_SOURCE in kinds
+    by_target = MergeMatchKind.MERGE_WHEN_NOT_MATCHED_BY_TARGET in kinds
     if by_target and not by_source:
-        return ("join", source, target)
-    return ("join", target, source)
+        return _Join(source, target)
+    return _Join(target, source)
 
 
-def _rtindexes(node: Any) -> set[int]:
+def _rtindexes(node: JoinTreeNode) -> set[int]:
     """Range-table indexes a join-tree node covers (base relations and joins)."""
-    if not isinstance(node, dict):
-        return set()
-    name = node.get("node")
-    if name == "RANGETBLREF":
-        return {_int(node.get("rtindex"))}
-    if name == "JOINEXPR":
-        return {_int(node.get("rtindex"))} | _rtindexes(node.get("larg")) | _rtindexes(node.get("rarg"))
-    if name == "FROMEXPR":
-        return {i for item in _list(node.get("fromlist")) for i in _rtindexes(item)}
-    return set()
+    if isinstance(node, RangeTblRef):
+        return {node.rtindex}
+    if isinstance(node, JoinExpr):
+        return {node.rtindex} | _rtindexes(node.larg) | _rtindexes(node.rarg)
+    return {i for item in node.fromlist for i in _rtindexes(item)}
 
 
-def _varnos(value: Any, level: int) -> set[int]:
+def _varnos(value: object, level: int) -> set[int]:
     """``varno`` of the Vars that belong to the query ``level`` levels above ``value``'s own level."""
     out: set[int] = set()
-    if isinstance(value, dict):
-        name = value.get("node")
-        if name == "VAR":
-            if _int(value.get("varlevelsup")) == level:
-                out.add(_int(value.get("varno")))
-            return out
-        if name == "QUERY":
-            level += 1
-        for k, v in value.items():
-            if k != "node":
-                out |= _varnos(v, level)
-    elif isinstance(value, list):
-        for v in value:
-            out |= _varnos(v, level)
+    for node in nodes_in(value):
+        if isinstance(node, Var):
+            if node.varlevelsup == level:
+                out.add(node.varno)
+            continue
+        out |= _varnos(tuple(children(node)), level + 1 if isinstance(node, Query) else level)
     return out
 
 
-def _conjuncts(qual: Any) -> list[Any]:
+def _conjuncts(qual: Expression | None) -> list[Expression]:
     if qual is None:
         return []
-    if isinstance(qual, dict) and qual.get("node") == "BOOLEXPR" and qual.get("boolop") == "and":
-        return [x for arg in _list(qual.get("args")) for x in _conjuncts(arg)]
-    if isinstance(qual, list):
-        return [x for arg in qual for x in _conjuncts(arg)]
+    if isinstance(qual, BoolExpr) and qual.boolop == BoolExprType.AND_EXPR:
+        return [x for arg in qual.args for x in _conjuncts(arg)]
     return [qual]
 
 
@@ -1121,12 +1094,13 @@ def _executor_order(top: _Level, subplans: Sequence[_Level]) -> list[LockStep]:
     return out
 
 
-def statement_lock_steps(tree: Mapping[str, Any], facts: CatalogFacts, server_version_num: int,
+def statement_lock_steps(tree: Query, facts: CatalogFacts, server_version_num: int,
                          phase: str) -> list[LockStep]:
     """The statement's lock requests in acquisition order for one probe phase.
 
-    :param tree: the rewritten Query (:func:`lockscope.querytree.build_query_tree`; the server's own
-        ``debug_print_rewritten`` tree read by :func:`lockscope.pgnodes.parse_node_dump` has the same shape).
+    :param tree: the rewritten Query as typed nodes: built on the client by
+        :func:`lockscope.querytree.build_query_tree`, or the server's own ``debug_print_rewritten`` tree read by
+        :func:`lockscope.pgnodes.query_from_dump` (the tests' oracle).
     :param facts: catalog facts (:func:`catalog_facts_from_rows`).
     :param server_version_num: the server's version (partitioned-index locking from PG 16).
     :param phase: ``simple`` (EXPLAIN / EXPLAIN (GENERIC_PLAN): parser, rewriter, planner), ``custom`` or

@@ -32,6 +32,7 @@ from .capacity import CapacityModel, LockRequest
 from .db import OWN_QUERY_MARKER, Session
 from .errors import BadInputError, StatementError
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
+from .querynodes import Query
 from .statement import CheckedStatement, bind_params, check_statement, raw_statement
 from .versions import PG16
 
@@ -301,7 +302,7 @@ class _Prober:
         self.order = _OrderFacts()
 
     @property
-    def tree(self) -> dict[str, Any] | None:
+    def tree(self) -> Query | None:
         """The statement's query tree, or None when it could not be built (see ``order.note``)."""
         return self.order.tree
 
@@ -453,7 +454,7 @@ _FIRST_NORMAL_OID = 16384
 class _OrderFacts:
     """A statement's query tree and the catalog facts the order model reads, as read at ``loaded_at_s``."""
 
-    tree: dict[str, Any] | None = None
+    tree: Query | None = None
     note: str = ""
     rows: tuple[dict[str, Any], ...] = ()
     volatile: frozenset[int] = frozenset()

@@ -14,36 +14,70 @@ literals in it — so lockscope never asks for it on a user's server. This modul
   set-returning functions): names are resolved with the server's own ``to_regclass`` under the session's
   ``search_path`` (no lock taken: ``regclass.c to_regclass`` passes ``NoLock``);
 - the **rewriter's view expansion** (``rewriteHandler.c fireRIRrules`` → ``ApplyRetrieveRule``): a view's stored
-  query comes from ``pg_rewrite.ev_action`` (the same node text the server expands), views nested in it too.
+  query comes from ``pg_rewrite.ev_action`` (the same node text the server expands, read into typed nodes by
+  :func:`lockscope.pgnodes.query_from_dump`), views nested in it too.
 
-The result has the node shape of :func:`lockscope.pgnodes.parse_node_dump` (``{"node": "QUERY", ...}``) for the
-fields the order model reads, so one model serves both. What this module cannot reproduce raises
-:class:`TreeUnsupported` (the footprint then orders by the catalog and labels every lock ``order_rule: unknown``):
-row-level security, DML on a view or on a table with rules, locking clauses pushed into subqueries, table functions
-the grammar leaves to the server.
+The result is made of the typed nodes of :mod:`lockscope.querynodes` (the analyser builds them directly: the raw
+parse tree's enum names become the headers' enums here, once), the same nodes the server's own tree is normalised
+into, so one model serves both. What this module cannot reproduce raises :class:`TreeUnsupported` (the footprint
+then orders by the catalog and labels every lock ``order_rule: unknown``): row-level security, DML on a view or on
+a table with rules, locking clauses pushed into subqueries, table functions the grammar leaves to the server.
 
 The tree is checked against the server's own (``debug_print_rewritten`` on scratch servers only) in
-``tests/test_acquisition_order.py``: same lock steps for every statement of the order corpus, PG 15 and 18.
+``tests/test_acquisition_order.py``: same lock steps for every statement of the order corpus, PG 13 to 19.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .pgnodes import NodeDumpError, parse_node_dump
+from .pgnodes import NodeDumpError, parse_node_dump, query_from_dump
+from .querynodes import (
+    BoolExpr,
+    BoolExprType,
+    CmdType,
+    CommonTableExpr,
+    CTEMaterialize,
+    Expression,
+    FromExpr,
+    FunctionRef,
+    JoinExpr,
+    JoinTreeNode,
+    JoinType,
+    LevelExpr,
+    MergeAction,
+    MergeMatchKind,
+    Node,
+    OnConflictExpr,
+    OtherExpr,
+    Query,
+    RangeTblEntry,
+    RangeTblRef,
+    RTEKind,
+    SetOperation,
+    SetOperationStmt,
+    SubLink,
+    SubLinkType,
+    Var,
+    children,
+    lock_mode_number,
+    map_level_sublinks,
+    nodes_in,
+    walk,
+)
 from .rows import OrderFunctionRow, OrderRelationRow, RowT, ViewRuleRow
 from .versions import PG16, PG17
 
 __all__ = [
     "CatalogLookup",
     "FunctionInfo",
+    "NamedRelation",
     "QueryRunner",
     "QueryTree",
-    "RelationInfo",
     "TreeUnsupported",
     "UnknownRelation",
     "build_query_tree",
@@ -54,16 +88,12 @@ __all__ = [
     "view_query_from_ev_action",
 ]
 
-# lockdefs.h lock modes, as rellockmode numbers.
-_ACCESS_SHARE, _ROW_SHARE, _ROW_EXCLUSIVE = 1, 2, 3
-# nodes.h CmdType; parsenodes.h RTEKind, SubLinkType (primnodes.h), JoinType (nodes.h), CTEMaterialize.
-_CMD = {"SelectStmt": 1, "UpdateStmt": 2, "InsertStmt": 3, "DeleteStmt": 4, "MergeStmt": 5}
-_RTE_RELATION, _RTE_SUBQUERY, _RTE_JOIN, _RTE_FUNCTION, _RTE_TABLEFUNC, _RTE_VALUES, _RTE_CTE = 0, 1, 2, 3, 4, 5, 6
-_SUBLINK_TYPES = {"EXISTS_SUBLINK": 0, "ALL_SUBLINK": 1, "ANY_SUBLINK": 2, "ROWCOMPARE_SUBLINK": 3,
-                  "EXPR_SUBLINK": 4, "MULTIEXPR_SUBLINK": 5, "ARRAY_SUBLINK": 6, "CTE_SUBLINK": 7}
-_JOIN_TYPES = {"JOIN_INNER": 0, "JOIN_LEFT": 1, "JOIN_FULL": 2, "JOIN_RIGHT": 3}
-_SETOPS = {"SETOP_UNION": 1, "SETOP_INTERSECT": 2, "SETOP_EXCEPT": 3}
-_CTE_MATERIALIZE = {"CTEMaterializeDefault": 0, "CTEMaterializeAlways": 1, "CTEMaterializeNever": 2}
+# lockdefs.h: the lock modes parse analysis gives range-table entries (parse_relation.c addRangeTableEntry).
+_ACCESS_SHARE = lock_mode_number("AccessShareLock")
+_ROW_SHARE = lock_mode_number("RowShareLock")
+_ROW_EXCLUSIVE = lock_mode_number("RowExclusiveLock")
+#: The join types the grammar makes (``gram.y join_type``).
+_PARSER_JOIN_TYPES = frozenset({JoinType.JOIN_INNER, JoinType.JOIN_LEFT, JoinType.JOIN_FULL, JoinType.JOIN_RIGHT})
 #: Columns every table has (``heap.c SystemAttributeByName``).
 _SYSTEM_COLUMNS = frozenset({"ctid", "xmin", "xmax", "cmin", "cmax", "tableoid"})
 
@@ -82,8 +112,8 @@ class UnknownRelation(TreeUnsupported):
 
 
 @dataclass(frozen=True)
-class RelationInfo:
-    """What parse analysis needs of one relation named in the statement.
+class NamedRelation:
+    """A relation a statement names, as its name resolved in the catalog: what parse analysis needs of it.
 
     :ivar oid: pg_class OID.
     :ivar relkind: pg_class.relkind.
@@ -119,19 +149,19 @@ class FunctionInfo:
 
 @dataclass(frozen=True)
 class CatalogLookup:
-    """The catalog answers parse analysis needs, gathered before the tree is built (see :mod:`lockscope.order`).
+    """The catalog answers parse analysis needs, gathered before the tree is built (:func:`gather_lookup`).
 
     :ivar relations: by ``(schema or None, name)`` as written (identifiers already case-folded by the grammar);
         None for a name that does not resolve.
     :ivar functions: by lower-case function name (schema ignored: the facts of all visible candidates).
-    :ivar views: view OID → its stored query (``pg_rewrite.ev_action``, parsed).
-    :ivar view_relkinds: relkind of every relation inside the stored view queries, by OID.
+    :ivar views: view OID → its stored query (``pg_rewrite.ev_action``, as typed nodes).
     :ivar server_version_num: shapes that changed between majors (PG 16 view entries, PG 17 MERGE fields).
+    :ivar view_security_barrier: OIDs of the views with ``security_barrier``.
     """
 
-    relations: Mapping[tuple[str | None, str], RelationInfo | None]
+    relations: Mapping[tuple[str | None, str], NamedRelation | None]
     functions: Mapping[str, FunctionInfo]
-    views: Mapping[int, dict[str, Any]]
+    views: Mapping[int, Query]
     server_version_num: int
     view_security_barrier: frozenset[int] = frozenset()
 
@@ -182,20 +212,20 @@ def function_names(raw: Mapping[str, Any]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def view_query_from_ev_action(text: str) -> dict[str, Any]:
-    """The stored query of a view: ``pg_rewrite.ev_action`` of its ``_RETURN`` rule (a one-element list of Query).
-    Cached by text: the same tree object for the same text, which callers copy before changing.
+def view_query_from_ev_action(text: str) -> Query:
+    """The stored query of a view: ``pg_rewrite.ev_action`` of its ``_RETURN`` rule (a one-element list of Query),
+    as typed nodes. Cached by text (the nodes are immutable).
 
-    :raises TreeUnsupported: the text is not a node dump holding a Query.
+    :raises TreeUnsupported: the text is not a node dump holding a Query lockscope can read.
     """
     try:
         tree = parse_node_dump(text)
+        queries = [q for q in (tree if isinstance(tree, list) else [tree]) if isinstance(q, dict)]
+        if not queries or queries[0].get("node") != "QUERY":
+            raise TreeUnsupported("a view's stored query is not a Query")
+        return query_from_dump(queries[0])
     except NodeDumpError as exc:
         raise TreeUnsupported(f"a view's stored query cannot be read: {exc}") from None
-    queries = [q for q in (tree if isinstance(tree, list) else [tree]) if isinstance(q, dict)]
-    if not queries or queries[0].get("node") != "QUERY":
-        raise TreeUnsupported("a view's stored query is not a Query")
-    return queries[0]
 
 
 def _sval(node: Any) -> str:
@@ -236,10 +266,19 @@ class _NSItem:
 
 @dataclass
 class _CTE:
+    """A WITH query while its level is analysed (``CommonTableExpr``): references are counted as they are met."""
+
     name: str
-    node: dict[str, Any]
+    materialized: CTEMaterialize
     columns: list[str] = field(default_factory=list)
     recursive_self: bool = False
+    refcount: int = 0
+    query: Query | None = None
+
+    def node(self) -> CommonTableExpr:
+        if self.query is None:
+            raise TreeUnsupported(f'WITH query "{self.name}" used before it is analysed')
+        return CommonTableExpr(self.name, self.materialized, self.recursive_self, self.refcount, self.query)
 
 
 @dataclass
@@ -247,7 +286,7 @@ class _State:
     """One query level being analysed (``ParseState``)."""
 
     parent: _State | None
-    rtable: list[dict[str, Any]] = field(default_factory=list)
+    rtable: list[RangeTblEntry] = field(default_factory=list)
     namespace: list[_NSItem] = field(default_factory=list)
     ctes: dict[str, _CTE] = field(default_factory=dict)
     lateral_active: bool = False
@@ -257,10 +296,10 @@ class _State:
     has_aggs: bool = False
     has_window: bool = False
     has_target_srfs: bool = False
-    has_sublinks: bool = False
+    has_recursive: bool = False
     in_target_list: bool = False
     recursive_cte: str | None = None
-    joinlist: list[Any] = field(default_factory=list)
+    joinlist: list[JoinTreeNode] = field(default_factory=list)
 
 
 # -- the analyzer -------------------------------------------------------------------------------------------------
@@ -273,7 +312,7 @@ class _Analyzer:
         self._fake_funcids: dict[str, int] = {}
 
     # statements ---------------------------------------------------------------------------------------------
-    def statement(self, kind: str, body: dict[str, Any], parent: _State | None) -> dict[str, Any]:
+    def statement(self, kind: str, body: dict[str, Any], parent: _State | None) -> Query:
         if kind == "SelectStmt":
             return self.select(body, parent)
         if kind == "InsertStmt":
@@ -286,20 +325,17 @@ class _Analyzer:
             return self.merge(body, parent)
         raise TreeUnsupported(f"{kind} is not a statement lockscope orders")
 
-    def _query(self, state: _State, cmd: int, **fields: Any) -> dict[str, Any]:
-        q: dict[str, Any] = {"node": "QUERY", "commandType": cmd, "resultRelation": 0}
-        q.update(fields)
-        q["rtable"] = state.rtable
-        q["hasAggs"] = _tf(state.has_aggs)
-        q["hasWindowFuncs"] = _tf(state.has_window)
-        q["hasTargetSRFs"] = _tf(state.has_target_srfs)
-        q["hasSubLinks"] = _tf(state.has_sublinks)
-        q.setdefault("hasForUpdate", "false")
-        q["cteList"] = [c.node for c in state.ctes.values()] or None
-        return q
+    @staticmethod
+    def _query(state: _State, cmd: CmdType, **fields: Any) -> Query:
+        """The analysed level: its range table, WITH queries and ``has*`` flags from ``state``, the rest from
+        ``fields`` (:class:`~lockscope.querynodes.Query` field names)."""
+        return Query(command_type=cmd, rtable=tuple(state.rtable),
+                     cte_list=tuple(c.node() for c in state.ctes.values()), has_aggs=state.has_aggs,
+                     has_window_funcs=state.has_window, has_target_srfs=state.has_target_srfs,
+                     has_recursive=state.has_recursive, **fields)
 
     def select(self, body: dict[str, Any], parent: _State | None, *, locked_from_parent: bool = False,
-               cte_state: _State | None = None) -> dict[str, Any]:
+               cte_state: _State | None = None) -> Query:
         state = cte_state or _State(parent)
         state.locked_from_parent = locked_from_parent
         if body.get("withClause") and cte_state is None:
@@ -319,64 +355,55 @@ class _Analyzer:
         having = self.expr(body.get("havingClause"), state)
         # ORDER BY / GROUP BY / DISTINCT ON expressions become resjunk target entries (parse_clause.c
         # findTargetlistEntrySQL99); only what they add to the tree matters here.
-        extra: list[Any] = []
+        extra: list[Expression] = []
         for key in ("sortClause", "groupClause", "distinctClause", "windowClause"):
             for item in body.get(key) or []:
                 if _raw_has(item, "SubLink"):
-                    extra.append(self.expr(item, state))
+                    extra.extend(self.exprs([item], state))
         limit_offset = self.expr(body.get("limitOffset"), state)
         limit_count = self.expr(body.get("limitCount"), state)
-        jointree = {"node": "FROMEXPR", "fromlist": state.joinlist, "quals": where}
         return self._query(
-            state, 1, jointree=jointree, targetList=[*target, *extra],
-            havingQual=having, limitOffset=limit_offset, limitCount=limit_count,
-            groupClause=_marker(body.get("groupClause")), groupingSets=None,
-            sortClause=_marker(body.get("sortClause")),
-            distinctClause=_marker(body.get("distinctClause")),
-            hasForUpdate=_tf(bool(body.get("lockingClause"))), setOperations=None)
+            state, CmdType.CMD_SELECT, jointree=FromExpr(tuple(state.joinlist), where),
+            target_list=(*target, *extra), having_qual=having, limit_offset=limit_offset, limit_count=limit_count,
+            has_group_clause=bool(body.get("groupClause")), has_sort_clause=bool(body.get("sortClause")),
+            has_distinct_clause=bool(body.get("distinctClause")), has_for_update=bool(body.get("lockingClause")))
 
-    def values_select(self, body: dict[str, Any], state: _State) -> dict[str, Any]:
+    def values_select(self, body: dict[str, Any], state: _State) -> Query:
         """``VALUES (...), (...)`` as a statement: one RTE_VALUES (``transformValuesClause``)."""
-        rows = [[self.expr(v, state) for v in _list_items(row)] for row in body["valuesLists"]]
-        width = len(rows[0]) if rows else 0
-        rte = {"node": "RANGETBLENTRY", "rtekind": _RTE_VALUES, "values_lists": rows, "inh": "false",
-               "lateral": "false"}
-        state.rtable.append(rte)
+        rows = tuple(self.exprs(_list_items(row), state) for row in body["valuesLists"])
+        width = len(_list_items(body["valuesLists"][0]))
+        state.rtable.append(RangeTblEntry(RTEKind.RTE_VALUES, values_lists=rows))
         idx = len(state.rtable)
-        target = [{"node": "VAR", "varno": idx, "varlevelsup": 0} for _ in range(width)]
         limit_offset = self.expr(body.get("limitOffset"), state)
         limit_count = self.expr(body.get("limitCount"), state)
-        return self._query(state, 1, jointree={"node": "FROMEXPR", "fromlist": [_ref(idx)], "quals": None},
-                           targetList=target, limitOffset=limit_offset, limitCount=limit_count,
-                           sortClause=_marker(body.get("sortClause")), setOperations=None)
+        return self._query(state, CmdType.CMD_SELECT, jointree=FromExpr((RangeTblRef(idx),)),
+                           target_list=tuple(Var(idx) for _ in range(width)), limit_offset=limit_offset,
+                           limit_count=limit_count, has_sort_clause=bool(body.get("sortClause")))
 
-    def set_operation(self, body: dict[str, Any], state: _State) -> dict[str, Any]:
+    def set_operation(self, body: dict[str, Any], state: _State) -> Query:
         """``transformSetOperationStmt``: the leaves become subquery RTEs, left to right."""
         self._locking(body.get("lockingClause"), state)
         if body.get("lockingClause"):
             raise TreeUnsupported("a locking clause on a set operation")
 
-        def leaf(node: dict[str, Any]) -> dict[str, Any]:
+        def leaf(node: dict[str, Any]) -> RangeTblRef | SetOperationStmt:
             # transformSetOperationTree: a set operation with its own WITH/ORDER BY/LIMIT/locking is a leaf
             if node.get("op", "SETOP_NONE") != "SETOP_NONE" and not node.get("withClause") and \
                     not node.get("sortClause") and not node.get("limitCount") and not node.get("limitOffset") \
                     and not node.get("lockingClause"):
-                return {"node": "SETOPERATIONSTMT", "op": _SETOPS[str(node["op"])], "all": _tf(bool(node.get("all"))),
-                        "larg": leaf(node["larg"]), "rarg": leaf(node["rarg"])}
+                return SetOperationStmt(SetOperation[str(node["op"])], bool(node.get("all")), leaf(node["larg"]),
+                                        leaf(node["rarg"]))
             sub = self.select(node, state)
             n = len(state.rtable) + 1
-            state.rtable.append({"node": "RANGETBLENTRY", "rtekind": _RTE_SUBQUERY, "subquery": sub,
-                                 "inh": "false", "lateral": "false", "security_barrier": "false",
-                                 "eref": {"aliasname": f"*SELECT* {n}"}})
-            return _ref(n)
+            state.rtable.append(RangeTblEntry(RTEKind.RTE_SUBQUERY, subquery=sub, eref_name=f"*SELECT* {n}"))
+            return RangeTblRef(n)
 
-        tree = {"node": "SETOPERATIONSTMT", "op": _SETOPS[str(body["op"])], "all": _tf(bool(body.get("all"))),
-                "larg": leaf(body["larg"]), "rarg": leaf(body["rarg"])}
+        tree = SetOperationStmt(SetOperation[str(body["op"])], bool(body.get("all")), leaf(body["larg"]),
+                                leaf(body["rarg"]))
         limit_offset = self.expr(body.get("limitOffset"), state)
         limit_count = self.expr(body.get("limitCount"), state)
-        return self._query(state, 1, jointree={"node": "FROMEXPR", "fromlist": [], "quals": None},
-                           targetList=[], setOperations=tree, limitOffset=limit_offset, limitCount=limit_count,
-                           sortClause=_marker(body.get("sortClause")))
+        return self._query(state, CmdType.CMD_SELECT, set_operations=tree, limit_offset=limit_offset,
+                           limit_count=limit_count, has_sort_clause=bool(body.get("sortClause")))
 
     def _target_relation(self, rv: dict[str, Any], state: _State, *, inh: bool, source: bool) -> int:
         """``parse_clause.c setTargetTable``: the DML target, RowExclusiveLock, first in the range table."""
@@ -389,46 +416,22 @@ class _Analyzer:
             raise TreeUnsupported("row-level security on a target table")
         alias = rv.get("alias", {}).get("aliasname") if rv.get("alias") else None
         refname = alias or rv["relname"]
-        rte = self._relation_rte(info, _ROW_EXCLUSIVE, inh, refname)
-        state.rtable.append(rte)
+        state.rtable.append(self._relation_rte(info, _ROW_EXCLUSIVE, inh, refname))
         idx = len(state.rtable)
         if source:
             state.namespace.append(_NSItem(refname, idx, [(c, idx) for c in info.columns],
                                            schema=None if alias else rv.get("schemaname")))
-            state.joinlist.append(_ref(idx))
+            state.joinlist.append(RangeTblRef(idx))
         return idx
 
-    def insert(self, body: dict[str, Any], parent: _State | None) -> dict[str, Any]:
+    def insert(self, body: dict[str, Any], parent: _State | None) -> Query:
         """``analyze.c transformInsertStmt``."""
         state = _State(parent)
         if body.get("withClause"):
             self.with_clause(body["withClause"], state)
         rv = body["relation"]
         result = self._target_relation(rv, state, inh=False, source=False)
-        select = body.get("selectStmt")
-        target: list[Any] = []
-        joinlist: list[Any] = []
-        if select is not None:
-            sel = select["SelectStmt"]
-            rows = sel.get("valuesLists")
-            if rows and len(rows) == 1 and not sel.get("withClause") and not sel.get("sortClause") \
-                    and not sel.get("limitCount") and not sel.get("limitOffset"):
-                target = [self.expr(v, state) for v in _list_items(rows[0])]
-            elif rows and not sel.get("withClause") and not sel.get("sortClause") and not sel.get("limitCount") \
-                    and not sel.get("limitOffset"):
-                values = [[self.expr(v, state) for v in _list_items(row)] for row in rows]
-                state.rtable.append({"node": "RANGETBLENTRY", "rtekind": _RTE_VALUES, "values_lists": values,
-                                     "inh": "false", "lateral": "false"})
-                idx = len(state.rtable)
-                joinlist.append(_ref(idx))
-                target = [{"node": "VAR", "varno": idx, "varlevelsup": 0} for _ in _list_items(rows[0])]
-            else:
-                sub = self.select(sel, state)
-                state.rtable.append({"node": "RANGETBLENTRY", "rtekind": _RTE_SUBQUERY, "subquery": sub,
-                                     "inh": "false", "lateral": "false", "security_barrier": "false"})
-                idx = len(state.rtable)
-                joinlist.append(_ref(idx))
-                target = [{"node": "VAR", "varno": idx, "varlevelsup": 0}]
+        target, joinlist = self._insert_source(body.get("selectStmt"), state)
         on_conflict = None
         if body.get("onConflictClause"):
             on_conflict = self.on_conflict(body["onConflictClause"], state, result)
@@ -436,38 +439,59 @@ class _Analyzer:
         alias = rv.get("alias", {}).get("aliasname") if rv.get("alias") else None
         state.namespace = [_NSItem(alias or rv["relname"], result, [(c, result) for c in info.columns])]
         returning = self.target_list(_returning(body), state)
-        return self._query(state, 3, resultRelation=result,
-                           jointree={"node": "FROMEXPR", "fromlist": joinlist, "quals": None},
-                           targetList=target, onConflict=on_conflict, returningList=returning or None,
-                           setOperations=None)
+        return self._query(state, CmdType.CMD_INSERT, result_relation=result, jointree=FromExpr(tuple(joinlist)),
+                           target_list=target, on_conflict=on_conflict, returning_list=returning)
 
-    def on_conflict(self, clause: dict[str, Any], state: _State, result: int) -> dict[str, Any]:
-        """``transformOnConflictClause``: DO UPDATE adds the ``excluded`` pseudo-relation to the range table."""
-        body = clause
-        action = body.get("action")
-        out: dict[str, Any] = {"node": "ONCONFLICTEXPR", "action": action}
+    def _insert_source(self, select: Any, state: _State) -> tuple[tuple[Expression, ...], list[JoinTreeNode]]:
+        """INSERT's rows (``transformInsertStmt``): one VALUES row is the target list itself; several rows are an
+        RTE_VALUES, a query an RTE_SUBQUERY (both in the join list). Returns the target list and the join list."""
+        if select is None:
+            return (), []
+        sel = select["SelectStmt"]
+        rows = sel.get("valuesLists")
+        plain = not sel.get("withClause") and not sel.get("sortClause") and not sel.get("limitCount") \
+            and not sel.get("limitOffset")
+        if rows and len(rows) == 1 and plain:
+            return self.exprs(_list_items(rows[0]), state), []
+        if rows and plain:
+            values = tuple(self.exprs(_list_items(row), state) for row in rows)
+            state.rtable.append(RangeTblEntry(RTEKind.RTE_VALUES, values_lists=values))
+            idx = len(state.rtable)
+            return tuple(Var(idx) for _ in _list_items(rows[0])), [RangeTblRef(idx)]
+        sub = self.select(sel, state)
+        state.rtable.append(RangeTblEntry(RTEKind.RTE_SUBQUERY, subquery=sub))
+        idx = len(state.rtable)
+        return (Var(idx),), [RangeTblRef(idx)]
+
+    def on_conflict(self, body: dict[str, Any], state: _State, result: int) -> OnConflictExpr:
+        """``transformOnConflictClause``: DO UPDATE adds the ``excluded`` pseudo-relation to the range table.
+
+        A named constraint (``ON CONSTRAINT``) is not looked up: its ``constraint_oid`` is -1."""
+        arbiter_elems: tuple[Expression, ...] = ()
+        arbiter_where = None
+        constraint = 0
         infer = body.get("infer")
         if infer:  # transformOnConflictArbiter: the conflict target (index elements or a constraint)
-            out["arbiterElems"] = [{"node": "INFERENCEELEM"} for _ in infer.get("indexElems") or []] or None
-            out["constraint"] = 1 if infer.get("conname") else 0
-            out["arbiterWhere"] = self.expr(infer.get("whereClause"), state)
-        if action == "ONCONFLICT_UPDATE":
+            arbiter_elems = tuple(OtherExpr("INFERENCEELEM") for _ in infer.get("indexElems") or [])
+            constraint = -1 if infer.get("conname") else 0
+            arbiter_where = self.expr(infer.get("whereClause"), state)
+        on_set: tuple[Expression, ...] = ()
+        on_where = None
+        if body.get("action") == "ONCONFLICT_UPDATE":
             target_rte = state.rtable[result - 1]
-            excluded = {**target_rte, "rellockmode": _ROW_EXCLUSIVE, "inh": "false",
-                        "eref": {"aliasname": "excluded"}}
-            state.rtable.append(excluded)
+            state.rtable.append(dataclasses.replace(target_rte, rellockmode=_ROW_EXCLUSIVE, inh=False,
+                                                    eref_name="excluded"))
             ex_idx = len(state.rtable)
-            cols = [c for c, _ in self._columns_of_rte(target_rte)]
-            rv_name = target_rte.get("eref", {}).get("aliasname")
+            cols = target_rte.colnames
             saved = state.namespace
-            state.namespace = [_NSItem(rv_name, result, [(c, result) for c in cols]),
+            state.namespace = [_NSItem(target_rte.eref_name, result, [(c, result) for c in cols]),
                                _NSItem("excluded", ex_idx, [(c, ex_idx) for c in cols])]
-            out["onConflictSet"] = self.target_list(body.get("targetList") or [], state, set_list=True)
-            out["onConflictWhere"] = self.expr(body.get("whereClause"), state)
+            on_set = self.target_list(body.get("targetList") or [], state, set_list=True)
+            on_where = self.expr(body.get("whereClause"), state)
             state.namespace = saved
-        return out
+        return OnConflictExpr(arbiter_elems, arbiter_where, constraint, on_set, on_where)
 
-    def update(self, body: dict[str, Any], parent: _State | None) -> dict[str, Any]:
+    def update(self, body: dict[str, Any], parent: _State | None) -> Query:
         """``analyze.c transformUpdateStmt``: target, FROM, WHERE, RETURNING, then the SET list."""
         state = _State(parent)
         if body.get("withClause"):
@@ -478,11 +502,11 @@ class _Analyzer:
         where = self.expr(body.get("whereClause"), state)
         returning = self.target_list(_returning(body), state)
         target = self.target_list(body.get("targetList") or [], state, set_list=True)
-        jointree = {"node": "FROMEXPR", "fromlist": state.joinlist, "quals": where}
-        return self._query(state, 2, resultRelation=result, jointree=jointree, targetList=target,
-                           returningList=returning or None, setOperations=None)
+        return self._query(state, CmdType.CMD_UPDATE, result_relation=result,
+                           jointree=FromExpr(tuple(state.joinlist), where), target_list=target,
+                           returning_list=returning)
 
-    def delete(self, body: dict[str, Any], parent: _State | None) -> dict[str, Any]:
+    def delete(self, body: dict[str, Any], parent: _State | None) -> Query:
         """``analyze.c transformDeleteStmt``: target, USING, WHERE, RETURNING."""
         state = _State(parent)
         if body.get("withClause"):
@@ -492,11 +516,10 @@ class _Analyzer:
         self.from_clause(body.get("usingClause") or [], state)
         where = self.expr(body.get("whereClause"), state)
         returning = self.target_list(_returning(body), state)
-        jointree = {"node": "FROMEXPR", "fromlist": state.joinlist, "quals": where}
-        return self._query(state, 4, resultRelation=result, jointree=jointree, targetList=[],
-                           returningList=returning or None, setOperations=None)
+        return self._query(state, CmdType.CMD_DELETE, result_relation=result,
+                           jointree=FromExpr(tuple(state.joinlist), where), returning_list=returning)
 
-    def merge(self, body: dict[str, Any], parent: _State | None) -> dict[str, Any]:
+    def merge(self, body: dict[str, Any], parent: _State | None) -> Query:
         """``parse_merge.c transformMergeStmt``: target (not in the join list), source, join condition, actions.
 
         The join of target and source is made by the planner (``prepjointree.c transform_MERGE_to_join``); the
@@ -512,54 +535,48 @@ class _Analyzer:
         alias = rv.get("alias", {}).get("aliasname") if rv.get("alias") else None
         state.namespace.append(_NSItem(alias or rv["relname"], result, [(c, result) for c in info.columns]))
         condition = self.expr(body.get("joinCondition"), state)
-        actions: list[dict[str, Any]] = []
-        for clause in body.get("mergeWhenClauses") or []:
-            _k, mw = _one(clause)
-            match = mw.get("matchKind", "MERGE_WHEN_MATCHED")
-            action: dict[str, Any] = {"node": "MERGEACTION"}
-            if self.version >= PG17:
-                action["matchKind"] = {"MERGE_WHEN_MATCHED": 0, "MERGE_WHEN_NOT_MATCHED_BY_SOURCE": 1,
-                                       "MERGE_WHEN_NOT_MATCHED_BY_TARGET": 2}.get(match, 0)
-            else:
-                action["matched"] = _tf(match == "MERGE_WHEN_MATCHED")
-            action["qual"] = self.expr(mw.get("condition"), state)
-            values = [self.expr(v, state) for v in mw.get("values") or []]
-            action["targetList"] = self.target_list(mw.get("targetList") or [], state, set_list=True) + values
-            actions.append(action)
+        actions = tuple(self._merge_action(_one(clause)[1], state) for clause in body.get("mergeWhenClauses") or [])
         returning = self.target_list(_returning(body), state)
-        fields: dict[str, Any] = {"mergeActionList": actions}
-        jointree: dict[str, Any] = {"node": "FROMEXPR", "fromlist": state.joinlist, "quals": None}
         if self.version >= PG17:
-            fields["mergeJoinCondition"] = condition
-        else:
-            jointree["quals"] = condition
-        return self._query(state, 5, resultRelation=result, jointree=jointree, targetList=[],
-                           returningList=returning or None, setOperations=None, **fields)
+            return self._query(state, CmdType.CMD_MERGE, result_relation=result,
+                               jointree=FromExpr(tuple(state.joinlist)), returning_list=returning,
+                               merge_action_list=actions, merge_join_condition=condition)
+        return self._query(state, CmdType.CMD_MERGE, result_relation=result,
+                           jointree=FromExpr(tuple(state.joinlist), condition), returning_list=returning,
+                           merge_action_list=actions)
+
+    def _merge_action(self, mw: dict[str, Any], state: _State) -> MergeAction:
+        """One WHEN clause (``transformMergeStmt``): its condition, then its VALUES, then its SET list. PG 15-16
+        tell only MATCHED from NOT MATCHED (``MergeAction.matched``)."""
+        kind = MergeMatchKind.__members__.get(str(mw.get("matchKind")), MergeMatchKind.MERGE_WHEN_MATCHED)
+        if self.version < PG17 and kind != MergeMatchKind.MERGE_WHEN_MATCHED:
+            kind = MergeMatchKind.MERGE_WHEN_NOT_MATCHED_BY_TARGET
+        qual = self.expr(mw.get("condition"), state)
+        values = self.exprs(mw.get("values") or [], state)
+        return MergeAction(kind, qual, (*self.target_list(mw.get("targetList") or [], state, set_list=True), *values))
 
     # WITH ----------------------------------------------------------------------------------------------------
-    def with_clause(self, clause: dict[str, Any], state: _State) -> None:
+    def with_clause(self, body: dict[str, Any], state: _State) -> None:
         """``parse_cte.c transformWithClause``: each CTE analysed in order (earlier ones visible; all of them in
         WITH RECURSIVE, where a self-reference does not count in ``cterefcount``)."""
-        body = clause
         recursive = bool(body.get("recursive"))
+        state.has_recursive = recursive
         items = [_one(c)[1] for c in body.get("ctes") or []]
         if recursive:
             for cte in items:
-                state.ctes[cte["ctename"]] = _CTE(cte["ctename"], self._cte_node(cte), self._cte_alias_cols(cte))
+                state.ctes[cte["ctename"]] = self._cte_record(cte)
         for cte in items:
             name = cte["ctename"]
-            record = state.ctes.get(name) or _CTE(name, self._cte_node(cte), self._cte_alias_cols(cte))
+            record = state.ctes.get(name) or self._cte_record(cte)
             kind, query = _one(cte["ctequery"])
             sub_state = _State(state)
             if recursive:
                 sub_state.recursive_cte = name
             analysed = self.statement(kind, query, state) if kind != "SelectStmt" else \
                 self.select(query, state, cte_state=self._cte_state(sub_state, query))
-            record.node["ctequery"] = analysed
+            record.query = analysed
             if not record.columns:
                 record.columns = self._output_columns(analysed, query)
-            if record.recursive_self:
-                record.node["cterecursive"] = "true"
             state.ctes[name] = record
 
     def _cte_state(self, sub_state: _State, query: dict[str, Any]) -> _State:
@@ -568,31 +585,25 @@ class _Analyzer:
         return sub_state
 
     @staticmethod
-    def _cte_node(cte: dict[str, Any]) -> dict[str, Any]:
-        return {"node": "COMMONTABLEEXPR", "ctename": cte["ctename"],
-                "ctematerialized": _CTE_MATERIALIZE.get(str(cte.get("ctematerialized")), 0),
-                "cterecursive": "false", "cterefcount": 0, "ctequery": None}
-
-    @staticmethod
-    def _cte_alias_cols(cte: dict[str, Any]) -> list[str]:
-        return [_sval(c) for c in cte.get("aliascolnames") or []]
+    def _cte_record(cte: dict[str, Any]) -> _CTE:
+        materialized = CTEMaterialize.__members__.get(str(cte.get("ctematerialized")),
+                                                      CTEMaterialize.CTEMaterializeDefault)
+        return _CTE(cte["ctename"], materialized, [_sval(c) for c in cte.get("aliascolnames") or []])
 
     # FROM ----------------------------------------------------------------------------------------------------
     def from_clause(self, items: Sequence[Any], state: _State) -> None:
         """``parse_clause.c transformFromClause``: items left to right; each visible to LATERAL items after it,
         all visible to the rest of the statement once the FROM list is done."""
-        added: list[_NSItem] = []
         for item in items:
             node, ns = self.from_item(item, state)
             for n in ns:
                 n.lateral_only = True
             state.namespace.extend(ns)
-            added.extend(ns)
             state.joinlist.append(node)
         for n in state.namespace:
             n.lateral_only = False
 
-    def from_item(self, item: Any, state: _State) -> tuple[dict[str, Any], list[_NSItem]]:
+    def from_item(self, item: Any, state: _State) -> tuple[JoinTreeNode, list[_NSItem]]:
         """``transformFromClauseItem``: a join-tree node and the namespace items it brings."""
         kind, body = _one(item)
         if kind == "RangeVar":
@@ -608,7 +619,7 @@ class _Analyzer:
             return node, ns
         raise TreeUnsupported(f"FROM item {kind}")
 
-    def range_var(self, rv: dict[str, Any], state: _State) -> tuple[dict[str, Any], list[_NSItem]]:
+    def range_var(self, rv: dict[str, Any], state: _State) -> tuple[JoinTreeNode, list[_NSItem]]:
         alias = rv.get("alias", {}).get("aliasname") if rv.get("alias") else None
         alias_cols = [_sval(c) for c in (rv.get("alias") or {}).get("colnames") or []]
         name = str(rv["relname"])
@@ -625,32 +636,27 @@ class _Analyzer:
             raise TreeUnsupported(f"row-level security on {name} (policies add quals in the rewriter)")
         if locked and info.relkind == "v":
             raise TreeUnsupported("FOR UPDATE/SHARE through a view")
-        rte = self._relation_rte(info, mode, bool(rv.get("inh")), refname)  # JSON leaves false out: ONLY
-        if info.relkind == "v":
-            rte["security_barrier"] = _tf(info.security_barrier)
-        state.rtable.append(rte)
+        # JSON leaves false out: ONLY
+        state.rtable.append(self._relation_rte(info, mode, bool(rv.get("inh")), refname,
+                                               security_barrier=info.relkind == "v" and info.security_barrier))
         idx = len(state.rtable)
         cols = self._renamed(list(info.columns), alias_cols)
-        return _ref(idx), [_NSItem(refname, idx, [(c, idx) for c in cols],
-                                   schema=None if alias else rv.get("schemaname"))]
+        return RangeTblRef(idx), [_NSItem(refname, idx, [(c, idx) for c in cols],
+                                          schema=None if alias else rv.get("schemaname"))]
 
     def _cte_rte(self, cte: _CTE, levels: int, refname: str, alias_cols: list[str],
-                 state: _State) -> tuple[dict[str, Any], list[_NSItem]]:
+                 state: _State) -> tuple[JoinTreeNode, list[_NSItem]]:
         """``parse_relation.c addRangeTableEntryForCTE``: a reference counts unless it is the recursive one."""
-        self_ref = self._is_self_reference(cte.name, state, levels)
-        if self_ref:
+        if self._is_self_reference(cte.name, state, levels):
             cte.recursive_self = True
         else:
-            cte.node["cterefcount"] = int(cte.node["cterefcount"]) + 1
+            cte.refcount += 1
         if self._is_locked(refname, state):
             raise TreeUnsupported("FOR UPDATE/SHARE of a CTE")
-        rte = {"node": "RANGETBLENTRY", "rtekind": _RTE_CTE, "ctename": cte.name, "ctelevelsup": levels,
-               "self_reference": _tf(self_ref), "inh": "false", "lateral": "false",
-               "eref": {"aliasname": refname}}
-        state.rtable.append(rte)
+        state.rtable.append(RangeTblEntry(RTEKind.RTE_CTE, ctename=cte.name, ctelevelsup=levels, eref_name=refname))
         idx = len(state.rtable)
         cols = self._renamed(list(cte.columns), alias_cols)
-        return _ref(idx), [_NSItem(refname, idx, [(c, idx) for c in cols])]
+        return RangeTblRef(idx), [_NSItem(refname, idx, [(c, idx) for c in cols])]
 
     @staticmethod
     def _is_self_reference(name: str, state: _State, levels: int) -> bool:
@@ -663,35 +669,31 @@ class _Analyzer:
             s = s.parent
         return False
 
-    def range_subselect(self, body: dict[str, Any], state: _State) -> tuple[dict[str, Any], list[_NSItem]]:
+    def range_subselect(self, body: dict[str, Any], state: _State) -> tuple[JoinTreeNode, list[_NSItem]]:
         """``transformRangeSubselect``: the subquery sees this level's earlier FROM items only if LATERAL."""
         alias = (body.get("alias") or {}).get("aliasname")
         alias_cols = [_sval(c) for c in (body.get("alias") or {}).get("colnames") or []]
-        lateral = bool(body.get("lateral"))
         kind, query = _one(body["subquery"])
         if kind != "SelectStmt":
             raise TreeUnsupported(f"{kind} in FROM")
-        state.lateral_active = lateral
+        state.lateral_active = bool(body.get("lateral"))
         sub = self.select(query, state, locked_from_parent=self._is_locked(alias, state) if alias else False)
         state.lateral_active = False
-        rte = {"node": "RANGETBLENTRY", "rtekind": _RTE_SUBQUERY, "subquery": sub, "inh": "false",
-               "lateral": _tf(lateral), "security_barrier": "false", "eref": {"aliasname": alias or "unnamed_subquery"}}
-        state.rtable.append(rte)
+        state.rtable.append(RangeTblEntry(RTEKind.RTE_SUBQUERY, subquery=sub,
+                                          eref_name=alias or "unnamed_subquery"))
         idx = len(state.rtable)
         cols = self._renamed(self._output_columns(sub, query), alias_cols)
-        return _ref(idx), [_NSItem(alias, idx, [(c, idx) for c in cols])]
+        return RangeTblRef(idx), [_NSItem(alias, idx, [(c, idx) for c in cols])]
 
-    def range_function(self, body: dict[str, Any], state: _State) -> tuple[dict[str, Any], list[_NSItem]]:
+    def range_function(self, body: dict[str, Any], state: _State) -> tuple[JoinTreeNode, list[_NSItem]]:
         """``transformRangeFunction``: function calls in FROM (their arguments see earlier items if LATERAL)."""
-        if body.get("is_rowsfrom") and len(body.get("functions") or []) > 1:
-            pass
         state.lateral_active = bool(body.get("lateral"))
-        functions: list[Any] = []
+        functions: list[Expression] = []
         names: list[str] = []
         for pair in body.get("functions") or []:
             items = _list_items(pair)
             call = items[0] if items else None
-            functions.append({"node": "RANGETBLFUNCTION", "funcexpr": self.expr(call, state)})
+            functions.append(OtherExpr("RANGETBLFUNCTION", self.exprs([call], state)))
             if isinstance(call, dict) and "FuncCall" in call:
                 names.append(_sval(call["FuncCall"]["funcname"][-1]))
         state.lateral_active = False
@@ -701,18 +703,16 @@ class _Analyzer:
             _k, cd = _one(coldef)
             alias_cols.append(str(cd.get("colname")))
         refname = alias or (names[0] if names else None)
-        rte = {"node": "RANGETBLENTRY", "rtekind": _RTE_FUNCTION, "functions": functions, "inh": "false",
-               "lateral": _tf(bool(body.get("lateral"))), "eref": {"aliasname": refname}}
-        state.rtable.append(rte)
+        state.rtable.append(RangeTblEntry(RTEKind.RTE_FUNCTION, functions=tuple(functions), eref_name=refname))
         idx = len(state.rtable)
         cols = alias_cols or ([refname] if refname else [])
         if body.get("ordinality"):
             cols.append("ordinality")
         if not alias_cols:
             self.uncertain.append("columns of a function in FROM")
-        return _ref(idx), [_NSItem(refname, idx, [(c, idx) for c in cols])]
+        return RangeTblRef(idx), [_NSItem(refname, idx, [(c, idx) for c in cols])]
 
-    def join(self, body: dict[str, Any], state: _State) -> tuple[dict[str, Any], list[_NSItem]]:
+    def join(self, body: dict[str, Any], state: _State) -> tuple[JoinTreeNode, list[_NSItem]]:
         """A JOIN: left side, right side, the ON clause (seeing both sides), then the join's own RTE."""
         larg, lns = self.from_item(body["larg"], state)
         for n in lns:
@@ -721,8 +721,8 @@ class _Analyzer:
         rarg, rns = self.from_item(body["rarg"], state)
         for n in lns:
             state.namespace.remove(n)
-        jtype = _JOIN_TYPES.get(str(body.get("jointype", "JOIN_INNER")))
-        if jtype is None:
+        jtype = JoinType.__members__.get(str(body.get("jointype", "JOIN_INNER")))
+        if jtype not in _PARSER_JOIN_TYPES:
             raise TreeUnsupported(f"join type {body.get('jointype')}")
         using = [_sval(c) for c in body.get("usingClause") or []]
         if body.get("isNatural"):
@@ -735,17 +735,17 @@ class _Analyzer:
         state.namespace = [*saved, *lns, *rns]
         quals = self.expr(body.get("quals"), state)
         state.namespace = saved
-        state.rtable.append({"node": "RANGETBLENTRY", "rtekind": _RTE_JOIN, "jointype": jtype, "inh": "false",
-                             "lateral": "false"})
+        state.rtable.append(RangeTblEntry(RTEKind.RTE_JOIN))
         idx = len(state.rtable)
-        node = {"node": "JOINEXPR", "jointype": jtype, "larg": larg, "rarg": rarg, "quals": quals, "rtindex": idx}
+        node = JoinExpr(jtype, larg, rarg, quals, idx)
         left_cols = [(c, v) for n in lns if n.cols_visible for c, v in n.columns]
         right_cols = [(c, v) for n in rns if n.cols_visible for c, v in n.columns]
         merged: list[tuple[str, int]] = []
         for name in using:
             lv = next((v for c, v in left_cols if c == name), idx)
             rv = next((v for c, v in right_cols if c == name), idx)
-            merged.append((name, {0: lv, 1: lv, 3: rv}.get(jtype, idx)))
+            merged.append((name, {JoinType.JOIN_INNER: lv, JoinType.JOIN_LEFT: lv, JoinType.JOIN_RIGHT: rv}
+                           .get(jtype, idx)))
         rest = [(c, v) for c, v in left_cols if c not in using] + [(c, v) for c, v in right_cols if c not in using]
         alias = (body.get("alias") or {}).get("aliasname")
         join_item = _NSItem(alias, idx, merged + (rest if alias else []), rel_visible=alias is not None)
@@ -757,8 +757,9 @@ class _Analyzer:
         return node, [*lns, *rns, join_item]
 
     # target lists ----------------------------------------------------------------------------------------------
-    def target_list(self, items: Sequence[Any], state: _State, *, set_list: bool = False) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def target_list(self, items: Sequence[Any], state: _State, *, set_list: bool = False) -> tuple[Expression, ...]:
+        """The expressions of a target list (``transformTargetList``; ``*`` expanded to whole-row Vars)."""
+        out: list[Expression] = []
         for item in items:
             kind, body = _one(item)
             if kind != "ResTarget":
@@ -768,41 +769,42 @@ class _Analyzer:
                 continue
             vkind, vbody = _one(value) if isinstance(value, dict) else ("", {})
             if vkind == "ColumnRef" and any("A_Star" in f for f in vbody.get("fields", [])):
-                out.extend({"node": "TARGETENTRY", "expr": v} for v in self._star(vbody, state))
-                continue
-            if vkind == "MultiAssignRef":
-                expr = self.expr(vbody.get("source"), state) if vbody.get("colno") == 1 else None
-                if expr is not None:
-                    out.append({"node": "TARGETENTRY", "expr": expr})
-                continue
-            out.append({"node": "TARGETENTRY", "expr": self.expr(value, state)})
-        return out
+                out.extend(self._star(vbody, state))
+            elif vkind == "MultiAssignRef":
+                if vbody.get("colno") == 1:
+                    out.extend(self.exprs([vbody.get("source")], state))
+            else:
+                out.extend(self.exprs([value], state))
+        return tuple(out)
 
-    def _star(self, ref: dict[str, Any], state: _State) -> list[dict[str, Any]]:
+    def _star(self, ref: dict[str, Any], state: _State) -> list[Var]:
         fields = [_sval(f) for f in ref["fields"] if "String" in f]
         if not fields:
-            return [{"node": "VAR", "varno": n.rtindex, "varlevelsup": 0}
-                    for n in state.namespace if n.cols_visible and not n.lateral_only]
+            return [Var(n.rtindex) for n in state.namespace if n.cols_visible and not n.lateral_only]
         found = self._refname(fields[-1], state, schema=fields[0] if len(fields) > 1 else None)
         if found is None:
             self.uncertain.append(f"{'.'.join(fields)}.*")
             return []
         item, levels = found
-        return [{"node": "VAR", "varno": item.rtindex, "varlevelsup": levels}]
+        return [Var(item.rtindex, levels)]
 
     # expressions -----------------------------------------------------------------------------------------------
-    def expr(self, node: Any, state: _State) -> Any:
+    def exprs(self, nodes: Iterable[Any], state: _State) -> tuple[Expression, ...]:
+        """:meth:`expr` of each raw node, in order (those that are no expression left out)."""
+        return tuple(e for node in nodes if (e := self.expr(node, state)) is not None)
+
+    def expr(self, node: Any, state: _State) -> Expression | None:
         """A raw expression as the order model reads it: sublinks (with their analysed query), Vars (level and
-        range-table index), function calls (volatility), boolean structure; everything else as a generic node
-        keeping its children in text order."""
+        range-table index), function calls (volatility), boolean structure; everything else as an
+        :class:`~lockscope.querynodes.OtherExpr` keeping its children in text order. None for no expression."""
         if node is None:
             return None
         if isinstance(node, list):
-            return [self.expr(x, state) for x in node]
+            return OtherExpr("LIST", self.exprs(node, state))
         if not isinstance(node, dict):
-            return node
+            return None
         if len(node) != 1 or not next(iter(node))[:1].isupper():
-            return {"node": "EXPR", "args": [self.expr(v, state) for v in node.values() if isinstance(v, (dict, list))]}
+            return OtherExpr("EXPR", self.exprs([v for v in node.values() if isinstance(v, (dict, list))], state))
         kind, body = next(iter(node.items()))
         if not isinstance(body, dict):
             return None
@@ -811,66 +813,65 @@ class _Analyzer:
         if kind == "SubLink":
             return self.sublink(body, state)
         if kind == "BoolExpr":
-            op = {"AND_EXPR": "and", "OR_EXPR": "or", "NOT_EXPR": "not"}[str(body.get("boolop"))]
-            return {"node": "BOOLEXPR", "boolop": op, "args": [self.expr(a, state) for a in body.get("args") or []]}
+            return BoolExpr(BoolExprType[str(body.get("boolop"))], self.exprs(body.get("args") or [], state))
         if kind == "FuncCall":
             return self.func_call(body, state)
         if kind == "A_Expr":
             return self.a_expr(body, state)
         if kind in ("A_Const", "ParamRef", "SQLValueFunction", "A_Star", "String", "Integer", "Float",
                     "Boolean", "BitString", "TypeName", "SetToDefault"):
-            return {"node": "CONST"}
+            return OtherExpr("CONST")
         if kind == "RangeSubselect" or kind.endswith("Stmt"):
             raise TreeUnsupported(f"{kind} inside an expression")
-        return {"node": "EXPR", "args": [self.expr(v, state) for k, v in body.items()
-                                          if isinstance(v, (dict, list)) and k not in ("typeName", "name")]}
+        return OtherExpr("EXPR", self.exprs([v for k, v in body.items()
+                                             if isinstance(v, (dict, list)) and k not in ("typeName", "name")], state))
 
-    def a_expr(self, body: dict[str, Any], state: _State) -> dict[str, Any]:
-        args = [self.expr(body.get("lexpr"), state), self.expr(body.get("rexpr"), state)]
+    def a_expr(self, body: dict[str, Any], state: _State) -> OtherExpr:
+        args = self.exprs([body.get("lexpr"), body.get("rexpr")], state)
         if body.get("kind") == "AEXPR_NOT_DISTINCT" or body.get("kind") == "AEXPR_DISTINCT":
-            return {"node": "EXPR", "args": args}
-        return {"node": "OPEXPR", "args": [a for a in args if a is not None]}
+            return OtherExpr("EXPR", args)
+        return OtherExpr("OPEXPR", args)
 
-    def func_call(self, body: dict[str, Any], state: _State) -> dict[str, Any]:
+    def func_call(self, body: dict[str, Any], state: _State) -> Expression:
+        """A function call: a window function, an aggregate (its query level from its arguments' Vars), or a
+        plain call whose ``funcid`` stands for its name (negative, one per name: the name's catalog facts decide
+        volatility, :attr:`QueryTree.volatile_functions`)."""
         names = [_sval(n) for n in body.get("funcname") or []]
         name = names[-1].lower() if names else ""
         info = self.lookup.functions.get(name, FunctionInfo())
-        args = [self.expr(a, state) for a in body.get("args") or []]
-        order = [self.expr(_one(s)[1].get("node"), state) for s in body.get("agg_order") or []]
-        agg_filter = self.expr(body.get("agg_filter"), state)
+        args = self.exprs(body.get("args") or [], state)
+        order = self.exprs([_one(s)[1].get("node") for s in body.get("agg_order") or []], state)
+        agg_filter = self.exprs([body.get("agg_filter")], state)
         funcid = self._fake_funcids.setdefault(name, -(len(self._fake_funcids) + 1))
         if body.get("over") is not None:
             state.has_window = True
-            return {"node": "WINDOWFUNC", "winfnoid": funcid, "args": [*args, agg_filter]}
+            return OtherExpr("WINDOWFUNC", (*args, *agg_filter))
         if info.aggregate or body.get("agg_star") or body.get("agg_within_group"):
-            levels = _min_levelsup([*args, *order, agg_filter])
+            levels = _min_levelsup((*args, *order, *agg_filter))
             target = state
             for _ in range(levels):
                 target = target.parent if target.parent is not None else target
             target.has_aggs = True
-            return {"node": "AGGREF", "aggfnoid": funcid, "agglevelsup": levels, "args": [*args, *order, agg_filter]}
+            return LevelExpr("AGGREF", levels, (*args, *order, *agg_filter))
         if info.returns_set and state.in_target_list:
             state.has_target_srfs = True
-        return {"node": "FUNCEXPR", "funcid": funcid, "args": args}
+        return FunctionRef(funcid, args)
 
-    def sublink(self, body: dict[str, Any], state: _State) -> dict[str, Any]:
+    def sublink(self, body: dict[str, Any], state: _State) -> SubLink:
         """``parse_expr.c transformSubLink``: the subquery analysed one level down, then the test expression."""
-        kind = _SUBLINK_TYPES[str(body.get("subLinkType"))]
-        state.has_sublinks = True
+        kind = SubLinkType[str(body.get("subLinkType"))]
         qkind, query = _one(body["subselect"])
         saved_target = state.in_target_list
         state.in_target_list = False
         sub = self.statement(qkind, query, state)
         state.in_target_list = saved_target
-        test = self.expr(body.get("testexpr"), state)
-        return {"node": "SUBLINK", "subLinkType": kind, "testexpr": test, "subselect": sub}
+        return SubLink(kind, self.expr(body.get("testexpr"), state), sub)
 
-    def column_ref(self, body: dict[str, Any], state: _State) -> dict[str, Any]:
+    def column_ref(self, body: dict[str, Any], state: _State) -> Expression:
         """``parse_expr.c transformColumnRef``: a column of the nearest level that has it, or a whole row."""
         fields = [_sval(f) for f in body.get("fields") or [] if "String" in f]
         if any("A_Star" in f for f in body.get("fields") or []):
-            vars_ = self._star(body, state)
-            return {"node": "EXPR", "args": vars_}
+            return OtherExpr("EXPR", tuple(self._star(body, state)))
         if len(fields) == 1:
             hit = self._column(fields[0], state) or self._whole_row(fields[0], state)
         elif len(fields) == 2:
@@ -880,9 +881,9 @@ class _Analyzer:
                   self._qualified(fields[0], fields[1], state)
         if hit is None:
             self.uncertain.append(".".join(fields))
-            return {"node": "VAR", "varno": 0, "varlevelsup": 0}
+            return Var(0)
         varno, levels = hit
-        return {"node": "VAR", "varno": varno, "varlevelsup": levels}
+        return Var(varno, levels)
 
     # name resolution -------------------------------------------------------------------------------------------
     @staticmethod
@@ -963,7 +964,7 @@ class _Analyzer:
         return refname is not None and refname in state.locked_names
 
     # helpers -------------------------------------------------------------------------------------------------
-    def _relation(self, rv: dict[str, Any]) -> RelationInfo:
+    def _relation(self, rv: dict[str, Any]) -> NamedRelation:
         key = (rv.get("schemaname"), str(rv["relname"]))
         info = self.lookup.relations.get(key)
         if info is None:
@@ -972,34 +973,30 @@ class _Analyzer:
         return info
 
     @staticmethod
-    def _relation_rte(info: RelationInfo, mode: int, inh: bool, refname: str) -> dict[str, Any]:
-        return {"node": "RANGETBLENTRY", "rtekind": _RTE_RELATION, "relid": info.oid, "relkind": info.relkind,
-                "rellockmode": mode, "inh": _tf(inh), "lateral": "false", "eref": {"aliasname": refname},
-                "_columns": info.columns}
-
-    @staticmethod
-    def _columns_of_rte(rte: Mapping[str, Any]) -> list[tuple[str, int]]:
-        return [(c, 0) for c in rte.get("_columns") or ()]
+    def _relation_rte(info: NamedRelation, mode: int, inh: bool, refname: str, *,
+                      security_barrier: bool = False) -> RangeTblEntry:
+        return RangeTblEntry(RTEKind.RTE_RELATION, relid=info.oid, relkind=info.relkind, rellockmode=mode, inh=inh,
+                             eref_name=refname, colnames=info.columns, security_barrier=security_barrier)
 
     @staticmethod
     def _renamed(columns: list[str], alias_cols: list[str]) -> list[str]:
         return [*alias_cols, *columns[len(alias_cols):]]
 
-    def _output_columns(self, query: Mapping[str, Any], raw: Mapping[str, Any]) -> list[str]:
+    def _output_columns(self, query: Query, raw: Mapping[str, Any]) -> list[str]:
         """``FigureColname`` of each output column of an analysed SELECT (names only)."""
         if raw.get("op", "SETOP_NONE") != "SETOP_NONE":
             left = raw.get("larg", {})
             while left.get("op", "SETOP_NONE") != "SETOP_NONE":
                 left = left.get("larg", {})
-            first = (query.get("rtable") or [{}])[0].get("subquery") or {}
+            first = query.rtable[0].subquery if query.rtable else None
             return self._raw_target_names(left, first)
         if raw.get("valuesLists"):
             return [f"column{i + 1}" for i in range(len(_list_items(raw["valuesLists"][0])))]
         return self._raw_target_names(raw, query)
 
-    def _raw_target_names(self, raw: Mapping[str, Any], query: Mapping[str, Any]) -> list[str]:
+    def _raw_target_names(self, raw: Mapping[str, Any], query: Query | None) -> list[str]:
         names: list[str] = []
-        rtable = query.get("rtable") or []
+        rtable = query.rtable if query is not None else ()
         for item in raw.get("targetList") or []:
             _k, rt = _one(item)
             if rt.get("name"):
@@ -1012,11 +1009,10 @@ class _Analyzer:
                 if any("A_Star" in f for f in fields):
                     quals = [_sval(f) for f in fields if "String" in f]
                     for rte in rtable:
-                        alias = (rte.get("eref") or {}).get("aliasname")
-                        if rte.get("rtekind") in (_RTE_RELATION,) and (not quals or quals[-1] == alias):
-                            names.extend(rte.get("_columns") or ())
-                    if not rtable or any(r.get("rtekind") != _RTE_RELATION for r in rtable
-                                         if r.get("rtekind") != _RTE_JOIN):
+                        if rte.rtekind == RTEKind.RTE_RELATION and (not quals or quals[-1] == rte.eref_name):
+                            names.extend(rte.colnames)
+                    if not rtable or any(r.rtekind != RTEKind.RTE_RELATION for r in rtable
+                                         if r.rtekind != RTEKind.RTE_JOIN):
                         self.uncertain.append("* over a subquery")
                     continue
                 names.append(_sval(fields[-1]) if fields else "?column?")
@@ -1084,16 +1080,10 @@ def _list_items(node: Any) -> list[Any]:
     return [node]
 
 
-def _ref(index: int) -> dict[str, Any]:
-    return {"node": "RANGETBLREF", "rtindex": index}
 
 
-def _tf(value: bool) -> str:
-    return "true" if value else "false"
 
 
-def _marker(value: Any) -> list[Any] | None:
-    return [{"node": "SORTGROUPCLAUSE"}] * len(value) if value else None
 
 
 def _raw_has(value: Any, kind: str) -> bool:
@@ -1105,143 +1095,94 @@ def _raw_has(value: Any, kind: str) -> bool:
     return False
 
 
-def _min_levelsup(values: Sequence[Any]) -> int:
+def _min_levelsup(values: Sequence[Expression]) -> int:
     """``parse_agg.c check_agg_arguments``: an aggregate belongs to the lowest level of the Vars in its arguments
     (sublinks not entered); 0 when it has none."""
     levels: list[int] = []
 
-    def visit(v: Any, depth: int) -> None:
-        if isinstance(v, dict):
-            if v.get("node") == "VAR":
-                levels.append(int(v.get("varlevelsup", 0)) - depth)
-                return
-            if v.get("node") == "QUERY":
-                depth += 1
-            for key, sub in v.items():
-                if key != "node":
-                    visit(sub, depth)
-        elif isinstance(v, list):
-            for sub in v:
-                visit(sub, depth)
+    def visit(node: Node, depth: int) -> None:
+        if isinstance(node, Var):
+            levels.append(node.varlevelsup - depth)
+            return
+        if isinstance(node, Query):
+            depth += 1
+        for child in children(node):
+            visit(child, depth)
 
-    visit(list(values), 0)
+    for value in values:
+        visit(value, 0)
     positive = [lvl for lvl in levels if lvl >= 0]
     return min(positive) if positive else 0
 
 
 # -- the rewriter ------------------------------------------------------------------------------------------------
 
-def _expand_views(query: dict[str, Any], lookup: CatalogLookup, depth: int = 0) -> None:
+def _expand_views(query: Query, lookup: CatalogLookup, depth: int = 0) -> Query:
     """``rewriteHandler.c fireRIRrules``: every view used in a range table becomes a subquery holding the view's
     stored query (itself expanded), in range tables, CTEs and sublinks at any depth (``ApplyRetrieveRule``).
 
     PG 16+ keeps the view's OID, relkind and lock mode on the entry (commit 47bb9db75); before, they are cleared
     and the stored query begins with the ``*OLD*``/``*NEW*`` entries that the acquisition model reads the view from.
     Unused entries (a stored view's own ``*OLD*``/``*NEW*``) are not expanded (``rangeTableEntry_used``).
+
+    Every range-table entry of the result is a new object, so two uses of one view share none (the acquisition
+    model's planner tells entries apart by identity).
     """
     if depth > 32:
         raise TreeUnsupported("views nested more than 32 deep")
-    rtable = query.get("rtable") or []
     used = _used_rtindexes(query)
-    for n, rte in enumerate(rtable, start=1):
-        if not isinstance(rte, dict):
-            continue
-        kind = int(rte.get("rtekind", -1))
-        if kind == _RTE_RELATION and rte.get("relkind") == "v" and n in used:
-            oid = int(rte["relid"])
-            stored = lookup.views.get(oid)
-            if stored is None:
-                raise TreeUnsupported(f"no stored query for view {oid}")
-            body = json.loads(json.dumps(stored))
-            _expand_views(body, lookup, depth + 1)
-            rte["rtekind"] = _RTE_SUBQUERY
-            rte["subquery"] = body
-            rte["security_barrier"] = _tf(oid in lookup.view_security_barrier or
-                                          rte.get("security_barrier") == "true")
-            rte["inh"] = "false"
-            if lookup.server_version_num < PG16:
-                rte["relid"] = 0
-                rte["relkind"] = None
-                rte["rellockmode"] = 0
-        elif kind == _RTE_SUBQUERY and isinstance(rte.get("subquery"), dict):
-            _expand_views(rte["subquery"], lookup, depth)
-    for cte in query.get("cteList") or []:
-        if isinstance(cte, dict) and isinstance(cte.get("ctequery"), dict):
-            _expand_views(cte["ctequery"], lookup, depth)
-    for link in _sublink_queries(query):
-        _expand_views(link, lookup, depth)
+    rtable = tuple(_expand_entry(rte, n in used, lookup, depth) for n, rte in enumerate(query.rtable, start=1))
+    ctes = tuple(dataclasses.replace(c, ctequery=_expand_views(c.ctequery, lookup, depth)) for c in query.cte_list)
+    expanded = dataclasses.replace(query, rtable=rtable, cte_list=ctes)
+    return map_level_sublinks(expanded, lambda sub: _expand_views(sub, lookup, depth))
 
 
-def _used_rtindexes(query: Mapping[str, Any]) -> set[int]:
+def _expand_entry(rte: RangeTblEntry, used: bool, lookup: CatalogLookup, depth: int) -> RangeTblEntry:
+    """One range-table entry of :func:`_expand_views`: a used view becomes its stored query (``ApplyRetrieveRule``),
+    a subquery has its views expanded, any other entry is copied."""
+    if rte.rtekind == RTEKind.RTE_RELATION and rte.relkind == "v" and used:
+        stored = lookup.views.get(rte.relid)
+        if stored is None:
+            raise TreeUnsupported(f"no stored query for view {rte.relid}")
+        view = dataclasses.replace(
+            rte, rtekind=RTEKind.RTE_SUBQUERY, subquery=_expand_views(stored, lookup, depth + 1), inh=False,
+            security_barrier=rte.relid in lookup.view_security_barrier or rte.security_barrier)
+        if lookup.server_version_num < PG16:
+            return dataclasses.replace(view, relid=0, relkind=None, rellockmode=0)
+        return view
+    if rte.rtekind == RTEKind.RTE_SUBQUERY and rte.subquery is not None:
+        return dataclasses.replace(rte, subquery=_expand_views(rte.subquery, lookup, depth))
+    return dataclasses.replace(rte)
+
+
+def _used_rtindexes(query: Query) -> set[int]:
     """Range-table indexes referenced by the join tree or by a Var of this level (``rangeTableEntry_used``)."""
     used: set[int] = set()
-    result = int(query.get("resultRelation") or 0)
-    if result:
-        used.add(result)
+    if query.result_relation:
+        used.add(query.result_relation)
 
-    def visit(v: Any, depth: int) -> None:
-        if isinstance(v, dict):
-            name = v.get("node")
-            if name in ("RANGETBLREF", "JOINEXPR") and depth == 0:
-                used.add(int(v.get("rtindex", 0)))
-            elif name == "VAR" and int(v.get("varlevelsup", 0)) == depth:
-                used.add(int(v.get("varno", 0)))
-            if name == "QUERY":
-                depth += 1
-            for key, sub in v.items():
-                if key != "node":
-                    visit(sub, depth)
-        elif isinstance(v, list):
-            for sub in v:
-                visit(sub, depth)
+    def visit(node: Node, depth: int) -> None:
+        if isinstance(node, RangeTblRef | JoinExpr) and depth == 0:
+            used.add(node.rtindex)
+        elif isinstance(node, Var) and node.varlevelsup == depth:
+            used.add(node.varno)
+        if isinstance(node, Query):
+            depth += 1
+        for child in children(node):
+            visit(child, depth)
 
-    for key, value in query.items():
-        if key not in ("node", "rtable"):
-            visit(value, 0)
-    for rte in query.get("rtable") or []:
-        if isinstance(rte, dict):
-            for key in ("subquery", "functions", "values_lists", "joinaliasvars"):
-                visit(rte.get(key), 0)
+    for node in children(query, skip=frozenset({"rtable"})):
+        visit(node, 0)
+    for rte in query.rtable:
+        for node in nodes_in((rte.subquery, rte.functions, rte.values_lists, rte.joinaliasvars)):
+            visit(node, 0)
     return used
 
 
-def _sublink_queries(value: Any) -> list[dict[str, Any]]:
-    """Queries of the sublinks of one level (not descending into nested queries' own levels)."""
-    out: list[dict[str, Any]] = []
-
-    def visit(v: Any, top: bool) -> None:
-        if isinstance(v, dict):
-            if v.get("node") == "QUERY" and not top:
-                return
-            if v.get("node") == "SUBLINK":
-                if isinstance(v.get("subselect"), dict):
-                    out.append(v["subselect"])
-                visit(v.get("testexpr"), False)
-                return
-            for key, sub in v.items():
-                if key == "node" or (top and key in ("rtable", "cteList")):
-                    continue
-                visit(sub, False)
-        elif isinstance(v, list):
-            for sub in v:
-                visit(sub, False)
-
-    visit(value, True)
-    for rte in value.get("rtable") or []:
-        if isinstance(rte, dict):
-            for key in ("functions", "values_lists"):
-                visit(rte.get(key), False)
-    return out
-
-
-def has_sublinks(tree: Any) -> bool:
+def has_sublinks(tree: Query) -> bool:
     """True when a (built) query tree holds a sublink anywhere: only then can an unresolved name change the
     order (pull-up decisions read the Vars of sublinks)."""
-    if isinstance(tree, dict):
-        return tree.get("node") == "SUBLINK" or any(has_sublinks(v) for v in tree.values())
-    if isinstance(tree, list):
-        return any(has_sublinks(v) for v in tree)
-    return False
+    return any(isinstance(node, SubLink) for node in walk(tree))
 
 
 def _cte_names(raw: Mapping[str, Any]) -> set[str]:
@@ -1256,28 +1197,20 @@ def _cte_names(raw: Mapping[str, Any]) -> set[str]:
     return names
 
 
-def _strip_private(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_private(v) for k, v in value.items() if not k.startswith("_")}
-    if isinstance(value, list):
-        return [_strip_private(v) for v in value]
-    return value
-
-
 # -- entry point ----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class QueryTree:
     """A client-built rewritten query tree.
 
-    :ivar tree: the Query (node shape of :func:`lockscope.pgnodes.parse_node_dump`).
+    :ivar tree: the Query (:mod:`lockscope.querynodes`).
     :ivar volatile_functions: the tree's function ids that stand for volatile functions (name-resolved
         functions of the statement get negative ids; functions inside views keep their real OIDs and are looked up
         by the caller).
     :ivar uncertain: names the analysis could not resolve (they matter only for sublink pull-up decisions).
     """
 
-    tree: dict[str, Any]
+    tree: Query
     volatile_functions: frozenset[int]
     uncertain: tuple[str, ...]
 
@@ -1302,10 +1235,9 @@ def build_query_tree(raw: Mapping[str, Any], lookup: CatalogLookup) -> QueryTree
         raise UnknownRelation(str(exc)) from None
     except (KeyError, TypeError, ValueError, IndexError) as exc:
         raise TreeUnsupported(f"parse analysis failed on this shape ({type(exc).__name__}: {exc})") from None
-    _expand_views(tree, lookup)
     volatile = frozenset(fid for name, fid in analyzer._fake_funcids.items()
                          if lookup.functions.get(name, FunctionInfo()).volatile)
-    return QueryTree(_strip_private(tree), volatile, tuple(dict.fromkeys(analyzer.uncertain)))
+    return QueryTree(_expand_views(tree, lookup), volatile, tuple(dict.fromkeys(analyzer.uncertain)))
 
 
 class QueryRunner(Protocol):
@@ -1326,11 +1258,11 @@ def gather_lookup(run: QueryRunner, raw: Mapping[str, Any], server_version_num: 
     :raises TreeUnsupported: a view's stored query cannot be read.
     """
     names = relation_names(raw)
-    relations: dict[tuple[str | None, str], RelationInfo | None] = {}
+    relations: dict[tuple[str | None, str], NamedRelation | None] = {}
     if names:
         rows = run("order_relations", OrderRelationRow, [[s for s, _ in names], [n for _, n in names]])
         for (schema, name), row in zip(names, rows, strict=True):
-            relations[(schema, name)] = None if row.oid is None else RelationInfo(
+            relations[(schema, name)] = None if row.oid is None else NamedRelation(
                 row.oid, str(row.relkind), tuple(row.columns or ()), bool(row.security_barrier),
                 bool(row.row_security), bool(row.has_rules))
     functions: dict[str, FunctionInfo] = {}
@@ -1339,34 +1271,15 @@ def gather_lookup(run: QueryRunner, raw: Mapping[str, Any], server_version_num: 
         for frow in run("order_functions", OrderFunctionRow, [called]):
             functions[str(frow.name)] = FunctionInfo(bool(frow.is_volatile), bool(frow.is_aggregate),
                                                      bool(frow.is_window), bool(frow.returns_set))
-    views: dict[int, dict[str, Any]] = {}
+    views: dict[int, Query] = {}
     barrier: set[int] = set()
     wanted = {info.oid for info in relations.values() if info is not None and info.relkind == "v"}
     while wanted:
         for vrow in run("order_views", ViewRuleRow, [sorted(wanted)]):
-            oid = vrow.view_oid
-            views[oid] = view_query_from_ev_action(str(vrow.ev_action))
+            views[vrow.view_oid] = view_query_from_ev_action(str(vrow.ev_action))
             if vrow.security_barrier:
-                barrier.add(oid)
-        nested: set[int] = set()
-        for oid in wanted:
-            for rte in _all_rtes(views.get(oid, {})):
-                if rte.get("relkind") == "v" and int(rte.get("rtekind", -1)) == _RTE_RELATION:
-                    nested.add(int(rte["relid"]))
+                barrier.add(vrow.view_oid)
+        nested = {node.relid for oid in wanted if oid in views for node in walk(views[oid])
+                  if isinstance(node, RangeTblEntry) and node.rtekind == RTEKind.RTE_RELATION and node.relkind == "v"}
         wanted = nested - set(views)
     return CatalogLookup(relations, functions, views, server_version_num, frozenset(barrier))
-
-
-def _all_rtes(value: Any) -> list[dict[str, Any]]:
-    """Every range-table entry anywhere in a stored query."""
-    out: list[dict[str, Any]] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if item.get("node") == "RANGETBLENTRY":
-                out.append(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return out
