@@ -45,7 +45,7 @@ def session16(server16: ScratchServer) -> Iterator[Session]:
 
 
 def _database_oid(session: Session) -> int:
-    return int(session.fetch_one("select oid::int8 as o from pg_database where datname = current_database()")["o"])
+    return int(session.oracle_rows("select oid::int8 from pg_database where datname = current_database()")[0][0])
 
 
 def test_statement_partitions_are_the_lock_partitions_of_the_measured_spilled_locks(session16: Session) -> None:

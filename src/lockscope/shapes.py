@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 from .capacity import CapacityModel, LockRequest
 from .errors import BadInputError
-from .footprint import executor_relations
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from .rows import ClassRow, DatabaseFactsRow
 
@@ -161,7 +160,7 @@ def shape_from_footprint(fp: Footprint, database_oid: int, shared: frozenset[int
                   for i, lk in enumerate(ordered))
     return StatementShape(name=name, statement=fp.statement, phase=e.phase, locks=locks, calls=calls,
                           measured_main_table_locks=e.main_table_count,
-                          executor_relations=executor_relations(e.plan))
+                          executor_relations=e.plan.scanned_relations)
 
 
 def apply_what_if(shape: StatementShape, model: CapacityModel, drop_oids: frozenset[int] = frozenset(),

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..db import Session
-from ..rows import AuditSettingsRow, IndexInfo, RelationInfo
+from ..rows import AuditSettingsRow, IndexInfo, TableInfo
 
-__all__ = ["AuditSettings", "Catalog", "IndexInfo", "RelationInfo", "build_catalog", "read_catalog"]
+__all__ = ["AuditSettings", "Catalog", "IndexInfo", "TableInfo", "build_catalog", "read_catalog"]
 
 
 @dataclass(frozen=True)
@@ -70,13 +70,13 @@ class Catalog:
     :ivar children_of: table OID -> its partitions / inheritance children in OID order.
     """
 
-    relations: dict[int, RelationInfo]
+    relations: dict[int, TableInfo]
     indexes: dict[int, IndexInfo]
     settings: AuditSettings
     indexes_of: dict[int, tuple[int, ...]] = field(default_factory=dict)
     children_of: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
-    def top_level(self) -> list[RelationInfo]:
+    def top_level(self) -> list[TableInfo]:
         """Relations that are not partitions or inheritance children, in OID order."""
         return [r for r in self.relations.values() if r.parent_oid is None]
 
@@ -122,7 +122,7 @@ def _as_datetime(value: Any) -> _dt.datetime:
     return value if isinstance(value, _dt.datetime) else _dt.datetime.fromisoformat(str(value))
 
 
-def build_catalog(relation_rows: Sequence[RelationInfo], index_rows: Sequence[IndexInfo],
+def build_catalog(relation_rows: Sequence[TableInfo], index_rows: Sequence[IndexInfo],
                   settings: AuditSettings) -> Catalog:
     """Assemble a :class:`Catalog` from ``audit_relations.sql`` / ``audit_indexes.sql`` rows (no I/O)."""
     relations = {r.oid: r for r in relation_rows}
@@ -184,5 +184,5 @@ def read_catalog(session: Session) -> Catalog:
     :raises DatabaseError: if the server refuses (the catalog is readable by every role).
     """
     settings = read_settings(session)
-    return build_catalog(session.query_rows("audit_relations", RelationInfo),
+    return build_catalog(session.query_rows("audit_relations", TableInfo),
                          session.query_rows("audit_indexes", IndexInfo), settings)

@@ -10,7 +10,7 @@
   locks (``plancache.c AcquireExecutorLocks``: every range-table relation, i.e. the generic plan's tables and
   partitions, no indexes) are derived from the generic-build locks.
 - Each probe reads pg_locks once (all 16 lock-partition LWLocks and every backend's fast-path lock): the session
-  paces those reads (:meth:`lockscope.db.Session.read_pg_locks`, 2 per second by default on a server the user
+  paces those reads (:meth:`lockscope.db.Session.query_rows`, 2 per second by default on a server the user
   named), so the probes here are not paced again.
 - A text PostgreSQL's parser (pglast) cannot parse, or that is not one probeable statement, is skipped with the
   reason; it never reaches the server.
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..capacity import CapacityModel, LockRequest
-from ..db import Session, load_sql
+from ..db import Session
 from ..errors import DatabaseError, LockscopeError, StatementParseError
-from ..footprint import Footprint, executor_relations, measure_footprint, measure_generic_plan, scanned_indexes
+from ..footprint import Footprint, measure_footprint, measure_generic_plan, scanned_indexes
 from ..rows import (
     ColumnNameRow,
     HeldLocksRow,
@@ -43,7 +43,6 @@ from ..rows import (
     StatementTextRow,
     StatLockRow,
     StatsResetRow,
-    from_row,
 )
 from ..statement import check_statement
 from ..versions import PG14
@@ -85,8 +84,8 @@ class PlanFootprint:
     :ivar measured: False for the derived generic-reuse phase.
     :ivar scanned_index_oids: indexes of plain tables the plan scans (:func:`lockscope.footprint.scanned_indexes`):
         the executor index locks of reusing it.
-    :ivar executor_relations: relations the executor initialises and scans (:func:`lockscope.footprint
-        .executor_relations`; count).
+    :ivar executor_relations: relations the executor initialises and scans
+        (:attr:`lockscope.explain.ExplainedPlan.scanned_relations`; count).
     """
 
     phase: str
@@ -273,7 +272,7 @@ def plan_footprint(fp: Footprint, phase: str | None = None, session: Session | N
         spilled=e.main_table_count,
         predicted_spilled=e.predicted_main_table_count,
         scanned_index_oids=scanned_indexes(session, e) if session is not None else (),
-        executor_relations=executor_relations(e.plan),
+        executor_relations=e.plan.scanned_relations,
     )
 
 
@@ -358,9 +357,9 @@ _Snapshot = dict[tuple[int, int], StatementCountersRow]
 def _snapshot(session: Session, schema_sql: str, extra: str) -> _Snapshot:
     """One read of the pg_stat_statements counters, by (queryid, userid); a statement's toplevel and nested entries
     summed; an entry of another role whose details are hidden under its own key (0, -n)."""
-    text = load_sql("audit_pgss_snapshot", session.facts.server_version_num).format(schema=schema_sql, extra=extra)
     out: _Snapshot = {}
-    for row in session.fetch_rows(text, StatementCountersRow, source="audit_pgss_snapshot"):
+    for row in session.query_rows("audit_pgss_snapshot", StatementCountersRow,
+                                  fill={"schema": schema_sql, "extra": extra}):
         if row.queryid is None:
             key = (0, -len(out) - 1)  # hidden entry of another role: counted, never probed
         else:
@@ -373,7 +372,7 @@ def _snapshot(session: Session, schema_sql: str, extra: str) -> _Snapshot:
 
 
 def _snapshot_columns(session: Session, schema_sql: str, settings: AuditSettings) -> str:
-    """The optional columns the snapshots read (``{extra}`` of ``audit_pgss_snapshot.sql``): PG 19's plan counters,
+    """The optional columns the snapshots read (``@extra@`` of ``audit_pgss_snapshot.sql``): PG 19's plan counters,
     ``plans`` with track_planning, the statements' own times (ms) and rows, as far as this extension version has
     them.
 
@@ -469,10 +468,9 @@ def _with_texts(session: Session, schema_sql: str, candidates: list[StatementRat
     """The candidates with their texts and roles (one query) and what the pg_locks snapshots saw of each."""
     if not candidates:
         return []
-    text = load_sql("audit_pgss_texts", session.facts.server_version_num).format(schema=schema_sql)
-    texts = {(r.queryid, r.userid): r for r in session.fetch_rows(text, StatementTextRow,
+    texts = {(r.queryid, r.userid): r for r in session.query_rows("audit_pgss_texts", StatementTextRow,
                                                                    [[c.queryid for c in candidates]],
-                                                                   source="audit_pgss_texts")}
+                                                                   fill={"schema": schema_sql})}
     out = []
     for c in candidates:
         t = texts.get((c.queryid, c.userid))
@@ -516,7 +514,7 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
 
     During the interval, unless ``lock_snapshots`` is False, one pg_locks snapshot a second of the relation locks
     the database's active client backends hold (``audit_held_locks.sql``, through the session's paced
-    :meth:`~lockscope.db.Session.read_pg_locks`): the measured main-table locks per call of each statement.
+    :meth:`~lockscope.db.Session.query_rows`): the measured main-table locks per call of each statement.
 
     :param interval_s: seconds between the two snapshots; 0 = rates since the last reset (no lock snapshot).
     :param top_n: statements kept (count).
@@ -606,8 +604,7 @@ def _per_s(now: int | None, then: int | None, had_first: bool, interval_s: float
 def _since_reset_s(session: Session, schema_sql: str, settings: AuditSettings) -> float | None:
     if session.facts.server_version_num >= PG14:
         try:
-            text = load_sql("audit_pgss_reset", session.facts.server_version_num).format(schema=schema_sql)
-            reset = from_row(StatsResetRow, session.fetch_one(text), "audit_pgss_reset").stats_reset
+            reset = session.query_rows("audit_pgss_reset", StatsResetRow, fill={"schema": schema_sql})[0].stats_reset
             if reset is not None:
                 return max((settings.now - reset).total_seconds(), 1e-6)
         except DatabaseError:
@@ -687,7 +684,7 @@ def _probe_one(session: Session, catalog: Catalog, row: StatementRates, cache: d
 def probe_statements(session: Session, catalog: Catalog, rows: Sequence[StatementRates], *,
                      progress: Callable[[str], None] | None = None) -> tuple[StatementAudit, ...]:
     """Probe each chosen statement (custom and generic plan); the session paces their pg_locks reads
-    (:meth:`lockscope.db.Session.read_pg_locks`).
+    (:meth:`lockscope.db.Session.query_rows`).
 
     Never raises for one statement: a failed probe becomes a "not measured" reason, a text lockscope's parser
     rejects a skipped reason.

@@ -47,10 +47,6 @@ _PLAN_CACHE_HELP = (
     "by side); implies --protocol prepared when given (default auto)")
 
 
-#: ``--fail-on`` conditions (the CI gate, exit ``EXIT_SPILL``); ``locks:N`` takes a count.
-FAIL_ON = ("spill", "assumed-spill", "locks:N")
-
-
 def fail_on_condition(text: str) -> tuple[str, int]:
     """argparse type of ``footprint --fail-on``: ``spill``, ``assumed-spill`` or ``locks:N`` -> (name, N or 0)."""
     name, sep, value = text.strip().partition(":")

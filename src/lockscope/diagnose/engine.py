@@ -24,6 +24,7 @@ Nothing here prints; :func:`run_diagnose` returns a :class:`Diagnosis` whose ``v
 
 from __future__ import annotations
 
+import datetime
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -668,7 +669,7 @@ class _Observed:
 
     report: AuditReport
     summary: WatchSummary
-    since: object | None
+    since: datetime.datetime | None
     timings_s: dict[str, float]
 
 
@@ -681,7 +682,7 @@ def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: 
                          statement_timeout_ms=options.statement_timeout_ms)
     config.validate()
     watcher = Watcher(config)
-    since: list[object] = []
+    since: list[datetime.datetime] = []
 
     def start_watch() -> None:
         since.append(server_clock(session))

@@ -26,10 +26,10 @@ of the remaining locks are predicted in their order (:meth:`lockscope.capacity.C
 
 from __future__ import annotations
 
+import datetime
 import functools
 import math
 import os
-import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,10 +39,12 @@ from ..audit.catalog import read_catalog, read_settings
 from ..audit.partitions import shape_from_plan
 from ..audit.workload import StatementRates, probe_statements, read_workload
 from ..capacity import MIN_MAX_LOCKS_PER_TRANSACTION, CapacityModel
-from ..db import load_sql, time_on_scratch
-from ..errors import BadInputError, LockscopeError
+from ..db import time_on_scratch
+from ..errors import BadInputError, DatabaseError
+from ..explain import ExplainedPlan, read_explain
 from ..footprint import measure_footprint
 from ..lockpart import NUM_LOCK_PARTITIONS
+from ..rows import ClockRow, PopulationRow, StatementTimesRow
 from ..shapes import (
     StatementShape,
     apply_what_if,
@@ -234,22 +236,22 @@ class ForecastReport:
                 "cpu_us_before": a.cpu_per_transaction_us, "cpu_us_after": b.cpu_per_transaction_us}
 
 
-def server_clock(session: Session) -> object:
-    """The server's clock now (``clock_timestamp()``; a datetime), the start of an interval.
+def server_clock(session: Session) -> datetime.datetime:
+    """The server's clock now (``clock_timestamp()``), the start of an interval.
 
     :raises DatabaseError: the query failed.
     """
-    return session.query("forecast_clock")[0]["now"]
+    return session.query_rows("forecast_clock", ClockRow)[0].now
 
 
-def connections_doing_work(session: Session, since: object) -> int:
+def connections_doing_work(session: Session, since: datetime.datetime) -> int:
     """The current database's client backends (lockscope's left out) that ran a statement since ``since`` (a
     :func:`server_clock` value) or run one now (count, ``sql/forecast_population.sql``): in a closed loop, the
     population of clients.
 
     :raises DatabaseError: the query failed.
     """
-    return int(session.query("forecast_population", [since])[0]["connections"])
+    return session.query_rows("forecast_population", PopulationRow, [since])[0].connections
 
 
 def transaction_class(shape: StatementShape, own_factor: float = 1.0) -> TransactionClass:
@@ -295,12 +297,6 @@ def forecast_shapes(label: str, shapes: Sequence[StatementShape], capacity: Capa
         curve=tuple(f for f in curve if f.clients in points), rate_tps=rate_tps,
         cpu_utilisation_at_rate=x * at.cpu_per_transaction_us * 1e-6 / cores,
         partition_utilisation_at_rate=tuple(x * d for d in demands.partition_s))
-
-
-#: EXPLAIN (SUMMARY) runs of a statement for its planning time; the first (cold catalog caches) is not counted.
-_EXPLAIN_RUNS = 6
-_PLANNING_TIME = re.compile(r"^\s*Planning Time: ([0-9.]+) ms")
-_QUERY_ID = re.compile(r"^\s*Query Identifier: (-?\d+)")
 
 
 @dataclass(frozen=True)
@@ -353,8 +349,6 @@ class OwnCost:
 
 #: EXPLAIN (SUMMARY) runs of a statement for its planning time; the first (cold catalog caches) is not counted.
 _EXPLAIN_RUNS = 6
-_PLANNING_TIME = re.compile(r"^\s*Planning Time: ([0-9.]+) ms")
-_QUERY_ID = re.compile(r"^\s*Query Identifier: (-?\d+)")
 _UNKNOWN_EXEC = ("execution time unknown (not in pg_stat_statements; give --exec-cost, or --scratch --setup with data "
                  "to time it): the base statement's (pgbench -S) execution stands in, a lower bound")
 
@@ -381,39 +375,50 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
         return OwnCost(timed_plan_ms / 1000.0, timed_exec_ms / 1000.0,
                        f"timed on the scratch server (EXPLAIN ANALYZE, median of 20): {timed_exec_ms:.3f} ms "
                        f"execution, {timed_plan_ms:.3f} ms planning", plan_by_explain=True, exec_by_explain=True)
-    verbose = session.facts.server_version_num >= PG14
-    options = "SUMMARY, VERBOSE" if verbose else "SUMMARY"
-    times: list[float] = []
+    options = "SUMMARY, VERBOSE, FORMAT JSON" if session.facts.server_version_num >= PG14 else "SUMMARY, FORMAT JSON"
+    plans: list[ExplainedPlan] = []
     with session.probe_transaction():  # the first planning fills the session's catalog caches: it is not counted
         for _ in range(_EXPLAIN_RUNS):
-            lines = [str(r[0]) for r in session.run_user_text(f"EXPLAIN ({options}) {text}")]
-            times.extend(float(m.group(1)) for ln in lines if (m := _PLANNING_TIME.match(ln)))
+            plans.append(read_explain(str(session.run_user_text(f"EXPLAIN ({options}) {text}")[0][0])))
+    times = [p.planning_time_ms for p in plans if p.planning_time_ms is not None]
     plan_ms = statistics.median(times[1:]) if len(times) > 1 else None
     planning = (f"{plan_ms:.3f} ms planning (EXPLAIN on this server, median of {len(times) - 1})"
                 if plan_ms is not None else "planning unknown")
     if exec_cost_ms is not None:
         return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_cost_ms / 1000.0,
                        f"--exec-cost {exec_cost_ms:g} ms execution, {planning}", plan_by_explain=True)
-    qid = next((int(m.group(1)) for ln in lines if (m := _QUERY_ID.match(ln))), None)
-    settings = read_settings(session)
-    if qid is not None and settings.pgss_schema is not None:
-        sql = load_sql("forecast_statement_times", session.facts.server_version_num).format(
-            schema=session.identifier(settings.pgss_schema))
-        try:
-            row = session.fetch_one(sql, [qid])
-        except LockscopeError:
-            row = {}
-        if row.get("calls") and row.get("mean_exec_ms") is not None:
-            exec_ms = float(row["mean_exec_ms"])
-            by_explain = row.get("mean_plan_ms") is None
-            if not by_explain:
-                plan_ms = float(row["mean_plan_ms"])
-                planning = f"{plan_ms:.3f} ms planning (pg_stat_statements)"
-            return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_ms / 1000.0,
-                           f"pg_stat_statements on this server: {exec_ms:.3f} ms execution over "
-                           f"{int(row['calls']):,} calls, {planning}", plan_by_explain=by_explain)
+    recorded = _recorded_times(session, plans[-1].query_id)
+    if recorded is not None and recorded.calls and recorded.mean_exec_ms is not None:
+        exec_ms = float(recorded.mean_exec_ms)
+        by_explain = recorded.mean_plan_ms is None
+        if recorded.mean_plan_ms is not None:
+            plan_ms = float(recorded.mean_plan_ms)
+            planning = f"{plan_ms:.3f} ms planning (pg_stat_statements)"
+        return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_ms / 1000.0,
+                       f"pg_stat_statements on this server: {exec_ms:.3f} ms execution over "
+                       f"{recorded.calls:,} calls, {planning}", plan_by_explain=by_explain)
     return OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, f"{planning}; {_UNKNOWN_EXEC}",
                    plan_by_explain=True)
+
+
+def _recorded_times(session: Session, query_id: int | None) -> StatementTimesRow | None:
+    """What pg_stat_statements recorded of the statement with this query identifier in this database
+    (``sql/forecast_statement_times.sql``); None without an identifier, without pg_stat_statements in this
+    database, or when it cannot be read (e.g. not in shared_preload_libraries, no access): the caller's cost then
+    comes from elsewhere.
+
+    :raises DatabaseError: the settings cannot be read (``audit_settings.sql``).
+    """
+    if query_id is None:
+        return None
+    schema = read_settings(session).pgss_schema
+    if schema is None:
+        return None
+    try:
+        return session.query_rows("forecast_statement_times", StatementTimesRow, [query_id],
+                                  fill={"schema": session.identifier(schema)})[0]
+    except DatabaseError:
+        return None
 
 
 def _check_model(cores: int, clients: int) -> None:
@@ -572,7 +577,7 @@ def forecast_workload(
 
 
 def _sampled_workload(session: Session, dsn: str | None, interval_s: float,
-                      top_n: int) -> tuple[Workload, list[StatementRates], list[Sample], object | None]:
+                      top_n: int) -> tuple[Workload, list[StatementRates], list[Sample], datetime.datetime | None]:
     """pg_stat_statements over the interval with wait events sampled during it (10 Hz, ``dsn``'s own
     connection): (the workload read, its rows, the samples, the server's clock at the interval's start).
 
@@ -580,7 +585,7 @@ def _sampled_workload(session: Session, dsn: str | None, interval_s: float,
     """
 
     sampler = BackgroundSampler(dsn, hz=10.0) if dsn is not None and interval_s > 0 else None
-    since: list[object] = []
+    since: list[datetime.datetime] = []
 
     def start_sampling() -> None:
         since.append(server_clock(session))

@@ -34,9 +34,8 @@ from .load import install_pg_stat_statements, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
-__all__ = ["PHASES", "ReplayScenario", "WorkloadStatement", "parse_workload"]
+__all__ = ["ReplayScenario", "WorkloadStatement", "parse_workload"]
 
-PHASES = ("before", "after")
 _VAR = re.compile(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)")
 _SET = re.compile(r"^\\set\s+([A-Za-z_][A-Za-z0-9_]*)\s+(.+?)\s*$", re.I)
 _ROLE_ERROR = re.compile(r'role "[^"]*" does not exist', re.I)
