@@ -46,6 +46,7 @@ from .errors import (
 )
 from .rows import BlockingLockRow, RowT, row_maker
 from .versions import MIN_SUPPORTED, major_of
+from .vocab import PlanCacheMode
 
 __all__ = [
     "APPLICATION_NAME",
@@ -341,7 +342,7 @@ class ServerFacts:
     autovacuum_workers: int
     max_worker_processes: int
     max_wal_senders: int
-    plan_cache_mode: str
+    plan_cache_mode: PlanCacheMode
     in_recovery: bool
     pg_locks_oid: int
 

@@ -44,11 +44,10 @@ from .rows import (
 )
 from .statement import CheckedStatement, bind_params, check_statement, param_contexts, raw_statement
 from .versions import PG16
+from .vocab import LockMode, LockRole, PlanCacheMode, PlanPhase
 
 __all__ = [
-    "PLAN_CACHE_MODES",
     "PROTOCOLS",
-    "ROLES",
     "Execution",
     "Footprint",
     "RelationLock",
@@ -61,11 +60,6 @@ __all__ = [
 ]
 
 PROTOCOLS = ("simple", "prepared")
-PLAN_CACHE_MODES = ("auto", "force_custom_plan", "force_generic_plan")
-ROLES = (
-    "table", "partitioned table", "partition", "index", "partitioned index", "partition index",
-    "TOAST", "sequence", "view", "other",
-)
 #: plancache.c choose_custom_plan: custom plans are made until num_custom_plans reaches 5.
 CUSTOM_PLANS_BEFORE_GENERIC = 5
 _name_counter = itertools.count(1)
@@ -77,7 +71,7 @@ class RelationLock:
 
     :ivar relation_oid: OID.
     :ivar relation: schema-qualified, quoted name.
-    :ivar role: one of :data:`ROLES`.
+    :ivar role: what the relation is (table, index, partition, ...).
     :ivar mode: lock mode as pg_locks spells it.
     :ivar fastpath: measured pg_locks ``fastpath`` (True = fast-path slot, False = main lock table).
     :ivar predicted_fastpath: the capacity model's flag for the measured server.
@@ -94,8 +88,8 @@ class RelationLock:
 
     relation_oid: int
     relation: str
-    role: str
-    mode: str
+    role: LockRole
+    mode: LockMode
     fastpath: bool
     predicted_fastpath: bool
     fast_path_group: int
@@ -127,7 +121,7 @@ class Execution:
     """
 
     number: int
-    phase: str
+    phase: PlanPhase
     plan_type: str | None
     locks: tuple[RelationLock, ...]
     plan: ExplainedPlan = field(default_factory=ExplainedPlan)
@@ -203,7 +197,7 @@ class Footprint:
 
     statement: str
     protocol: str
-    plan_cache_mode: str
+    plan_cache_mode: PlanCacheMode
     params: tuple[str, ...]
     server_version_num: int
     server_version: str
@@ -225,25 +219,21 @@ class Footprint:
 
 
 def relation_role(relkind: str, relispartition: bool, parent_relkind: str | None,
-                  parent_relispartition: bool) -> str:
-    """The role lockscope shows for a relation, from pg_class facts (see :data:`ROLES`)."""
+                  parent_relispartition: bool) -> LockRole:
+    """The role lockscope shows for a relation, from pg_class facts: its ``relkind`` and whether it (or, for an
+    index, its table) is a partition; a TOAST table's index is ``TOAST``."""
     if relkind == "r":
-        return "partition" if relispartition else "table"
-    if relkind == "p":
-        return "partitioned table"
-    if relkind == "I":
-        return "partitioned index"
+        return LockRole.PARTITION if relispartition else LockRole.TABLE
     if relkind == "i":
         if parent_relkind == "t":
-            return "TOAST"
-        return "partition index" if parent_relispartition else "index"
-    if relkind == "t":
-        return "TOAST"
-    if relkind == "S":
-        return "sequence"
-    if relkind == "v":
-        return "view"
-    return "other"
+            return LockRole.TOAST
+        return LockRole.PARTITION_INDEX if parent_relispartition else LockRole.INDEX
+    return _ROLE_OF_RELKIND.get(relkind, LockRole.OTHER)
+
+
+#: ``pg_class.relkind`` -> role, for the kinds whose role does not depend on a partition.
+_ROLE_OF_RELKIND = {"p": LockRole.PARTITIONED_TABLE, "I": LockRole.PARTITIONED_INDEX, "t": LockRole.TOAST,
+                    "S": LockRole.SEQUENCE, "v": LockRole.VIEW}
 
 
 def scanned_indexes(session: Session, execution: Execution) -> tuple[int, ...]:
@@ -254,7 +244,7 @@ def scanned_indexes(session: Session, execution: Execution) -> tuple[int, ...]:
     :raises DatabaseError: the catalog query failed.
     """
     names = execution.plan.index_names
-    tables = sorted({lk.relation_oid for lk in execution.locks if lk.role == "table"})
+    tables = sorted({lk.relation_oid for lk in execution.locks if lk.role is LockRole.TABLE})
     if not names or not tables:
         return ()
     first: dict[str, int] = {}
@@ -315,7 +305,7 @@ class _Prober:
         mentions_pg_locks = "pg_locks" in self.checked.relation_names
         return [r for r in rows if mentions_pg_locks or r.relation_oid != own]
 
-    def _steps(self, phase: str, plan: ExplainedPlan | None, infos: dict[int, RelationInfoRow],
+    def _steps(self, phase: PlanPhase, plan: ExplainedPlan | None, infos: dict[int, RelationInfoRow],
                oids: list[int]) -> list[LockStep]:
         if self.tree is None:
             order = acquisition_order(infos, oids, self.checked.relation_names, self.session.facts.server_version_num)
@@ -323,34 +313,32 @@ class _Prober:
         ctes = plan.cte_names if plan is not None else None
         facts = acquisition.catalog_facts_from_rows(self.order.rows, self.order.server_order, self.order.volatile,
                                                     ctes)
-        kind = {"simple": "simple", "generic-reuse": "generic-reuse"}.get(phase, "custom")
-        return acquisition.statement_lock_steps(self.tree, facts, self.session.facts.server_version_num, kind)
+        return acquisition.statement_lock_steps(self.tree, facts, self.session.facts.server_version_num, phase)
 
-    def build_locks(self, rows: list[RelationLockRow], phase: str = "simple",
+    def build_locks(self, rows: list[RelationLockRow], phase: PlanPhase = PlanPhase.SIMPLE,
                     plan: ExplainedPlan | None = None) -> tuple[RelationLock, ...]:
         oids = list(dict.fromkeys(r.relation_oid for r in rows))
         known = {r.relation_oid for r in self.order.rows}
         if self.tree is not None and any(oid not in known and oid >= _FIRST_NORMAL_OID for oid in oids):
             self.load_tree(fresh=True)  # the catalog changed since the facts were read (e.g. a new index)
         infos = self._infos(oids)
-        by_key = {(r.relation_oid, r.mode): r for r in rows}
+        by_key: dict[tuple[int, str], RelationLockRow] = {(r.relation_oid, r.mode): r for r in rows}
         ordered: list[tuple[RelationLockRow, str]] = []
         for step in self._steps(phase, plan, infos, oids):
             row = by_key.pop((step.relation_oid, step.mode), None)
             if row is not None:
                 ordered.append((row, step.rule))
-        mode_rank = {m: n for n, m in enumerate(capacity.LOCK_MODES)}
-        for key in sorted(by_key, key=lambda k: (k[0], mode_rank.get(k[1], 99))):
+        for key in sorted(by_key, key=lambda k: (k[0], by_key[k].mode.rank)):
             ordered.append((by_key[key], "unmodelled"))
         requests = [LockRequest(r.relation_oid, r.mode, r.shared_catalog) for r, _ in ordered]
         predicted = self.model.predict(requests)
         assumed = self.assumed.predict(requests) if self.assumed else [None] * len(requests)
         return tuple(self._lock(row.relation_oid, infos, row.mode, row.fastpath, pred, assume, n, rule,
-                                row.database_oid, "other")
+                                row.database_oid, LockRole.OTHER)
                      for n, ((row, rule), pred, assume) in enumerate(zip(ordered, predicted, assumed, strict=False)))
 
-    def _lock(self, oid: int, infos: dict[int, RelationInfoRow], mode: str, fastpath: bool, predicted: bool,
-              assumed: bool | None, order: int, rule: str, database_oid: int, unknown_role: str) -> RelationLock:
+    def _lock(self, oid: int, infos: dict[int, RelationInfoRow], mode: LockMode, fastpath: bool, predicted: bool,
+              assumed: bool | None, order: int, rule: str, database_oid: int, unknown_role: LockRole) -> RelationLock:
         info = infos.get(oid)
         return RelationLock(
             relation_oid=oid,
@@ -369,17 +357,16 @@ class _Prober:
         names = plan.index_names
         if not names or not locks:
             return ()
-        rank = {m: n for n, m in enumerate(capacity.LOCK_MODES)}
-        mode_of: dict[int, str] = {}
+        mode_of: dict[int, LockMode] = {}
         for lk in locks:
-            if lk.relation_oid not in mode_of or rank.get(lk.mode, -1) > rank.get(mode_of[lk.relation_oid], -1):
+            if lk.relation_oid not in mode_of or lk.mode.rank > mode_of[lk.relation_oid].rank:
                 mode_of[lk.relation_oid] = lk.mode
         found = self.session.query_rows("executor_indexes", ExecutorIndexRow, [sorted(mode_of), list(names)])
         first: dict[str, ExecutorIndexRow] = {}
         for r in found:
             first.setdefault(r.relname, r)
         held = {(lk.relation_oid, lk.mode) for lk in locks}
-        wanted: list[tuple[int, str]] = []
+        wanted: list[tuple[int, LockMode]] = []
         for name in names:
             hit = first.get(name)
             if hit is None:
@@ -397,7 +384,7 @@ class _Prober:
         assumed = self.assumed.predict(requests)[len(before):] if self.assumed else [None] * len(wanted)
         infos = self._infos([o for o, _ in wanted])
         return tuple(self._lock(oid, infos, mode, pred, pred, assume, len(locks) + n, "executor index", database_oid,
-                                "index")
+                                LockRole.INDEX)
                      for n, ((oid, mode), pred, assume) in enumerate(zip(wanted, predicted, assumed, strict=True)))
 
     def _infos(self, oids: Sequence[int]) -> dict[int, RelationInfoRow]:
@@ -530,7 +517,7 @@ def measure_footprint(
     params: Sequence[str] = (),
     param_types: Sequence[str] = (),
     protocol: str = "simple",
-    plan_cache_mode: str = "auto",
+    plan_cache_mode: PlanCacheMode = PlanCacheMode.AUTO,
     executions: int = 7,
     assume: CapacityModel | None = None,
 ) -> Footprint:
@@ -552,8 +539,8 @@ def measure_footprint(
     """
     if protocol not in PROTOCOLS:
         raise BadInputError(f"unknown protocol {protocol!r}: use simple or prepared")
-    if plan_cache_mode not in PLAN_CACHE_MODES:
-        raise BadInputError(f"unknown plan_cache_mode {plan_cache_mode!r}: use {', '.join(PLAN_CACHE_MODES)}")
+    if plan_cache_mode not in tuple(PlanCacheMode):
+        raise BadInputError(f"unknown plan_cache_mode {plan_cache_mode!r}: use {', '.join(PlanCacheMode)}")
     if not 1 <= executions <= 100:
         raise BadInputError("executions must be between 1 and 100")
     if param_types and protocol != "prepared":
@@ -562,10 +549,10 @@ def measure_footprint(
     prober = _Prober(session, checked, assume)
     if protocol == "simple":
         runs: tuple[Execution, ...] = (_probe_simple(prober, params),)
-        mode = "auto"
+        mode = PlanCacheMode.AUTO
     else:
-        runs = _probe_prepared(prober, params, param_types, plan_cache_mode, executions)
-        mode = plan_cache_mode
+        mode = PlanCacheMode(plan_cache_mode)
+        runs = _probe_prepared(prober, params, param_types, mode, executions)
     facts = session.facts
     return Footprint(
         statement=checked.text,
@@ -585,7 +572,7 @@ def measure_footprint(
 def measure_all_modes(session: Session, sql: str, **kwargs: Any) -> tuple[Footprint, ...]:
     """:func:`measure_footprint` with the prepared protocol in each plan_cache_mode (auto, custom, generic)."""
     kwargs["protocol"] = "prepared"
-    return tuple(measure_footprint(session, sql, plan_cache_mode=m, **kwargs) for m in PLAN_CACHE_MODES)
+    return tuple(measure_footprint(session, sql, plan_cache_mode=m, **kwargs) for m in PlanCacheMode)
 
 
 #: What every probe sends before the statement: its plan comes back as JSON fields (:mod:`lockscope.explain`).
@@ -609,8 +596,8 @@ def _probe_simple(prober: _Prober, params: Sequence[str]) -> Execution:
     with prober.session.probe_transaction():
         plan = _explain(prober.session, _EXPLAIN + text, prefix_len=len(_EXPLAIN))
         rows = prober.snapshot()
-        locks = prober.build_locks(rows, "simple", plan)
-    return Execution(number=1, phase="simple", plan_type=None, locks=locks, plan=plan)
+        locks = prober.build_locks(rows, PlanPhase.SIMPLE, plan)
+    return Execution(number=1, phase=PlanPhase.SIMPLE, plan_type=None, locks=locks, plan=plan)
 
 
 def _check_param_types(prober: _Prober, declared: Sequence[str] = ()) -> None:
@@ -644,7 +631,7 @@ def _prepare(prober: _Prober, prefix: str, declared: Sequence[str] = ()) -> None
 
 
 def _probe_prepared(
-    prober: _Prober, params: Sequence[str], param_types: Sequence[str], mode: str, executions: int
+    prober: _Prober, params: Sequence[str], param_types: Sequence[str], mode: PlanCacheMode, executions: int
 ) -> tuple[Execution, ...]:
     session = prober.session
     name = f"lockscope_{os.getpid()}_{next(_name_counter)}"
@@ -671,14 +658,14 @@ def _probe_prepared(
                     counters.generic_plans, counters.custom_plans)
                 phase, plan_type, generic_built = _phase(mode, has_params, generic_built, before, after)
                 locks = prober.build_locks(rows, phase, plan)
-                if after is None and plan_type is None and phase == "custom":
+                if after is None and plan_type is None and phase is PlanPhase.CUSTOM:
                     # PG 13 (no plan counters) after the generic plan was built: reused, or a custom plan again?
                     if _reused_generic_plan(locks, out, plan):
-                        phase, plan_type = "generic-reuse", "generic"
+                        phase, plan_type = PlanPhase.GENERIC_REUSE, "generic"
                         locks = prober.build_locks(rows, phase, plan)
                     else:
                         plan_type = "custom"
-                extra = prober.executor_index_locks(locks, rows, plan) if phase == "generic-reuse" else ()
+                extra = prober.executor_index_locks(locks, rows, plan) if phase is PlanPhase.GENERIC_REUSE else ()
             if after is not None:
                 before = after
             else:
@@ -689,10 +676,6 @@ def _probe_prepared(
     return tuple(out)
 
 
-#: Roles of index relations (their locks are planner locks: ``plancat.c get_relation_info``).
-_INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
-
-
 def _reused_generic_plan(locks: Sequence[RelationLock], earlier: Sequence[Execution], plan: ExplainedPlan) -> bool:
     """On a server without plan counters (PG 13), tell a reused generic plan from a new custom plan.
 
@@ -701,16 +684,17 @@ def _reused_generic_plan(locks: Sequence[RelationLock], earlier: Sequence[Execut
     earlier custom executions locked indexes, an execution without index locks reused the generic plan. Without
     indexes to tell, a generic plan shows its parameters as ``$n`` in EXPLAIN; a custom plan shows the values.
     """
-    custom_locked_indexes = any(lock.role in _INDEX_ROLES for e in earlier if e.phase == "custom"
+    custom_locked_indexes = any(lock.role.is_index for e in earlier if e.phase is PlanPhase.CUSTOM
                                 for lock in e.locks)
     if custom_locked_indexes:
-        return not any(lock.role in _INDEX_ROLES for lock in locks)
+        return not any(lock.role.is_index for lock in locks)
     return plan.param_refs
 
 
 def _phase(
-    mode: str, has_params: bool, generic_built: bool, before: tuple[int, int], after: tuple[int, int] | None
-) -> tuple[str, str | None, bool]:
+    mode: PlanCacheMode, has_params: bool, generic_built: bool, before: tuple[int, int],
+    after: tuple[int, int] | None
+) -> tuple[PlanPhase, str | None, bool]:
     """Phase of one execution, following ``plancache.c GetCachedPlan`` and ``choose_custom_plan``.
 
     :param before: (generic_plans, custom_plans) before this execution.
@@ -718,10 +702,10 @@ def _phase(
     :return: (phase, plan type, whether a generic plan now exists).
     """
     # choose_custom_plan: no parameters -> generic; force modes; else 5 custom plans, then build a generic one.
-    wants_generic = (not has_params) or mode == "force_generic_plan" or (
-        mode == "auto" and before[1] >= CUSTOM_PLANS_BEFORE_GENERIC
+    wants_generic = (not has_params) or mode is PlanCacheMode.FORCE_GENERIC_PLAN or (
+        mode is PlanCacheMode.AUTO and before[1] >= CUSTOM_PLANS_BEFORE_GENERIC
     )
-    if mode == "force_custom_plan" and has_params:
+    if mode is PlanCacheMode.FORCE_CUSTOM_PLAN and has_params:
         wants_generic = False
     plan_type: str | None
     if after is not None:
@@ -729,12 +713,12 @@ def _phase(
     elif not wants_generic:
         plan_type = "custom"
     else:
-        plan_type = "generic" if mode == "force_generic_plan" or not has_params else None
+        plan_type = "generic" if mode is PlanCacheMode.FORCE_GENERIC_PLAN or not has_params else None
     if wants_generic and not generic_built:
-        return "generic-build", plan_type, True
+        return PlanPhase.GENERIC_BUILD, plan_type, True
     if plan_type == "generic":
-        return "generic-reuse", plan_type, generic_built
-    return "custom", plan_type, generic_built
+        return PlanPhase.GENERIC_REUSE, plan_type, generic_built
+    return PlanPhase.CUSTOM, plan_type, generic_built
 
 
 def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | None = None) -> Footprint:
@@ -763,27 +747,27 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
         _check_param_types(prober)
         with session.probe_transaction():
             plan = _explain(session, prefix + checked.text, prefix_len=len(prefix), simple=True)
-            locks = prober.build_locks(prober.snapshot(), "simple", plan)
+            locks = prober.build_locks(prober.snapshot(), PlanPhase.SIMPLE, plan)
     else:
         name = f"lockscope_{os.getpid()}_{next(_name_counter)}"
         prefix = f"PREPARE {OWN_QUERY_MARKER} {name} AS "  # marked: an audit on this server skips it
         _prepare(prober, prefix)
         try:
             args = "(" + ", ".join(["NULL"] * checked.param_count) + ")" if checked.param_count else ""
-            with session.probe_transaction(plan_cache_mode="force_generic_plan"):
+            with session.probe_transaction(plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN):
                 plan = _explain(session, f"{_EXPLAIN}EXECUTE {name}{args}")
-                locks = prober.build_locks(prober.snapshot(), "generic-build", plan)
+                locks = prober.build_locks(prober.snapshot(), PlanPhase.GENERIC_BUILD, plan)
         finally:
             session.deallocate(name)
     return Footprint(
         statement=checked.text,
         protocol="generic_plan",
-        plan_cache_mode="force_generic_plan",
+        plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN,
         params=(),
         server_version_num=facts.server_version_num,
         server_version=facts.server_version,
         capacity=facts.capacity,
-        executions=(Execution(1, "generic-build", "generic", locks, plan),),
+        executions=(Execution(1, PlanPhase.GENERIC_BUILD, "generic", locks, plan),),
         assumed=assume,
         order_note=prober.order_note,
     )

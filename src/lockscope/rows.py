@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, TypeVar, cast
 
 from .errors import DatabaseError
+from .vocab import LockMode
 
 __all__ = [
     "AcquisitionFactsRow",
@@ -92,15 +95,26 @@ def column(name: str, **kwargs: Any) -> Any:
     return dataclasses.field(metadata={"column": name}, **kwargs)
 
 
-_COLUMNS: dict[type[Any], tuple[tuple[str, str, bool], ...]] = {}
+_COLUMNS: dict[type[Any], tuple[tuple[str, str, bool, type[StrEnum] | None], ...]] = {}
 
 
-def _columns(row_type: type[Any]) -> tuple[tuple[str, str, bool], ...]:
-    """(field name, column name, required) of each field of a row dataclass (computed once per type)."""
+def _enum_of(hint: Any) -> type[StrEnum] | None:
+    """The StrEnum a field is typed with (``LockMode`` or ``LockMode | None``), else None."""
+    for tp in (hint, *typing.get_args(hint)):
+        if isinstance(tp, type) and issubclass(tp, StrEnum):
+            return tp
+    return None
+
+
+def _columns(row_type: type[Any]) -> tuple[tuple[str, str, bool, type[StrEnum] | None], ...]:
+    """(field name, column name, required, the StrEnum its values become) of each field of a row dataclass
+    (computed once per type)."""
     found = _COLUMNS.get(row_type)
     if found is None:
+        hints = typing.get_type_hints(row_type)
         found = tuple((f.name, str(f.metadata.get("column", f.name)),
-                       f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+                       f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                       _enum_of(hints[f.name]))
                       for f in dataclasses.fields(row_type))
         _COLUMNS[row_type] = found
     return found
@@ -112,22 +126,43 @@ def row_maker(row_type: type[RowT], columns: Sequence[str], source: str) -> Call
     :param row_type: a dataclass of this module (or any dataclass whose fields name the result's columns).
     :param columns: the result's column names, in order (``cursor.description``).
     :param source: the SQL file (stem) the result comes from, for the error message.
-    :raises RowShapeError: a column the type needs is not among ``columns``.
+    :raises RowShapeError: a column the type needs is not among ``columns``; (when a row is made) a value that is
+        not one of its field's enum (:mod:`lockscope.vocab`).
     """
     cls: type[Any] = row_type
     position = {name: i for i, name in enumerate(columns)}
     picks: list[tuple[str, int]] = []
-    for name, col, required in _columns(cls):
-        if col in position:
+    enums: list[tuple[str, int, type[StrEnum]]] = []
+    for name, col, required, enum in _columns(cls):
+        if col in position and enum is None:
             picks.append((name, position[col]))
+        elif col in position and enum is not None:
+            enums.append((name, position[col], enum))
         elif required:
             raise RowShapeError(f"internal: sql/{source}.sql returned no column {col!r} "
                                 f"({row_type.__name__} needs it; it returned {sorted(columns)})")
 
     def make(values: Sequence[Any]) -> RowT:
-        return cast(RowT, cls(**{name: values[i] for name, i in picks}))
+        kwargs = {name: values[i] for name, i in picks}
+        for name, i, enum in enums:
+            kwargs[name] = _member(enum, values[i], source, columns[i])
+        return cast(RowT, cls(**kwargs))
 
     return make
+
+
+def _member(enum: type[StrEnum], value: Any, source: str, col: str) -> StrEnum | None:
+    """``value`` as a member of ``enum`` (None stays None).
+
+    :raises RowShapeError: no member has this value.
+    """
+    if value is None:
+        return None
+    try:
+        return enum(value)
+    except ValueError:
+        raise RowShapeError(f"internal: sql/{source}.sql returned {value!r} in column {col!r}, not a "
+                            f"{enum.__name__}") from None
 
 
 def from_row(row_type: type[RowT], row: Mapping[str, Any], source: str) -> RowT:
@@ -654,7 +689,7 @@ class RelationLockRow:
     """
 
     relation_oid: int
-    mode: str
+    mode: LockMode
     fastpath: bool
     shared_catalog: bool
     database_oid: int

@@ -19,13 +19,13 @@ from .capacity import CapacityModel, LockRequest
 from .errors import BadInputError
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from .rows import ClassRow, DatabaseFactsRow
+from .vocab import LockMode, LockRole, PlanPhase
 
 if TYPE_CHECKING:
     from .db import Session
     from .footprint import Footprint
 
 __all__ = [
-    "INDEX_ROLES",
     "LockSite",
     "StatementShape",
     "apply_what_if",
@@ -36,12 +36,8 @@ __all__ = [
     "site",
 ]
 
-#: Roles (lockscope.footprint.ROLES) a ``--drop-index`` may name.
-INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
 #: Relations of the base statement the calibration's base CPU already plans (a table and its primary key).
 BASE_PLANNED_RELATIONS = 2
-#: Phases that do not plan: a cached generic plan reused (plancache.c CheckCachedPlan).
-NOT_PLANNED = frozenset({"generic-reuse"})
 
 
 @dataclass(frozen=True)
@@ -50,7 +46,7 @@ class LockSite:
 
     :ivar relation_oid: pg_class OID.
     :ivar relation: schema-qualified name (or the OID as text when unknown).
-    :ivar role: ``table``, ``index``, ... (lockscope.footprint.ROLES).
+    :ivar role: ``table``, ``index``, ... (:class:`lockscope.vocab.LockRole`).
     :ivar mode: lock mode as pg_locks spells it.
     :ivar fastpath: True = fast-path slot, False = main lock table.
     :ivar database_oid: the LOCKTAG's database: the current database's OID, 0 for a shared catalog.
@@ -60,8 +56,8 @@ class LockSite:
 
     relation_oid: int
     relation: str
-    role: str
-    mode: str
+    role: LockRole
+    mode: LockMode
     fastpath: bool
     database_oid: int
     partition: int
@@ -89,7 +85,7 @@ class StatementShape:
 
     name: str
     statement: str
-    phase: str
+    phase: PlanPhase
     locks: tuple[LockSite, ...]
     calls: float = 1.0
     calls_per_s: float | None = None
@@ -109,8 +105,8 @@ class StatementShape:
 
     @property
     def plans(self) -> bool:
-        """False when the steady state reuses a cached generic plan (no planning)."""
-        return self.phase not in NOT_PLANNED
+        """False when the steady state reuses a cached generic plan (no planning: plancache.c CheckCachedPlan)."""
+        return self.phase.plans
 
     @property
     def main_table_locks(self) -> tuple[LockSite, ...]:
@@ -136,7 +132,7 @@ class StatementShape:
         return max(0, len(self.locks) - BASE_PLANNED_RELATIONS) if self.plans else 0
 
 
-def site(oid: int, relation: str, role: str, mode: str, fastpath: bool, shared: bool, database_oid: int,
+def site(oid: int, relation: str, role: LockRole, mode: LockMode, fastpath: bool, shared: bool, database_oid: int,
           order: int) -> LockSite:
     """One relation lock as a :class:`LockSite`: a shared catalog's LOCKTAG has database 0 (lmgr.c
     ``SetLocktagRelationOid``), and the lock partition follows from the tag (lockpart.py)."""

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from ..capacity import LockRequest
 from ..lockpart import NUM_LOCK_PARTITIONS, PartitionRates, partition_rates
 from ..shapes import LockSite, StatementShape, relation_facts, site
+from ..vocab import LockRole
 
 if TYPE_CHECKING:
     from ..capacity import CapacityModel
@@ -93,7 +94,7 @@ class PartitionRelation:
 
     :ivar relation_oid: pg_class OID.
     :ivar relation: schema-qualified name.
-    :ivar role: ``table``, ``index``, ``partition``, ... (lockscope.footprint.ROLES).
+    :ivar role: ``table``, ``index``, ``partition``, ... (:class:`lockscope.vocab.LockRole`).
     :ivar database_oid: the LOCKTAG's database (0 for a shared catalog).
     :ivar acquisitions_per_s: lock acquisitions/s of this relation in the partition (all statements).
     :ivar statements: statements locking it in the main table (count).
@@ -101,7 +102,7 @@ class PartitionRelation:
 
     relation_oid: int
     relation: str
-    role: str
+    role: LockRole
     database_oid: int
     acquisitions_per_s: float
     statements: int

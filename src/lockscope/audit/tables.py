@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, LockRequest, groups_overflow
 from ..footprint import acquisition_order
 from ..versions import PG16
+from ..vocab import LockMode
 from .catalog import Catalog
 
 __all__ = [
@@ -121,7 +122,7 @@ def _infos(catalog: Catalog, oids: Iterable[int]) -> dict[int, _Entry]:
 
 
 def footprint_case(catalog: Catalog, model: CapacityModel, top_oid: int, oids: Iterable[int], case: str,
-                   partition_oid: int | None = None, mode: str = "AccessShareLock") -> FootprintCase:
+                   partition_oid: int | None = None, mode: LockMode = LockMode.ACCESS_SHARE) -> FootprintCase:
     """Order the relations as the backend takes them and simulate the fast path.
 
     :param oids: the locked relations (any order, distinct).

@@ -46,6 +46,7 @@ from ..rows import (
 )
 from ..statement import check_statement
 from ..versions import PG14
+from ..vocab import LockMode, LockRole, PlanPhase
 from .catalog import AuditSettings, Catalog
 from .params import ParamBinding, derive_params
 from .phases import HeldLocks, PhaseSplit, held_locks_per_call, split_phases
@@ -67,7 +68,6 @@ _OWN_QUERY = re.compile(r"/\*\s*lockscope\s*\*/|^\s*(PREPARE|DEALLOCATE)\s+locks
                         r"|FROM pg_catalog\.pg_prepared_statements|pg_catalog\.pg_blocking_pids", re.I)
 _PROBEABLE = re.compile(r"^\s*(\(\s*)*(select|with|insert|update|delete|merge|values|table)\b", re.I)
 _SQL_PREPARE = re.compile(r"^\s*prepare\s+\w+\s*(\([^)]*\))?\s+as\s+", re.I | re.S)
-_INDEX_ROLES = ("index", "partitioned index", "partition index")
 
 
 @dataclass(frozen=True)
@@ -88,10 +88,10 @@ class PlanFootprint:
         (:attr:`lockscope.explain.ExplainedPlan.scanned_relations`; count).
     """
 
-    phase: str
+    phase: PlanPhase
     relation_oids: tuple[int, ...]
-    roles: tuple[str, ...]
-    modes: tuple[str, ...]
+    roles: tuple[LockRole, ...]
+    modes: tuple[LockMode, ...]
     locks: int
     spilled: int
     predicted_spilled: int
@@ -257,7 +257,7 @@ class Workload:
     lock_snapshots: int = 0
 
 
-def plan_footprint(fp: Footprint, phase: str | None = None, session: Session | None = None) -> PlanFootprint:
+def plan_footprint(fp: Footprint, phase: PlanPhase | None = None, session: Session | None = None) -> PlanFootprint:
     """The first execution of a :class:`~lockscope.footprint.Footprint` as a :class:`PlanFootprint`.
 
     :param session: when given, the indexes the plan scans are resolved (``scanned_index_oids``, one catalog query).
@@ -288,15 +288,16 @@ def reuse_footprint(generic: PlanFootprint, model: CapacityModel, *,
     :param executor_relations: relations its execution scans (the custom plan's, when measured: initial pruning
         keeps what a custom plan would), else the generic plan's.
     """
-    keep = [i for i, role in enumerate(generic.roles) if role not in _INDEX_ROLES]
+    keep = [i for i, role in enumerate(generic.roles) if not role.is_index]
     position = {oid: i for i, oid in enumerate(generic.relation_oids)}
     keep += [position[o] for o in generic.scanned_index_oids if o in position and position[o] not in keep]
     oids = tuple(generic.relation_oids[i] for i in keep)
     modes = tuple(generic.modes[i] for i in keep)
     flags = model.predict([LockRequest(o, m) for o, m in zip(oids, modes, strict=False)])
     spilled = sum(not f for f in flags)
-    return PlanFootprint("generic-reuse", oids, tuple(generic.roles[i] for i in keep), modes, len(oids), spilled,
-                         spilled, measured=False, executor_relations=executor_relations or generic.executor_relations)
+    return PlanFootprint(PlanPhase.GENERIC_REUSE, oids, tuple(generic.roles[i] for i in keep), modes, len(oids),
+                         spilled, spilled, measured=False,
+                         executor_relations=executor_relations or generic.executor_relations)
 
 
 def _prune_checks(catalog: Catalog, plan: PlanFootprint) -> tuple[PruneCheck, ...]:
@@ -622,7 +623,7 @@ def _custom_plan(session: Session, text: str, param_count: int,
     try:
         fp = measure_footprint(session, text, params=list(binding.values)) if param_count else \
             measure_footprint(session, text)
-        return plan_footprint(fp, "custom", session), None
+        return plan_footprint(fp, PlanPhase.CUSTOM, session), None
     except LockscopeError as exc:
         return None, f"probe failed: {exc}"
 
@@ -631,13 +632,13 @@ def _generic_plan(session: Session, text: str, param_count: int, custom: PlanFoo
                   custom_reason: str | None) -> tuple[PlanFootprint | None, str | None]:
     """The generic plan's build footprint, or None and why not: without parameters, the custom plan's."""
     if param_count == 0 and custom is not None:
-        return PlanFootprint("generic-build", custom.relation_oids, custom.roles, custom.modes, custom.locks,
+        return PlanFootprint(PlanPhase.GENERIC_BUILD, custom.relation_oids, custom.roles, custom.modes, custom.locks,
                              custom.spilled, custom.predicted_spilled, scanned_index_oids=custom.scanned_index_oids,
                              executor_relations=custom.executor_relations), None
     if param_count == 0:
         return None, custom_reason
     try:
-        return plan_footprint(measure_generic_plan(session, text), "generic-build", session), None
+        return plan_footprint(measure_generic_plan(session, text), PlanPhase.GENERIC_BUILD, session), None
     except LockscopeError as exc:
         return None, f"probe failed: {exc}"
 

@@ -41,6 +41,7 @@ from ..forecast.live import live_from_watch
 from ..lockpart import partition_rates
 from ..shapes import apply_what_if, database_facts, relation_facts
 from ..text import plural
+from ..vocab import LockRole, PlanPhase
 from ..watch.aas import share
 from ..watch.engine import WatchConfig, Watcher, WatchSummary
 
@@ -80,10 +81,12 @@ RISK_MAIN_PER_S = 100.0
 STATUSES = ("contention", "risk", "healthy")
 #: Fix kinds in the order of their cost when two remove as much (online first, restart and redesign last).
 _FIX_ORDER = ("drop-indexes", "plan-cache-mode", "max-locks-per-transaction", "partitioning")
-_INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
-_PHASE_WORDS = {"custom": "custom plan (every execution of a simple-protocol statement, executions 1-5 prepared)",
-                "generic-build": "generic plan build (execution 6 of a prepared statement)",
-                "generic-reuse": "cached generic plan reuse (executions 7+)"}
+_PHASE_WORDS = {
+    PlanPhase.SIMPLE: "simple",  # the audit's plans are custom, generic-build or generic-reuse
+    PlanPhase.CUSTOM: "custom plan (every execution of a simple-protocol statement, executions 1-5 prepared)",
+    PlanPhase.GENERIC_BUILD: "generic plan build (execution 6 of a prepared statement)",
+    PlanPhase.GENERIC_REUSE: "cached generic plan reuse (executions 7+)",
+}
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ class PhaseFootprint:
     :ivar measured: False for the derived generic-reuse phase.
     """
 
-    phase: str
+    phase: PlanPhase
     locks: int
     spilled: int
     partitions: tuple[int, ...]
@@ -128,7 +131,7 @@ class PhaseFootprint:
     @property
     def describe(self) -> str:
         """The phase in words (which executions take it)."""
-        return _PHASE_WORDS.get(self.phase, self.phase)
+        return _PHASE_WORDS[self.phase]
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,7 @@ class Culprit:
             return ()
         seen: list[str] = []
         for lk in self.shape.locks:
-            if lk.role not in _INDEX_ROLES and lk.relation not in seen:
+            if not lk.role.is_index and lk.relation not in seen:
                 seen.append(lk.relation)
         return tuple(seen)
 
@@ -193,7 +196,7 @@ class SpilledRelation:
 
     relation_oid: int
     relation: str
-    role: str
+    role: LockRole
     partition: int
     acquisitions_per_s: float
     statements: int

@@ -55,6 +55,7 @@ from ..shapes import (
 )
 from ..statement import bind_params, check_statement
 from ..versions import PG14, check_assumed_major
+from ..vocab import PlanCacheMode
 from ..watch.sampler import BackgroundSampler
 from .calibration import Calibration
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
@@ -67,7 +68,6 @@ if TYPE_CHECKING:
     from ..watch.sampler import Sample
 
 __all__ = [
-    "PLAN_CACHE_MODES",
     "ForecastReport",
     "LiveForecast",
     "OwnCost",
@@ -87,10 +87,6 @@ __all__ = [
     "workload_own_cost",
 ]
 
-#: plan_cache_mode values of the what-if.
-PLAN_CACHE_MODES = ("auto", "force_custom_plan", "force_generic_plan")
-
-
 def default_cores() -> int:
     """This machine's CPUs (``os.cpu_count()``, at least 1)."""
     return max(1, os.cpu_count() or 1)
@@ -108,15 +104,15 @@ class WhatIf:
 
     drop_indexes: tuple[str, ...] = ()
     max_locks_per_transaction: int | None = None
-    plan_cache_mode: str | None = None
+    plan_cache_mode: PlanCacheMode | None = None
     assume_major: int | None = None
 
     def __post_init__(self) -> None:
         mlpt = self.max_locks_per_transaction
         if mlpt is not None and mlpt < MIN_MAX_LOCKS_PER_TRANSACTION:
             raise BadInputError(f"--mlpt: max_locks_per_transaction is at least {MIN_MAX_LOCKS_PER_TRANSACTION}")
-        if self.plan_cache_mode is not None and self.plan_cache_mode not in PLAN_CACHE_MODES:
-            raise BadInputError(f"--plan-cache-mode {self.plan_cache_mode!r}: use {', '.join(PLAN_CACHE_MODES)}")
+        if self.plan_cache_mode is not None and self.plan_cache_mode not in tuple(PlanCacheMode):
+            raise BadInputError(f"--plan-cache-mode {self.plan_cache_mode!r}: use {', '.join(PlanCacheMode)}")
         if self.assume_major is not None:
             check_assumed_major(self.assume_major)
 
@@ -437,7 +433,7 @@ def forecast_statement(
     params: Sequence[str] = (),
     param_types: Sequence[str] = (),
     protocol: str = "simple",
-    plan_cache_mode: str | None = None,
+    plan_cache_mode: PlanCacheMode | None = None,
     exec_cost_ms: float | None = None,
     scratch_conninfo: str | None = None,
     think_s: float = 0.0,
@@ -463,7 +459,7 @@ def forecast_statement(
     mode = plan_cache_mode or facts.plan_cache_mode
     shape, own = _probe_statement(session, sql, db_oid, calibration=calibration, params=params,
                                   param_types=param_types, protocol=protocol,
-                                  plan_cache_mode=mode if protocol == "prepared" else "auto",
+                                  plan_cache_mode=mode if protocol == "prepared" else PlanCacheMode.AUTO,
                                   exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo, progress=progress)
     notes = [f"the statement's own cost: {own.source}"]
     progress("solving the model")
@@ -485,7 +481,8 @@ def forecast_statement(
 
 
 def _probe_statement(session: Session, sql: str, db_oid: int, *, calibration: Calibration, params: Sequence[str],
-                     param_types: Sequence[str], protocol: str, plan_cache_mode: str, exec_cost_ms: float | None,
+                     param_types: Sequence[str], protocol: str, plan_cache_mode: PlanCacheMode,
+                     exec_cost_ms: float | None,
                      scratch_conninfo: str | None, progress: Callable[[str], None]) -> tuple[StatementShape, OwnCost]:
     """The statement's measured shape (its footprint with its own cost applied) and that own cost."""
     progress("probing the statement")

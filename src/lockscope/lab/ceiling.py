@@ -64,6 +64,7 @@ from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from ..pgbench import pgbench_init
 from ..rows import ClassNameRow, DatabaseFactsRow
 from ..server import ScratchServer, ScratchSettings
+from ..vocab import PlanCacheMode, PlanPhase
 from .load import install_pg_stat_statements, is_pk_select, measure_load, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
@@ -244,11 +245,13 @@ class CeilingScenario:
                 oids = _oids(session, chosen)
                 want = set(oids.values())
                 fp = measure_footprint(session, f"SELECT * FROM {parent} WHERE k = $1", params=["1"],
-                                       protocol="prepared", plan_cache_mode="force_generic_plan", executions=2)
+                                       protocol="prepared", plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN,
+                                       executions=2)
                 steady = fp.executions[-1]
                 got = {lk.relation_oid for lk in steady.locks if not lk.fastpath}
                 parts = sorted({lock_partition(db, o) for o in want})
-                if steady.phase != "generic-reuse" or got != want or steady.lock_count != FILLERS + len(chosen):
+                if steady.phase is not PlanPhase.GENERIC_REUSE or got != want \
+                        or steady.lock_count != FILLERS + len(chosen):
                     raise LockscopeError(f"{label}: the spilled set differs from the chosen tables ({len(got)} "
                                          f"spilled, {len(want)} chosen, {steady.lock_count} locks, {steady.phase})")
                 out[label] = {"locks": steady.lock_count, "spilled": len(want), "partitions": parts,
@@ -266,7 +269,7 @@ class CeilingScenario:
         out: dict[str, Any] = {}
         with connect(server.conninfo()) as session:
             gen = measure_footprint(session, f"SELECT * FROM cal_g{BIG} WHERE k = $1", params=["1"],
-                                    protocol="prepared", plan_cache_mode="force_generic_plan",
+                                    protocol="prepared", plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN,
                                     executions=2).executions[-1]
             idx = measure_footprint(session, f"SELECT * FROM cal_ix{BIG_INDEXES + 1} WHERE id = 1").executions[0]
         for name, e, locks in ((f"generic_{BIG}", gen, BIG), (f"index_{BIG_INDEXES + 1}", idx, BIG_INDEXES + 2)):
