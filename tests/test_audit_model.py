@@ -8,15 +8,15 @@ import datetime as dt
 import pytest
 
 from lockscope import capacity
-from lockscope.audit.catalog import AuditSettings, build_catalog, read_catalog, read_settings
 from lockscope.audit.indexes import index_findings, smallest_drop_set
-from lockscope.audit.params import param_columns
 from lockscope.audit.tables import table_footprints
 from lockscope.capacity import CapacityModel
+from lockscope.catalog import AuditSettings, build_catalog, read_catalog, read_settings
 from lockscope.db import Session
 from lockscope.footprint import measure_footprint
 from lockscope.rows import IndexInfo, TableInfo
 from lockscope.server import ScratchServer
+from lockscope.workload.params import param_columns
 
 from .conftest import by_major
 

@@ -230,7 +230,7 @@ def test_fit_of_a_recorded_lab_ceiling_reproduces_its_points() -> None:
 
 def _pgbench_select_planned(scenario: ScenarioForecast) -> StatementShape:
     """pgbench -S's statement as its planned shape. A statement's calls come as one shape per plan-cache phase
-    (audit/phases.py): simple-protocol pgbench plans every call, but a 2 s interval's counters can leave a sliver of
+    (workload/phases.py): simple-protocol pgbench plans every call, but a 2 s interval's counters can leave a sliver of
     "reuses" (calls counted at the end of execution, plans at planning): the planned shape carries the calls."""
     return max((sh for sh, _ in scenario.statements
                 if sh.statement.lower() == "select abalance from pgbench_accounts where aid = $1"),

@@ -198,8 +198,9 @@ def test_pacing_waits_before_the_probe_transaction(pg18: ScratchServer) -> None:
 def test_audit_skips_a_text_its_parser_rejects(pg18: ScratchServer) -> None:
     """A pg_stat_statements text pglast cannot parse (e.g. a grammar newer than lockscope's parser) is skipped with
     the parser's reason, never sent to the server; the audit goes on with the others."""
-    from lockscope.audit.catalog import read_catalog
-    from lockscope.audit.workload import StatementRates, probe_statements
+    from lockscope.catalog import read_catalog
+    from lockscope.workload.probes import probe_statements
+    from lockscope.workload.statements import StatementRates
 
     rows = [StatementRates(queryid=1, userid=10, query="selec 1", calls=5, calls_per_s=1.0),
             StatementRates(queryid=2, userid=10, query="select * from acct where id = 1", calls=5, calls_per_s=1.0)]

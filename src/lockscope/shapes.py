@@ -5,33 +5,26 @@ each a :class:`LockSite` with its fast-path flag and, for main-table locks, its 
 (:func:`lockscope.lockpart.lock_partition` of ``(database OID, relation OID)``; database 0 for a shared catalog,
 ``pg_class.relisshared``, as lmgr.c ``SetLocktagRelationOid`` builds the tag), how often it runs, and its own
 planning and execution cost when known. Shapes come from a measured footprint (:func:`shape_from_footprint`) or an
-audited plan (:func:`lockscope.audit.partitions.shape_from_plan`); :func:`apply_what_if` changes them (dropped
+audited plan (:func:`lockscope.workload.probes.shape_from_plan`); :func:`apply_what_if` changes them (dropped
 indexes, another fast-path capacity: the flags predicted again in order, lock.c ``LockAcquireExtended``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .capacity import CapacityModel, LockRequest
-from .errors import BadInputError
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
-from .rows import ClassRow, DatabaseFactsRow
 from .vocab import LockMode, LockRole, PlanPhase
 
 if TYPE_CHECKING:
-    from .db import Session
     from .footprint import Footprint
 
 __all__ = [
     "LockSite",
     "StatementShape",
     "apply_what_if",
-    "database_facts",
-    "relation_facts",
-    "resolve_indexes",
     "shape_from_footprint",
     "site",
 ]
@@ -171,41 +164,6 @@ def apply_what_if(shape: StatementShape, model: CapacityModel, drop_oids: frozen
     flags = model.predict([LockRequest(lk.relation_oid, lk.mode, lk.database_oid == 0) for lk in kept])
     locks = tuple(replace(lk, fastpath=f, order=i) for i, (lk, f) in enumerate(zip(kept, flags, strict=True)))
     return replace(shape, locks=locks, flags="predicted", measured_main_table_locks=None)
-
-
-
-def database_facts(session: Session) -> tuple[int, int]:
-    """(current database OID, its other active client backends) (``sql/forecast_database.sql``).
-
-    :raises DatabaseError: the query failed.
-    """
-    row = session.query_rows("forecast_database", DatabaseFactsRow)[0]
-    return int(row.database_oid), int(row.active_backends)
-
-
-def relation_facts(session: Session, oids: Sequence[int]) -> dict[int, tuple[bool, str]]:
-    """``oid -> (relisshared, schema-qualified name)`` for these relations (missing ones left out)."""
-    if not oids:
-        return {}
-    rows = session.query_rows("forecast_relations", ClassRow, [sorted(set(oids))])
-    return {r.oid: (bool(r.relisshared), str(r.qualified)) for r in rows}
-
-
-def resolve_indexes(session: Session, names: Sequence[str]) -> dict[str, int]:
-    """``name -> OID`` of each ``--drop-index`` name (resolved by the server's ``to_regclass``, search_path
-    applies).
-
-    :raises BadInputError: a name that is no relation, or not an index.
-    """
-    out: dict[str, int] = {}
-    for name in names:
-        rows = session.query_rows("forecast_index", ClassRow, [name])
-        if not rows:
-            raise BadInputError(f"--drop-index {name}: no such relation in database {session.facts.database}")
-        if rows[0].relkind not in ("i", "I"):
-            raise BadInputError(f"--drop-index {name}: {rows[0].qualified} is not an index")
-        out[name] = rows[0].oid
-    return out
 
 
 # -- shapes ------------------------------------------------------------------------------------------------------------

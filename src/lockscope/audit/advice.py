@@ -25,11 +25,11 @@ from ..capacity import (
     mlpt_range_for_groups,
     smallest_fitting_groups,
 )
+from ..catalog import Catalog
 from ..versions import PG18 as _PG18
 from ..vocab import LockMode
-from .catalog import Catalog
+from ..workload.probes import StatementAudit
 from .tables import PG16, TableFootprint
-from .workload import StatementAudit
 
 __all__ = [
     "GranularityAdvice",

@@ -22,10 +22,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, LockRequest, groups_overflow
+from ..catalog import Catalog
 from ..footprint import acquisition_order
 from ..versions import PG16
 from ..vocab import LockMode
-from .catalog import Catalog
 
 __all__ = [
     "PG16",

@@ -11,7 +11,7 @@ Composition, no new measuring (every figure comes from another engine):
 2. The watch's top statements by LockManager samples (``query_id``) are matched to the audit's statements
    (pg_stat_statements ``queryid``, the same number).
 3. Each audited statement's steady footprint becomes a :class:`lockscope.shapes.StatementShape`
-   (:func:`~lockscope.audit.partitions.shape_from_plan`): fast-path flags predicted in acquisition order and the
+   (:func:`~lockscope.workload.probes.shape_from_plan`): fast-path flags predicted in acquisition order and the
    lock partition (0..15) of every main-table lock.
 4. Fixes are the audit's advice (smallest droppable index set, max_locks_per_transaction, plan_cache_mode,
    partition granularity); each one's effect on main-lock-table acquisitions/s (calls/s x spilled locks per call,
@@ -32,27 +32,28 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..audit import AuditOptions, run_audit
-from ..audit.partitions import shape_from_plan
 from ..capacity import CapacityModel
+from ..catalog import database_facts, relation_facts
 from ..errors import LockscopeError
 from ..forecast.calibration import DEFAULT_CALIBRATION
 from ..forecast.engine import connections_doing_work, forecast_live, server_clock, workload_own_cost
 from ..forecast.live import live_from_watch
 from ..lockpart import partition_rates
-from ..shapes import apply_what_if, database_facts, relation_facts
+from ..shapes import apply_what_if
 from ..text import plural
 from ..vocab import LockRole, PlanPhase
 from ..watch.aas import share
 from ..watch.engine import WatchConfig, Watcher, WatchSummary
+from ..workload.probes import shape_from_plan
 
 if TYPE_CHECKING:
     from ..audit.engine import AuditReport
-    from ..audit.workload import PlanFootprint, StatementAudit
     from ..db import Session
     from ..forecast.engine import LiveForecast
     from ..forecast.live import Anchor, LivePoint
     from ..forecast.model import Forecast
     from ..shapes import LockSite, StatementShape
+    from ..workload.probes import PlanFootprint, StatementAudit
 
 __all__ = [
     "LOCKMANAGER_AAS_MIN",
@@ -149,7 +150,7 @@ class Culprit:
     :ivar main_per_s: main-lock-table acquisitions/s: calls/s x spilled locks per call (audit's basis).
     :ivar spilled_per_call: main-lock-table locks per call (count; audit's basis, may be fractional).
     :ivar reason: why it has no footprint ("" when it has one).
-    :ivar phase_split: which plan-cache phase its calls ran (:meth:`lockscope.audit.phases.PhaseSplit.describe`,
+    :ivar phase_split: which plan-cache phase its calls ran (:meth:`lockscope.workload.phases.PhaseSplit.describe`,
         with the basis), "" when not audited.
     """
 

@@ -6,8 +6,8 @@ Two inputs, one output (:class:`ForecastReport`):
   (EXPLAIN only); the steady-state transaction is the last execution probed (the simple protocol's only one; with
   the prepared protocol the plan that keeps being used once the plan cache has settled).
 - **a live workload** (:func:`forecast_workload`): pg_stat_statements rates and each top statement's measured
-  footprint, read by ``lockscope audit``'s workload reader (:func:`lockscope.audit.workload.read_workload` and
-  :func:`~lockscope.audit.workload.probe_statements`); a call takes the custom plan's locks, or the cached generic
+  footprint, read by the workload reader lockscope audit uses too (:func:`lockscope.workload.statements.read_workload`
+  and :func:`~lockscope.workload.probes.probe_statements`); a call takes the custom plan's locks, or the cached generic
   plan's when the custom plan could not be probed. Each call is taken as its own transaction.
 
 Each relation lock becomes a :class:`LockSite`: its fast-path flag (measured for a statement; for the workload the
@@ -35,37 +35,31 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..audit.catalog import read_catalog, read_settings
-from ..audit.partitions import shape_from_plan
-from ..audit.workload import StatementRates, probe_statements, read_workload
 from ..capacity import MIN_MAX_LOCKS_PER_TRANSACTION, CapacityModel
+from ..catalog import database_facts, read_catalog, read_settings, relation_facts, resolve_indexes
 from ..db import time_on_scratch
 from ..errors import BadInputError, DatabaseError
 from ..explain import ExplainedPlan, read_explain
 from ..footprint import measure_footprint
 from ..lockpart import NUM_LOCK_PARTITIONS
 from ..rows import ClockRow, PopulationRow, StatementTimesRow
-from ..shapes import (
-    StatementShape,
-    apply_what_if,
-    database_facts,
-    relation_facts,
-    resolve_indexes,
-    shape_from_footprint,
-)
+from ..shapes import StatementShape, apply_what_if, shape_from_footprint
 from ..statement import bind_params, check_statement
 from ..versions import PG14, check_assumed_major
 from ..vocab import PlanCacheMode
 from ..watch.sampler import BackgroundSampler
+from ..workload.probes import probe_statements, shape_from_plan
+from ..workload.statements import StatementRates, read_workload
 from .calibration import Calibration
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, idle_round_trip_s, workload_demands
 
 if TYPE_CHECKING:
-    from ..audit.workload import StatementAudit, Workload
     from ..db import Session
     from ..footprint import Footprint
     from ..watch.sampler import Sample
+    from ..workload.probes import StatementAudit
+    from ..workload.statements import Workload
 
 __all__ = [
     "ForecastReport",
@@ -699,7 +693,7 @@ def _workload_shapes(session: Session, audits: Sequence[StatementAudit], what_if
             continue
         own = workload_own_cost(a, deflate)
         shapes = [own.apply(shape_from_plan(a, plan, model, db_oid, relations, calls=weight * share, share=share))
-                  for plan, share in plans]  # the phase split (audit/phases.py): planned calls and reuses
+                  for plan, share in plans]  # the phase split (workload/phases.py): planned calls and reuses
         for shape in shapes:
             if shape.measured_main_table_locks is not None and \
                     shape.measured_main_table_locks != len(shape.main_table_locks):
