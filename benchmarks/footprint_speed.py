@@ -78,7 +78,7 @@ def main() -> None:
         rows = []
         with psycopg.connect(server.conninfo()) as raw, connect(server.conninfo()) as session:
             version = session.facts.server_version
-            relations = int(session.fetch_one("select count(*) as n from pg_catalog.pg_class")["n"])
+            relations = int(session.oracle_rows("select count(*) from pg_catalog.pg_class")[0][0])
             for label, sql in STATEMENTS.items():
                 explain = ("EXPLAIN " + sql).encode()
 

@@ -168,6 +168,7 @@ from typing import Any
 
 import psycopg
 
+from lockscope.catalog import database_facts, relation_facts
 from lockscope.db import connect, run_script
 from lockscope.footprint import Footprint, measure_footprint
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION, Calibration, load_calibration
@@ -182,7 +183,7 @@ from lockscope.lab.load import (
 )
 from lockscope.pgbench import run_pgbench
 from lockscope.server import ScratchServer, ScratchSettings
-from lockscope.shapes import database_facts, relation_facts, shape_from_footprint
+from lockscope.shapes import shape_from_footprint
 
 SCHEMA_ID = "lockscope/forecast-real/v1"
 LOAD_LOCK = Path("/tmp/lockscope-load.lock")

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from lockscope.capacity import CapacityModel
+from lockscope.catalog import database_facts, relation_facts
 from lockscope.db import connect, run_script
 from lockscope.demo import PK_SELECT, set_extra_indexes
 from lockscope.footprint import measure_footprint
@@ -50,7 +51,7 @@ from lockscope.lab.partitions import required_mlpt
 from lockscope.lab.runner import run_lab
 from lockscope.pgbench import pgbench_init
 from lockscope.server import ScratchServer, ScratchSettings
-from lockscope.shapes import StatementShape, apply_what_if, database_facts, relation_facts, shape_from_footprint
+from lockscope.shapes import StatementShape, apply_what_if, shape_from_footprint
 
 CLIENTS = (1, 2, 4, 8, 16, 32)
 EXTRA_INDEXES = (0, 15, 50, 100)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lockscope.capacity import CapacityModel
+from lockscope.catalog import database_facts, relation_facts
 from lockscope.db import connect, run_script
 from lockscope.footprint import measure_footprint
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION, Calibration, load_calibration
@@ -45,7 +46,7 @@ from lockscope.forecast.engine import transaction_class
 from lockscope.forecast.model import Forecast, forecast_curve, workload_demands
 from lockscope.pgbench import pgbench_init
 from lockscope.server import ScratchServer, ScratchSettings
-from lockscope.shapes import StatementShape, apply_what_if, database_facts, relation_facts, shape_from_footprint
+from lockscope.shapes import StatementShape, apply_what_if, shape_from_footprint
 
 CSV_FILE = Path(__file__).parent / "results" / "published" / "vondra-join-master.csv"
 JOIN = ("select * from pgbench_accounts pa join pgbench_branches pb on pa.bid = pb.bid "

@@ -80,12 +80,12 @@ class ActivityObserver(threading.Thread):
             period = 1.0 / self.hz
             due = time.monotonic()
             while not self.stop.is_set():
-                for r in session.fetch_all(ALL_BACKENDS_SQL):
-                    label = wait_label(r["wait_event_type"], r["wait_event"])
-                    if r["state"] == "active":
-                        self.active[(int(r["pid"]), label)] += 1
-                    if is_session_wait(r["wait_event_type"], r["wait_event"]):
-                        self.visible[(int(r["pid"]), label)] += 1
+                for pid, _, state, wait_event_type, wait_event in session.oracle_rows(ALL_BACKENDS_SQL):
+                    label = wait_label(wait_event_type, wait_event)
+                    if state == "active":
+                        self.active[(int(pid), label)] += 1
+                    if is_session_wait(wait_event_type, wait_event):
+                        self.visible[(int(pid), label)] += 1
                 self.ticks += 1
                 due += period
                 self.stop.wait(max(0.0, due - time.monotonic()))
@@ -113,14 +113,14 @@ class HistoryObserver(threading.Thread):
 
 
 def _profile(session: Session, exclude: set[int]) -> Counter[str]:
-    types = {int(r["pid"]): r["backend_type"] for r in session.fetch_all(
+    types = {int(pid): backend_type for pid, backend_type in session.oracle_rows(
         "select pid, backend_type from pg_catalog.pg_stat_get_activity(NULL)")}
     out: Counter[str] = Counter()
-    for r in session.fetch_all("select pid, event_type, event, count from pg_wait_sampling_profile"):
-        pid = int(r["pid"])
-        if pid in exclude or types.get(pid) != "client backend" or not is_session_wait(r["event_type"], r["event"]):
+    for pid, event_type, event, count in session.oracle_rows(
+            "select pid, event_type, event, count from pg_wait_sampling_profile"):
+        if int(pid) in exclude or types.get(int(pid)) != "client backend" or not is_session_wait(event_type, event):
             continue
-        out[wait_label(r["event_type"], r["event"])] += int(r["count"])
+        out[wait_label(event_type, event)] += int(count)
     return out
 
 
@@ -163,7 +163,7 @@ def _table(title: str, a_name: str, a: dict[str, float], b_name: str, b: dict[st
 def measure(server: ScratchServer, load: str, duration_s: float) -> None:
     conninfo = server.conninfo()
     with connect(conninfo) as s:
-        s.fetch_all("select pg_wait_sampling_reset_profile()")
+        s.oracle_rows("select pg_wait_sampling_reset_profile()")
     if load == "contended":
         run = start_pgbench(server, clients=16, duration_s=duration_s + 6, select_only=True)
     else:
@@ -172,7 +172,7 @@ def measure(server: ScratchServer, load: str, duration_s: float) -> None:
     act = ActivityObserver(conninfo, 10.0)
     hist = HistoryObserver(conninfo)
     with connect(conninfo) as s:
-        s.fetch_all("select pg_wait_sampling_reset_profile()")
+        s.oracle_rows("select pg_wait_sampling_reset_profile()")
         act.start()
         hist.start()
         t0 = time.monotonic()
@@ -224,8 +224,8 @@ def main() -> int:
             run_script(server.conninfo(), "create extension pg_wait_sampling")
             with connect(server.conninfo()) as s:
                 version = s.facts.server_version
-                ext = s.fetch_all("select extversion from pg_extension where extname = 'pg_wait_sampling'")
-            print(f"\nPostgreSQL {version}, pg_wait_sampling {ext[0]['extversion']} (Debian 1.1.4)")
+                ext = s.oracle_rows("select extversion from pg_extension where extname = 'pg_wait_sampling'")
+            print(f"\nPostgreSQL {version}, pg_wait_sampling {ext[0][0]} (Debian 1.1.4)")
             if load == "contended":
                 prepare_contended_schema(server)
             else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from lockscope.db import Session, connect, run_script
 from lockscope.footprint import Footprint, measure_footprint
 from lockscope.pgnodes import NodeDumpError, parse_node_dump
 from lockscope.querynodes import Query
+from lockscope.rows import AcquisitionFactsRow, FunctionVolatilityRow, RelationInfoRow, RelationLockRow
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.statement import check_statement, raw_statement
 
@@ -296,10 +298,10 @@ def _tree_differences(session: Session, conninfo: str, statements: list[str]) ->
         raw = raw_statement(check_statement(sql))
         built = querytree.build_query_tree(raw, querytree.gather_lookup(session.query_rows, raw, version))
         rels = sorted(acquisition.tree_relation_oids(oracle) | acquisition.tree_relation_oids(built.tree))
-        rows = session.query("acquisition_facts", [rels])
+        rows = session.query_rows("acquisition_facts", AcquisitionFactsRow, [rels])
         funcs = sorted(acquisition.tree_function_oids(oracle))
-        volatile = {int(r["function_oid"]) for r in session.query("function_volatility", [funcs])
-                    if r["provolatile"] == "v"} if funcs else set()
+        volatile = {r.function_oid for r in session.query_rows("function_volatility", FunctionVolatilityRow, [funcs])
+                    if r.provolatile == "v"} if funcs else set()
         server_facts = acquisition.catalog_facts_from_rows(rows, None, volatile)
         client_facts = acquisition.catalog_facts_from_rows(rows, None, volatile | built.volatile_functions)
         for phase in ("simple", "custom", "generic-reuse"):
@@ -369,10 +371,9 @@ def test_slot_order_is_reverse_acquisition_order(session: Session) -> None:
         model = list(dict.fromkeys(lock.relation_oid for lock in fp.executions[0].locks if lock.fastpath))
         with session.probe_transaction():
             session.run_user_text("EXPLAIN " + sql)
-            rows = session.query("relation_locks")
+            rows = session.query_rows("relation_locks", RelationLockRow)
         own = session.facts.pg_locks_oid
-        slots = list(dict.fromkeys(int(r["relation_oid"]) for r in rows
-                                   if r["fastpath"] and int(r["relation_oid"]) != own))
+        slots = list(dict.fromkeys(r.relation_oid for r in rows if r.fastpath and r.relation_oid != own))
         cap = session.facts.capacity
         for group in range(cap.groups):
             in_model = [o for o in model if cap.group_of(o) == group]
@@ -401,23 +402,23 @@ def test_partition_bound_order_server_and_catalog_agree(session: Session) -> Non
     from lockscope.footprint import _server_partition_order
 
     for parent in ("lp", "hp", "rp", "rp_200", "payment", "p_ci_builds"):
-        oid = int(session.fetch_one("select %s::regclass::oid::int8 as oid", [parent])["oid"])
-        rows = session.query("acquisition_facts", [[oid]])
+        oid = int(session.oracle_rows("select %s::regclass::oid::int8", [parent])[0][0])
+        rows = session.query_rows("acquisition_facts", AcquisitionFactsRow, [[oid]])
         server = acquisition.catalog_facts_from_rows(rows, _server_partition_order(session, rows))
         catalog = acquisition.catalog_facts_from_rows(rows)
-        names = {int(r["relation_oid"]): r for r in session.query("relation_info", [[int(r["relation_oid"])
-                                                                                    for r in rows]])}
+        names = {r.relation_oid: r for r in session.query_rows("relation_info", RelationInfoRow,
+                                                               [[r.relation_oid for r in rows]])}
         assert server.relations[oid].children == catalog.relations[oid].children, parent
         with session.probe_transaction(enable_partition_pruning="off"):
             plan = "\n".join(str(r[0]) for r in session.run_user_text(f"EXPLAIN SELECT * FROM ONLY {parent}"
                                                                       .replace("ONLY ", "")))
-        positions = [plan.find(f" on {names[c]['relname']} ") for c in server.relations[oid].children]
+        positions = [plan.find(f" on {names[c].relname} ") for c in server.relations[oid].children]
         if all(p >= 0 for p in positions):  # one level: the Append lists the partitions in bound order
             assert positions == sorted(positions), parent
-    lp = int(session.fetch_one("select 'lp'::regclass::oid::int8 as oid")["oid"])
-    facts = acquisition.catalog_facts_from_rows(session.query("acquisition_facts", [[lp]]))
-    relnames = {int(r["relation_oid"]): r["relname"]
-                for r in session.query("relation_info", [list(facts.relations[lp].children)])}
+    lp = int(session.oracle_rows("select 'lp'::regclass::oid::int8")[0][0])
+    facts = acquisition.catalog_facts_from_rows(session.query_rows("acquisition_facts", AcquisitionFactsRow, [[lp]]))
+    relnames = {r.relation_oid: r.relname for r in session.query_rows("relation_info", RelationInfoRow,
+                                                                      [list(facts.relations[lp].children)])}
     ordered = [relnames[c] for c in facts.relations[lp].children]
     assert ordered[:4] == ["lp_1", "lp_10", "lp_11", "lp_12"] and ordered[-1] == "lp_def"
 
@@ -428,11 +429,10 @@ def test_catalog_path_agrees_with_query_tree_model(session: Session) -> None:
         fp = measure_footprint(session, f"select * from {table}")
         locks = fp.executions[0].locks
         oids = [lock.relation_oid for lock in locks]
-        infos = {int(r["relation_oid"]): r for r in session.query("relation_info", [oids])}
-        facts = {int(r["relation_oid"]): r for r in session.query("acquisition_facts", [oids])}
-        for oid, info in infos.items():
-            info["bound"] = facts[oid]["bound"] if oid in facts else None
-            info["partstrat"] = facts[oid]["partstrat"] if oid in facts else None
+        facts = {r.relation_oid: r for r in session.query_rows("acquisition_facts", AcquisitionFactsRow, [oids])}
+        infos = {r.relation_oid: replace(r, bound=facts[r.relation_oid].bound if r.relation_oid in facts else None,
+                                         partstrat=facts[r.relation_oid].partstrat if r.relation_oid in facts else None)
+                 for r in session.query_rows("relation_info", RelationInfoRow, [oids])}
         order = acquisition.acquisition_order(infos, oids, [table], session.facts.server_version_num)
         assert order == oids, table
 
@@ -491,7 +491,7 @@ def _lp316_script() -> str:
 def test_316_list_partitions_every_flag(session: Session, server: ScratchServer) -> None:
     """Every partition and partition index of a 316-partition LIST table, in three plan_cache_modes and without
     pruning: 633+ locks per execution, flags exact (bound order, not OID order)."""
-    if not session.fetch_all("select 1 from pg_class where relname = 'lp316'"):
+    if not session.oracle_rows("select 1 from pg_class where relname = 'lp316'"):
         run_script(server.conninfo(), _lp316_script())
     footprints = [measure_footprint(session, "select * from lp316 where v = 1"),
                   measure_footprint(session, "select * from lp316 where k = 'pk150'")]

@@ -19,6 +19,7 @@ from lockscope.cli import main
 from lockscope.db import Session, connect, run_script
 from lockscope.errors import EXIT_SPILL
 from lockscope.footprint import measure_footprint, measure_generic_plan
+from lockscope.rows import DatabaseFactsRow, NameRow, WatchFeaturesRow
 from lockscope.server import ScratchServer, ScratchSettings
 
 from .conftest import OLD_PG_BIN
@@ -283,8 +284,9 @@ def test_lockscope_own_queries_are_not_audited(gitlab18: tuple[ScratchServer, Au
     watch or a forecast on the same server (here: the name look-up and the database OID) are not audited."""
     server, _ = gitlab18
     with connect(server.conninfo()) as session:
-        for name in ("watch_names", "forecast_database", "watch_features"):
-            session.query(name)
+        for name, row_type in (("watch_names", NameRow), ("forecast_database", DatabaseFactsRow),
+                               ("watch_features", WatchFeaturesRow)):
+            session.query_rows(name, row_type)
         report = run_audit(session, AuditOptions(interval_s=0, unused_min_age_s=0))
     texts = [s.query for s in report.workload.statements if not s.skipped_reason]
     assert texts and not [t for t in texts if "lockscope" in t or "pg_database AS d" in t]

@@ -8,15 +8,15 @@ import datetime as dt
 import pytest
 
 from lockscope import capacity
-from lockscope.audit.catalog import AuditSettings, build_catalog, read_catalog, read_settings
 from lockscope.audit.indexes import index_findings, smallest_drop_set
-from lockscope.audit.params import param_columns
 from lockscope.audit.tables import table_footprints
 from lockscope.capacity import CapacityModel
+from lockscope.catalog import AuditSettings, build_catalog, read_catalog, read_settings
 from lockscope.db import Session
 from lockscope.footprint import measure_footprint
-from lockscope.rows import IndexInfo, RelationInfo
+from lockscope.rows import IndexInfo, TableInfo
 from lockscope.server import ScratchServer
+from lockscope.workload.params import param_columns
 
 from .conftest import by_major
 
@@ -24,8 +24,8 @@ NOW = dt.datetime(2026, 11, 21, tzinfo=dt.UTC)
 SETTINGS = AuditSettings(True, NOW, NOW - dt.timedelta(days=30), "stats_reset", None, True, False, "me", 5, 1)
 
 
-def _rel(oid: int, name: str, relkind: str = "r", parent: int | None = None) -> RelationInfo:
-    return RelationInfo(oid=oid, schema="public", name=name, qualified=f"public.{name}", relkind=relkind,
+def _rel(oid: int, name: str, relkind: str = "r", parent: int | None = None) -> TableInfo:
+    return TableInfo(oid=oid, schema="public", name=name, qualified=f"public.{name}", relkind=relkind,
                         is_partition=parent is not None, parent_oid=parent, partition_bound=None,
                         partition_strategy="r" if relkind == "p" else None, partition_key=None, reltuples=0.0,
                         scans=10)
@@ -144,7 +144,7 @@ def test_param_columns() -> None:
 
 
 def test_pacer_limits_the_rate() -> None:
-    """db.Pacer (the one pacer: Session.read_pg_locks): the first read never waits, the next ones wait out
+    """db.Pacer (the one pacer: Session.query_rows): the first read never waits, the next ones wait out
     1 / rate from the previous one; time spent elsewhere counts; rate 0 never waits."""
     from lockscope.db import Pacer
 

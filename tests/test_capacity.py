@@ -110,10 +110,11 @@ def _shmem(server: ScratchServer) -> tuple[int, str | None, int, int, int]:
     """(bytes of the whole shared memory segment as pg_shmem_allocations adds it up, shared_memory_size or None
     before PG 15, MaxBackends, max_prepared_transactions, server_version_num)."""
     with connect(server.conninfo()) as session:
-        row = session.fetch_one("select sum(allocated_size)::int8 as b, "
-                                "current_setting('shared_memory_size', true) as mb from pg_shmem_allocations")
+        size_bytes, size_mb = session.oracle_rows("select sum(allocated_size)::int8, "
+                                                  "current_setting('shared_memory_size', true) "
+                                                  "from pg_shmem_allocations")[0]
         facts = session.facts
-        return (int(row["b"]), row["mb"], facts.max_backends, facts.max_prepared_transactions,
+        return (int(size_bytes), size_mb, facts.max_backends, facts.max_prepared_transactions,
                 facts.server_version_num)
 
 

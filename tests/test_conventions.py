@@ -341,7 +341,7 @@ def test_pg_locks_queries_are_declared() -> None:
     """Every lockscope SQL file that reads pg_locks, pg_lock_status() or pg_blocking_pids() outside lockscope watch
     (watch_*: its own at-most-once-a-second rule), the exporters' definitions (export_*: run by postgres_exporter
     or pgwatch, never by lockscope) and the observer-effect benchmark's loop is in db.PG_LOCKS_QUERIES, which only
-    Session.read_pg_locks (paced, counted) runs, also when Session.query is asked for them."""
+    Session.query_rows paces and counts (the one way lockscope runs a SQL file)."""
     from lockscope.db import PG_LOCKS_QUERIES
 
     sql_dir = Path(__import__("lockscope.sql", fromlist=["_"]).__file__).parent

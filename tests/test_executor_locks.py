@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from lockscope.db import connect, run_script
-from lockscope.footprint import Execution, executor_index_names, measure_footprint
+from lockscope.footprint import Execution, measure_footprint
 from lockscope.server import ScratchServer
 
 from .conftest import by_major
@@ -68,15 +68,6 @@ def _real_locks(server: ScratchServer, sql: str, param: str) -> dict[tuple[int, 
 
 def _modelled(e: Execution) -> dict[tuple[int, str], bool]:
     return {(lk.relation_oid, lk.mode): lk.fastpath for lk in (*e.locks, *e.executor_index_locks)}
-
-
-def test_index_scan_nodes_are_parsed_with_quotes() -> None:
-    plan = ['Index Scan using xl_t_pkey on xl_t  (cost=0.28..8.29 rows=1 width=8)',
-            '  ->  Bitmap Index Scan on "xl_t B"  (cost=0.00..4.28 rows=1 width=0)',
-            '  ->  Index Only Scan Backward using "we""ird" on t t_1',
-            '  ->  Parallel Index Scan using xl_t_a on xl_t',
-            '  ->  Index Scan using xl_t_pkey on xl_t t2']
-    assert executor_index_names(plan) == ("xl_t_pkey", "xl_t B", 'we"ird', "xl_t_a")
 
 
 @pytest.mark.parametrize("case", [0, 1, 2])

@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 import yaml
+from psycopg.rows import dict_row
 
 from lockscope.db import connect, run_script
 from lockscope.errors import DatabaseError
@@ -46,8 +47,8 @@ def server(request: pytest.FixtureRequest) -> ScratchServer:
 
 
 def _rows(srv: ScratchServer, sql: str) -> list[dict[str, Any]]:
-    with connect(srv.conninfo()) as session:
-        return session.fetch_all(sql)
+    with psycopg.connect(srv.conninfo(), autocommit=True, row_factory=dict_row) as conn:
+        return conn.execute(sql.encode()).fetchall()
 
 
 class Scene:
@@ -117,7 +118,7 @@ def test_stat_lock_query_only_on_19(server: ScratchServer) -> None:
     q = BY_NAME["lockscope_stat_lock"]
     if server.major < 19:
         with connect(server.conninfo()) as session, pytest.raises(DatabaseError) as err:
-            session.fetch_all(q.text)
+            session.oracle_rows(q.text)
         assert err.value.sqlstate == "42P01"  # undefined_table: why the definitions say >= 19
         return
     rows = {r["locktype"]: r for r in _rows(server, q.text)}

@@ -45,7 +45,7 @@ def session16(server16: ScratchServer) -> Iterator[Session]:
 
 
 def _database_oid(session: Session) -> int:
-    return int(session.fetch_one("select oid::int8 as o from pg_database where datname = current_database()")["o"])
+    return int(session.oracle_rows("select oid::int8 from pg_database where datname = current_database()")[0][0])
 
 
 def test_statement_partitions_are_the_lock_partitions_of_the_measured_spilled_locks(session16: Session) -> None:
@@ -230,7 +230,7 @@ def test_fit_of_a_recorded_lab_ceiling_reproduces_its_points() -> None:
 
 def _pgbench_select_planned(scenario: ScenarioForecast) -> StatementShape:
     """pgbench -S's statement as its planned shape. A statement's calls come as one shape per plan-cache phase
-    (audit/phases.py): simple-protocol pgbench plans every call, but a 2 s interval's counters can leave a sliver of
+    (workload/phases.py): simple-protocol pgbench plans every call, but a 2 s interval's counters can leave a sliver of
     "reuses" (calls counted at the end of execution, plans at planning): the planned shape carries the calls."""
     return max((sh for sh, _ in scenario.statements
                 if sh.statement.lower() == "select abalance from pgbench_accounts where aid = $1"),

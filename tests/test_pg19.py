@@ -333,7 +333,7 @@ def test_plan_calls_match_prepared_executions_and_audit_shows_them(pg19: Scratch
 
 def test_audit_catalog_flags_pg_stat_lock_on_19(pg19: ScratchServer) -> None:
     """The audit sees PG 19's pg_stat_lock (catalog flag) and reads its counter."""
-    from lockscope.audit.catalog import read_settings
+    from lockscope.catalog import read_settings
 
     with connect(pg19.conninfo()) as session:
         settings = read_settings(session)

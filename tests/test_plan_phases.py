@@ -27,9 +27,9 @@ import psycopg
 import pytest
 
 from lockscope.audit import AuditOptions, run_audit
-from lockscope.audit.workload import StatementAudit
 from lockscope.db import connect, run_script
 from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.workload.probes import StatementAudit
 
 from .drivers import run as run_driver
 from .fix_versions import bin_dir_of

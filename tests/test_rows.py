@@ -3,10 +3,13 @@ clear error naming the SQL file, optional columns may be absent, unit-carrying f
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lockscope.errors import DatabaseError
-from lockscope.rows import HeldLocksRow, RowShapeError, StatementCountersRow, from_row
+from lockscope.rows import HeldLocksRow, RelationLockRow, RowShapeError, StatementCountersRow, from_row
+from lockscope.vocab import LockMode, LockRole, PlanCacheMode, PlanPhase
 
 
 def test_missing_column_names_the_sql_file_and_the_column() -> None:
@@ -24,3 +27,28 @@ def test_columns_with_units_and_optional_columns() -> None:
     nested = from_row(StatementCountersRow, {"queryid": 1, "userid": 10, "calls": 2, "total_exec_time": 1.0,
                                              "plans": 3}, "audit_pgss_snapshot")
     assert row.plus(nested) == StatementCountersRow(1, 10, 6, plans=3, total_exec_time_ms=3.5)
+
+
+def test_enum_columns_are_converted_once_at_the_boundary() -> None:
+    """A column whose field is a vocabulary enum (lockscope/vocab.py) arrives as its member; a value that is none
+    of its members is a RowShapeError naming the file (rows and SQL out of step)."""
+    row = from_row(RelationLockRow, {"relation_oid": 1259, "mode": "AccessShareLock", "fastpath": True,
+                                     "shared_catalog": False, "database_oid": 5}, "relation_locks")
+    assert row.mode is LockMode.ACCESS_SHARE and row.mode == "AccessShareLock" and row.mode.rank == 0
+    with pytest.raises(RowShapeError, match=r"sql/relation_locks\.sql returned 'SIReadLock' in column 'mode', not a "
+                                            r"LockMode"):
+        from_row(RelationLockRow, {"relation_oid": 1259, "mode": "SIReadLock", "fastpath": False,
+                                   "shared_catalog": False, "database_oid": 5}, "relation_locks")
+
+
+def test_vocabulary_values_are_the_output_strings() -> None:
+    """The enums' values are what pg_locks, plan_cache_mode and lockscope's JSON spell (docs/json-schema.md)."""
+    assert list(LockMode) == ["AccessShareLock", "RowShareLock", "RowExclusiveLock", "ShareUpdateExclusiveLock",
+                              "ShareLock", "ShareRowExclusiveLock", "ExclusiveLock", "AccessExclusiveLock"]
+    assert [m for m in LockMode if m.weak] == ["AccessShareLock", "RowShareLock", "RowExclusiveLock"]
+    assert [r for r in LockRole if r.is_index] == ["index", "partitioned index", "partition index"]
+    assert [p for p in PlanPhase if not p.plans] == ["generic-reuse"]
+    assert list(PlanCacheMode) == ["auto", "force_custom_plan", "force_generic_plan"]
+    assert json.dumps({"role": LockRole.PARTITION_INDEX, "phase": PlanPhase.GENERIC_BUILD}) == \
+        '{"role": "partition index", "phase": "generic-build"}'
+    assert f"{LockMode.ROW_EXCLUSIVE} {PlanCacheMode.AUTO}" == "RowExclusiveLock auto"

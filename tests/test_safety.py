@@ -20,6 +20,7 @@ from lockscope.errors import (
     UnsupportedStatementError,
 )
 from lockscope.footprint import measure_footprint, measure_generic_plan
+from lockscope.rows import DatabaseFactsRow, RelationLockRow
 from lockscope.server import ScratchServer
 
 
@@ -48,7 +49,7 @@ def test_nothing_left_on_the_server(any_pg: ScratchServer) -> None:
     session = connect(any_pg.conninfo())
     pid = session.backend_pid
     measure_footprint(session, "select * from acct where id = $1", params=["1"], protocol="prepared")
-    assert session.fetch_all("select name from pg_prepared_statements") == []
+    assert session.oracle_rows("select name from pg_prepared_statements") == []
     activity = _rows(any_pg, f"select application_name, state from pg_stat_activity where pid = {pid}")
     assert activity == [("lockscope", "idle")]  # not idle in transaction
     assert _rows(any_pg, f"select locktype, mode from pg_locks where pid = {pid}") == []
@@ -97,7 +98,7 @@ def test_generic_plan_probe_executes_nothing_and_leaves_nothing(any_pg: ScratchS
                 assert {lk.relation for lk in locks} == relations, sql
                 assert {lk.mode for lk in locks} == {"RowExclusiveLock"}, sql
                 assert fp.executions[0].phase == "generic-build"
-            assert session.fetch_all("select name from pg_prepared_statements") == []
+            assert session.oracle_rows("select name from pg_prepared_statements") == []
             assert _rows(any_pg, f"select state from pg_stat_activity where pid = {pid}") == [("idle",)]
             assert _rows(any_pg, f"select locktype, mode from pg_locks where pid = {pid}") == []
         finally:
@@ -112,10 +113,10 @@ def test_generic_plan_probe_executes_nothing_and_leaves_nothing(any_pg: ScratchS
 
 def test_probe_transaction_settings(any_session: Session) -> None:
     with any_session.probe_transaction():
-        row = any_session.fetch_one(
-            "select current_setting('transaction_read_only') as ro, current_setting('lock_timeout') as lt, "
-            "current_setting('statement_timeout') as st, current_setting('application_name') as app")
-    assert row == {"ro": "on", "lt": "200ms", "st": "5s", "app": "lockscope"}
+        row = any_session.oracle_rows(
+            "select current_setting('transaction_read_only'), current_setting('lock_timeout'), "
+            "current_setting('statement_timeout'), current_setting('application_name')")[0]
+    assert row == ("on", "200ms", "5s", "lockscope")
 
 
 @pytest.mark.parametrize("sql, word, node", [
@@ -160,14 +161,14 @@ def test_invalid_sql_is_refused_before_the_server(any_session: Session) -> None:
 
 
 def test_pg_locks_reads_are_paced_counted_and_only_through_one_method(any_pg: ScratchServer) -> None:
-    """Session.read_pg_locks: the one way to read pg_locks (Session.query sends those files there), paced at the
-    session's rate, counted and timed; unpaced by default (scratch servers)."""
+    """Session.query_rows: the one way to read pg_locks, paced at the session's rate, counted and timed; unpaced by
+    default (scratch servers). Other SQL files are neither paced nor counted."""
     with connect(any_pg.conninfo(), pg_locks_rate_hz=4.0) as session:
-        with pytest.raises(ValueError, match="not a pg_locks query"):
-            session.read_pg_locks("server_facts")
+        session.query_rows("forecast_database", DatabaseFactsRow)
+        assert session.probe_cost.pg_locks_reads == 0
         measure_footprint(session, "select * from acct where id = $1", params=["1"], protocol="prepared",
                           executions=4)
-        session.query("relation_locks")
+        session.query_rows("relation_locks", RelationLockRow)
         cost = session.probe_cost
         assert (cost.pg_locks_reads, cost.probe_rate_hz) == (5, 4.0)
         assert cost.probing_s >= 1.0  # 5 reads at most 4 per second: 4 full intervals
@@ -187,8 +188,8 @@ def test_pacing_waits_before_the_probe_transaction(pg18: ScratchServer) -> None:
         for _ in range(3):
             with session.probe_transaction():
                 session.run_user_text("EXPLAIN select * from acct where id = 1")
-                session.read_pg_locks("relation_locks")
-                held.append(float(session.fetch_one("select extract(epoch from clock_timestamp() - now()) as s")["s"]))
+                session.query_rows("relation_locks", RelationLockRow)
+                held.append(float(session.oracle_rows("select extract(epoch from clock_timestamp() - now())")[0][0]))
         assert time.monotonic() - start >= 2.0
         assert max(held) < 0.5, held
         assert session.probe_cost.pg_locks_reads == 3
@@ -197,8 +198,9 @@ def test_pacing_waits_before_the_probe_transaction(pg18: ScratchServer) -> None:
 def test_audit_skips_a_text_its_parser_rejects(pg18: ScratchServer) -> None:
     """A pg_stat_statements text pglast cannot parse (e.g. a grammar newer than lockscope's parser) is skipped with
     the parser's reason, never sent to the server; the audit goes on with the others."""
-    from lockscope.audit.catalog import read_catalog
-    from lockscope.audit.workload import StatementRates, probe_statements
+    from lockscope.catalog import read_catalog
+    from lockscope.workload.probes import probe_statements
+    from lockscope.workload.statements import StatementRates
 
     rows = [StatementRates(queryid=1, userid=10, query="selec 1", calls=5, calls_per_s=1.0),
             StatementRates(queryid=2, userid=10, query="select * from acct where id = 1", calls=5, calls_per_s=1.0)]
@@ -222,7 +224,7 @@ def test_unknown_relation_and_parameters(any_session: Session) -> None:
         measure_footprint(any_session, "select * from acct where id = $1", params=["abc"])
     with pytest.raises(StatementError, match="22P02"):
         measure_footprint(any_session, "select * from acct where id = $1", params=["abc"], protocol="prepared")
-    assert any_session.fetch_all("select name from pg_prepared_statements") == []
+    assert any_session.oracle_rows("select name from pg_prepared_statements") == []
 
 
 def test_blocked_by_an_access_exclusive_lock(any_pg: ScratchServer, any_session: Session) -> None:
@@ -258,17 +260,15 @@ def test_every_query_has_the_timeouts(any_pg: ScratchServer) -> None:
     (connection options), so no lockscope query waits on a lock or runs without a bound."""
     for sampler in (False, True):
         with connect(any_pg.conninfo(), lock_timeout_ms=300, statement_timeout_ms=4000, sampler=sampler) as session:
-            assert session.fetch_one("select current_setting('lock_timeout') as lt, "
-                                     "current_setting('statement_timeout') as st, "
-                                     "current_setting('transaction_read_only') as ro") == {"lt": "300ms", "st": "4s",
-                                                                                           "ro": "on"}
+            assert session.oracle_rows("select current_setting('lock_timeout'), current_setting('statement_timeout'), "
+                                       "current_setting('transaction_read_only')") == [("300ms", "4s", "on")]
     holder = psycopg.connect(any_pg.conninfo())
     holder.execute("lock table acct in access exclusive mode")
     try:
         with connect(any_pg.conninfo(), lock_timeout_ms=300) as session:
             start = time.monotonic()
             with pytest.raises(LockBlockedError):
-                session.fetch_all("select count(*) from acct")  # a catalog-style read, not in a probe transaction
+                session.oracle_rows("select count(*) from acct")  # a catalog-style read, not in a probe transaction
             assert time.monotonic() - start < 3.0
     finally:
         holder.rollback()
@@ -280,8 +280,8 @@ def test_the_users_connection_options_are_kept(pg18: ScratchServer, monkeypatch:
     monkeypatch.setenv("PGOPTIONS", "-c work_mem=7MB")
     for dsn, work_mem in ((pg18.conninfo(), "7MB"), (pg18.conninfo() + " options='-c work_mem=9MB'", "9MB")):
         with connect(dsn) as session:
-            assert session.fetch_one("select current_setting('work_mem') as wm, current_setting('lock_timeout') "
-                                     "as lt") == {"wm": work_mem, "lt": "200ms"}
+            assert session.oracle_rows("select current_setting('work_mem'), current_setting('lock_timeout')") == [
+                (work_mem, "200ms")]
 
 
 def test_unreachable_server(tmp_path: object) -> None:
@@ -372,8 +372,8 @@ def test_probes_put_no_warning_or_error_in_the_server_log(any_pg: ScratchServer)
         measure_footprint(session, "delete from acct where id = $1", params=["1"], protocol="prepared", executions=2)
         measure_generic_plan(session, "update acct set balance = $1 where id = $2")
         with session.probe_transaction():
-            assert session.fetch_one("select current_setting('transaction_read_only') as ro") == {"ro": "on"}
-        assert session.fetch_one("select current_setting('transaction_read_only') as ro") == {"ro": "on"}
+            assert session.oracle_rows("select current_setting('transaction_read_only')") == [("on",)]
+        assert session.oracle_rows("select current_setting('transaction_read_only')") == [("on",)]
         pid = session.backend_pid
     lines = _log_lines_of(any_pg, since, pid)
     assert not [line for line in lines if "WARNING:" in line or "ERROR:" in line], lines

@@ -139,8 +139,8 @@ def test_query_id_joins_pg_stat_statements(pgws: ScratchServer, sampler_session:
     ids = {s.query_id for x in samples for s in x.sessions}
     assert len(ids) == 1 and None not in ids
     with connect(pgws.conninfo()) as session:
-        rows = session.fetch_all("select query from pg_stat_statements where queryid = %s", [ids.pop()])
-    assert [r["query"] for r in rows] == ["select pg_sleep($1)"]
+        rows = session.oracle_rows("select query from pg_stat_statements where queryid = %s", [ids.pop()])
+    assert [r[0] for r in rows] == ["select pg_sleep($1)"]
     # --hz 10: one walk per 100 ms slot
     assert 8 <= len(samples) <= 13
 
@@ -154,7 +154,7 @@ def test_cpu_inferred_for_running_session(pgws: ScratchServer, sampler_session: 
         done.set()
 
     with connect(pgws.conninfo()) as probe:
-        pids_before = {int(r["pid"]) for r in probe.fetch_all("select pid from pg_stat_activity")}
+        pids_before = {int(r[0]) for r in probe.oracle_rows("select pid from pg_stat_activity")}
     thread = threading.Thread(target=burn, daemon=True)
     thread.start()
     time.sleep(0.5)

@@ -23,6 +23,7 @@ from lockscope.db import Session, connect, load_sql, run_script
 from lockscope.errors import RecordFileError
 from lockscope.report.watch_html import recording_html
 from lockscope.report.watch_terminal import LiveHeader, render_live, render_summary
+from lockscope.rows import QueryTextRow, RelationLockRow
 from lockscope.server import ScratchServer
 from lockscope.watch.engine import WatchConfig, Watcher, stat_lock_deltas
 from lockscope.watch.prometheus import PrometheusExporter, parse_listen
@@ -84,13 +85,13 @@ def test_sample_query_takes_no_heavyweight_lock(session18: Session) -> None:
     would lock pg_database, pg_authid and 4 of their indexes in the main lock table)."""
     sql = load_sql("activity_sample", session18.facts.server_version_num)
     with session18.probe_transaction():
-        session18.fetch_all(sql)
-        locks = session18.query("relation_locks")
-    assert [r["relation_oid"] for r in locks] == [session18.facts.pg_locks_oid]
+        session18.oracle_rows(sql)
+        locks = session18.query_rows("relation_locks", RelationLockRow)
+    assert [r.relation_oid for r in locks] == [session18.facts.pg_locks_oid]
     with session18.probe_transaction():
-        session18.fetch_all("select * from pg_stat_activity")
-        view_locks = session18.query("relation_locks")
-    assert sum(not r["fastpath"] for r in view_locks) == 6  # what the view would cost per sample
+        session18.oracle_rows("select * from pg_stat_activity")
+        view_locks = session18.query_rows("relation_locks", RelationLockRow)
+    assert sum(not r.fastpath for r in view_locks) == 6  # what the view would cost per sample
 
 
 def test_reader_resolves_names_and_old_api_still_works(pg18: ScratchServer, background: Background) -> None:
@@ -188,10 +189,10 @@ def test_statement_text_fallback_from_activity(pg18: ScratchServer, background: 
     with connect(pg18.conninfo(), sampler=True) as session:
         qid = next(s.query_id for s in read_activity(session) if s.wait == "Timeout:PgSleep")
         with session.probe_transaction():
-            rows = session.query("watch_activity_text", [[qid]])
-            locks = session.query("relation_locks")
-    assert [r["query"] for r in rows] == ["select pg_sleep(1.5) /* watch-fallback */"]
-    assert [r["relation_oid"] for r in locks] == [session.facts.pg_locks_oid]
+            rows = session.query_rows("watch_activity_text", QueryTextRow, [[qid]])
+            locks = session.query_rows("relation_locks", RelationLockRow)
+    assert [r.query for r in rows] == ["select pg_sleep(1.5) /* watch-fallback */"]
+    assert [r.relation_oid for r in locks] == [session.facts.pg_locks_oid]
 
 
 def test_prometheus_endpoint_scrape(pg18: ScratchServer, watch_table: str, background: Background) -> None:

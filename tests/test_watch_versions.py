@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from lockscope.db import Session, load_sql, run_script
+from lockscope.rows import RelationLockRow
 from lockscope.server import ScratchServer
 from lockscope.watch.engine import WatchConfig, Watcher
 from lockscope.watch.recorded import load_summary
@@ -19,9 +20,9 @@ def test_sample_query_takes_no_heavyweight_lock(any_session: Session) -> None:
     """The version's sample query (sql/activity_sample*.sql) locks nothing but the pg_locks view we read."""
     sql = load_sql("activity_sample", any_session.facts.server_version_num)
     with any_session.probe_transaction():
-        any_session.fetch_all(sql)
-        locks = any_session.query("relation_locks")
-    assert [r["relation_oid"] for r in locks] == [any_session.facts.pg_locks_oid]
+        any_session.oracle_rows(sql)
+        locks = any_session.query_rows("relation_locks", RelationLockRow)
+    assert [r.relation_oid for r in locks] == [any_session.facts.pg_locks_oid]
 
 
 def test_watch_samples_a_lock_scene(any_pg: ScratchServer, tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .querynodes import (
     BoolExpr,
@@ -115,9 +115,13 @@ from .querynodes import (
 from .versions import PG16 as _PG16
 from .versions import PG18 as _PG18
 
+if TYPE_CHECKING:
+    from .rows import AcquisitionFactsRow
+
 __all__ = [
     "ORDER_RULES",
     "CatalogFacts",
+    "CatalogRelation",
     "LockStep",
     "RelationFacts",
     "acquisition_order",
@@ -274,7 +278,7 @@ def order_partitions(children: Sequence[RelationFacts], strategy: str | None,
         return [c.oid for c in sorted(children, key=lambda c: (str(partition_sort_key(strategy, c.bound)), c.oid))]
 
 
-def catalog_facts_from_rows(rows: Iterable[Mapping[str, Any]],
+def catalog_facts_from_rows(rows: Iterable[AcquisitionFactsRow],
                             server_order: Mapping[int, Mapping[int, int]] | None = None,
                             volatile_functions: Iterable[int] = (),
                             materialized_ctes: Iterable[str] | None = None) -> CatalogFacts:
@@ -282,18 +286,16 @@ def catalog_facts_from_rows(rows: Iterable[Mapping[str, Any]],
 
     :param server_order: per partitioned table, the server's rank of each partition (see ``footprint``).
     """
-    rows = [r for r in rows if r["relkind"] not in ("i", "I")]  # index rows carry names only
-    base = {int(r["relation_oid"]): r for r in rows}
+    base = {r.relation_oid: r for r in rows if r.relkind not in ("i", "I")}  # index rows carry names only
     kids: dict[int, list[int]] = {}
     for oid, r in base.items():
-        if r["parent_oid"] is not None and int(r["parent_oid"]) in base:
-            kids.setdefault(int(r["parent_oid"]), []).append(oid)
+        if r.parent_oid is not None and r.parent_oid in base:
+            kids.setdefault(r.parent_oid, []).append(oid)
     rels: dict[int, RelationFacts] = {}
 
     def plain(oid: int) -> RelationFacts:
         r = base[oid]
-        return RelationFacts(oid, r["relkind"], int(r["parent_oid"]) if r["parent_oid"] is not None else None,
-                             tuple(int(x) for x in r["index_oids"] or ()), (), r["bound"], r["partstrat"])
+        return RelationFacts(oid, r.relkind, r.parent_oid, tuple(r.index_oids or ()), (), r.bound, r.partstrat)
 
     for oid in base:
         rels[oid] = plain(oid)
@@ -1120,7 +1122,34 @@ def statement_lock_steps(tree: Query, facts: CatalogFacts, server_version_num: i
 
 # -- catalog-only path (audit, what-ifs) -------------------------------------------------------------------------
 
-def acquisition_order(infos: Mapping[int, Mapping[str, Any]], oids: Sequence[int], relation_names: Sequence[str],
+class CatalogRelation(Protocol):
+    """What the catalog-only order reads of one locked relation: a ``relation_info.sql`` or
+    ``acquisition_facts.sql`` row (:class:`lockscope.rows.RelationInfoRow`), or the audit's catalog entry.
+
+    :ivar relkind: ``pg_class.relkind``.
+    :ivar relname: the bare name.
+    :ivar parent_oid: the indexed table, the partitioned or inheritance parent, else None.
+    :ivar bound: a partition's ``FOR VALUES`` text, else None.
+    :ivar partstrat: a partitioned table's strategy (``l``, ``r``, ``h``), else None.
+    """
+
+    @property
+    def relkind(self) -> str: ...
+
+    @property
+    def relname(self) -> str: ...
+
+    @property
+    def parent_oid(self) -> int | None: ...
+
+    @property
+    def bound(self) -> str | None: ...
+
+    @property
+    def partstrat(self) -> str | None: ...
+
+
+def acquisition_order(infos: Mapping[int, CatalogRelation], oids: Sequence[int], relation_names: Sequence[str],
                       server_version_num: int = _PG16) -> list[int]:
     """Catalog-only order for a one-table statement (``audit``): no query tree needed.
 
@@ -1129,9 +1158,9 @@ def acquisition_order(infos: Mapping[int, Mapping[str, Any]], oids: Sequence[int
     depth first (``expand_partitioned_rtentry``); a legacy inheritance parent: all children breadth first, then
     the indexes (``expand_inherited_rtentry``); anything else last in OID order (``unmodelled``).
 
-    :param infos: by OID: ``relkind``, ``parent_oid``, ``relname``; optional ``bound`` (``FOR VALUES`` text) and
-        ``partstrat`` of the parent (``l``/``r``/``h``) for bound order — without them partitions fall back to
-        OID order.
+    :param infos: by OID: ``relkind``, ``parent_oid``, ``relname``, ``bound`` (``FOR VALUES`` text, or None) and
+        ``partstrat`` of the parent (``l``/``r``/``h``, or None) for bound order — without them partitions fall back
+        to OID order.
     :param oids: the locked relations (distinct).
     :param relation_names: the statement's table name(s); the first named relation present is the top.
     :return: the OIDs in modelled acquisition order.
@@ -1139,13 +1168,13 @@ def acquisition_order(infos: Mapping[int, Mapping[str, Any]], oids: Sequence[int
     present = list(dict.fromkeys(oids))
     walk = _CatalogOrder(infos, present)
     names = list(relation_names)
-    tops = [o for o in present if walk.info(o).get("parent_oid") not in walk.pset and not walk.is_index(o)]
-    tops.sort(key=lambda o: (names.index(infos[o]["relname"]) if walk.info(o).get("relname") in names
-                             else len(names), o))
+    tops = [o for o in present if walk.parent_of(o) not in walk.pset and not walk.is_index(o)]
+    rank = {name: n for n, name in reversed(list(enumerate(names)))}  # a name's first position
+    tops.sort(key=lambda o: (rank.get(walk.relname(o) or "", len(names)), o))
     for top in tops:
         walk.add(top)
     for top in tops:
-        if walk.info(top).get("relkind") != "p" and any(not walk.is_index(c) for c in walk.kids.get(top, [])):
+        if walk.relkind(top) != "p" and any(not walk.is_index(c) for c in walk.kids.get(top, [])):
             walk.add_inheritance(top)
             continue
         walk.indexes(top)
@@ -1159,33 +1188,44 @@ def acquisition_order(infos: Mapping[int, Mapping[str, Any]], oids: Sequence[int
 class _CatalogOrder:
     """:func:`acquisition_order`'s walk: the locked relations' children by parent and the order built so far."""
 
-    def __init__(self, infos: Mapping[int, Mapping[str, Any]], present: Sequence[int]) -> None:
+    def __init__(self, infos: Mapping[int, CatalogRelation], present: Sequence[int]) -> None:
         self.infos = infos
         self.pset = set(present)
         self.kids: dict[int, list[int]] = {}
         for oid in sorted(self.pset):
-            parent = self.info(oid).get("parent_oid")
+            parent = self.parent_of(oid)
             if parent is not None and parent in self.pset:
-                self.kids.setdefault(int(parent), []).append(oid)
+                self.kids.setdefault(parent, []).append(oid)
         self.order: list[int] = []
         self.seen: set[int] = set()
 
-    def info(self, oid: int) -> Mapping[str, Any]:
-        return self.infos.get(oid, {})
+    def parent_of(self, oid: int) -> int | None:
+        info = self.infos.get(oid)
+        return info.parent_oid if info is not None else None
+
+    def relkind(self, oid: int) -> str | None:
+        info = self.infos.get(oid)
+        return info.relkind if info is not None else None
+
+    def relname(self, oid: int) -> str | None:
+        info = self.infos.get(oid)
+        return info.relname if info is not None else None
+
+    def bound(self, oid: int) -> str | None:
+        info = self.infos.get(oid)
+        return info.bound if info is not None else None
 
     def is_index(self, oid: int) -> bool:
-        return self.info(oid).get("relkind") in ("i", "I")
+        return self.relkind(oid) in ("i", "I")
 
     def partitions(self, oid: int) -> list[int]:
         """The children of ``oid`` that are not indexes: bound order under a partitioned table, else OID order."""
         rels = [c for c in self.kids.get(oid, []) if not self.is_index(c)]
-        strat = self.info(oid).get("partstrat")
-        if self.info(oid).get("relkind") != "p":
+        info = self.infos.get(oid)
+        if info is None or info.relkind != "p":
             return sorted(rels)
-        if strat is None:
-            strat = _guess_strategy([self.info(c).get("bound") for c in rels])
-        children = [RelationFacts(c, str(self.info(c).get("relkind", "r")), oid, bound=self.info(c).get("bound"))
-                    for c in rels]
+        strat = info.partstrat or _guess_strategy([self.bound(c) for c in rels])
+        children = [RelationFacts(c, self.relkind(c) or "r", oid, bound=self.bound(c)) for c in rels]
         return order_partitions(children, strat)
 
     def add(self, oid: int) -> None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from .versions import PG13 as _PG13
 from .versions import PG18 as _PG18
 from .versions import PG19 as _PG19
+from .vocab import LockMode
 
 __all__ = [
     "FP_LOCK_GROUPS_PER_BACKEND_MAX",
@@ -57,19 +58,10 @@ FP_LOCK_SLOTS_PER_GROUP = 16
 FP_LOCK_GROUPS_PER_BACKEND_MAX = 1024
 #: The smallest ``max_locks_per_transaction`` PostgreSQL accepts (``guc_tables.c``, every version 13..19).
 MIN_MAX_LOCKS_PER_TRANSACTION = 10
-#: ``lockdefs.h``: the relation lock modes, weakest first, as pg_locks spells them.
-LOCK_MODES = (
-    "AccessShareLock",
-    "RowShareLock",
-    "RowExclusiveLock",
-    "ShareUpdateExclusiveLock",
-    "ShareLock",
-    "ShareRowExclusiveLock",
-    "ExclusiveLock",
-    "AccessExclusiveLock",
-)
+#: ``lockdefs.h``: the relation lock modes, weakest first, as pg_locks spells them (:class:`~lockscope.vocab.LockMode`).
+LOCK_MODES = tuple(LockMode)
 #: Modes below ShareUpdateExclusiveLock: the only ones eligible for the fast path.
-WEAK_LOCK_MODES = frozenset(LOCK_MODES[:3])
+WEAK_LOCK_MODES = frozenset(m for m in LockMode if m.weak)
 
 
 def _next_power_of_2(value: int) -> int:
@@ -118,7 +110,7 @@ class LockRequest:
     """
 
     relation_oid: int
-    mode: str
+    mode: LockMode
     shared_catalog: bool = False
 
 

@@ -8,8 +8,8 @@ Session rules (every connection lockscope opens):
 - Autocommit: a catalog query is one round trip in a read-only transaction of its own, and no transaction is ever
   left open between queries. Probe transactions (:meth:`Session.probe_transaction`) are ``BEGIN READ ONLY`` with
   ``SET LOCAL lock_timeout`` and ``statement_timeout``, sent as one message, and always end in ROLLBACK.
-- Every read of pg_locks (:data:`PG_LOCKS_QUERIES`) goes through :meth:`Session.read_pg_locks`, paced at the
-  session's ``pg_locks_rate_hz``, counted and timed (:attr:`Session.probe_cost`): each read takes all 16
+- Every read of pg_locks (:data:`PG_LOCKS_QUERIES`) is paced by :meth:`Session.query_rows` at the session's
+  ``pg_locks_rate_hz``, counted and timed (:attr:`Session.probe_cost`): each read takes all 16
   lock-partition LWLocks and every backend's fast-path LWLock (``lock.c GetLockStatusData``).
 - SQL lives in ``lockscope/sql/NAME.sql``; a file ``NAME-NNNNNN.sql`` replaces it from server_version_num NNNNNN on.
 - Passwords never appear in any message: :func:`redact_dsn` and :func:`redact` scrub them.
@@ -18,11 +18,12 @@ Session rules (every connection lockscope opens):
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -31,7 +32,8 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql as pg_sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg.rows import dict_row
+from psycopg.rows import RowFactory, RowMaker, no_result
+from psycopg.types.string import TextBinaryLoader, TextLoader
 
 from . import capacity
 from .errors import (
@@ -42,8 +44,9 @@ from .errors import (
     StatementError,
     UnsupportedServerError,
 )
-from .rows import BlockingLockRow, RowT, from_row, from_rows
+from .rows import BlockingLockRow, RowT, row_maker
 from .versions import MIN_SUPPORTED, major_of
+from .vocab import PlanCacheMode
 
 __all__ = [
     "APPLICATION_NAME",
@@ -69,10 +72,9 @@ APPLICATION_NAME = "lockscope"
 #: ``connect_timeout`` (s) when neither the DSN nor ``PGCONNECT_TIMEOUT`` sets one (libpq's own default: none).
 DEFAULT_CONNECT_TIMEOUT_S = 5
 #: The SQL files that read pg_locks (``lock.c GetLockStatusData``: every backend's fast-path LWLock, then all 16
-#: lock-partition LWLocks in shared mode while it copies the main lock table). They run only through
-#: :meth:`Session.read_pg_locks` (also when asked for with :meth:`Session.query`), which paces, counts and times
-#: them. ``lockscope watch``'s own ``watch_locks`` / ``watch_blocking`` (at most once per second, its own rule)
-#: are not in this set.
+#: lock-partition LWLocks in shared mode while it copies the main lock table). :meth:`Session.query_rows` paces,
+#: counts and times them. ``lockscope watch``'s own ``watch_locks`` / ``watch_blocking`` (at most once per second,
+#: its own rule) are not in this set.
 PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks", "audit_held_locks"})
 #: SQLSTATE classes (first two characters, PostgreSQL ``errcodes.txt``) mapped to :class:`StatementError`: the
 #: statement or its parameters are at fault (42 syntax/access rule, 22 data exception, 0A feature not supported,
@@ -223,6 +225,33 @@ def load_script(name: str, **params: int | str) -> str:
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], text)
 
 
+def fill_sql(name: str, text: str, fill: Mapping[str, str]) -> str:
+    """``text`` of the SQL file ``name`` with its ``@key@`` placeholders replaced by ``fill[key]``: text lockscope
+    composed itself (a schema quoted with :meth:`Session.identifier`, a list of columns the file reads), never a
+    user's input.
+
+    :raises ValueError: a placeholder without a value, or a value without a placeholder.
+    """
+    wanted = set(_PLACEHOLDER.findall(text))
+    if wanted != set(fill):
+        raise ValueError(f"sql/{name}.sql takes {sorted(wanted)}, got {sorted(fill)}")
+    return _PLACEHOLDER.sub(lambda m: fill[m.group(1)], text)
+
+
+def _typed_rows(row_type: type[RowT], source: str) -> RowFactory[RowT]:
+    """A psycopg row factory making each row a ``row_type`` (as ``psycopg.rows.class_row``), with the result's
+    columns checked against the type once, when its description arrives (:func:`lockscope.rows.row_maker`).
+
+    :raises RowShapeError: (when the result arrives) a column the type needs is missing.
+    """
+    def factory(cursor: psycopg.Cursor[Any]) -> RowMaker[RowT]:
+        if not cursor.description:
+            return no_result
+        return row_maker(row_type, [c.name for c in cursor.description], source)
+
+    return factory
+
+
 class Pacer:
     """Keeps an operation at or below ``rate_hz`` per second: :meth:`wait` sleeps until the next one is allowed.
 
@@ -313,7 +342,7 @@ class ServerFacts:
     autovacuum_workers: int
     max_worker_processes: int
     max_wal_senders: int
-    plan_cache_mode: str
+    plan_cache_mode: PlanCacheMode
     in_recovery: bool
     pg_locks_oid: int
 
@@ -344,6 +373,20 @@ class ServerFacts:
         return capacity.shared_lock_table_entries(
             self.max_locks_per_transaction, self.max_backends, self.max_prepared_transactions
         )
+
+
+@dataclass(frozen=True)
+class _ServerFactsRow(ServerFacts):
+    """``server_facts.sql``'s row: the :class:`ServerFacts` and the session rules as the server holds them.
+
+    :ivar statement_timeout_ms: ms.
+    :ivar lock_timeout_ms: ms.
+    :ivar default_transaction_read_only: ``on`` or ``off``.
+    """
+
+    statement_timeout_ms: int
+    lock_timeout_ms: int
+    default_transaction_read_only: str
 
 
 @dataclass(frozen=True)
@@ -394,24 +437,24 @@ class Session:
         self._pg_locks_s = 0.0
         self._pg_locks_first: float | None = None
         self._pg_locks_last = 0.0
-        row = self.fetch_one(load_sql("server_facts", 0))
-        if int(row["server_version_num"]) < MIN_SUPPORTED:
+        row = self._typed(load_sql("server_facts", 0), _ServerFactsRow, None, "server_facts")[0]
+        if row.server_version_num < MIN_SUPPORTED:
             raise UnsupportedServerError(
-                f"PostgreSQL {row['server_version']} is not supported: lockscope needs 13 or later"
+                f"PostgreSQL {row.server_version} is not supported: lockscope needs 13 or later"
             )
-        self.facts = from_row(ServerFacts, row, "server_facts")
+        self.facts = ServerFacts(**{f.name: getattr(row, f.name) for f in dataclasses.fields(ServerFacts)})
         self._check_session_rules(row)
 
-    def _check_session_rules(self, row: dict[str, Any]) -> None:
+    def _check_session_rules(self, row: _ServerFactsRow) -> None:
         """Refuse a session whose connection options did not take effect (``server_facts.sql``'s last columns): a
         pooler that drops them would leave every query without lockscope's timeouts and read-only rule (and a
         ``SET`` instead could leak to other clients of a transaction-mode pool).
 
         :raises ConnectionFailedError: naming the settings found and what to connect to instead.
         """
-        found = {"statement_timeout": f"{row['statement_timeout_ms']} ms",
-                 "lock_timeout": f"{row['lock_timeout_ms']} ms",
-                 "default_transaction_read_only": str(row["default_transaction_read_only"])}
+        found = {"statement_timeout": f"{row.statement_timeout_ms} ms",
+                 "lock_timeout": f"{row.lock_timeout_ms} ms",
+                 "default_transaction_read_only": str(row.default_transaction_read_only)}
         wanted = {"statement_timeout": f"{self.statement_timeout_ms} ms", "lock_timeout": f"{self.lock_timeout_ms} ms",
                   "default_transaction_read_only": "on"}
         wrong = [f"{k} is {found[k]}, not {v}" for k, v in wanted.items() if found[k] != v]
@@ -459,82 +502,78 @@ class Session:
         """``name`` as a quoted SQL identifier."""
         return pg_sql.Identifier(name).as_string(self._conn)
 
-    def fetch_all(self, query: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        """Run one lockscope query (ours, never the user's) and return its rows as dicts.
+    def query_rows(self, name: str, row_type: type[RowT], params: Sequence[Any] | None = None, *,
+                   fill: Mapping[str, str] | None = None) -> list[RowT]:
+        """Run the SQL file ``name`` chosen for this server's version (:func:`load_sql`), each row made a
+        ``row_type`` (a dataclass of :mod:`lockscope.rows`) with its columns checked once per result: the one way
+        lockscope runs its own queries. A file that reads pg_locks (:data:`PG_LOCKS_QUERIES`) is paced, counted and
+        timed (:attr:`probe_cost`): it first waits until ``1 / pg_locks_rate_hz`` seconds have passed since the
+        previous read (no wait when unpaced). Inside a :meth:`probe_transaction` that wait is already over: the
+        transaction began only once the next read was allowed, so a probe never holds its locks while it waits.
 
-        Outside :meth:`probe_transaction` it runs in a transaction of its own (autocommit): a session never
+        Outside :meth:`probe_transaction` a query runs in a transaction of its own (autocommit): a session never
         stays idle in transaction.
 
-        :raises DatabaseError: with the server's message.
-        """
-        try:
-            with self._conn.cursor(row_factory=dict_row) as cur:
-                cur.execute(query.encode(), params)
-                return cur.fetchall() if cur.description else []
-        except psycopg.Error as exc:
-            raise self._translate(exc) from None
-
-    def fetch_one(self, query: str, params: Sequence[Any] | None = None) -> dict[str, Any]:
-        """Like :meth:`fetch_all` for a query returning exactly one row."""
-        rows = self.fetch_all(query, params)
-        if len(rows) != 1:
-            raise DatabaseError(f"expected one row, got {len(rows)}")
-        return rows[0]
-
-    def query(self, name: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        """Run the SQL file ``name`` chosen for this server's version (see :func:`load_sql`); a file that reads
-        pg_locks (:data:`PG_LOCKS_QUERIES`) goes through :meth:`read_pg_locks`, paced and counted.
-
-        :raises DatabaseError: with the server's message.
-        """
-        if name in PG_LOCKS_QUERIES:
-            return self.read_pg_locks(name, params)
-        return self.fetch_all(load_sql(name, self.facts.server_version_num), params)
-
-    def query_rows(self, name: str, row_type: type[RowT], params: Sequence[Any] | None = None) -> list[RowT]:
-        """:meth:`query` with each row made a ``row_type`` (a dataclass of :mod:`lockscope.rows`), validated: the
-        typed read of a SQL file (pg_locks files paced and counted as by :meth:`query`).
-
+        :param params: the file's ``%s`` parameters.
+        :param fill: text lockscope composed itself (a quoted schema, a column list) for the file's ``@key@``
+            placeholders; every placeholder needs one (see :func:`fill_sql`).
         :raises RowShapeError: the file's rows lack a column ``row_type`` needs (names the file and the column).
         :raises DatabaseError: with the server's message.
         """
-        return from_rows(row_type, self.query(name, params), name)
-
-    def fetch_rows(self, query: str, row_type: type[RowT], params: Sequence[Any] | None = None, *,
-                   source: str) -> list[RowT]:
-        """:meth:`fetch_all` of a SQL file's text the caller completed (e.g. the pg_stat_statements schema filled
-        in), each row made a ``row_type``, validated.
-
-        :param source: the SQL file's stem, for the error message.
-        :raises RowShapeError: a row lacks a column ``row_type`` needs.
-        :raises DatabaseError: with the server's message.
-        """
-        return from_rows(row_type, self.fetch_all(query, params), source)
-
-    def read_pg_locks(self, name: str, params: Sequence[Any] | None = None) -> list[dict[str, Any]]:
-        """Run the pg_locks query ``name`` (one of :data:`PG_LOCKS_QUERIES`), paced: it first waits until
-        ``1 / pg_locks_rate_hz`` seconds have passed since the previous read (no wait when unpaced), then counts
-        the read and adds its time to :attr:`probe_cost`. The only way lockscope reads pg_locks outside
-        ``lockscope watch``. Inside a :meth:`probe_transaction` the wait is already over: the transaction began
-        only once the next read was allowed, so a probe never holds its locks while it waits for its turn.
-
-        :raises ValueError: ``name`` is not a pg_locks query.
-        :raises DatabaseError: with the server's message.
-        """
-        if name not in PG_LOCKS_QUERIES:
-            raise ValueError(f"{name} is not a pg_locks query: use Session.query")
         text = load_sql(name, self.facts.server_version_num)
+        if fill is not None:
+            text = fill_sql(name, text, fill)
+        if name not in PG_LOCKS_QUERIES:
+            return self._typed(text, row_type, params, name)
         self._pg_locks_pacer.wait()
         start = time.monotonic()
         if self._pg_locks_first is None:
             self._pg_locks_first = start
         try:
-            return self.fetch_all(text, params)
+            return self._typed(text, row_type, params, name)
         finally:
             end = time.monotonic()
             self._pg_locks_reads += 1
             self._pg_locks_s += end - start
             self._pg_locks_last = end
+
+    def _typed(self, text: str, row_type: type[RowT], params: Sequence[Any] | None, source: str) -> list[RowT]:
+        """One of lockscope's queries, its rows made ``row_type`` by the row factory (:func:`_typed_rows`)."""
+        try:
+            with self._conn.cursor(row_factory=_typed_rows(row_type, source)) as cur:
+                cur.execute(text.encode(), params)
+                return cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise self._translate(exc) from None
+
+    def deallocate(self, name: str) -> None:
+        """``DEALLOCATE name`` of a prepared statement lockscope made (``lockscope_<pid>_<n>``), in a probe
+        transaction (DEALLOCATE is not transactional: it holds after the ROLLBACK).
+
+        :raises ValueError: ``name`` is not a lower-case identifier.
+        :raises DatabaseError: with the server's message.
+        """
+        if not _SCRIPT_WORD.match(name):
+            raise ValueError(f"not a prepared statement name lockscope makes: {name!r}")
+        with self.probe_transaction():
+            try:
+                self._conn.execute(f"DEALLOCATE {name}".encode())
+            except psycopg.Error as exc:
+                raise self._translate(exc) from None
+
+    def oracle_rows(self, text: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Run ``text`` on this session's connection, its rows as tuples: for the test suite's and the benchmarks'
+        own reads (the server as the oracle), never for lockscope's modules, which run SQL files through
+        :meth:`query_rows` (``tests/test_boundary.py`` holds that).
+
+        :raises DatabaseError: with the server's message (LockBlockedError for lock_timeout).
+        """
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(text.encode(), params)
+                return cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise self._translate(exc) from None
 
     @property
     def pg_locks_rate_hz(self) -> float:
@@ -552,7 +591,8 @@ class Session:
 
         :param text: e.g. ``EXPLAIN <statement>``; never anything that executes the statement.
         :param prefix_len: characters lockscope put before the user's text, subtracted from error positions.
-        :return: result rows as tuples (EXPLAIN lines).
+        :return: result rows as tuples: EXPLAIN's lines, or the text of ``EXPLAIN (FORMAT JSON)``'s document (a
+            ``json`` value comes back as its text, numbers as the server printed them: :mod:`lockscope.explain`).
         :raises StatementError: invalid SQL, unknown relation, wrong parameters (with the server's message).
         :raises LockBlockedError: lock_timeout expired.
         :raises DatabaseError: called outside :meth:`probe_transaction` (never sent).
@@ -562,6 +602,7 @@ class Session:
             # A binary-result cursor always uses the extended protocol (Parse/Bind/Execute), which refuses
             # several statements; psycopg's prepared-statement cache (and its DEALLOCATE ALL) stays unused.
             with self._conn.cursor(binary=True) as cur:
+                cur.adapters.register_loader("json", TextBinaryLoader)
                 cur.execute(text.encode())
                 return cur.fetchall() if cur.description else []
         except psycopg.Error as exc:
@@ -582,6 +623,7 @@ class Session:
         self._require_probe()
         try:
             with self._conn.cursor() as cur:  # text cursor without parameters: simple query protocol
+                cur.adapters.register_loader("json", TextLoader)
                 cur.execute(text.encode())
                 return cur.fetchall() if cur.description else []
         except psycopg.Error as exc:
@@ -606,7 +648,7 @@ class Session:
     @contextlib.contextmanager
     def probe_transaction(self, **local_settings: str) -> Iterator[Session]:
         """A READ ONLY transaction with lock_timeout / statement_timeout that is always rolled back. It begins only
-        once a pg_locks read is allowed by the session's pace (:meth:`read_pg_locks`), so the wait for that turn is
+        once a pg_locks read is allowed by the session's pace (:meth:`query_rows`), so the wait for that turn is
         spent before BEGIN, holding no lock.
 
         :param local_settings: extra ``SET LOCAL name = value`` (e.g. ``plan_cache_mode``).
@@ -670,7 +712,7 @@ class Session:
     def _blocked_error(self) -> LockBlockedError:
         """Who holds the conflicting lock: one pg_locks look-up after the timeout (never a polling loop)."""
         try:
-            rows = from_rows(BlockingLockRow, self.read_pg_locks("blocking_locks"), "blocking_locks")
+            rows = self.query_rows("blocking_locks", BlockingLockRow)
         finally:
             self._rollback()
         pids = tuple(dict.fromkeys(r.pid for r in rows))
@@ -696,7 +738,7 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
     :param statement_timeout_ms: statement_timeout (ms), likewise.
     :param sampler: a sampling session (kept for the callers' clarity: every session is in autocommit, no
         transaction is ever held between queries).
-    :param pg_locks_rate_hz: pg_locks reads per second at most (:meth:`Session.read_pg_locks`); 0 = unpaced
+    :param pg_locks_rate_hz: pg_locks reads per second at most (:meth:`Session.query_rows`); 0 = unpaced
         (scratch servers). The commands pass 2 for a server the user named unless ``--probe-rate`` says otherwise.
     :raises BadInputError: ``dsn`` is not a connection string libpq accepts (:func:`check_dsn`).
     :raises ConnectionFailedError: unreachable server or authentication failure: libpq's whole message (every

@@ -25,6 +25,7 @@ from pathlib import Path
 from .db import connect, run_script
 from .demo import set_extra_indexes
 from .pgbench import PgbenchRun, pgbench_init, start_pgbench
+from .rows import DemoLoadStateRow
 from .server import ScratchServer, ScratchSettings, default_bin_dir
 from .watch.wait_sampling import scratch_preload
 
@@ -54,10 +55,10 @@ def prepare_contended_schema(server: ScratchServer, *, extra_indexes: int = DEMO
         progress(f"restarting with max_locks_per_transaction={mlpt}")
         server.reconfigure(max_locks_per_transaction=mlpt)
     with connect(server.conninfo()) as session:
-        state = session.query("demo_load_state")[0]
-    if state["has_pgss"] and state["pgss_preloaded"]:
+        state = session.query_rows("demo_load_state", DemoLoadStateRow)[0]
+    if state.has_pgss and state.pgss_preloaded:
         run_script(server.conninfo(), "create extension if not exists pg_stat_statements")
-    if not state["has_accounts"]:
+    if not state.has_accounts:
         progress(f"pgbench -i -s {scale}")
         pgbench_init(server, scale)
     progress(f"{extra_indexes} extra indexes on pgbench_accounts")

@@ -30,22 +30,29 @@ from . import acquisition, capacity, paramtypes, querytree
 from .acquisition import LockStep, acquisition_order
 from .capacity import CapacityModel, LockRequest
 from .db import OWN_QUERY_MARKER, Session
-from .errors import BadInputError, StatementError
+from .errors import BadInputError, DatabaseError, StatementError
+from .explain import ExplainedPlan, read_explain
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from .querynodes import Query
+from .rows import (
+    AcquisitionFactsRow,
+    ExecutorIndexRow,
+    FunctionVolatilityRow,
+    PartitionRankRow,
+    PreparedCountersRow,
+    RelationInfoRow,
+    RelationLockRow,
+)
 from .statement import CheckedStatement, bind_params, check_statement, raw_statement
 from .versions import PG16
+from .vocab import LockMode, LockRole, PlanCacheMode, PlanPhase
 
 __all__ = [
-    "PLAN_CACHE_MODES",
     "PROTOCOLS",
-    "ROLES",
     "Execution",
     "Footprint",
     "RelationLock",
     "acquisition_order",
-    "executor_index_names",
-    "executor_relations",
     "measure_all_modes",
     "measure_footprint",
     "measure_generic_plan",
@@ -54,11 +61,6 @@ __all__ = [
 ]
 
 PROTOCOLS = ("simple", "prepared")
-PLAN_CACHE_MODES = ("auto", "force_custom_plan", "force_generic_plan")
-ROLES = (
-    "table", "partitioned table", "partition", "index", "partitioned index", "partition index",
-    "TOAST", "sequence", "view", "other",
-)
 #: plancache.c choose_custom_plan: custom plans are made until num_custom_plans reaches 5.
 CUSTOM_PLANS_BEFORE_GENERIC = 5
 _name_counter = itertools.count(1)
@@ -70,7 +72,7 @@ class RelationLock:
 
     :ivar relation_oid: OID.
     :ivar relation: schema-qualified, quoted name.
-    :ivar role: one of :data:`ROLES`.
+    :ivar role: what the relation is (table, index, partition, ...).
     :ivar mode: lock mode as pg_locks spells it.
     :ivar fastpath: measured pg_locks ``fastpath`` (True = fast-path slot, False = main lock table).
     :ivar predicted_fastpath: the capacity model's flag for the measured server.
@@ -87,8 +89,8 @@ class RelationLock:
 
     relation_oid: int
     relation: str
-    role: str
-    mode: str
+    role: LockRole
+    mode: LockMode
     fastpath: bool
     predicted_fastpath: bool
     fast_path_group: int
@@ -112,17 +114,18 @@ class Execution:
     :ivar plan_type: ``custom`` or ``generic`` from pg_prepared_statements counters; ``None`` for the simple
         protocol or on PG 13 (no counters).
     :ivar locks: relation locks in modelled acquisition order, as pg_locks showed them.
-    :ivar plan: the EXPLAIN output, one string per line.
+    :ivar plan: the probe's ``EXPLAIN (FORMAT JSON)`` read (:class:`lockscope.explain.ExplainedPlan`: its text
+        lines, the indexes it scans, ...).
     :ivar executor_index_locks: for a reused generic plan, the index locks a real execution takes after
-        ``locks`` and EXPLAIN does not (:func:`executor_index_names`): ``fastpath`` is the capacity model's
-        prediction (nothing to measure); empty for every other phase, whose planning already locked every index.
+        ``locks`` and EXPLAIN does not (``plan.index_names``): ``fastpath`` is the capacity model's prediction
+        (nothing to measure); empty for every other phase, whose planning already locked every index.
     """
 
     number: int
-    phase: str
+    phase: PlanPhase
     plan_type: str | None
     locks: tuple[RelationLock, ...]
-    plan: tuple[str, ...] = ()
+    plan: ExplainedPlan = field(default_factory=ExplainedPlan)
     executor_index_locks: tuple[RelationLock, ...] = ()
 
     @property
@@ -195,7 +198,7 @@ class Footprint:
 
     statement: str
     protocol: str
-    plan_cache_mode: str
+    plan_cache_mode: PlanCacheMode
     params: tuple[str, ...]
     server_version_num: int
     server_version: str
@@ -217,77 +220,37 @@ class Footprint:
 
 
 def relation_role(relkind: str, relispartition: bool, parent_relkind: str | None,
-                  parent_relispartition: bool) -> str:
-    """The role lockscope shows for a relation, from pg_class facts (see :data:`ROLES`)."""
+                  parent_relispartition: bool) -> LockRole:
+    """The role lockscope shows for a relation, from pg_class facts: its ``relkind`` and whether it (or, for an
+    index, its table) is a partition; a TOAST table's index is ``TOAST``."""
     if relkind == "r":
-        return "partition" if relispartition else "table"
-    if relkind == "p":
-        return "partitioned table"
-    if relkind == "I":
-        return "partitioned index"
+        return LockRole.PARTITION if relispartition else LockRole.TABLE
     if relkind == "i":
         if parent_relkind == "t":
-            return "TOAST"
-        return "partition index" if parent_relispartition else "index"
-    if relkind == "t":
-        return "TOAST"
-    if relkind == "S":
-        return "sequence"
-    if relkind == "v":
-        return "view"
-    return "other"
+            return LockRole.TOAST
+        return LockRole.PARTITION_INDEX if parent_relispartition else LockRole.INDEX
+    return _ROLE_OF_RELKIND.get(relkind, LockRole.OTHER)
 
 
-_CTE_LINE = re.compile(r"^\s*CTE (.+?)\s*$")
-_IDENT = r'("(?:[^"]|"")+"|[^\s"]+)'
-_INDEX_NODE = re.compile(rf"(?:Index Only Scan|Index Scan)(?: Backward)? using {_IDENT} on "
-                         rf"|Bitmap Index Scan on {_IDENT}")
-
-
-def executor_index_names(plan: Sequence[str]) -> tuple[str, ...]:
-    """Index names (unquoted, first occurrence order) of the plan's index scan nodes in EXPLAIN text.
-
-    A real execution opens each with the scanned relation's lock mode at executor start
-    (nodeIndexscan.c ``ExecInitIndexScan``, nodeIndexonlyscan.c ``ExecInitIndexOnlyScan``, nodeBitmapIndexscan.c
-    ``ExecInitBitmapIndexScan``: ``index_open(indexid, rellockmode)``), but under EXPLAIN without ANALYZE those
-    functions return before ``index_open`` (``EXEC_FLAG_EXPLAIN_ONLY``), so pg_locks never shows these locks
-    after EXPLAIN. Subplans removed by initial pruning are not in the EXPLAIN output and are not opened.
-    """
-    names: list[str] = []
-    for line in plan:
-        m = _INDEX_NODE.search(line)
-        if m is None:
-            continue
-        raw = m.group(1) or m.group(2)
-        names.append(raw[1:-1].replace('""', '"') if raw.startswith('"') else raw)
-    return tuple(dict.fromkeys(names))
-
-
-_SCAN_NODE = re.compile(r"(?:^|->\s*)(?:Parallel )?(?:Seq Scan|Index Scan|Index Only Scan|Bitmap Heap Scan|Tid Scan|"
-                        r"Tid Range Scan|Sample Scan|Foreign Scan|Custom Scan)(?: Backward)?\b")
-
-
-def executor_relations(plan: Sequence[str]) -> int:
-    """Relations the executor initialises and scans for this plan (count, at least 1): its scan nodes in EXPLAIN
-    text (``ExecInitNode`` opens and starts each; a Bitmap Heap Scan counts once, its index scans are index
-    locks). Subplans removed by initial pruning are not in the text."""
-    return max(1, sum(1 for line in plan if _SCAN_NODE.search(line.strip())))
+#: ``pg_class.relkind`` -> role, for the kinds whose role does not depend on a partition.
+_ROLE_OF_RELKIND = {"p": LockRole.PARTITIONED_TABLE, "I": LockRole.PARTITIONED_INDEX, "t": LockRole.TOAST,
+                    "S": LockRole.SEQUENCE, "v": LockRole.VIEW}
 
 
 def scanned_indexes(session: Session, execution: Execution) -> tuple[int, ...]:
     """OIDs of the indexes of plain tables (role ``table``) that the execution's plan scans, in plan order
-    (:func:`executor_index_names`): the executor index locks of reusing that plan. Indexes of partitions are left
+    (``ExplainedPlan.index_names``): the executor index locks of reusing that plan. Indexes of partitions are left
     out: which partitions survive initial pruning depends on the parameter values.
 
     :raises DatabaseError: the catalog query failed.
     """
-    names = executor_index_names(execution.plan)
-    tables = sorted({lk.relation_oid for lk in execution.locks if lk.role == "table"})
+    names = execution.plan.index_names
+    tables = sorted({lk.relation_oid for lk in execution.locks if lk.role is LockRole.TABLE})
     if not names or not tables:
         return ()
     first: dict[str, int] = {}
-    for r in session.query("executor_indexes", [tables, list(names)]):
-        first.setdefault(str(r["relname"]), int(r["index_oid"]))
+    for r in session.query_rows("executor_indexes", ExecutorIndexRow, [tables, list(names)]):
+        first.setdefault(r.relname, r.index_oid)
     return tuple(dict.fromkeys(first[n] for n in names if n in first))
 
 
@@ -336,111 +299,105 @@ class _Prober:
         while len(cache) > _ORDER_CACHE_SIZE:  # oldest first (dicts keep insertion order)
             del cache[next(iter(cache))]
 
-    def snapshot(self) -> list[dict[str, Any]]:
+    def snapshot(self) -> list[RelationLockRow]:
         """This backend's relation locks, minus lockscope's own lock on the pg_locks view."""
-        rows = self.session.read_pg_locks("relation_locks")
+        rows = self.session.query_rows("relation_locks", RelationLockRow)
         own = self.session.facts.pg_locks_oid
         mentions_pg_locks = "pg_locks" in self.checked.relation_names
-        return [r for r in rows if mentions_pg_locks or int(r["relation_oid"]) != own]
+        return [r for r in rows if mentions_pg_locks or r.relation_oid != own]
 
-    def _steps(self, phase: str, plan: Sequence[str], infos: dict[int, dict[str, Any]],
+    def _steps(self, phase: PlanPhase, plan: ExplainedPlan | None, infos: dict[int, RelationInfoRow],
                oids: list[int]) -> list[LockStep]:
         if self.tree is None:
             order = acquisition_order(infos, oids, self.checked.relation_names, self.session.facts.server_version_num)
             return [LockStep(o, m, "unknown") for o in order for m in capacity.LOCK_MODES]
-        ctes = {m.group(1).strip('"') for line in plan if (m := _CTE_LINE.match(line))} if plan else None
+        ctes = plan.cte_names if plan is not None else None
         facts = acquisition.catalog_facts_from_rows(self.order.rows, self.order.server_order, self.order.volatile,
                                                     ctes)
-        kind = {"simple": "simple", "generic-reuse": "generic-reuse"}.get(phase, "custom")
-        return acquisition.statement_lock_steps(self.tree, facts, self.session.facts.server_version_num, kind)
+        return acquisition.statement_lock_steps(self.tree, facts, self.session.facts.server_version_num, phase)
 
-    def build_locks(self, rows: list[dict[str, Any]], phase: str = "simple",
-                    plan: Sequence[str] = ()) -> tuple[RelationLock, ...]:
-        oids = list(dict.fromkeys(int(r["relation_oid"]) for r in rows))
-        known = {int(r["relation_oid"]) for r in self.order.rows}
+    def build_locks(self, rows: list[RelationLockRow], phase: PlanPhase = PlanPhase.SIMPLE,
+                    plan: ExplainedPlan | None = None) -> tuple[RelationLock, ...]:
+        oids = list(dict.fromkeys(r.relation_oid for r in rows))
+        known = {r.relation_oid for r in self.order.rows}
         if self.tree is not None and any(oid not in known and oid >= _FIRST_NORMAL_OID for oid in oids):
             self.load_tree(fresh=True)  # the catalog changed since the facts were read (e.g. a new index)
         infos = self._infos(oids)
-        by_key = {(int(r["relation_oid"]), r["mode"]): r for r in rows}
-        ordered: list[tuple[dict[str, Any], str]] = []
+        by_key: dict[tuple[int, str], RelationLockRow] = {(r.relation_oid, r.mode): r for r in rows}
+        ordered: list[tuple[RelationLockRow, str]] = []
         for step in self._steps(phase, plan, infos, oids):
             row = by_key.pop((step.relation_oid, step.mode), None)
             if row is not None:
                 ordered.append((row, step.rule))
-        mode_rank = {m: n for n, m in enumerate(capacity.LOCK_MODES)}
-        for key in sorted(by_key, key=lambda k: (k[0], mode_rank.get(k[1], 99))):
+        for key in sorted(by_key, key=lambda k: (k[0], by_key[k].mode.rank)):
             ordered.append((by_key[key], "unmodelled"))
-        requests = [LockRequest(int(r["relation_oid"]), r["mode"], bool(r["shared_catalog"])) for r, _ in ordered]
+        requests = [LockRequest(r.relation_oid, r.mode, r.shared_catalog) for r, _ in ordered]
         predicted = self.model.predict(requests)
         assumed = self.assumed.predict(requests) if self.assumed else [None] * len(requests)
-        return tuple(self._lock(int(row["relation_oid"]), infos, row["mode"], bool(row["fastpath"]), pred, assume, n,
-                                rule, int(row["database_oid"]), "other")
+        return tuple(self._lock(row.relation_oid, infos, row.mode, row.fastpath, pred, assume, n, rule,
+                                row.database_oid, LockRole.OTHER)
                      for n, ((row, rule), pred, assume) in enumerate(zip(ordered, predicted, assumed, strict=False)))
 
-    def _lock(self, oid: int, infos: dict[int, dict[str, Any]], mode: str, fastpath: bool, predicted: bool,
-              assumed: bool | None, order: int, rule: str, database_oid: int, unknown_role: str) -> RelationLock:
+    def _lock(self, oid: int, infos: dict[int, RelationInfoRow], mode: LockMode, fastpath: bool, predicted: bool,
+              assumed: bool | None, order: int, rule: str, database_oid: int, unknown_role: LockRole) -> RelationLock:
         info = infos.get(oid)
         return RelationLock(
             relation_oid=oid,
-            relation=info["relation"] if info else str(oid),
-            role=relation_role(info["relkind"], info["relispartition"], info["parent_relkind"],
-                               info["parent_relispartition"]) if info else unknown_role,
+            relation=info.relation if info else str(oid),
+            role=relation_role(info.relkind, info.relispartition, info.parent_relkind,
+                               info.parent_relispartition) if info else unknown_role,
             mode=mode, fastpath=fastpath, predicted_fastpath=predicted, fast_path_group=self.model.group_of(oid),
             order=order, assumed_fastpath=assumed, order_rule=rule,
             lock_partition=lock_partition(database_oid, oid))
 
-
-    def executor_index_locks(self, locks: Sequence[RelationLock], rows: Sequence[dict[str, Any]],
-                             plan: Sequence[str]) -> tuple[RelationLock, ...]:
+    def executor_index_locks(self, locks: Sequence[RelationLock], rows: Sequence[RelationLockRow],
+                             plan: ExplainedPlan) -> tuple[RelationLock, ...]:
         """The locks a real execution of a reused generic plan adds after ``locks``: each index the plan scans
-        (:func:`executor_index_names`, resolved among the indexes of the locked relations), in the scanned
-        relation's strongest held mode, in plan order; fast-path flags predicted after the measured locks."""
-        names = executor_index_names(plan)
+        (``plan.index_names``, resolved among the indexes of the locked relations), in the scanned relation's
+        strongest held mode, in plan order; fast-path flags predicted after the measured locks."""
+        names = plan.index_names
         if not names or not locks:
             return ()
-        rank = {m: n for n, m in enumerate(capacity.LOCK_MODES)}
-        mode_of: dict[int, str] = {}
+        mode_of: dict[int, LockMode] = {}
         for lk in locks:
-            if lk.relation_oid not in mode_of or rank.get(lk.mode, -1) > rank.get(mode_of[lk.relation_oid], -1):
+            if lk.relation_oid not in mode_of or lk.mode.rank > mode_of[lk.relation_oid].rank:
                 mode_of[lk.relation_oid] = lk.mode
-        found = self.session.query("executor_indexes", [sorted(mode_of), list(names)])
-        first: dict[str, dict[str, Any]] = {}
+        found = self.session.query_rows("executor_indexes", ExecutorIndexRow, [sorted(mode_of), list(names)])
+        first: dict[str, ExecutorIndexRow] = {}
         for r in found:
-            first.setdefault(str(r["relname"]), r)
+            first.setdefault(r.relname, r)
         held = {(lk.relation_oid, lk.mode) for lk in locks}
-        wanted: list[tuple[int, str]] = []
+        wanted: list[tuple[int, LockMode]] = []
         for name in names:
             hit = first.get(name)
             if hit is None:
                 continue
-            key = (int(hit["index_oid"]), mode_of[int(hit["table_oid"])])
+            key = (hit.index_oid, mode_of[hit.table_oid])
             if key not in held and key not in wanted:
                 wanted.append(key)
         if not wanted:
             return ()
-        database_oid = next((int(r["database_oid"]) for r in rows if int(r["database_oid"])), 0)
-        before = [LockRequest(lk.relation_oid, lk.mode, lk.relation_oid in self._shared(rows)) for lk in locks]
+        database_oid = next((r.database_oid for r in rows if r.database_oid), 0)
+        shared = frozenset(r.relation_oid for r in rows if r.shared_catalog)
+        before = [LockRequest(lk.relation_oid, lk.mode, lk.relation_oid in shared) for lk in locks]
         requests = before + [LockRequest(oid, mode) for oid, mode in wanted]
         predicted = self.model.predict(requests)[len(before):]
         assumed = self.assumed.predict(requests)[len(before):] if self.assumed else [None] * len(wanted)
         infos = self._infos([o for o, _ in wanted])
         return tuple(self._lock(oid, infos, mode, pred, pred, assume, len(locks) + n, "executor index", database_oid,
-                                "index")
+                                LockRole.INDEX)
                      for n, ((oid, mode), pred, assume) in enumerate(zip(wanted, predicted, assumed, strict=True)))
 
-    def _infos(self, oids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    def _infos(self, oids: Sequence[int]) -> dict[int, RelationInfoRow]:
         """Names and roles of relations by OID (``relation_info.sql`` columns): from the facts the query tree
         brought, and one catalog query for the others (run after the pg_locks read, so its locks do not count)."""
-        known = {int(r["relation_oid"]): r for r in self.order.rows}
-        infos = {oid: known[oid] for oid in oids if oid in known}
+        known = {r.relation_oid: r for r in self.order.rows}
+        infos: dict[int, RelationInfoRow] = {oid: known[oid] for oid in oids if oid in known}
         missing = [oid for oid in oids if oid not in known]
         if missing:
-            infos.update({int(i["relation_oid"]): i for i in self.session.query("relation_info", [missing])})
+            infos.update({i.relation_oid: i for i in self.session.query_rows("relation_info", RelationInfoRow,
+                                                                               [missing])})
         return infos
-
-    @staticmethod
-    def _shared(rows: Sequence[dict[str, Any]]) -> frozenset[int]:
-        return frozenset(int(r["relation_oid"]) for r in rows if r["shared_catalog"])
 
 
 #: How long a session keeps a statement's query tree and catalog facts (s).
@@ -456,7 +413,7 @@ class _OrderFacts:
 
     tree: Query | None = None
     note: str = ""
-    rows: tuple[dict[str, Any], ...] = ()
+    rows: tuple[AcquisitionFactsRow, ...] = ()
     volatile: frozenset[int] = frozenset()
     server_order: Mapping[int, Mapping[int, int]] = field(default_factory=dict)
     loaded_at_s: float = 0.0
@@ -483,64 +440,75 @@ def _read_order_facts(session: Session, checked: CheckedStatement) -> _OrderFact
         return _OrderFacts(note=f"names not resolved by lockscope: {', '.join(built.uncertain[:3])}",
                            loaded_at_s=now)
     rel_oids = sorted(acquisition.tree_relation_oids(built.tree))
-    rows = tuple(session.query("acquisition_facts", [rel_oids])) if rel_oids else ()
+    rows = tuple(session.query_rows("acquisition_facts", AcquisitionFactsRow, [rel_oids])) if rel_oids else ()
     funcs = sorted(oid for oid in acquisition.tree_function_oids(built.tree) if oid > 0)  # inside views
     volatile = set(built.volatile_functions)
     if funcs:
-        volatile |= {int(r["function_oid"]) for r in session.query("function_volatility", [funcs])
-                     if r["provolatile"] == "v"}
+        volatile |= {r.function_oid for r in session.query_rows("function_volatility", FunctionVolatilityRow, [funcs])
+                     if r.provolatile == "v"}
     return _OrderFacts(built.tree, "", rows, frozenset(volatile), _server_partition_order(session, rows), now)
 
 
-def _server_partition_order(session: Session, rows: Sequence[dict[str, Any]]) -> dict[int, dict[int, int]]:
+#: A partition bound's special values and their place before, after or among the values
+#: (``partbounds.c PartitionRangeDatumKind``; NULL-only LIST partitions come after the valued ones).
+_BOUND_FLAGS = {"MINVALUE": 0, "MAXVALUE": 2, "NULL": 3}
+
+
+def _server_partition_order(session: Session, rows: Sequence[AcquisitionFactsRow]) -> dict[int, dict[int, int]]:
     """Rank of each partition in its parent's ``PartitionDesc`` order, computed by the server's own comparison.
 
     ``partbounds.c create_list_bounds`` / ``create_range_bounds`` sort bound values with the partition key's
-    btree comparison and collation; here the server sorts the bound literals (as ``pg_get_expr`` prints them) cast
-    to the key's type with ``ORDER BY ... COLLATE``, one read-only ``VALUES`` query per LIST/RANGE parent with a
-    single-column key. Hash partitions and anything else use ``acquisition.order_partitions`` in Python.
+    btree comparison and collation; here the server sorts the bound values (as ``pg_get_expr`` prints them, passed
+    as text and cast to the key's type, ``sql/partition_order.sql``) with ``ORDER BY ... COLLATE``, one read-only
+    query per LIST/RANGE parent with a single-column key. Hash partitions and anything else use
+    ``acquisition.order_partitions`` in Python.
     """
-    from .errors import DatabaseError
-
-    by_oid = {int(r["relation_oid"]): r for r in rows}
-    kids: dict[int, list[dict[str, Any]]] = {}
+    by_oid = {r.relation_oid: r for r in rows}
+    kids: dict[int, list[AcquisitionFactsRow]] = {}
     for r in rows:
-        if r["parent_oid"] is not None and int(r["parent_oid"]) in by_oid:
-            kids.setdefault(int(r["parent_oid"]), []).append(r)
+        if r.parent_oid is not None and r.parent_oid in by_oid:
+            kids.setdefault(r.parent_oid, []).append(r)
     out: dict[int, dict[int, int]] = {}
     for parent, children in kids.items():
         p = by_oid[parent]
-        types = list(p["key_types"] or [])
-        colls = list(p["key_collations"] or [])
-        if p["partstrat"] not in ("l", "r") or len(types) != 1 or types[0] is None:
+        types = list(p.key_types or [])
+        colls = list(p.key_collations or [])
+        if p.partstrat not in ("l", "r") or len(types) != 1 or types[0] is None:
             continue
-        values: list[str] = []
+        oids: list[int] = []
+        flags: list[int] = []
+        values: list[str | None] = []
         default: list[int] = []
         for c in children:
-            bound = c["bound"] or ""
+            bound = c.bound or ""
             if bound.strip().upper() == "DEFAULT":
-                default.append(int(c["relation_oid"]))
+                default.append(c.relation_oid)
                 continue
-            part = bound.split(" TO ")[0] if p["partstrat"] == "r" else bound
+            part = bound.split(" TO ")[0] if p.partstrat == "r" else bound
             for lit in acquisition._bound_values(part):
-                if lit in ("MINVALUE", "MAXVALUE", "NULL"):
-                    flag = {"MINVALUE": 0, "MAXVALUE": 2, "NULL": 3}[lit]
-                    values.append(f"({int(c['relation_oid'])}, {flag}, NULL::{types[0]})")
-                else:
-                    values.append(f"({int(c['relation_oid'])}, 1, CAST({lit} AS {types[0]}))")
-                if p["partstrat"] == "r":
+                oids.append(c.relation_oid)
+                flags.append(_BOUND_FLAGS.get(lit, 1))
+                values.append(None if lit in _BOUND_FLAGS else _literal_text(lit))
+                if p.partstrat == "r":
                     break
-        if not values:
+        if not oids:
             continue
-        collate = f" COLLATE {colls[0]}" if colls and colls[0] else ""
-        sql = f"SELECT oid FROM (VALUES {', '.join(values)}) AS v(oid, flag, val) ORDER BY flag, val{collate}, oid"
+        fill = {"key_type": types[0], "collate": f"COLLATE {colls[0]}" if colls and colls[0] else ""}
         try:
-            ranked = [int(r["oid"]) for r in session.fetch_all(sql)]
+            ranked = [r.oid for r in session.query_rows("partition_order", PartitionRankRow, [oids, flags, values],
+                                                        fill=fill)]
         except DatabaseError:
             continue
         order = list(dict.fromkeys(ranked))  # NULL-only LIST partitions sort after the valued ones (flag 3)
         out[parent] = {oid: n for n, oid in enumerate([*order, *sorted(default)])}
     return out
+
+
+def _literal_text(literal: str) -> str:
+    """The value a bound literal of ``pg_get_expr`` stands for, as text: ``'it''s'`` -> ``it's``, ``42`` -> ``42``."""
+    if literal.startswith("'") and literal.endswith("'"):
+        return literal[1:-1].replace("''", "'")
+    return literal
 
 
 def measure_footprint(
@@ -550,7 +518,7 @@ def measure_footprint(
     params: Sequence[str] = (),
     param_types: Sequence[str] = (),
     protocol: str = "simple",
-    plan_cache_mode: str = "auto",
+    plan_cache_mode: PlanCacheMode = PlanCacheMode.AUTO,
     executions: int = 7,
     assume: CapacityModel | None = None,
 ) -> Footprint:
@@ -572,8 +540,8 @@ def measure_footprint(
     """
     if protocol not in PROTOCOLS:
         raise BadInputError(f"unknown protocol {protocol!r}: use simple or prepared")
-    if plan_cache_mode not in PLAN_CACHE_MODES:
-        raise BadInputError(f"unknown plan_cache_mode {plan_cache_mode!r}: use {', '.join(PLAN_CACHE_MODES)}")
+    if plan_cache_mode not in tuple(PlanCacheMode):
+        raise BadInputError(f"unknown plan_cache_mode {plan_cache_mode!r}: use {', '.join(PlanCacheMode)}")
     if not 1 <= executions <= 100:
         raise BadInputError("executions must be between 1 and 100")
     if param_types and protocol != "prepared":
@@ -582,10 +550,10 @@ def measure_footprint(
     prober = _Prober(session, checked, assume)
     if protocol == "simple":
         runs: tuple[Execution, ...] = (_probe_simple(prober, params),)
-        mode = "auto"
+        mode = PlanCacheMode.AUTO
     else:
-        runs = _probe_prepared(prober, params, param_types, plan_cache_mode, executions)
-        mode = plan_cache_mode
+        mode = PlanCacheMode(plan_cache_mode)
+        runs = _probe_prepared(prober, params, param_types, mode, executions)
     facts = session.facts
     return Footprint(
         statement=checked.text,
@@ -605,21 +573,32 @@ def measure_footprint(
 def measure_all_modes(session: Session, sql: str, **kwargs: Any) -> tuple[Footprint, ...]:
     """:func:`measure_footprint` with the prepared protocol in each plan_cache_mode (auto, custom, generic)."""
     kwargs["protocol"] = "prepared"
-    return tuple(measure_footprint(session, sql, plan_cache_mode=m, **kwargs) for m in PLAN_CACHE_MODES)
+    return tuple(measure_footprint(session, sql, plan_cache_mode=m, **kwargs) for m in PlanCacheMode)
 
 
-def _plan_lines(rows: list[tuple[Any, ...]]) -> tuple[str, ...]:
-    return tuple(str(r[0]) for r in rows)
+#: What every probe sends before the statement: its plan comes back as JSON fields (:mod:`lockscope.explain`).
+_EXPLAIN = "EXPLAIN (FORMAT JSON) "
+
+
+def _explain(session: Session, text: str, *, prefix_len: int = 0, simple: bool = False) -> ExplainedPlan:
+    """Send an ``EXPLAIN (FORMAT JSON ...)`` text (inside a probe transaction) and read its plan: through the
+    extended protocol, or the simple one for a text that keeps ``$n`` unbound (:meth:`Session.run_checked_text_simple`).
+
+    :raises StatementError, LockBlockedError: from the server.
+    """
+    run = session.run_checked_text_simple if simple else session.run_user_text
+    rows = run(text, prefix_len=prefix_len)
+    return read_explain(str(rows[0][0]))
 
 
 def _probe_simple(prober: _Prober, params: Sequence[str]) -> Execution:
     text = bind_params(prober.checked, params, prober.session.literal)
     prober.load_tree()
     with prober.session.probe_transaction():
-        plan = prober.session.run_user_text("EXPLAIN " + text, prefix_len=len("EXPLAIN "))
+        plan = _explain(prober.session, _EXPLAIN + text, prefix_len=len(_EXPLAIN))
         rows = prober.snapshot()
-        locks = prober.build_locks(rows, "simple", _plan_lines(plan))
-    return Execution(number=1, phase="simple", plan_type=None, locks=locks, plan=_plan_lines(plan))
+        locks = prober.build_locks(rows, PlanPhase.SIMPLE, plan)
+    return Execution(number=1, phase=PlanPhase.SIMPLE, plan_type=None, locks=locks, plan=plan)
 
 
 def _check_param_types(prober: _Prober, declared: Sequence[str] = ()) -> None:
@@ -651,7 +630,7 @@ def _prepare(prober: _Prober, prefix: str, declared: Sequence[str] = ()) -> None
 
 
 def _probe_prepared(
-    prober: _Prober, params: Sequence[str], param_types: Sequence[str], mode: str, executions: int
+    prober: _Prober, params: Sequence[str], param_types: Sequence[str], mode: PlanCacheMode, executions: int
 ) -> tuple[Execution, ...]:
     session = prober.session
     name = f"lockscope_{os.getpid()}_{next(_name_counter)}"
@@ -671,39 +650,32 @@ def _probe_prepared(
         before = (0, 0)
         for number in range(1, executions + 1):
             with session.probe_transaction(plan_cache_mode=mode):
-                plan = session.run_user_text(f"EXPLAIN EXECUTE {name}{args}")
+                plan = _explain(session, f"{_EXPLAIN}EXECUTE {name}{args}")
                 rows = prober.snapshot()
-                counters = session.query("prepared_counters", [name])
-                generic, custom = counters[0]["generic_plans"], counters[0]["custom_plans"]
-                phase, plan_type, generic_built = _phase(
-                    mode, has_params, generic_built, before, None if generic is None else (int(generic), int(custom))
-                )
-                locks = prober.build_locks(rows, phase, _plan_lines(plan))
-                if generic is None and plan_type is None and phase == "custom":
+                counters = session.query_rows("prepared_counters", PreparedCountersRow, [name])[0]
+                after = None if counters.generic_plans is None or counters.custom_plans is None else (
+                    counters.generic_plans, counters.custom_plans)
+                phase, plan_type, generic_built = _phase(mode, has_params, generic_built, before, after)
+                locks = prober.build_locks(rows, phase, plan)
+                if after is None and plan_type is None and phase is PlanPhase.CUSTOM:
                     # PG 13 (no plan counters) after the generic plan was built: reused, or a custom plan again?
-                    if _reused_generic_plan(locks, out, _plan_lines(plan)):
-                        phase, plan_type = "generic-reuse", "generic"
-                        locks = prober.build_locks(rows, phase, _plan_lines(plan))
+                    if _reused_generic_plan(locks, out, plan):
+                        phase, plan_type = PlanPhase.GENERIC_REUSE, "generic"
+                        locks = prober.build_locks(rows, phase, plan)
                     else:
                         plan_type = "custom"
-                extra = (prober.executor_index_locks(locks, rows, _plan_lines(plan)) if phase == "generic-reuse"
-                         else ())
-            if generic is not None:
-                before = (int(generic), int(custom))
+                extra = prober.executor_index_locks(locks, rows, plan) if phase is PlanPhase.GENERIC_REUSE else ()
+            if after is not None:
+                before = after
             else:
                 before = (before[0] + (plan_type == "generic"), before[1] + (plan_type == "custom"))
-            out.append(Execution(number, phase, plan_type, locks, _plan_lines(plan), extra))
+            out.append(Execution(number, phase, plan_type, locks, plan, extra))
     finally:
-        with session.probe_transaction():
-            session.fetch_all(f"DEALLOCATE {name}")
+        session.deallocate(name)
     return tuple(out)
 
 
-#: Roles of index relations (their locks are planner locks: ``plancat.c get_relation_info``).
-_INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
-
-
-def _reused_generic_plan(locks: Sequence[RelationLock], earlier: Sequence[Execution], plan: Sequence[str]) -> bool:
+def _reused_generic_plan(locks: Sequence[RelationLock], earlier: Sequence[Execution], plan: ExplainedPlan) -> bool:
     """On a server without plan counters (PG 13), tell a reused generic plan from a new custom plan.
 
     Reusing a cached plan takes only executor locks (``plancache.c AcquireExecutorLocks``: range-table relations,
@@ -711,16 +683,17 @@ def _reused_generic_plan(locks: Sequence[RelationLock], earlier: Sequence[Execut
     earlier custom executions locked indexes, an execution without index locks reused the generic plan. Without
     indexes to tell, a generic plan shows its parameters as ``$n`` in EXPLAIN; a custom plan shows the values.
     """
-    custom_locked_indexes = any(lock.role in _INDEX_ROLES for e in earlier if e.phase == "custom"
+    custom_locked_indexes = any(lock.role.is_index for e in earlier if e.phase is PlanPhase.CUSTOM
                                 for lock in e.locks)
     if custom_locked_indexes:
-        return not any(lock.role in _INDEX_ROLES for lock in locks)
-    return any(re.search(r"\$\d+\b", line) for line in plan)
+        return not any(lock.role.is_index for lock in locks)
+    return plan.param_refs
 
 
 def _phase(
-    mode: str, has_params: bool, generic_built: bool, before: tuple[int, int], after: tuple[int, int] | None
-) -> tuple[str, str | None, bool]:
+    mode: PlanCacheMode, has_params: bool, generic_built: bool, before: tuple[int, int],
+    after: tuple[int, int] | None
+) -> tuple[PlanPhase, str | None, bool]:
     """Phase of one execution, following ``plancache.c GetCachedPlan`` and ``choose_custom_plan``.
 
     :param before: (generic_plans, custom_plans) before this execution.
@@ -728,10 +701,10 @@ def _phase(
     :return: (phase, plan type, whether a generic plan now exists).
     """
     # choose_custom_plan: no parameters -> generic; force modes; else 5 custom plans, then build a generic one.
-    wants_generic = (not has_params) or mode == "force_generic_plan" or (
-        mode == "auto" and before[1] >= CUSTOM_PLANS_BEFORE_GENERIC
+    wants_generic = (not has_params) or mode is PlanCacheMode.FORCE_GENERIC_PLAN or (
+        mode is PlanCacheMode.AUTO and before[1] >= CUSTOM_PLANS_BEFORE_GENERIC
     )
-    if mode == "force_custom_plan" and has_params:
+    if mode is PlanCacheMode.FORCE_CUSTOM_PLAN and has_params:
         wants_generic = False
     plan_type: str | None
     if after is not None:
@@ -739,12 +712,12 @@ def _phase(
     elif not wants_generic:
         plan_type = "custom"
     else:
-        plan_type = "generic" if mode == "force_generic_plan" or not has_params else None
+        plan_type = "generic" if mode is PlanCacheMode.FORCE_GENERIC_PLAN or not has_params else None
     if wants_generic and not generic_built:
-        return "generic-build", plan_type, True
+        return PlanPhase.GENERIC_BUILD, plan_type, True
     if plan_type == "generic":
-        return "generic-reuse", plan_type, generic_built
-    return "custom", plan_type, generic_built
+        return PlanPhase.GENERIC_REUSE, plan_type, generic_built
+    return PlanPhase.CUSTOM, plan_type, generic_built
 
 
 def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | None = None) -> Footprint:
@@ -768,33 +741,32 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
     prober = _Prober(session, checked, assume)
     facts = session.facts
     if facts.server_version_num >= PG16:
-        prefix = "EXPLAIN (GENERIC_PLAN) "
+        prefix = "EXPLAIN (GENERIC_PLAN, FORMAT JSON) "
         prober.load_tree()
         _check_param_types(prober)
         with session.probe_transaction():
-            plan = session.run_checked_text_simple(prefix + checked.text, prefix_len=len(prefix))
-            locks = prober.build_locks(prober.snapshot(), "simple", _plan_lines(plan))
+            plan = _explain(session, prefix + checked.text, prefix_len=len(prefix), simple=True)
+            locks = prober.build_locks(prober.snapshot(), PlanPhase.SIMPLE, plan)
     else:
         name = f"lockscope_{os.getpid()}_{next(_name_counter)}"
         prefix = f"PREPARE {OWN_QUERY_MARKER} {name} AS "  # marked: an audit on this server skips it
         _prepare(prober, prefix)
         try:
             args = "(" + ", ".join(["NULL"] * checked.param_count) + ")" if checked.param_count else ""
-            with session.probe_transaction(plan_cache_mode="force_generic_plan"):
-                plan = session.run_user_text(f"EXPLAIN EXECUTE {name}{args}")
-                locks = prober.build_locks(prober.snapshot(), "generic-build", _plan_lines(plan))
+            with session.probe_transaction(plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN):
+                plan = _explain(session, f"{_EXPLAIN}EXECUTE {name}{args}")
+                locks = prober.build_locks(prober.snapshot(), PlanPhase.GENERIC_BUILD, plan)
         finally:
-            with session.probe_transaction():
-                session.fetch_all(f"DEALLOCATE {name}")
+            session.deallocate(name)
     return Footprint(
         statement=checked.text,
         protocol="generic_plan",
-        plan_cache_mode="force_generic_plan",
+        plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN,
         params=(),
         server_version_num=facts.server_version_num,
         server_version=facts.server_version,
         capacity=facts.capacity,
-        executions=(Execution(1, "generic-build", "generic", locks, _plan_lines(plan)),),
+        executions=(Execution(1, PlanPhase.GENERIC_BUILD, "generic", locks, plan),),
         assumed=assume,
         order_note=prober.order_note,
     )

@@ -1,40 +1,53 @@
-"""Typed rows of lockscope's main queries, made at the database boundary (:meth:`lockscope.db.Session.query_rows`).
+"""Typed rows of lockscope's queries, made at the database boundary (:meth:`lockscope.db.Session.query_rows`).
 
 One frozen dataclass per SQL file's row (``lockscope/sql/NAME.sql``): pg_stat_statements counters and texts,
-pg_stat_activity samples and processes, pg_locks snapshots, and the catalog facts the audit reads. A field is named
-after its column unless the column has a unit the name does not say: then the field carries it
-(``total_exec_time_ms`` reads the column ``total_exec_time``), declared with :func:`column`.
+pg_stat_activity samples and processes, pg_locks snapshots, the catalog facts of the audit, the footprint engine and
+the acquisition-order model, the forecast's clock and population. A field is named after its column unless the
+column has a unit the name does not say: then the field carries it (``total_exec_time_ms`` reads the column
+``total_exec_time``), declared with :func:`column`.
 
-:func:`from_row` validates each row against its type: a column the type needs and the row lacks raises
-:class:`RowShapeError` naming the SQL file and the column (a query and its row type out of step is a lockscope
-bug, never the user's). Columns the type does not know are ignored; a field with a default may be absent (columns a
-query adds only on some servers, e.g. pg_stat_statements' ``plans``). Values are kept as psycopg returns them for
-the SQL types the files cast to (``int8`` -> int, ``float8`` -> float, ``bool``, ``text``, ``timestamptz`` ->
-datetime): nothing is converted here.
+:func:`row_maker` checks a query's columns against the row type once, when the result's description arrives (the
+psycopg row factory of :mod:`lockscope.db` calls it, as psycopg's own ``class_row`` does): a column the type needs
+and the result lacks raises :class:`RowShapeError` naming the SQL file and the column (a query and its row type out
+of step is a lockscope bug, never the user's). Columns the type does not know are ignored; a field with a default
+may be absent (columns a query adds only on some servers, e.g. pg_stat_statements' ``plans``). Values are kept as
+psycopg returns them for the SQL types the files cast to (``int8`` -> int, ``float8`` -> float, ``bool``, ``text``,
+``timestamptz`` -> datetime). :func:`from_row` builds one row from a mapping (column -> value) the same way.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from collections.abc import Iterable, Mapping
+import typing
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, TypeVar, cast
 
 from .errors import DatabaseError
+from .vocab import LockMode
 
 __all__ = [
+    "AcquisitionFactsRow",
     "ActivityRow",
     "AuditSettingsRow",
     "BackendLockCountsRow",
     "BlockingLockRow",
+    "BlockingLoopRow",
     "BlockingPidsRow",
+    "ClassNameRow",
     "ClassRow",
+    "ClockRow",
     "ColumnNameRow",
     "ColumnStatsRow",
     "DatabaseFactsRow",
+    "DemoLoadStateRow",
+    "ExecutorIndexRow",
+    "FunctionVolatilityRow",
     "HeldLocksRow",
     "IndexInfo",
+    "LabStatementRow",
     "NameRow",
     "OrderFunctionRow",
     "OrderRelationRow",
@@ -43,27 +56,34 @@ __all__ = [
     "ParamFunctionRow",
     "ParamOperatorRow",
     "ParamTypeRow",
+    "PartitionRankRow",
+    "PopulationRow",
     "PostmasterAgeRow",
+    "PreparedCountersRow",
     "ProcessRow",
     "QueryTextRow",
-    "RelationInfo",
+    "RelationInfoRow",
+    "RelationLockRow",
     "RowShapeError",
     "RowT",
     "StatLockRow",
     "StatementCountersRow",
     "StatementTextRow",
+    "StatementTimesRow",
+    "StatementsResetRow",
     "StatsResetRow",
     "TableColumnRow",
+    "TableInfo",
     "ViewRuleRow",
     "WaitHistoryRow",
     "WaitSamplingFeaturesRow",
     "WatchFeaturesRow",
     "column",
     "from_row",
-    "from_rows",
+    "row_maker",
 ]
 
-#: A row dataclass of this module (:func:`from_row`, :meth:`lockscope.db.Session.query_rows`).
+#: A row dataclass of this module (:func:`row_maker`, :meth:`lockscope.db.Session.query_rows`).
 RowT = TypeVar("RowT")
 
 
@@ -79,44 +99,83 @@ def column(name: str, **kwargs: Any) -> Any:
     return dataclasses.field(metadata={"column": name}, **kwargs)
 
 
-_COLUMNS: dict[type[Any], tuple[tuple[str, str, bool], ...]] = {}
+_COLUMNS: dict[type[Any], tuple[tuple[str, str, bool, type[StrEnum] | None], ...]] = {}
 
 
-def _columns(row_type: type[Any]) -> tuple[tuple[str, str, bool], ...]:
-    """(field name, column name, required) of each field of a row dataclass (computed once per type)."""
+def _enum_of(hint: Any) -> type[StrEnum] | None:
+    """The StrEnum a field is typed with (``LockMode`` or ``LockMode | None``), else None."""
+    for tp in (hint, *typing.get_args(hint)):
+        if isinstance(tp, type) and issubclass(tp, StrEnum):
+            return tp
+    return None
+
+
+def _columns(row_type: type[Any]) -> tuple[tuple[str, str, bool, type[StrEnum] | None], ...]:
+    """(field name, column name, required, the StrEnum its values become) of each field of a row dataclass
+    (computed once per type)."""
     found = _COLUMNS.get(row_type)
     if found is None:
+        hints = typing.get_type_hints(row_type)
         found = tuple((f.name, str(f.metadata.get("column", f.name)),
-                       f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+                       f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                       _enum_of(hints[f.name]))
                       for f in dataclasses.fields(row_type))
         _COLUMNS[row_type] = found
     return found
 
 
-def from_row(row_type: type[RowT], row: Mapping[str, Any], source: str) -> RowT:
-    """One SQL row (column -> value) as a ``row_type`` instance.
+def row_maker(row_type: type[RowT], columns: Sequence[str], source: str) -> Callable[[Sequence[Any]], RowT]:
+    """A function making one ``row_type`` from one result row's values, for a result with these ``columns``.
 
-    :param row_type: a dataclass of this module (or any dataclass whose fields name the row's columns).
+    :param row_type: a dataclass of this module (or any dataclass whose fields name the result's columns).
+    :param columns: the result's column names, in order (``cursor.description``).
+    :param source: the SQL file (stem) the result comes from, for the error message.
+    :raises RowShapeError: a column the type needs is not among ``columns``; (when a row is made) a value that is
+        not one of its field's enum (:mod:`lockscope.vocab`).
+    """
+    cls: type[Any] = row_type
+    position = {name: i for i, name in enumerate(columns)}
+    picks: list[tuple[str, int]] = []
+    enums: list[tuple[str, int, type[StrEnum]]] = []
+    for name, col, required, enum in _columns(cls):
+        if col in position and enum is None:
+            picks.append((name, position[col]))
+        elif col in position and enum is not None:
+            enums.append((name, position[col], enum))
+        elif required:
+            raise RowShapeError(f"internal: sql/{source}.sql returned no column {col!r} "
+                                f"({row_type.__name__} needs it; it returned {sorted(columns)})")
+
+    def make(values: Sequence[Any]) -> RowT:
+        kwargs = {name: values[i] for name, i in picks}
+        for name, i, enum in enums:
+            kwargs[name] = _member(enum, values[i], source, columns[i])
+        return cast(RowT, cls(**kwargs))
+
+    return make
+
+
+def _member(enum: type[StrEnum], value: Any, source: str, col: str) -> StrEnum | None:
+    """``value`` as a member of ``enum`` (None stays None).
+
+    :raises RowShapeError: no member has this value.
+    """
+    if value is None:
+        return None
+    try:
+        return enum(value)
+    except ValueError:
+        raise RowShapeError(f"internal: sql/{source}.sql returned {value!r} in column {col!r}, not a "
+                            f"{enum.__name__}") from None
+
+
+def from_row(row_type: type[RowT], row: Mapping[str, Any], source: str) -> RowT:
+    """One SQL row (column -> value) as a ``row_type`` instance (:func:`row_maker` over one row).
+
     :param source: the SQL file (stem) the row came from, for the error message.
     :raises RowShapeError: a column the type needs is missing.
     """
-    values: dict[str, Any] = {}
-    cls: type[Any] = row_type
-    for name, col, required in _columns(cls):
-        if col in row:
-            values[name] = row[col]
-        elif required:
-            raise RowShapeError(f"internal: sql/{source}.sql returned no column {col!r} "
-                                f"({row_type.__name__} needs it; it returned {sorted(row)})")
-    return cast(RowT, cls(**values))
-
-
-def from_rows(row_type: type[RowT], rows: Iterable[Mapping[str, Any]], source: str) -> list[RowT]:
-    """:func:`from_row` over rows.
-
-    :raises RowShapeError: a column the type needs is missing.
-    """
-    return [from_row(row_type, r, source) for r in rows]
+    return row_maker(row_type, list(row), source)(list(row.values()))
 
 
 # -- pg_stat_statements ----------------------------------------------------------------------------------------------
@@ -339,6 +398,17 @@ class BlockingPidsRow:
 
 
 @dataclass(frozen=True)
+class BlockingLoopRow:
+    """One row of the observer benchmark's loop (``watch_blocking_loop.sql``: ``pg_blocking_pids`` of every
+    backend; lockscope itself never runs it).
+
+    :ivar pg_blocking_pids: the backend's blockers (None when it is gone).
+    """
+
+    pg_blocking_pids: list[int] | None
+
+
+@dataclass(frozen=True)
 class StatLockRow:
     """PG 19 ``pg_stat_lock`` counters of one lock type (``watch_stat_lock.sql``, ``audit_pg_stat_lock.sql``).
 
@@ -353,8 +423,8 @@ class StatLockRow:
 
 # -- catalog and settings --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class RelationInfo:
-    """One table-like relation (``audit_relations.sql``).
+class TableInfo:
+    """One table-like relation of the audit's catalog (``audit_relations.sql``).
 
     :ivar oid: pg_class OID.
     :ivar qualified: quoted ``schema.name``.
@@ -680,3 +750,173 @@ class ParamColumnRow:
     column_name: str
     type_oid: int
     attnum: int
+
+
+# -- the footprint engine and the acquisition-order model ------------------------------------------------------------
+@dataclass(frozen=True)
+class RelationLockRow:
+    """One relation lock this backend holds, granted (``relation_locks.sql``, one pg_locks read).
+
+    :ivar relation_oid: the locked relation.
+    :ivar mode: lock mode as pg_locks spells it.
+    :ivar fastpath: pg_locks ``fastpath`` (True = fast-path slot, False = main lock table).
+    :ivar shared_catalog: the lock's database is 0 (a shared catalog: never fast-path, lock.c
+        ``EligibleForRelationFastPath``).
+    :ivar database_oid: the LOCKTAG's database (0 for a shared catalog).
+    """
+
+    relation_oid: int
+    mode: LockMode
+    fastpath: bool
+    shared_catalog: bool
+    database_oid: int
+
+
+@dataclass(frozen=True)
+class RelationInfoRow:
+    """The name and role facts of one relation (``relation_info.sql``; also the first columns of
+    ``acquisition_facts.sql``, :class:`AcquisitionFactsRow`).
+
+    :ivar relation: quoted ``schema.name``.
+    :ivar relname: the bare name (as EXPLAIN prints it, unquoted).
+    :ivar relkind: ``pg_class.relkind``.
+    :ivar parent_oid: the indexed table (an index), the inheritance parent (a partition or child), the owner (a TOAST
+        table), else None.
+    :ivar parent_relkind: the indexed table's relkind (an index), else None.
+    :ivar parent_relispartition: the indexed table is a partition.
+    :ivar bound: the partition bound as ``pg_get_expr`` prints it (``acquisition_facts.sql`` only), else None.
+    :ivar partstrat: ``l``, ``r`` or ``h`` for a partitioned table (``acquisition_facts.sql`` only), else None.
+    """
+
+    relation_oid: int
+    relation: str
+    relname: str
+    relkind: str
+    relispartition: bool
+    parent_oid: int | None
+    parent_relkind: str | None
+    parent_relispartition: bool
+    bound: str | None = None
+    partstrat: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AcquisitionFactsRow(RelationInfoRow):
+    """Catalog facts of one relation of a statement, a descendant or an index of either (``acquisition_facts.sql``).
+
+    :ivar index_oids: live indexes in OID order (``relcache.c RelationGetIndexList``), None for an index.
+    :ivar key_types: a partitioned table's key column types (``format_type``; None for an expression column), else
+        None.
+    :ivar key_collations: their collations (quoted ``schema.name``, None where none), else None.
+    """
+
+    index_oids: list[int] | None
+    key_types: list[str | None] | None
+    key_collations: list[str | None] | None
+
+
+@dataclass(frozen=True)
+class ExecutorIndexRow:
+    """An index of a locked table whose name a plan's index scan shows (``executor_indexes.sql``)."""
+
+    index_oid: int
+    relname: str
+    table_oid: int
+
+
+@dataclass(frozen=True)
+class PreparedCountersRow:
+    """Plan counters of one prepared statement (``prepared_counters.sql``; None on PG 13; counts)."""
+
+    generic_plans: int | None
+    custom_plans: int | None
+
+
+@dataclass(frozen=True)
+class FunctionVolatilityRow:
+    """``pg_proc.provolatile`` of one function (``function_volatility.sql``: ``i``, ``s`` or ``v``)."""
+
+    function_oid: int
+    provolatile: str
+
+
+@dataclass(frozen=True)
+class PartitionRankRow:
+    """One partition in its parent's bound order, as the server sorts the bound values (``partition_order.sql``)."""
+
+    oid: int
+
+
+# -- forecast, lab and demo ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClockRow:
+    """The server's ``clock_timestamp()`` (``forecast_clock.sql``)."""
+
+    now: _dt.datetime
+
+
+@dataclass(frozen=True)
+class PopulationRow:
+    """Client backends that ran a statement since a time or run one now (``forecast_population.sql``; count)."""
+
+    connections: int
+
+
+@dataclass(frozen=True)
+class StatementTimesRow:
+    """What pg_stat_statements recorded of one statement (``forecast_statement_times.sql``).
+
+    :ivar calls: executions (count; None when it has no entry).
+    :ivar mean_exec_ms: mean execution time (ms), None without calls.
+    :ivar mean_plan_ms: mean planning time (ms; with track_planning), else None.
+    :ivar plans: plannings (count), None without an entry.
+    """
+
+    calls: int | None
+    mean_exec_ms: float | None
+    mean_plan_ms: float | None
+    plans: int | None
+
+
+@dataclass(frozen=True)
+class LabStatementRow:
+    """One pg_stat_statements entry of a lab point (``lab_statements.sql``; times in ms, counts).
+
+    :ivar plans: plannings (count; None without track_planning on old extensions).
+    """
+
+    query: str
+    calls: int
+    plans: int | None
+    total_plan_ms: float = column("total_plan_time")
+    total_exec_ms: float = column("total_exec_time")
+    mean_plan_ms: float = column("mean_plan_time")
+    mean_exec_ms: float = column("mean_exec_time")
+    queryid: int | None = None
+    rows: int | None = None
+    shared_blks_hit: int | None = None
+    shared_blks_read: int | None = None
+
+
+@dataclass(frozen=True)
+class StatementsResetRow:
+    """``pg_stat_statements_reset()`` was called (``lab_statements_reset.sql``)."""
+
+    reset: bool
+
+
+@dataclass(frozen=True)
+class ClassNameRow:
+    """A relation's name and OID (``lab_ceiling_pool.sql``, ``lab_ceiling_oids.sql``)."""
+
+    relname: str
+    oid: int
+
+
+@dataclass(frozen=True)
+class DemoLoadStateRow:
+    """What the contended demo load still needs on a scratch server (``demo_load_state.sql``)."""
+
+    has_accounts: bool
+    has_pgss: bool
+    pgss_preloaded: bool

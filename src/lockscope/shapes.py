@@ -5,44 +5,32 @@ each a :class:`LockSite` with its fast-path flag and, for main-table locks, its 
 (:func:`lockscope.lockpart.lock_partition` of ``(database OID, relation OID)``; database 0 for a shared catalog,
 ``pg_class.relisshared``, as lmgr.c ``SetLocktagRelationOid`` builds the tag), how often it runs, and its own
 planning and execution cost when known. Shapes come from a measured footprint (:func:`shape_from_footprint`) or an
-audited plan (:func:`lockscope.audit.partitions.shape_from_plan`); :func:`apply_what_if` changes them (dropped
+audited plan (:func:`lockscope.workload.probes.shape_from_plan`); :func:`apply_what_if` changes them (dropped
 indexes, another fast-path capacity: the flags predicted again in order, lock.c ``LockAcquireExtended``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .capacity import CapacityModel, LockRequest
-from .errors import BadInputError
-from .footprint import executor_relations
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
-from .rows import ClassRow, DatabaseFactsRow
+from .vocab import LockMode, LockRole, PlanPhase
 
 if TYPE_CHECKING:
-    from .db import Session
     from .footprint import Footprint
 
 __all__ = [
-    "INDEX_ROLES",
     "LockSite",
     "StatementShape",
     "apply_what_if",
-    "database_facts",
-    "relation_facts",
-    "resolve_indexes",
     "shape_from_footprint",
     "site",
 ]
 
-#: Roles (lockscope.footprint.ROLES) a ``--drop-index`` may name.
-INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
 #: Relations of the base statement the calibration's base CPU already plans (a table and its primary key).
 BASE_PLANNED_RELATIONS = 2
-#: Phases that do not plan: a cached generic plan reused (plancache.c CheckCachedPlan).
-NOT_PLANNED = frozenset({"generic-reuse"})
 
 
 @dataclass(frozen=True)
@@ -51,7 +39,7 @@ class LockSite:
 
     :ivar relation_oid: pg_class OID.
     :ivar relation: schema-qualified name (or the OID as text when unknown).
-    :ivar role: ``table``, ``index``, ... (lockscope.footprint.ROLES).
+    :ivar role: ``table``, ``index``, ... (:class:`lockscope.vocab.LockRole`).
     :ivar mode: lock mode as pg_locks spells it.
     :ivar fastpath: True = fast-path slot, False = main lock table.
     :ivar database_oid: the LOCKTAG's database: the current database's OID, 0 for a shared catalog.
@@ -61,8 +49,8 @@ class LockSite:
 
     relation_oid: int
     relation: str
-    role: str
-    mode: str
+    role: LockRole
+    mode: LockMode
     fastpath: bool
     database_oid: int
     partition: int
@@ -90,7 +78,7 @@ class StatementShape:
 
     name: str
     statement: str
-    phase: str
+    phase: PlanPhase
     locks: tuple[LockSite, ...]
     calls: float = 1.0
     calls_per_s: float | None = None
@@ -110,8 +98,8 @@ class StatementShape:
 
     @property
     def plans(self) -> bool:
-        """False when the steady state reuses a cached generic plan (no planning)."""
-        return self.phase not in NOT_PLANNED
+        """False when the steady state reuses a cached generic plan (no planning: plancache.c CheckCachedPlan)."""
+        return self.phase.plans
 
     @property
     def main_table_locks(self) -> tuple[LockSite, ...]:
@@ -137,7 +125,7 @@ class StatementShape:
         return max(0, len(self.locks) - BASE_PLANNED_RELATIONS) if self.plans else 0
 
 
-def site(oid: int, relation: str, role: str, mode: str, fastpath: bool, shared: bool, database_oid: int,
+def site(oid: int, relation: str, role: LockRole, mode: LockMode, fastpath: bool, shared: bool, database_oid: int,
           order: int) -> LockSite:
     """One relation lock as a :class:`LockSite`: a shared catalog's LOCKTAG has database 0 (lmgr.c
     ``SetLocktagRelationOid``), and the lock partition follows from the tag (lockpart.py)."""
@@ -161,7 +149,7 @@ def shape_from_footprint(fp: Footprint, database_oid: int, shared: frozenset[int
                   for i, lk in enumerate(ordered))
     return StatementShape(name=name, statement=fp.statement, phase=e.phase, locks=locks, calls=calls,
                           measured_main_table_locks=e.main_table_count,
-                          executor_relations=executor_relations(e.plan))
+                          executor_relations=e.plan.scanned_relations)
 
 
 def apply_what_if(shape: StatementShape, model: CapacityModel, drop_oids: frozenset[int] = frozenset(),
@@ -176,41 +164,6 @@ def apply_what_if(shape: StatementShape, model: CapacityModel, drop_oids: frozen
     flags = model.predict([LockRequest(lk.relation_oid, lk.mode, lk.database_oid == 0) for lk in kept])
     locks = tuple(replace(lk, fastpath=f, order=i) for i, (lk, f) in enumerate(zip(kept, flags, strict=True)))
     return replace(shape, locks=locks, flags="predicted", measured_main_table_locks=None)
-
-
-
-def database_facts(session: Session) -> tuple[int, int]:
-    """(current database OID, its other active client backends) (``sql/forecast_database.sql``).
-
-    :raises DatabaseError: the query failed.
-    """
-    row = session.query_rows("forecast_database", DatabaseFactsRow)[0]
-    return int(row.database_oid), int(row.active_backends)
-
-
-def relation_facts(session: Session, oids: Sequence[int]) -> dict[int, tuple[bool, str]]:
-    """``oid -> (relisshared, schema-qualified name)`` for these relations (missing ones left out)."""
-    if not oids:
-        return {}
-    rows = session.query_rows("forecast_relations", ClassRow, [sorted(set(oids))])
-    return {r.oid: (bool(r.relisshared), str(r.qualified)) for r in rows}
-
-
-def resolve_indexes(session: Session, names: Sequence[str]) -> dict[str, int]:
-    """``name -> OID`` of each ``--drop-index`` name (resolved by the server's ``to_regclass``, search_path
-    applies).
-
-    :raises BadInputError: a name that is no relation, or not an index.
-    """
-    out: dict[str, int] = {}
-    for name in names:
-        rows = session.query_rows("forecast_index", ClassRow, [name])
-        if not rows:
-            raise BadInputError(f"--drop-index {name}: no such relation in database {session.facts.database}")
-        if rows[0].relkind not in ("i", "I"):
-            raise BadInputError(f"--drop-index {name}: {rows[0].qualified} is not an index")
-        out[name] = rows[0].oid
-    return out
 
 
 # -- shapes ------------------------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """``lockscope audit``: rank a database's tables and statements by lock-manager risk, and say what to change.
 
-- :mod:`.catalog`: set-based catalog reads; :mod:`.tables`: per-table planner-lock footprints;
+- :mod:`.tables`: per-table planner-lock footprints (the catalog: :mod:`lockscope.catalog`);
   :mod:`.indexes`: invalid / duplicate / redundant / unused indexes and the smallest droppable set;
-  :mod:`.params` and :mod:`.workload`: pg_stat_statements and per-statement footprints;
+  :mod:`.partitions`: the audited workload's load on the 16 lock partitions (pg_stat_statements and
+  per-statement footprints: :mod:`lockscope.workload`);
   :mod:`.advice`: max_locks_per_transaction, shared lock table, partition granularity;
   :mod:`.engine`: :func:`run_audit` -> :class:`AuditReport`; :mod:`.demo`: the embedded demo database.
 """

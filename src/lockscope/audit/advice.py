@@ -25,10 +25,11 @@ from ..capacity import (
     mlpt_range_for_groups,
     smallest_fitting_groups,
 )
+from ..catalog import Catalog
 from ..versions import PG18 as _PG18
-from .catalog import Catalog
+from ..vocab import LockMode
+from ..workload.probes import StatementAudit
 from .tables import PG16, TableFootprint
-from .workload import StatementAudit
 
 __all__ = [
     "GranularityAdvice",
@@ -137,7 +138,7 @@ class GranularityAdvice:
     options: tuple[GranularityOption, ...]
 
 
-def _replay(model: CapacityModel, oids: tuple[int, ...], modes: tuple[str, ...]) -> int:
+def _replay(model: CapacityModel, oids: tuple[int, ...], modes: tuple[LockMode, ...]) -> int:
     return sum(not f for f in model.predict([LockRequest(o, m) for o, m in zip(oids, modes, strict=False)]))
 
 
@@ -174,7 +175,7 @@ def mlpt_advice(catalog: Catalog, model: CapacityModel, max_backends: int, max_p
         after_spilling += spilled > 0
         main_after += s.calls_per_s * spilled
     tables_after = sum(1 for t in tables if _replay(after_model, t.pruned.relation_oids,
-                                                    ("AccessShareLock",) * t.pruned.locks))
+                                                    (LockMode.ACCESS_SHARE,) * t.pruned.locks))
     after_shmem = lock_shmem_bytes(target, recommended, max_backends, max_prepared)
     change = recommended != model.max_locks_per_transaction or version < _PG18
     return MlptAdvice(target, model.max_locks_per_transaction, groups, low, recommended, now_shmem, after_shmem,

@@ -23,10 +23,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, fast_path_groups
+from ..catalog import AuditSettings, Catalog, database_facts, read_catalog, read_settings
 from ..db import Session
-from ..shapes import database_facts
 from ..text import plural
 from ..versions import PG19, default_max_locks_per_transaction
+from ..workload.probes import StatementAudit, probe_statements
+from ..workload.statements import StatementRates, Workload, read_workload
 from .advice import (
     GranularityAdvice,
     MlptAdvice,
@@ -35,11 +37,9 @@ from .advice import (
     mlpt_advice,
     shared_lock_risk,
 )
-from .catalog import AuditSettings, Catalog, read_catalog, read_settings
 from .indexes import DropPlan, IndexFinding, index_findings, smallest_drop_set
 from .partitions import LockPartitionLoad, lock_partition_load
 from .tables import TableFootprint, headroom, table_footprints
-from .workload import StatementAudit, StatementRates, Workload, probe_statements, read_workload
 
 __all__ = [
     "HIGH_MAIN_PER_S",
@@ -451,7 +451,7 @@ def _mlpt_findings(ctx: FindingsContext) -> list[Finding]:
     high = mlpt.mlpt_recommended
     sev = "medium" if mlpt.spilling_now or mlpt.tables_spilling_now else "low"
     # a measured workload that puts (next to) nothing in the main lock table gets no restart advice: its calls
-    # reuse cached plans (audit/phases.py); what planning them would cost stays a what-if
+    # reuse cached plans (workload/phases.py); what planning them would cost stays a what-if
     measured = [x for x in ctx.workload.statements
                 if x.split is not None and x.basis != "unknown" and x.calls_per_s > 0]
     quiet = bool(measured) and mlpt.main_per_s_now < QUIET_MAIN_PER_S

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel
-from .catalog import Catalog, IndexInfo
+from ..catalog import Catalog, IndexInfo
 from .tables import TableFootprint, footprint_case, relation_set_pruned
 
 __all__ = ["KINDS", "DropPlan", "IndexFinding", "index_findings", "smallest_drop_set"]

@@ -1,11 +1,11 @@
 """Lock-partition load of an audited workload: main-lock-table acquisitions/s on each of the 16 lock partitions.
 
-Each audited statement's plans (:class:`~lockscope.audit.workload.StatementAudit`) become steady-state shapes
-(:func:`shape_from_plan`: the measured locks in acquisition order, fast-path flags from
+Each audited statement's plans (:class:`~lockscope.workload.probes.StatementAudit`) become steady-state shapes
+(:func:`~lockscope.workload.probes.shape_from_plan`: the measured locks in acquisition order, fast-path flags from
 the capacity model, the lock partition of each main-table lock from ``(database OID, relation OID)``, database 0
 for a shared catalog, lmgr.c ``SetLocktagRelationOid``). A call takes the plan its ``basis`` names (the custom
 plan, the cached generic plan, or on PG 19 both weighted by ``custom_plan_calls`` / ``generic_plan_calls``), the
-same rule as :attr:`~lockscope.audit.workload.StatementAudit.main_lock_table_per_s`.
+same rule as :attr:`~lockscope.workload.probes.StatementAudit.main_lock_table_per_s`.
 
 Per partition p, with calls/s ``r`` and ``n_p`` main-table locks per call in p:
 
@@ -27,14 +27,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..capacity import LockRequest
+from ..catalog import relation_facts
 from ..lockpart import NUM_LOCK_PARTITIONS, PartitionRates, partition_rates
-from ..shapes import LockSite, StatementShape, relation_facts, site
+from ..shapes import LockSite, StatementShape
+from ..vocab import LockRole
+from ..workload.probes import shape_from_plan
 
 if TYPE_CHECKING:
     from ..capacity import CapacityModel
     from ..db import Session
-    from .workload import PlanFootprint, StatementAudit
+    from ..workload.probes import PlanFootprint, StatementAudit
 
 __all__ = [
     "LockPartitionLoad",
@@ -93,7 +95,7 @@ class PartitionRelation:
 
     :ivar relation_oid: pg_class OID.
     :ivar relation: schema-qualified name.
-    :ivar role: ``table``, ``index``, ``partition``, ... (lockscope.footprint.ROLES).
+    :ivar role: ``table``, ``index``, ``partition``, ... (:class:`lockscope.vocab.LockRole`).
     :ivar database_oid: the LOCKTAG's database (0 for a shared catalog).
     :ivar acquisitions_per_s: lock acquisitions/s of this relation in the partition (all statements).
     :ivar statements: statements locking it in the main table (count).
@@ -101,7 +103,7 @@ class PartitionRelation:
 
     relation_oid: int
     relation: str
-    role: str
+    role: LockRole
     database_oid: int
     acquisitions_per_s: float
     statements: int
@@ -167,7 +169,7 @@ class LockPartitionLoad:
 
 def weighted_plans(audit: StatementAudit) -> list[tuple[PlanFootprint, float]]:
     """The plans a call of ``audit`` takes with their weights (fractions summing to 1; [] without a plan):
-    :meth:`~lockscope.audit.workload.StatementAudit.weighted_plans`, the phase split behind ``spilled_per_call``."""
+    :meth:`~lockscope.workload.probes.StatementAudit.weighted_plans`, the phase split behind ``spilled_per_call``."""
     return audit.weighted_plans()
 
 
@@ -236,25 +238,3 @@ def lock_partition_load(session: Session, statements: Sequence[StatementAudit], 
     :raises DatabaseError: the catalog query failed.
     """
     return load_from_shapes(database_oid, steady_shapes(session, statements, capacity, database_oid))
-
-
-def shape_from_plan(audit: StatementAudit, plan: PlanFootprint, model: CapacityModel, database_oid: int,
-                    relations: dict[int, tuple[bool, str]], *, calls: float, share: float = 1.0) -> StatementShape:
-    """A pg_stat_statements entry's plan footprint (audit) with fast-path flags predicted in order.
-
-    :param relations: :func:`relation_facts` of the plan's OIDs.
-    :param calls: the shape's weight in the workload (calls or calls/s).
-    :param share: the fraction (0..1) of the statement's calls that take this plan (the phase split,
-        :meth:`~lockscope.audit.workload.StatementAudit.weighted_plans`): the shape's ``calls_per_s`` is the
-        statement's rate times it, so a statement's phases add up to its rate.
-    """
-    shared = {oid for oid, (s, _) in relations.items() if s}
-    flags = model.predict([LockRequest(o, m, o in shared) for o, m in zip(plan.relation_oids, plan.modes,
-                                                                           strict=True)])
-    locks = tuple(site(o, relations.get(o, (False, str(o)))[1], role, m, f, o in shared, database_oid, i)
-                  for i, (o, role, m, f) in enumerate(zip(plan.relation_oids, plan.roles, plan.modes, flags,
-                                                          strict=True)))
-    return StatementShape(name=str(audit.queryid), statement=audit.query, phase=plan.phase, locks=locks,
-                          calls=calls, calls_per_s=audit.calls_per_s * share, flags="predicted",
-                          measured_main_table_locks=plan.spilled if plan.measured else None,
-                          executor_relations=plan.executor_relations)

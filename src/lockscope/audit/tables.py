@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, LockRequest, groups_overflow
+from ..catalog import Catalog
 from ..footprint import acquisition_order
 from ..versions import PG16
-from .catalog import Catalog
+from ..vocab import LockMode
 
 __all__ = [
     "PG16",
@@ -96,20 +96,33 @@ class TableFootprint:
         return self.unpruned or self.pruned
 
 
-def _infos(catalog: Catalog, oids: Iterable[int]) -> dict[int, dict[str, Any]]:
-    out: dict[int, dict[str, Any]] = {}
+@dataclass(frozen=True)
+class _Entry:
+    """A catalog relation as the catalog-only order reads it (:class:`lockscope.acquisition.CatalogRelation`)."""
+
+    relkind: str
+    relname: str
+    parent_oid: int | None
+    bound: str | None = None
+    partstrat: str | None = None
+
+
+def _infos(catalog: Catalog, oids: Iterable[int]) -> dict[int, _Entry]:
+    """The relations' kinds, names, parents, and for partitions their bounds and their parent's strategy (partitions
+    in bound order from the FOR VALUES text, ``acquisition.order_partitions``)."""
+    out: dict[int, _Entry] = {}
     for oid in oids:
         rel = catalog.relations.get(oid)
         if rel is not None:
-            out[oid] = {"parent_oid": rel.parent_oid, "relkind": rel.relkind, "relname": rel.name}
+            out[oid] = _Entry(rel.relkind, rel.name, rel.parent_oid, rel.partition_bound, rel.partition_strategy)
             continue
         ix = catalog.indexes[oid]
-        out[oid] = {"parent_oid": ix.table_oid, "relkind": ix.relkind, "relname": ix.name}
+        out[oid] = _Entry(ix.relkind, ix.name, ix.table_oid)
     return out
 
 
 def footprint_case(catalog: Catalog, model: CapacityModel, top_oid: int, oids: Iterable[int], case: str,
-                   partition_oid: int | None = None, mode: str = "AccessShareLock") -> FootprintCase:
+                   partition_oid: int | None = None, mode: LockMode = LockMode.ACCESS_SHARE) -> FootprintCase:
     """Order the relations as the backend takes them and simulate the fast path.
 
     :param oids: the locked relations (any order, distinct).
@@ -117,10 +130,7 @@ def footprint_case(catalog: Catalog, model: CapacityModel, top_oid: int, oids: I
     """
     oid_list = list(dict.fromkeys(oids))
     infos = _infos(catalog, oid_list)
-    order = acquisition_order(  # partitions in bound order from the FOR VALUES text (acquisition.order_partitions)
-        {o: {**i, "bound": getattr(catalog.relations.get(o), "partition_bound", None),
-             "partstrat": getattr(catalog.relations.get(o), "partition_strategy", None)} for o, i in infos.items()},
-        oid_list, [catalog.relations[top_oid].name], model.server_version_num)
+    order = acquisition_order(infos, oid_list, [catalog.relations[top_oid].name], model.server_version_num)
     flags = model.predict([LockRequest(o, mode) for o in order])
     return FootprintCase(case, tuple(order), sum(not f for f in flags), groups_overflow(model, order),
                          partition_oid)

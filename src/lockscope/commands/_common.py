@@ -359,7 +359,7 @@ class _PointTo(argparse.Action):
 
 
 def add_probe_rate_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """``--probe-rate HZ``: pg_locks reads per second at most (:meth:`lockscope.db.Session.read_pg_locks`)."""
+    """``--probe-rate HZ``: pg_locks reads per second at most (:meth:`lockscope.db.Session.query_rows`)."""
     from ..target import LIVE_PG_LOCKS_RATE_HZ
 
     p.add_argument("--probe-rate", type=non_negative_float, metavar="HZ",

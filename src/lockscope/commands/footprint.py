@@ -12,6 +12,7 @@ from rich.console import Console
 from ..capacity import CapacityModel
 from ..errors import EXIT_SPILL, BadInputError
 from ..pgbin import resolve_pg_bin
+from ..vocab import PlanCacheMode
 from ._common import (
     DEFAULT_EXECUTIONS,
     MLPT_DEFAULT_HELP,
@@ -45,10 +46,6 @@ _PLAN_CACHE_HELP = (
     "is built at execution 6 and kept if it is cheaper), force_custom_plan (plan every execution with its "
     "values), force_generic_plan (build the generic plan at execution 1, reuse it after), or all (the three side "
     "by side); implies --protocol prepared when given (default auto)")
-
-
-#: ``--fail-on`` conditions (the CI gate, exit ``EXIT_SPILL``); ``locks:N`` takes a count.
-FAIL_ON = ("spill", "assumed-spill", "locks:N")
 
 
 def fail_on_condition(text: str) -> tuple[str, int]:
@@ -90,7 +87,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 "values (one EXPLAIN shows the footprint; extended is measured as simple: the same locks); "
                 "prepared runs PREPARE once, then EXPLAIN EXECUTE for executions 1..N, each through the plan "
                 "cache (custom, generic-build, generic-reuse)")
-    fp.add_argument("--plan-cache-mode", choices=("auto", "force_custom_plan", "force_generic_plan", "all"),
+    fp.add_argument("--plan-cache-mode", choices=[*(m.value for m in PlanCacheMode), "all"],
                     help=_PLAN_CACHE_HELP)
     add_executions_option(fp, what="probed with --protocol prepared")
     add_assume_options(fp)
@@ -204,7 +201,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
                 results.append(measure_all_modes(target.session, checked.text, **kwargs))
             else:
                 results.append((measure_footprint(target.session, checked.text, protocol=protocol,
-                                                  plan_cache_mode=mode, **kwargs),))
+                                                  plan_cache_mode=PlanCacheMode(mode), **kwargs),))
         endpoint = target.session.endpoint
         cost = target.session.probe_cost
     if args.json is not None:

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from ..errors import EXIT_SPILL, BadInputError
 from ..pgbin import resolve_pg_bin
+from ..vocab import PlanCacheMode
 from ._common import (
     MLPT_DEFAULT_HELP,
     add_assume_options,
@@ -121,7 +122,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     what = p.add_argument_group("what-ifs (forecast beside the measured state)")
     what.add_argument("--drop-index", action="append", default=[], metavar="NAME",
                       help="remove this index's locks (repeat the option)")
-    what.add_argument("--plan-cache-mode", choices=("auto", "force_custom_plan", "force_generic_plan"),
+    what.add_argument("--plan-cache-mode", choices=[m.value for m in PlanCacheMode],
                       help="another plan_cache_mode: the statement is probed again with the prepared protocol in "
                            "this mode; a workload statement takes its custom or cached generic plan's locks")
     add_assume_options(what)
@@ -171,7 +172,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
     # everything the user gave is checked before any server is started or contacted
     sql, protocol = _checked_statement(args)
     what_if = WhatIf(drop_indexes=tuple(args.drop_index), max_locks_per_transaction=args.assume_mlpt,
-                     plan_cache_mode=args.plan_cache_mode, assume_major=args.assume_version)
+                     plan_cache_mode=PlanCacheMode(args.plan_cache_mode) if args.plan_cache_mode else None,
+                     assume_major=args.assume_version)
     calibration = load_calibration(args.calibration) if args.calibration is not None else DEFAULT_CALIBRATION
     check_writable(args.json, args.html)
     choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,

@@ -21,6 +21,7 @@ from ..errors import BadInputError
 from ..pgbin import cache_dir, install_postgresql, installed, resolve_pg_bin
 from ..report.lab_progress import RichLabProgress, duration_text
 from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
+from ..vocab import PlanCacheMode
 from ._common import (
     DEFAULT_EXECUTIONS,
     add_executions_option,
@@ -175,7 +176,7 @@ def _register_replay(scen: _Scenarios) -> None:
     p.add_argument("--drop-index", metavar="NAME", action="append", default=[], help="what-if: drop this index")
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="settings",
                    help="what-if: a server setting, e.g. max_locks_per_transaction=128")
-    p.add_argument("--plan-cache-mode", choices=("auto", "force_custom_plan", "force_generic_plan"),
+    p.add_argument("--plan-cache-mode", choices=[m.value for m in PlanCacheMode],
                    help="what-if: plan_cache_mode")
     add_protocol_option(p, default="simple", meaning=(
         "how pgbench sends the workload (pgbench -M): simple (one query string per execution), extended "
@@ -387,7 +388,8 @@ def _run_replay(args: argparse.Namespace, console: Console) -> int:
         clients=args.clients or (4 if args.quick else 8), duration_s=args.duration or (3.0 if args.quick else 10.0),
         warmup_s=args.warmup or 0.0, protocol=args.protocol or args.protocol_default,
         mlpt=args.mlpt or DEFAULT_LAB_MLPT, drop_indexes=tuple(args.drop_index),
-        settings=tuple(settings), plan_cache_mode=args.plan_cache_mode, scale=args.scale or 1, sample_hz=args.hz,
+        settings=tuple(settings), scale=args.scale or 1, sample_hz=args.hz,
+        plan_cache_mode=PlanCacheMode(args.plan_cache_mode) if args.plan_cache_mode else None,
         profile="quick" if args.quick else "default")
     return _execute(args, console, scenario)
 

@@ -11,7 +11,7 @@ Composition, no new measuring (every figure comes from another engine):
 2. The watch's top statements by LockManager samples (``query_id``) are matched to the audit's statements
    (pg_stat_statements ``queryid``, the same number).
 3. Each audited statement's steady footprint becomes a :class:`lockscope.shapes.StatementShape`
-   (:func:`~lockscope.audit.partitions.shape_from_plan`): fast-path flags predicted in acquisition order and the
+   (:func:`~lockscope.workload.probes.shape_from_plan`): fast-path flags predicted in acquisition order and the
    lock partition (0..15) of every main-table lock.
 4. Fixes are the audit's advice (smallest droppable index set, max_locks_per_transaction, plan_cache_mode,
    partition granularity); each one's effect on main-lock-table acquisitions/s (calls/s x spilled locks per call,
@@ -24,6 +24,7 @@ Nothing here prints; :func:`run_diagnose` returns a :class:`Diagnosis` whose ``v
 
 from __future__ import annotations
 
+import datetime
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -31,26 +32,28 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..audit import AuditOptions, run_audit
-from ..audit.partitions import shape_from_plan
 from ..capacity import CapacityModel
+from ..catalog import database_facts, relation_facts
 from ..errors import LockscopeError
 from ..forecast.calibration import DEFAULT_CALIBRATION
 from ..forecast.engine import connections_doing_work, forecast_live, server_clock, workload_own_cost
 from ..forecast.live import live_from_watch
 from ..lockpart import partition_rates
-from ..shapes import apply_what_if, database_facts, relation_facts
+from ..shapes import apply_what_if
 from ..text import plural
+from ..vocab import LockRole, PlanPhase
 from ..watch.aas import share
 from ..watch.engine import WatchConfig, Watcher, WatchSummary
+from ..workload.probes import shape_from_plan
 
 if TYPE_CHECKING:
     from ..audit.engine import AuditReport
-    from ..audit.workload import PlanFootprint, StatementAudit
     from ..db import Session
     from ..forecast.engine import LiveForecast
     from ..forecast.live import Anchor, LivePoint
     from ..forecast.model import Forecast
     from ..shapes import LockSite, StatementShape
+    from ..workload.probes import PlanFootprint, StatementAudit
 
 __all__ = [
     "LOCKMANAGER_AAS_MIN",
@@ -79,10 +82,12 @@ RISK_MAIN_PER_S = 100.0
 STATUSES = ("contention", "risk", "healthy")
 #: Fix kinds in the order of their cost when two remove as much (online first, restart and redesign last).
 _FIX_ORDER = ("drop-indexes", "plan-cache-mode", "max-locks-per-transaction", "partitioning")
-_INDEX_ROLES = frozenset({"index", "partitioned index", "partition index"})
-_PHASE_WORDS = {"custom": "custom plan (every execution of a simple-protocol statement, executions 1-5 prepared)",
-                "generic-build": "generic plan build (execution 6 of a prepared statement)",
-                "generic-reuse": "cached generic plan reuse (executions 7+)"}
+_PHASE_WORDS = {
+    PlanPhase.SIMPLE: "simple",  # the audit's plans are custom, generic-build or generic-reuse
+    PlanPhase.CUSTOM: "custom plan (every execution of a simple-protocol statement, executions 1-5 prepared)",
+    PlanPhase.GENERIC_BUILD: "generic plan build (execution 6 of a prepared statement)",
+    PlanPhase.GENERIC_REUSE: "cached generic plan reuse (executions 7+)",
+}
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,7 @@ class PhaseFootprint:
     :ivar measured: False for the derived generic-reuse phase.
     """
 
-    phase: str
+    phase: PlanPhase
     locks: int
     spilled: int
     partitions: tuple[int, ...]
@@ -127,7 +132,7 @@ class PhaseFootprint:
     @property
     def describe(self) -> str:
         """The phase in words (which executions take it)."""
-        return _PHASE_WORDS.get(self.phase, self.phase)
+        return _PHASE_WORDS[self.phase]
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,7 @@ class Culprit:
     :ivar main_per_s: main-lock-table acquisitions/s: calls/s x spilled locks per call (audit's basis).
     :ivar spilled_per_call: main-lock-table locks per call (count; audit's basis, may be fractional).
     :ivar reason: why it has no footprint ("" when it has one).
-    :ivar phase_split: which plan-cache phase its calls ran (:meth:`lockscope.audit.phases.PhaseSplit.describe`,
+    :ivar phase_split: which plan-cache phase its calls ran (:meth:`lockscope.workload.phases.PhaseSplit.describe`,
         with the basis), "" when not audited.
     """
 
@@ -174,7 +179,7 @@ class Culprit:
             return ()
         seen: list[str] = []
         for lk in self.shape.locks:
-            if lk.role not in _INDEX_ROLES and lk.relation not in seen:
+            if not lk.role.is_index and lk.relation not in seen:
                 seen.append(lk.relation)
         return tuple(seen)
 
@@ -192,7 +197,7 @@ class SpilledRelation:
 
     relation_oid: int
     relation: str
-    role: str
+    role: LockRole
     partition: int
     acquisitions_per_s: float
     statements: int
@@ -668,7 +673,7 @@ class _Observed:
 
     report: AuditReport
     summary: WatchSummary
-    since: object | None
+    since: datetime.datetime | None
     timings_s: dict[str, float]
 
 
@@ -681,7 +686,7 @@ def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: 
                          statement_timeout_ms=options.statement_timeout_ms)
     config.validate()
     watcher = Watcher(config)
-    since: list[object] = []
+    since: list[datetime.datetime] = []
 
     def start_watch() -> None:
         since.append(server_clock(session))

@@ -6,8 +6,8 @@ Two inputs, one output (:class:`ForecastReport`):
   (EXPLAIN only); the steady-state transaction is the last execution probed (the simple protocol's only one; with
   the prepared protocol the plan that keeps being used once the plan cache has settled).
 - **a live workload** (:func:`forecast_workload`): pg_stat_statements rates and each top statement's measured
-  footprint, read by ``lockscope audit``'s workload reader (:func:`lockscope.audit.workload.read_workload` and
-  :func:`~lockscope.audit.workload.probe_statements`); a call takes the custom plan's locks, or the cached generic
+  footprint, read by the workload reader lockscope audit uses too (:func:`lockscope.workload.statements.read_workload`
+  and :func:`~lockscope.workload.probes.probe_statements`); a call takes the custom plan's locks, or the cached generic
   plan's when the custom plan could not be probed. Each call is taken as its own transaction.
 
 Each relation lock becomes a :class:`LockSite`: its fast-path flag (measured for a statement; for the workload the
@@ -26,46 +26,42 @@ of the remaining locks are predicted in their order (:meth:`lockscope.capacity.C
 
 from __future__ import annotations
 
+import datetime
 import functools
 import math
 import os
-import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..audit.catalog import read_catalog, read_settings
-from ..audit.partitions import shape_from_plan
-from ..audit.workload import StatementRates, probe_statements, read_workload
 from ..capacity import MIN_MAX_LOCKS_PER_TRANSACTION, CapacityModel
-from ..db import load_sql, time_on_scratch
-from ..errors import BadInputError, LockscopeError
+from ..catalog import database_facts, read_catalog, read_settings, relation_facts, resolve_indexes
+from ..db import time_on_scratch
+from ..errors import BadInputError, DatabaseError
+from ..explain import ExplainedPlan, read_explain
 from ..footprint import measure_footprint
 from ..lockpart import NUM_LOCK_PARTITIONS
-from ..shapes import (
-    StatementShape,
-    apply_what_if,
-    database_facts,
-    relation_facts,
-    resolve_indexes,
-    shape_from_footprint,
-)
+from ..rows import ClockRow, PopulationRow, StatementTimesRow
+from ..shapes import StatementShape, apply_what_if, shape_from_footprint
 from ..statement import bind_params, check_statement
 from ..versions import PG14, check_assumed_major
+from ..vocab import PlanCacheMode
 from ..watch.sampler import BackgroundSampler
+from ..workload.probes import probe_statements, shape_from_plan
+from ..workload.statements import StatementRates, read_workload
 from .calibration import Calibration
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, idle_round_trip_s, workload_demands
 
 if TYPE_CHECKING:
-    from ..audit.workload import StatementAudit, Workload
     from ..db import Session
     from ..footprint import Footprint
     from ..watch.sampler import Sample
+    from ..workload.probes import StatementAudit
+    from ..workload.statements import Workload
 
 __all__ = [
-    "PLAN_CACHE_MODES",
     "ForecastReport",
     "LiveForecast",
     "OwnCost",
@@ -85,10 +81,6 @@ __all__ = [
     "workload_own_cost",
 ]
 
-#: plan_cache_mode values of the what-if.
-PLAN_CACHE_MODES = ("auto", "force_custom_plan", "force_generic_plan")
-
-
 def default_cores() -> int:
     """This machine's CPUs (``os.cpu_count()``, at least 1)."""
     return max(1, os.cpu_count() or 1)
@@ -106,15 +98,15 @@ class WhatIf:
 
     drop_indexes: tuple[str, ...] = ()
     max_locks_per_transaction: int | None = None
-    plan_cache_mode: str | None = None
+    plan_cache_mode: PlanCacheMode | None = None
     assume_major: int | None = None
 
     def __post_init__(self) -> None:
         mlpt = self.max_locks_per_transaction
         if mlpt is not None and mlpt < MIN_MAX_LOCKS_PER_TRANSACTION:
             raise BadInputError(f"--mlpt: max_locks_per_transaction is at least {MIN_MAX_LOCKS_PER_TRANSACTION}")
-        if self.plan_cache_mode is not None and self.plan_cache_mode not in PLAN_CACHE_MODES:
-            raise BadInputError(f"--plan-cache-mode {self.plan_cache_mode!r}: use {', '.join(PLAN_CACHE_MODES)}")
+        if self.plan_cache_mode is not None and self.plan_cache_mode not in tuple(PlanCacheMode):
+            raise BadInputError(f"--plan-cache-mode {self.plan_cache_mode!r}: use {', '.join(PlanCacheMode)}")
         if self.assume_major is not None:
             check_assumed_major(self.assume_major)
 
@@ -234,22 +226,22 @@ class ForecastReport:
                 "cpu_us_before": a.cpu_per_transaction_us, "cpu_us_after": b.cpu_per_transaction_us}
 
 
-def server_clock(session: Session) -> object:
-    """The server's clock now (``clock_timestamp()``; a datetime), the start of an interval.
+def server_clock(session: Session) -> datetime.datetime:
+    """The server's clock now (``clock_timestamp()``), the start of an interval.
 
     :raises DatabaseError: the query failed.
     """
-    return session.query("forecast_clock")[0]["now"]
+    return session.query_rows("forecast_clock", ClockRow)[0].now
 
 
-def connections_doing_work(session: Session, since: object) -> int:
+def connections_doing_work(session: Session, since: datetime.datetime) -> int:
     """The current database's client backends (lockscope's left out) that ran a statement since ``since`` (a
     :func:`server_clock` value) or run one now (count, ``sql/forecast_population.sql``): in a closed loop, the
     population of clients.
 
     :raises DatabaseError: the query failed.
     """
-    return int(session.query("forecast_population", [since])[0]["connections"])
+    return session.query_rows("forecast_population", PopulationRow, [since])[0].connections
 
 
 def transaction_class(shape: StatementShape, own_factor: float = 1.0) -> TransactionClass:
@@ -295,12 +287,6 @@ def forecast_shapes(label: str, shapes: Sequence[StatementShape], capacity: Capa
         curve=tuple(f for f in curve if f.clients in points), rate_tps=rate_tps,
         cpu_utilisation_at_rate=x * at.cpu_per_transaction_us * 1e-6 / cores,
         partition_utilisation_at_rate=tuple(x * d for d in demands.partition_s))
-
-
-#: EXPLAIN (SUMMARY) runs of a statement for its planning time; the first (cold catalog caches) is not counted.
-_EXPLAIN_RUNS = 6
-_PLANNING_TIME = re.compile(r"^\s*Planning Time: ([0-9.]+) ms")
-_QUERY_ID = re.compile(r"^\s*Query Identifier: (-?\d+)")
 
 
 @dataclass(frozen=True)
@@ -353,8 +339,6 @@ class OwnCost:
 
 #: EXPLAIN (SUMMARY) runs of a statement for its planning time; the first (cold catalog caches) is not counted.
 _EXPLAIN_RUNS = 6
-_PLANNING_TIME = re.compile(r"^\s*Planning Time: ([0-9.]+) ms")
-_QUERY_ID = re.compile(r"^\s*Query Identifier: (-?\d+)")
 _UNKNOWN_EXEC = ("execution time unknown (not in pg_stat_statements; give --exec-cost, or --scratch --setup with data "
                  "to time it): the base statement's (pgbench -S) execution stands in, a lower bound")
 
@@ -381,39 +365,50 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
         return OwnCost(timed_plan_ms / 1000.0, timed_exec_ms / 1000.0,
                        f"timed on the scratch server (EXPLAIN ANALYZE, median of 20): {timed_exec_ms:.3f} ms "
                        f"execution, {timed_plan_ms:.3f} ms planning", plan_by_explain=True, exec_by_explain=True)
-    verbose = session.facts.server_version_num >= PG14
-    options = "SUMMARY, VERBOSE" if verbose else "SUMMARY"
-    times: list[float] = []
+    options = "SUMMARY, VERBOSE, FORMAT JSON" if session.facts.server_version_num >= PG14 else "SUMMARY, FORMAT JSON"
+    plans: list[ExplainedPlan] = []
     with session.probe_transaction():  # the first planning fills the session's catalog caches: it is not counted
         for _ in range(_EXPLAIN_RUNS):
-            lines = [str(r[0]) for r in session.run_user_text(f"EXPLAIN ({options}) {text}")]
-            times.extend(float(m.group(1)) for ln in lines if (m := _PLANNING_TIME.match(ln)))
+            plans.append(read_explain(str(session.run_user_text(f"EXPLAIN ({options}) {text}")[0][0])))
+    times = [p.planning_time_ms for p in plans if p.planning_time_ms is not None]
     plan_ms = statistics.median(times[1:]) if len(times) > 1 else None
     planning = (f"{plan_ms:.3f} ms planning (EXPLAIN on this server, median of {len(times) - 1})"
                 if plan_ms is not None else "planning unknown")
     if exec_cost_ms is not None:
         return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_cost_ms / 1000.0,
                        f"--exec-cost {exec_cost_ms:g} ms execution, {planning}", plan_by_explain=True)
-    qid = next((int(m.group(1)) for ln in lines if (m := _QUERY_ID.match(ln))), None)
-    settings = read_settings(session)
-    if qid is not None and settings.pgss_schema is not None:
-        sql = load_sql("forecast_statement_times", session.facts.server_version_num).format(
-            schema=session.identifier(settings.pgss_schema))
-        try:
-            row = session.fetch_one(sql, [qid])
-        except LockscopeError:
-            row = {}
-        if row.get("calls") and row.get("mean_exec_ms") is not None:
-            exec_ms = float(row["mean_exec_ms"])
-            by_explain = row.get("mean_plan_ms") is None
-            if not by_explain:
-                plan_ms = float(row["mean_plan_ms"])
-                planning = f"{plan_ms:.3f} ms planning (pg_stat_statements)"
-            return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_ms / 1000.0,
-                           f"pg_stat_statements on this server: {exec_ms:.3f} ms execution over "
-                           f"{int(row['calls']):,} calls, {planning}", plan_by_explain=by_explain)
+    recorded = _recorded_times(session, plans[-1].query_id)
+    if recorded is not None and recorded.calls and recorded.mean_exec_ms is not None:
+        exec_ms = float(recorded.mean_exec_ms)
+        by_explain = recorded.mean_plan_ms is None
+        if recorded.mean_plan_ms is not None:
+            plan_ms = float(recorded.mean_plan_ms)
+            planning = f"{plan_ms:.3f} ms planning (pg_stat_statements)"
+        return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_ms / 1000.0,
+                       f"pg_stat_statements on this server: {exec_ms:.3f} ms execution over "
+                       f"{recorded.calls:,} calls, {planning}", plan_by_explain=by_explain)
     return OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, f"{planning}; {_UNKNOWN_EXEC}",
                    plan_by_explain=True)
+
+
+def _recorded_times(session: Session, query_id: int | None) -> StatementTimesRow | None:
+    """What pg_stat_statements recorded of the statement with this query identifier in this database
+    (``sql/forecast_statement_times.sql``); None without an identifier, without pg_stat_statements in this
+    database, or when it cannot be read (e.g. not in shared_preload_libraries, no access): the caller's cost then
+    comes from elsewhere.
+
+    :raises DatabaseError: the settings cannot be read (``audit_settings.sql``).
+    """
+    if query_id is None:
+        return None
+    schema = read_settings(session).pgss_schema
+    if schema is None:
+        return None
+    try:
+        return session.query_rows("forecast_statement_times", StatementTimesRow, [query_id],
+                                  fill={"schema": session.identifier(schema)})[0]
+    except DatabaseError:
+        return None
 
 
 def _check_model(cores: int, clients: int) -> None:
@@ -432,7 +427,7 @@ def forecast_statement(
     params: Sequence[str] = (),
     param_types: Sequence[str] = (),
     protocol: str = "simple",
-    plan_cache_mode: str | None = None,
+    plan_cache_mode: PlanCacheMode | None = None,
     exec_cost_ms: float | None = None,
     scratch_conninfo: str | None = None,
     think_s: float = 0.0,
@@ -458,7 +453,7 @@ def forecast_statement(
     mode = plan_cache_mode or facts.plan_cache_mode
     shape, own = _probe_statement(session, sql, db_oid, calibration=calibration, params=params,
                                   param_types=param_types, protocol=protocol,
-                                  plan_cache_mode=mode if protocol == "prepared" else "auto",
+                                  plan_cache_mode=mode if protocol == "prepared" else PlanCacheMode.AUTO,
                                   exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo, progress=progress)
     notes = [f"the statement's own cost: {own.source}"]
     progress("solving the model")
@@ -480,7 +475,8 @@ def forecast_statement(
 
 
 def _probe_statement(session: Session, sql: str, db_oid: int, *, calibration: Calibration, params: Sequence[str],
-                     param_types: Sequence[str], protocol: str, plan_cache_mode: str, exec_cost_ms: float | None,
+                     param_types: Sequence[str], protocol: str, plan_cache_mode: PlanCacheMode,
+                     exec_cost_ms: float | None,
                      scratch_conninfo: str | None, progress: Callable[[str], None]) -> tuple[StatementShape, OwnCost]:
     """The statement's measured shape (its footprint with its own cost applied) and that own cost."""
     progress("probing the statement")
@@ -572,7 +568,7 @@ def forecast_workload(
 
 
 def _sampled_workload(session: Session, dsn: str | None, interval_s: float,
-                      top_n: int) -> tuple[Workload, list[StatementRates], list[Sample], object | None]:
+                      top_n: int) -> tuple[Workload, list[StatementRates], list[Sample], datetime.datetime | None]:
     """pg_stat_statements over the interval with wait events sampled during it (10 Hz, ``dsn``'s own
     connection): (the workload read, its rows, the samples, the server's clock at the interval's start).
 
@@ -580,7 +576,7 @@ def _sampled_workload(session: Session, dsn: str | None, interval_s: float,
     """
 
     sampler = BackgroundSampler(dsn, hz=10.0) if dsn is not None and interval_s > 0 else None
-    since: list[object] = []
+    since: list[datetime.datetime] = []
 
     def start_sampling() -> None:
         since.append(server_clock(session))
@@ -697,7 +693,7 @@ def _workload_shapes(session: Session, audits: Sequence[StatementAudit], what_if
             continue
         own = workload_own_cost(a, deflate)
         shapes = [own.apply(shape_from_plan(a, plan, model, db_oid, relations, calls=weight * share, share=share))
-                  for plan, share in plans]  # the phase split (audit/phases.py): planned calls and reuses
+                  for plan, share in plans]  # the phase split (workload/phases.py): planned calls and reuses
         for shape in shapes:
             if shape.measured_main_table_locks is not None and \
                     shape.measured_main_table_locks != len(shape.main_table_locks):

@@ -56,13 +56,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..db import Session, connect, run_script, time_on_scratch
+from ..db import Session, connect, load_script, run_script, time_on_scratch
 from ..errors import BadInputError, LockscopeError
 from ..forecast.calibration import save_calibration
 from ..forecast.fit import BIG, BIG_INDEXES, CEILING_MLPT, FILLERS, WIDE_MLPT, fit_calibration
 from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from ..pgbench import pgbench_init
+from ..rows import ClassNameRow, DatabaseFactsRow
 from ..server import ScratchServer, ScratchSettings
+from ..vocab import PlanCacheMode, PlanPhase
 from .load import install_pg_stat_statements, is_pk_select, measure_load, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
@@ -184,14 +186,14 @@ class CeilingScenario:
     def _tables(self, server: ScratchServer) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Create the tables, pick the S spilled ones by lock partition, attach them after the fillers."""
         pool = self.spilled * _POOL_FACTOR
-        run_script(server.conninfo(), _TABLES_SQL.format(fillers=FILLERS - 1, pool=pool, big=BIG, big_parts=BIG - 1,
-                                                         big_ix=BIG_INDEXES + 1, big_indexes=BIG_INDEXES))
+        run_script(server.conninfo(), load_script("scenario_ceiling", fillers=FILLERS - 1, pool=pool, big=BIG,
+                                                  big_parts=BIG - 1, big_ix=BIG_INDEXES + 1, big_indexes=BIG_INDEXES))
         with connect(server.conninfo()) as session:
-            db = int(session.query("forecast_database")[0]["database_oid"])
-            rows = session.fetch_all(_POOL_SQL)
+            db = session.query_rows("forecast_database", DatabaseFactsRow)[0].database_oid
+            rows = session.query_rows("lab_ceiling_pool", ClassNameRow)
         by_part: dict[int, list[str]] = {}
         for r in rows:
-            by_part.setdefault(lock_partition(db, int(r["oid"])), []).append(str(r["relname"]))
+            by_part.setdefault(lock_partition(db, r.oid), []).append(r.relname)
         one = by_part.get(self.partition, [])[: self.spilled]
         if len(one) < self.spilled:
             raise LockscopeError(f"only {len(one)} of {pool} tables hash to partition {self.partition}")
@@ -238,16 +240,18 @@ class CeilingScenario:
 
         out: dict[str, Any] = {}
         with connect(server.conninfo()) as session:
-            db = int(session.query("forecast_database")[0]["database_oid"])
+            db = session.query_rows("forecast_database", DatabaseFactsRow)[0].database_oid
             for label, parent, chosen in (("one", "cal_gone", one), ("spread", "cal_gspread", spread)):
                 oids = _oids(session, chosen)
                 want = set(oids.values())
                 fp = measure_footprint(session, f"SELECT * FROM {parent} WHERE k = $1", params=["1"],
-                                       protocol="prepared", plan_cache_mode="force_generic_plan", executions=2)
+                                       protocol="prepared", plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN,
+                                       executions=2)
                 steady = fp.executions[-1]
                 got = {lk.relation_oid for lk in steady.locks if not lk.fastpath}
                 parts = sorted({lock_partition(db, o) for o in want})
-                if steady.phase != "generic-reuse" or got != want or steady.lock_count != FILLERS + len(chosen):
+                if steady.phase is not PlanPhase.GENERIC_REUSE or got != want \
+                        or steady.lock_count != FILLERS + len(chosen):
                     raise LockscopeError(f"{label}: the spilled set differs from the chosen tables ({len(got)} "
                                          f"spilled, {len(want)} chosen, {steady.lock_count} locks, {steady.phase})")
                 out[label] = {"locks": steady.lock_count, "spilled": len(want), "partitions": parts,
@@ -265,7 +269,7 @@ class CeilingScenario:
         out: dict[str, Any] = {}
         with connect(server.conninfo()) as session:
             gen = measure_footprint(session, f"SELECT * FROM cal_g{BIG} WHERE k = $1", params=["1"],
-                                    protocol="prepared", plan_cache_mode="force_generic_plan",
+                                    protocol="prepared", plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN,
                                     executions=2).executions[-1]
             idx = measure_footprint(session, f"SELECT * FROM cal_ix{BIG_INDEXES + 1} WHERE id = 1").executions[0]
         for name, e, locks in ((f"generic_{BIG}", gen, BIG), (f"index_{BIG_INDEXES + 1}", idx, BIG_INDEXES + 2)):
@@ -309,43 +313,5 @@ def _base_steady_ms(server: ScratchServer, duration_s: float) -> tuple[float, fl
 
 
 def _oids(session: Session, names: Sequence[str]) -> dict[str, int]:
-    rows = session.fetch_all("SELECT relname, oid::int8 AS oid FROM pg_catalog.pg_class "
-                             "WHERE relnamespace = 'public'::regnamespace AND relname = ANY(%s)", [list(names)])
-    return {str(r["relname"]): int(r["oid"]) for r in rows}
+    return {r.relname: r.oid for r in session.query_rows("lab_ceiling_oids", ClassNameRow, [list(names)])}
 
-
-_TABLES_SQL = """
-DO $$
-DECLARE parent text;
-BEGIN
-  FOR i IN 1..{pool} LOOP EXECUTE format('CREATE TABLE cal_p%s (k int)', i); END LOOP;
-  CREATE TABLE cal_g2 (k int) PARTITION BY LIST (k);
-  CREATE TABLE cal_g2_1 PARTITION OF cal_g2 FOR VALUES IN (1);
-  FOREACH parent IN ARRAY ARRAY['cal_g16', 'cal_gone', 'cal_gspread'] LOOP
-    EXECUTE format('CREATE TABLE %s (k int) PARTITION BY LIST (k)', parent);
-    FOR i IN 1..{fillers} LOOP
-      EXECUTE format('CREATE TABLE %s_%s PARTITION OF %s FOR VALUES IN (%s)', parent, i, parent, i);
-    END LOOP;
-  END LOOP;
-  CREATE TABLE cal_ix1 (id int PRIMARY KEY, a int);
-  CREATE TABLE cal_g{big} (k int) PARTITION BY LIST (k);
-  FOR i IN 1..{big_parts} LOOP
-    EXECUTE format('CREATE TABLE cal_g{big}_%s PARTITION OF cal_g{big} FOR VALUES IN (%s)', i, i);
-  END LOOP;
-  FOREACH parent IN ARRAY ARRAY['cal_s2', 'cal_s{big}'] LOOP
-    EXECUTE format('CREATE TABLE %s (k int, v int) PARTITION BY LIST (k)', parent);
-    EXECUTE format('CREATE INDEX ON %s (v)', parent);
-    FOR i IN 1..(CASE WHEN parent = 'cal_s2' THEN 1 ELSE {big_parts} END) LOOP
-      EXECUTE format('CREATE TABLE %s_%s PARTITION OF %s FOR VALUES IN (%s)', parent, i, parent, i);
-      EXECUTE format('INSERT INTO %s SELECT %s, v FROM generate_series(1, 1000) v', parent, i);
-    END LOOP;
-    EXECUTE format('ANALYZE %s', parent);
-  END LOOP;
-  CREATE TABLE cal_ix{big_ix} (id int PRIMARY KEY, a int);
-  FOR i IN 1..{big_indexes} LOOP
-    EXECUTE format('CREATE INDEX cal_ix{big_ix}_%s ON cal_ix{big_ix} (a)', i);
-  END LOOP;
-END $$;
-"""
-_POOL_SQL = ("SELECT relname, oid::int8 AS oid FROM pg_catalog.pg_class "
-             "WHERE relnamespace = 'public'::regnamespace AND relname LIKE 'cal\\_p%' ORDER BY oid")

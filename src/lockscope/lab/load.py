@@ -17,6 +17,7 @@ from typing import Any
 from ..db import Session, connect, run_script
 from ..errors import LockscopeError, ScratchServerError
 from ..pgbench import PgbenchResult, run_pgbench
+from ..rows import LabStatementRow, StatementsResetRow
 from ..server import ScratchServer
 from ..watch.aas import CPU, share
 from ..watch.sampler import BackgroundSampler, Sample, WaitSummary, summarize
@@ -136,27 +137,27 @@ class LoadFigures:
 
 def reset_statements(session: Session) -> None:
     """``pg_stat_statements_reset()`` (needs the extension in the session's database)."""
-    session.query("lab_statements_reset")
+    session.query_rows("lab_statements_reset", StatementsResetRow)
 
 
 def read_statements(session: Session) -> tuple[StatementFigures, ...]:
     """pg_stat_statements rows of the session's database since the last reset, busiest first (lockscope's
     own sampling and probing statements left out)."""
     out = []
-    for r in session.query("lab_statements"):
-        plans = int(r["plans"] or 0)
+    for r in session.query_rows("lab_statements", LabStatementRow):
+        plans = int(r.plans or 0)
         out.append(StatementFigures(
-            query=" ".join(str(r["query"]).split()),
-            calls=int(r["calls"]),
+            query=" ".join(r.query.split()),
+            calls=r.calls,
             plans=plans,
-            mean_plan_ms=float(r["mean_plan_time"]) if plans else math.nan,
-            mean_exec_ms=float(r["mean_exec_time"]),
-            total_plan_ms=float(r["total_plan_time"]),
-            total_exec_ms=float(r["total_exec_time"]),
-            queryid=int(r["queryid"]) if r.get("queryid") is not None else None,
-            rows=int(r.get("rows") or 0),
-            shared_blks_hit=int(r.get("shared_blks_hit") or 0),
-            shared_blks_read=int(r.get("shared_blks_read") or 0),
+            mean_plan_ms=float(r.mean_plan_ms) if plans else math.nan,
+            mean_exec_ms=float(r.mean_exec_ms),
+            total_plan_ms=float(r.total_plan_ms),
+            total_exec_ms=float(r.total_exec_ms),
+            queryid=r.queryid,
+            rows=int(r.rows or 0),
+            shared_blks_hit=int(r.shared_blks_hit or 0),
+            shared_blks_read=int(r.shared_blks_read or 0),
         ))
     return tuple(out)
 

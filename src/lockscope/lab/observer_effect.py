@@ -32,10 +32,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..db import connect, load_sql
+from ..db import connect
 from ..demo_load import DEMO_CLIENTS, DEMO_EXTRA_INDEXES, DEMO_MLPT, prepare_contended_schema
 from ..errors import BadInputError, LockscopeError, ScratchServerError
 from ..pgbench import run_pgbench
+from ..rows import BlockingLoopRow
 from ..server import ScratchServer
 from ..watch.aas import achieved_hz, share
 from ..watch.sampler import Schedule
@@ -181,7 +182,6 @@ class BlockingLoop:
             self.thread_id = threading.get_native_id()
             with connect(self.conninfo, sampler=True, statement_timeout_ms=2000) as session:
                 self.backend_pid = session.backend_pid
-                sql = load_sql("watch_blocking_loop", session.facts.server_version_num)
                 self._ready.set()
                 schedule = Schedule(self.hz)
                 while not self._stop.is_set():
@@ -190,7 +190,7 @@ class BlockingLoop:
                         if self._active.is_set():
                             schedule = Schedule(self.hz)  # resume on a fresh schedule: no catch-up burst
                         continue
-                    session.fetch_all(sql)
+                    session.query_rows("watch_blocking_loop", BlockingLoopRow)
                     self.calls += 1
                     schedule.wait(self._stop)
         except BaseException as exc:

@@ -26,10 +26,11 @@ from ..capacity import _next_power_of_2
 from ..db import connect
 from ..demo import PK_SELECT
 from ..errors import BadInputError
-from ..footprint import PLAN_CACHE_MODES, measure_footprint
+from ..footprint import measure_footprint
 from ..pgbench import pgbench_init
 from ..server import ScratchSettings
 from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
+from ..vocab import PlanCacheMode
 from .load import install_pg_stat_statements, is_pk_select, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
@@ -37,7 +38,7 @@ from .runner import LabContext
 __all__ = ["DEFAULT", "MODES", "QUICK", "PartitionsScenario", "required_mlpt"]
 
 #: Modes in the order the lab measures them.
-MODES = ("force_generic_plan", "force_custom_plan", "auto")
+MODES = (PlanCacheMode.FORCE_GENERIC_PLAN, PlanCacheMode.FORCE_CUSTOM_PLAN, PlanCacheMode.AUTO)
 #: ``--quick``: 0, 32, 256 partitions x 3 modes, 1 client, 3 s (about 1 minute).
 QUICK: dict[str, Any] = dict(scale=1, partitions=(0, 32, 256), modes=MODES, clients=1, duration_s=3.0)
 #: Default: 0, 8, 32, 128, 512, 2048 partitions x 3 modes, 1 client (as Langote), 10 s (about 5 minutes).
@@ -74,7 +75,7 @@ class PartitionsScenario:
     pg_bins: tuple[Path | None, ...] = (None,)
     scale: int = DEFAULT["scale"]
     partitions: tuple[int, ...] = DEFAULT["partitions"]
-    modes: tuple[str, ...] = DEFAULT["modes"]
+    modes: tuple[PlanCacheMode, ...] = DEFAULT["modes"]
     clients: int = DEFAULT["clients"]
     duration_s: float = DEFAULT["duration_s"]
     mlpt: int = DEFAULT_MAX_LOCKS_PER_TRANSACTION
@@ -90,9 +91,10 @@ class PartitionsScenario:
             raise BadInputError("--partitions values must be between 0 and 8192")
         if max(self.partitions) > self.scale * 100_000:
             raise BadInputError("more partitions than pgbench_accounts rows: raise --scale")
-        bad = [m for m in self.modes if m not in PLAN_CACHE_MODES]
+        bad = [m for m in self.modes if m not in tuple(PlanCacheMode)]
         if bad or not self.modes:
             raise BadInputError(f"unknown plan_cache_mode {bad[0] if bad else ''!r}: use {', '.join(MODES)}")
+        object.__setattr__(self, "modes", tuple(PlanCacheMode(m) for m in self.modes))  # --plan-cache-modes text
 
     def plan(self) -> tuple[int, float]:
         points = len(self.pg_bins) * len(self.partitions) * len(self.modes)
@@ -128,7 +130,7 @@ class PartitionsScenario:
                         server.configure(base.replace(max_locks_per_transaction=mlpt, plan_cache_mode=mode))
                         ctx.record(self._point(server, info, parts, mode, mlpt))
 
-    def _point(self, server: Any, info: Any, parts: int, mode: str, mlpt: int) -> dict[str, Any]:
+    def _point(self, server: Any, info: Any, parts: int, mode: PlanCacheMode, mlpt: int) -> dict[str, Any]:
         with connect(server.conninfo()) as session:
             fp = measure_footprint(session, PK_SELECT, params=["1"], protocol="prepared", plan_cache_mode=mode,
                                    executions=7)

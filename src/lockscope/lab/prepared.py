@@ -25,6 +25,7 @@ from ..errors import BadInputError
 from ..footprint import Footprint, measure_footprint
 from ..server import ScratchSettings
 from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
+from ..vocab import PlanCacheMode
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
@@ -36,7 +37,7 @@ CASES = (
     ("t (5 indexes)", "select from t"),
 )
 WITH_DATA = "events (12 partitions x 3 indexes, with data)"
-_MODES = ("auto", "force_generic_plan", "force_custom_plan")
+_MODES = (PlanCacheMode.AUTO, PlanCacheMode.FORCE_GENERIC_PLAN, PlanCacheMode.FORCE_CUSTOM_PLAN)
 #: ``--quick``: empty tables only (about 10 s).
 QUICK: dict[str, Any] = dict(rows_per_partition=0)
 #: Default: also auto mode with 100,000 rows per partition (about 30 s).
@@ -100,10 +101,10 @@ class PreparedScenario:
                                       "events partition")
                     load_events_rows(server.conninfo(), self.rows_per_partition)
                     with connect(server.conninfo()) as session:
-                        fp = self._probe(session, EVENTS_STATEMENT, "auto")
+                        fp = self._probe(session, EVENTS_STATEMENT, PlanCacheMode.AUTO)
                     self._record(ctx, info, WITH_DATA, fp)
 
-    def _probe(self, session: Any, statement: str, mode: str) -> Footprint:
+    def _probe(self, session: Any, statement: str, mode: PlanCacheMode) -> Footprint:
         if statement == EVENTS_STATEMENT:
             return measure_footprint(session, statement, params=[EVENTS_PARAM], protocol="prepared",
                                      plan_cache_mode=mode, executions=self.executions)

@@ -27,16 +27,16 @@ from typing import Any
 
 from ..db import connect, run_script
 from ..errors import BadInputError, LockscopeError, ScratchServerError, UnsupportedStatementError
-from ..footprint import PLAN_CACHE_MODES, measure_footprint
+from ..footprint import measure_footprint
 from ..server import ScratchServer, ScratchSettings
 from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
+from ..vocab import PlanCacheMode
 from .load import install_pg_stat_statements, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
-__all__ = ["PHASES", "ReplayScenario", "WorkloadStatement", "parse_workload"]
+__all__ = ["ReplayScenario", "WorkloadStatement", "parse_workload"]
 
-PHASES = ("before", "after")
 _VAR = re.compile(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)")
 _SET = re.compile(r"^\\set\s+([A-Za-z_][A-Za-z0-9_]*)\s+(.+?)\s*$", re.I)
 _ROLE_ERROR = re.compile(r'role "[^"]*" does not exist', re.I)
@@ -215,7 +215,7 @@ class ReplayScenario:
     mlpt: int = DEFAULT_MAX_LOCKS_PER_TRANSACTION
     drop_indexes: tuple[str, ...] = ()
     settings: tuple[tuple[str, str], ...] = ()
-    plan_cache_mode: str | None = None
+    plan_cache_mode: PlanCacheMode | None = None
     scale: int = 1
     sample_hz: float = 10.0
     warmup_s: float = 0.0
@@ -227,8 +227,8 @@ class ReplayScenario:
                       warmup_s=self.warmup_s, sample_hz=self.sample_hz)
         if self.protocol not in ("simple", "extended", "prepared"):
             raise BadInputError("--protocol must be simple, extended or prepared")
-        if self.plan_cache_mode is not None and self.plan_cache_mode not in PLAN_CACHE_MODES:
-            raise BadInputError(f"--plan-cache-mode must be one of {', '.join(PLAN_CACHE_MODES)}")
+        if self.plan_cache_mode is not None and self.plan_cache_mode not in tuple(PlanCacheMode):
+            raise BadInputError(f"--plan-cache-mode must be one of {', '.join(PlanCacheMode)}")
         for name, _ in self.settings:
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
                 raise BadInputError(f"--set: not a setting name: {name!r}")

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from ..audit.engine import SEVERITIES, AuditReport, Finding
 from ..audit.partitions import LockPartitionLoad
-from ..audit.workload import StatementAudit
 from ..lockpart import NUM_LOCK_PARTITIONS
+from ..workload.probes import StatementAudit
 from .html import SEVERITY_COLORS, cards, escape, page, svg_columns, svg_hbars, table
 
 __all__ = ["audit_html", "findings_html", "partition_chart", "partition_section", "statements_chart", "tables_chart"]

@@ -13,9 +13,10 @@ from ..audit.advice import GranularityAdvice, MlptAdvice, SharedLockRisk
 from ..audit.engine import AuditReport
 from ..audit.indexes import IndexFinding
 from ..audit.partitions import LockPartitionLoad
-from ..audit.phases import PhaseSplit
 from ..audit.tables import FootprintCase
-from ..audit.workload import PlanFootprint, StatementAudit, Workload
+from ..workload.phases import PhaseSplit
+from ..workload.probes import PlanFootprint, StatementAudit
+from ..workload.statements import Workload
 from .jsonout import capacity_to_dict
 
 __all__ = ["AUDIT_SCHEMA", "audit_to_dict"]
@@ -60,7 +61,7 @@ def _partition_load(load: LockPartitionLoad | None) -> dict[str, Any] | None:
 
 
 def _split(split: PhaseSplit | None) -> dict[str, Any] | None:
-    """A statement's calls by plan-cache phase (audit/phases.py), with the basis of every figure."""
+    """A statement's calls by plan-cache phase (workload/phases.py), with the basis of every figure."""
     if split is None:
         return None
     return {"basis": split.basis, "calls_per_s": round(split.calls_per_s, 3),

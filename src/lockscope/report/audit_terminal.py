@@ -84,7 +84,7 @@ def _statements(report: AuditReport, limit: int) -> Table:
     plan_calls = any(s.generic_plan_calls is not None for s in stmts)
     if plan_calls:
         columns = (*columns[:4], ("generic/custom calls", "right"), *columns[4:])
-    # the phase split's basis of every figure (audit/phases.py)
+    # the phase split's basis of every figure (workload/phases.py)
     for col, just in columns:
         table.add_column(col, justify=just)
     for s in stmts[:limit]:

@@ -63,7 +63,7 @@ def _execution(e: Execution) -> dict[str, Any]:
         "executor_index_locks": [_relation(lock) for lock in e.executor_index_locks],
         "real_locks": e.real_lock_count,
         "real_main_table": e.real_main_table_count,
-        "plan": list(e.plan),
+        "plan": list(e.plan.lines),
     }
 
 

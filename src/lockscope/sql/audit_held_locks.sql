@@ -1,7 +1,7 @@
 -- lockscope audit: one pg_locks snapshot of the relation locks held by the database's active client backends, per
 -- backend, with what it runs (PG 13: the query text; its pg_stat_statements entry is found by fingerprint).
 -- pg_stat_get_activity(NULL), not the pg_stat_activity view: the view's joins would lock shared catalogs.
--- Read at most once a second, through Session.read_pg_locks (paced, counted): it takes all 16 lock-partition
+-- Read at most once a second, through Session.query_rows (paced, counted): it takes all 16 lock-partition
 -- LWLocks and every backend's fast-path lock (lock.c GetLockStatusData).
 SELECT a.pid::int                                        AS pid,
        NULL::int8                                        AS query_id,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
-from ..db import APPLICATION_NAME, Endpoint, Session, connect, load_sql
+from ..db import APPLICATION_NAME, Endpoint, Session, connect
 from ..errors import BadInputError, DatabaseError, LockscopeError, RecordFileError
 from ..rows import BackendLockCountsRow, BlockingPidsRow, QueryTextRow, StatLockRow, WatchFeaturesRow
 from ..versions import PG14
@@ -586,9 +586,8 @@ class Watcher:
             return
         found: dict[int, tuple[str, str]] = {}
         if self._pgss_schema is not None:
-            sql = load_sql("watch_statements", session.facts.server_version_num).replace(
-                "@pgss_schema@", session.identifier(self._pgss_schema))
-            for r in session.fetch_rows(sql, QueryTextRow, [missing], source="watch_statements"):
+            schema = session.identifier(self._pgss_schema)
+            for r in session.query_rows("watch_statements", QueryTextRow, [missing], fill={"schema": schema}):
                 found[r.query_id] = (str(r.query), "pg_stat_statements")
         rest = [q for q in missing if q not in found]
         if rest and session.facts.server_version_num >= PG14:

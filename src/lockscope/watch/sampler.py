@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..db import Session, connect, load_sql
+from ..db import Session, connect
 from ..rows import ActivityRow, NameRow
 from .aas import CPU, LOCK_MANAGER, aas, share
 
@@ -101,7 +101,6 @@ class ActivityReader:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self._sql = load_sql("activity_sample", session.facts.server_version_num)
         self._names: dict[tuple[str, int], str] = {}
         self._names_read_s = float("-inf")
 
@@ -118,7 +117,7 @@ class ActivityReader:
 
         :raises DatabaseError: if the query fails (e.g. connection lost, statement_timeout).
         """
-        rows = self.session.fetch_rows(self._sql, ActivityRow, source="activity_sample")
+        rows = self.session.query_rows("activity_sample", ActivityRow)
         names = self._names
         out = []
         for row in rows:

@@ -55,7 +55,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..db import Session, load_sql
+from ..db import Session
 from ..errors import DatabaseError
 from ..rows import NameRow, ProcessRow, WaitHistoryRow, WaitSamplingFeaturesRow
 from .sampler import ActiveSession, Sample
@@ -240,8 +240,7 @@ class WaitSamplingReader:
         self.session = session
         self.info = info
         self.hz = hz
-        self._sql = load_sql("wait_sampling_history", session.facts.server_version_num).replace(
-            "@pgws_schema@", session.identifier(info.schema))
+        self._fill = {"pgws_schema": session.identifier(info.schema)}
         self._last_ts: _dt.datetime | None = None
         self._last_slot = -1
         self._alive: set[int] = set()
@@ -259,7 +258,7 @@ class WaitSamplingReader:
     def _read_ring(self) -> tuple[list[WaitHistoryRow], float]:
         since = self._last_ts or _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
         before = time.time()
-        rows = self.session.fetch_rows(self._sql, WaitHistoryRow, [since], source="wait_sampling_history")
+        rows = self.session.query_rows("wait_sampling_history", WaitHistoryRow, [since], fill=self._fill)
         self.reads += 1
         offset = before - rows[0].server_now.timestamp() if rows else 0.0
         return rows, offset

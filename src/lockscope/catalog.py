@@ -1,4 +1,5 @@
-"""The catalog facts ``lockscope audit`` needs, read in a few set-based queries (never one round trip per table).
+"""Catalog and settings reads shared by audit, forecast, diagnose and the workload reader, in a few set-based
+queries (never one round trip per table).
 
 - ``audit_relations.sql``: tables, partitioned tables, partitions at any depth (``pg_inherits``), foreign tables,
   materialized views.
@@ -6,6 +7,8 @@
   identity, a constraint using it) and what makes two indexes equal (keys, opclasses, collations, options,
   expressions, predicate), its scans (``pg_stat_all_indexes``) and size.
 - ``audit_settings.sql``: settings beyond :class:`~lockscope.db.ServerFacts`, stats reset time, pg_stat_statements.
+- ``forecast_database.sql``, ``forecast_relations.sql``, ``forecast_index.sql``: the current database's OID, relations
+  by OID (shared catalog or not, their names), index names as ``--drop-index`` gives them.
 
 Nothing here prints; everything comes back as frozen dataclasses.
 """
@@ -17,10 +20,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..db import Session
-from ..rows import AuditSettingsRow, IndexInfo, RelationInfo
+from .db import Session
+from .errors import BadInputError
+from .rows import AuditSettingsRow, ClassRow, DatabaseFactsRow, IndexInfo, TableInfo
 
-__all__ = ["AuditSettings", "Catalog", "IndexInfo", "RelationInfo", "build_catalog", "read_catalog"]
+__all__ = [
+    "AuditSettings",
+    "Catalog",
+    "IndexInfo",
+    "TableInfo",
+    "build_catalog",
+    "database_facts",
+    "read_catalog",
+    "read_settings",
+    "relation_facts",
+    "resolve_indexes",
+]
 
 
 @dataclass(frozen=True)
@@ -70,13 +85,13 @@ class Catalog:
     :ivar children_of: table OID -> its partitions / inheritance children in OID order.
     """
 
-    relations: dict[int, RelationInfo]
+    relations: dict[int, TableInfo]
     indexes: dict[int, IndexInfo]
     settings: AuditSettings
     indexes_of: dict[int, tuple[int, ...]] = field(default_factory=dict)
     children_of: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
-    def top_level(self) -> list[RelationInfo]:
+    def top_level(self) -> list[TableInfo]:
         """Relations that are not partitions or inheritance children, in OID order."""
         return [r for r in self.relations.values() if r.parent_oid is None]
 
@@ -122,7 +137,7 @@ def _as_datetime(value: Any) -> _dt.datetime:
     return value if isinstance(value, _dt.datetime) else _dt.datetime.fromisoformat(str(value))
 
 
-def build_catalog(relation_rows: Sequence[RelationInfo], index_rows: Sequence[IndexInfo],
+def build_catalog(relation_rows: Sequence[TableInfo], index_rows: Sequence[IndexInfo],
                   settings: AuditSettings) -> Catalog:
     """Assemble a :class:`Catalog` from ``audit_relations.sql`` / ``audit_indexes.sql`` rows (no I/O)."""
     relations = {r.oid: r for r in relation_rows}
@@ -184,5 +199,39 @@ def read_catalog(session: Session) -> Catalog:
     :raises DatabaseError: if the server refuses (the catalog is readable by every role).
     """
     settings = read_settings(session)
-    return build_catalog(session.query_rows("audit_relations", RelationInfo),
+    return build_catalog(session.query_rows("audit_relations", TableInfo),
                          session.query_rows("audit_indexes", IndexInfo), settings)
+
+
+def database_facts(session: Session) -> tuple[int, int]:
+    """(current database OID, its other active client backends) (``sql/forecast_database.sql``).
+
+    :raises DatabaseError: the query failed.
+    """
+    row = session.query_rows("forecast_database", DatabaseFactsRow)[0]
+    return int(row.database_oid), int(row.active_backends)
+
+
+def relation_facts(session: Session, oids: Sequence[int]) -> dict[int, tuple[bool, str]]:
+    """``oid -> (relisshared, schema-qualified name)`` for these relations (missing ones left out)."""
+    if not oids:
+        return {}
+    rows = session.query_rows("forecast_relations", ClassRow, [sorted(set(oids))])
+    return {r.oid: (bool(r.relisshared), str(r.qualified)) for r in rows}
+
+
+def resolve_indexes(session: Session, names: Sequence[str]) -> dict[str, int]:
+    """``name -> OID`` of each ``--drop-index`` name (resolved by the server's ``to_regclass``, search_path
+    applies).
+
+    :raises BadInputError: a name that is no relation, or not an index.
+    """
+    out: dict[str, int] = {}
+    for name in names:
+        rows = session.query_rows("forecast_index", ClassRow, [name])
+        if not rows:
+            raise BadInputError(f"--drop-index {name}: no such relation in database {session.facts.database}")
+        if rows[0].relkind not in ("i", "I"):
+            raise BadInputError(f"--drop-index {name}: {rows[0].qualified} is not an index")
+        out[name] = rows[0].oid
+    return out

@@ -1,0 +1,380 @@
+"""pg_stat_statements over an interval: each top statement's calls/s, times and text (the workload reader).
+
+- Two snapshots of pg_stat_statements counters (``showtext = false``, cheap even with 50,000 entries) ``interval_s``
+  apart give calls/s; with ``interval_s = 0`` calls/s is calls since the last reset (``pg_stat_statements_info``,
+  PG 14+; the postmaster start on PG 13). The top N statements by calls in the interval (then by total calls) are
+  kept; only their texts are read. lockscope's own queries and utility statements are left out.
+- During the interval, one pg_locks snapshot a second of the relation locks the database's active client backends
+  hold (``audit_held_locks.sql``): the measured main-table locks per call of each statement, one of the sources of
+  the plan-cache phase split (:mod:`lockscope.workload.phases`).
+
+What the statements lock is :mod:`lockscope.workload.probes`' business.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..catalog import AuditSettings
+from ..db import Session
+from ..errors import DatabaseError
+from ..rows import (
+    ColumnNameRow,
+    HeldLocksRow,
+    PostmasterAgeRow,
+    StatementCountersRow,
+    StatementTextRow,
+    StatLockRow,
+    StatsResetRow,
+)
+from ..versions import PG14
+from .phases import HeldLocks, held_locks_per_call
+
+if TYPE_CHECKING:
+    from .probes import StatementAudit
+
+__all__ = ["HELD_LOCKS_EVERY_S", "OWN_QUERY", "SQL_PREPARE", "StatementRates", "Workload", "read_workload"]
+
+#: lockscope's own queries: the audit SQL carries a /* lockscope */ marker; the footprint engine's are recognised.
+OWN_QUERY = re.compile(r"/\*\s*lockscope\s*\*/|^\s*(PREPARE|DEALLOCATE)\s+lockscope_|AS pg_locks_oid|toast_owner\.oid"
+                       r"|pg_backend_pid\(\)\s+AND\s+locktype"
+                       r"|FROM pg_catalog\.pg_prepared_statements|pg_catalog\.pg_blocking_pids", re.I)
+_PROBEABLE = re.compile(r"^\s*(\(\s*)*(select|with|insert|update|delete|merge|values|table)\b", re.I)
+#: The ``PREPARE name [(types)] AS`` prefix of a statement text recorded by pg_stat_statements.
+SQL_PREPARE = re.compile(r"^\s*prepare\s+\w+\s*(\([^)]*\))?\s+as\s+", re.I | re.S)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What pg_stat_statements gave.
+
+    :ivar available: False when it could not be read (see ``notes``).
+    :ivar entries: entries of this database (count; all roles visible to the user).
+    :ivar hidden: entries of other roles whose texts are hidden (count; grant pg_read_all_stats).
+    :ivar interval_s: measured interval (s), 0 when rates are since reset.
+    :ivar since_s: seconds since the reset, for rates since reset.
+    :ivar statements: the top statements, probed.
+    :ivar notes: what was skipped and how to enable it.
+    :ivar pg_stat_lock_fastpath_exceeded: PG 19 server counter of fast-path overflows, or None.
+    """
+
+    available: bool
+    entries: int = 0
+    hidden: int = 0
+    interval_s: float = 0.0
+    since_s: float | None = None
+    statements: tuple[StatementAudit, ...] = ()
+    notes: tuple[str, ...] = ()
+    pg_stat_lock_fastpath_exceeded: int | None = None
+    probe_seconds: float = 0.0
+    top_n: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+    track_planning: bool = False
+    lock_snapshots: int = 0
+
+
+@dataclass(frozen=True)
+class StatementRates:
+    """One pg_stat_statements entry over the interval (or since the reset), as :func:`read_workload` chooses it
+    for probing: its counters' rates and mean times, its text, and the pg_locks snapshots' view of it.
+
+    :ivar queryid: pg_stat_statements queryid.
+    :ivar userid: the role's OID.
+    :ivar calls: calls since the last reset (count).
+    :ivar calls_per_s: calls per second (interval delta, or since reset).
+    :ivar generic_plan_calls: calls that reused a cached generic plan (count, over the interval when it has a first
+        snapshot; PG 19), else None.
+    :ivar custom_plan_calls: calls with a custom plan (count, likewise), else None.
+    :ivar generic_plan_calls_per_s: their rate (calls/s), else None.
+    :ivar custom_plan_calls_per_s: their rate (calls/s), else None.
+    :ivar plans_per_s: plannings per second (with track_planning), else None.
+    :ivar mean_exec_ms: mean execution time (ms), None when unknown.
+    :ivar mean_plan_ms: mean planning time per planning (ms), None when unknown.
+    :ivar rows_per_call: rows returned or affected per call (count), None when unknown.
+    :ivar query: the text ("" when not read or hidden).
+    :ivar rolname: the role's name, None when not read or the role is gone.
+    :ivar held: what the pg_locks snapshots saw of it (:class:`lockscope.workload.phases.HeldLocks`), or None.
+    """
+
+    queryid: int
+    userid: int
+    calls: int
+    calls_per_s: float
+    generic_plan_calls: int | None = None
+    custom_plan_calls: int | None = None
+    generic_plan_calls_per_s: float | None = None
+    custom_plan_calls_per_s: float | None = None
+    plans_per_s: float | None = None
+    mean_exec_ms: float | None = None
+    mean_plan_ms: float | None = None
+    rows_per_call: float | None = None
+    query: str = ""
+    rolname: str | None = None
+    held: HeldLocks | None = None
+
+
+_Snapshot = dict[tuple[int, int], StatementCountersRow]
+
+
+def _snapshot(session: Session, schema_sql: str, extra: str) -> _Snapshot:
+    """One read of the pg_stat_statements counters, by (queryid, userid); a statement's toplevel and nested entries
+    summed; an entry of another role whose details are hidden under its own key (0, -n)."""
+    out: _Snapshot = {}
+    for row in session.query_rows("audit_pgss_snapshot", StatementCountersRow,
+                                  fill={"schema": schema_sql, "extra": extra}):
+        if row.queryid is None:
+            key = (0, -len(out) - 1)  # hidden entry of another role: counted, never probed
+        else:
+            key = (row.queryid, int(row.userid or 0))
+        if key in out and row.queryid is not None:  # toplevel and nested entries of the same statement
+            out[key] = out[key].plus(row)
+        else:
+            out[key] = row
+    return out
+
+
+def _snapshot_columns(session: Session, schema_sql: str, settings: AuditSettings) -> str:
+    """The optional columns the snapshots read (``@extra@`` of ``audit_pgss_snapshot.sql``): PG 19's plan counters,
+    ``plans`` with track_planning, the statements' own times (ms) and rows, as far as this extension version has
+    them.
+
+    :raises DatabaseError: the view's columns cannot be read.
+    """
+    columns = {r.name for r in session.query_rows("audit_pgss_columns", ColumnNameRow,
+                                                  [f"{schema_sql}.pg_stat_statements"])}
+    wanted = ["generic_plan_calls", "custom_plan_calls"] + (["plans"] if settings.track_planning else [])
+    extra = "".join(f", s.{c}::int8 AS {c}" for c in wanted if c in columns)
+    # the statements' own times (ms): pg_stat_statements 1.8+ (PG 13+) total_exec_time / total_plan_time
+    times = ["total_exec_time"] + (["total_plan_time"] if settings.track_planning else [])
+    extra += "".join(f", s.{c}::float8 AS {c}" for c in times if c in columns)
+    return extra + (", s.rows::int8 AS rows" if "rows" in columns else "")
+
+
+@dataclass(frozen=True)
+class _Interval:
+    """The two snapshots and what lies between them.
+
+    :ivar elapsed_s: between the snapshots (s; 0 for rates since the reset).
+    :ivar since_s: since the reset (s), for rates since the reset; else None.
+    :ivar held: the pg_locks snapshots taken in between, one row list each.
+    """
+
+    first: _Snapshot
+    second: _Snapshot
+    elapsed_s: float
+    since_s: float | None
+    held: list[list[HeldLocksRow]]
+
+
+def _take_snapshots(session: Session, settings: AuditSettings, schema_sql: str, *, interval_s: float,
+                    sleep: Callable[[float], None], during_interval: Callable[[], None] | None,
+                    lock_snapshots: bool) -> _Interval:
+    """The first snapshot, the interval (with its pg_locks snapshots), the second snapshot; or, with
+    ``interval_s`` 0, one snapshot and the time since the reset.
+
+    :raises DatabaseError: pg_stat_statements cannot be read.
+    """
+    extra = _snapshot_columns(session, schema_sql, settings)
+    first = _snapshot(session, schema_sql, extra)
+    t0 = time.monotonic()
+    if during_interval is not None:
+        during_interval()
+    held: list[list[HeldLocksRow]] = []
+    if interval_s <= 0:
+        return _Interval(first, first, 0.0, _since_reset_s(session, schema_sql, settings), held)
+    _hold_interval(session, t0, interval_s, sleep, held if lock_snapshots else None)
+    second = _snapshot(session, schema_sql, extra)
+    return _Interval(first, second, max(time.monotonic() - t0, 1e-6), None, held)
+
+
+def _rates(span: _Interval, interval_s: float) -> list[StatementRates]:
+    """Each visible entry's rates over the interval (or since the reset), busiest first."""
+    out = [_statement_rates(key, row, span.first.get(key), span, interval_s)
+           for key, row in span.second.items() if key[0] != 0]
+    out.sort(key=lambda r: (-r.calls_per_s, -r.calls, r.queryid))
+    return out
+
+
+def _statement_rates(key: tuple[int, int], row: StatementCountersRow, before: StatementCountersRow | None,
+                     span: _Interval, interval_s: float) -> StatementRates:
+    """One entry's rates: deltas from ``before`` (its first snapshot, None when new) over the interval, else its
+    counters since the reset."""
+    if interval_s > 0:
+        rate = max(row.calls - (before.calls if before else 0), 0) / span.elapsed_s
+    else:
+        rate = row.calls / span.since_s if span.since_s else 0.0
+    gp, cp = row.generic_plan_calls, row.custom_plan_calls
+    if interval_s > 0 and gp is not None and before is not None:
+        gp = gp - int(before.generic_plan_calls or 0)
+        cp = int(cp or 0) - int(before.custom_plan_calls or 0)
+    first = before if interval_s > 0 else None
+    seen = before is not None
+    return StatementRates(
+        queryid=key[0], userid=key[1], calls=row.calls, calls_per_s=rate, generic_plan_calls=gp,
+        custom_plan_calls=cp,
+        generic_plan_calls_per_s=_per_s(row.generic_plan_calls, before.generic_plan_calls if before else None, seen,
+                                        interval_s, span.elapsed_s, span.since_s),
+        custom_plan_calls_per_s=_per_s(row.custom_plan_calls, before.custom_plan_calls if before else None, seen,
+                                       interval_s, span.elapsed_s, span.since_s),
+        plans_per_s=_per_s(row.plans, before.plans if before else None, seen, interval_s, span.elapsed_s,
+                           span.since_s),
+        mean_exec_ms=_mean(row.total_exec_time_ms, row.calls, first.total_exec_time_ms if first else None,
+                           first.calls if first else None),
+        mean_plan_ms=_mean(row.total_plan_time_ms, row.plans, first.total_plan_time_ms if first else None,
+                           first.plans if first else None),
+        rows_per_call=_mean(row.rows, row.calls, first.rows if first else None, first.calls if first else None))
+
+
+def _with_texts(session: Session, schema_sql: str, candidates: list[StatementRates],
+                held: list[list[HeldLocksRow]]) -> list[StatementRates]:
+    """The candidates with their texts and roles (one query) and what the pg_locks snapshots saw of each."""
+    if not candidates:
+        return []
+    texts = {(r.queryid, r.userid): r for r in session.query_rows("audit_pgss_texts", StatementTextRow,
+                                                                   [[c.queryid for c in candidates]],
+                                                                   fill={"schema": schema_sql})}
+    out = []
+    for c in candidates:
+        t = texts.get((c.queryid, c.userid))
+        out.append(replace(c, query=(t.query if t else None) or "", rolname=t.rolname if t else None))
+    seen = held_locks_per_call(held, [c.queryid for c in out], {c.queryid: c.query for c in out})
+    return [replace(c, held=seen.get(c.queryid)) for c in out]
+
+
+def _choose(rows: list[StatementRates], candidates: list[StatementRates], top_n: int,
+            notes: list[str]) -> list[StatementRates]:
+    """The top ``top_n`` candidates that lock tables: lockscope's own queries and utility statements left out
+    (each kind noted)."""
+    own = [r for r in candidates if OWN_QUERY.search(r.query)]
+    utility = [r for r in candidates if r not in own and not _PROBEABLE.match(SQL_PREPARE.sub("", r.query, 1))]
+    kept = [r for r in candidates if r not in own and r not in utility]
+    if utility:
+        notes.append(f"{len(utility)} utility statements among the top ones (e.g. "
+                     f"{' '.join(utility[0].query.split())[:40]}) take no table locks worth auditing: skipped.")
+    if len(rows) > len(own) + len(utility) + top_n:
+        notes.append(f"{len(rows)} statements in pg_stat_statements: the top {top_n} by calls are audited "
+                     f"(--top N to change).")
+    return kept[:top_n]
+
+
+def _fastpath_exceeded(session: Session, settings: AuditSettings, notes: list[str]) -> int | None:
+    """PG 19's server counter of fast-path overflows (``pg_stat_lock``), None without the view or access."""
+    if not settings.has_pg_stat_lock:
+        return None
+    try:
+        return sum(int(r.fastpath_exceeded or 0) for r in session.query_rows("audit_pg_stat_lock", StatLockRow))
+    except DatabaseError as exc:
+        notes.append(f"pg_stat_lock could not be read ({exc}).")
+        return None
+
+
+def read_workload(session: Session, settings: AuditSettings, *, interval_s: float, top_n: int,
+                  sleep: Callable[[float], None] = time.sleep,
+                  during_interval: Callable[[], None] | None = None,
+                  lock_snapshots: bool = True) -> tuple[Workload, list[StatementRates]]:
+    """Take the pg_stat_statements snapshots and read the top statements' texts.
+
+    During the interval, unless ``lock_snapshots`` is False, one pg_locks snapshot a second of the relation locks
+    the database's active client backends hold (``audit_held_locks.sql``, through the session's paced
+    :meth:`~lockscope.db.Session.query_rows`): the measured main-table locks per call of each statement.
+
+    :param interval_s: seconds between the two snapshots; 0 = rates since the last reset (no lock snapshot).
+    :param top_n: statements kept (count).
+    :param during_interval: called right after the first snapshot (the demo starts its workload there).
+    :param lock_snapshots: take the pg_locks snapshots during the interval.
+    :return: the :class:`Workload` (without probes) and the chosen statements (:class:`StatementRates`).
+    """
+    if settings.pgss_schema is None:
+        return Workload(False, notes=(
+            "pg_stat_statements is not installed in this database: statement footprints and main-lock-table "
+            "rates skipped. Enable with shared_preload_libraries = 'pg_stat_statements' (restart) and "
+            "CREATE EXTENSION pg_stat_statements;",)), []
+    schema_sql = session.identifier(settings.pgss_schema)
+    try:
+        span = _take_snapshots(session, settings, schema_sql, interval_s=interval_s, sleep=sleep,
+                               during_interval=during_interval, lock_snapshots=lock_snapshots)
+    except DatabaseError as exc:
+        grant = "" if settings.read_all_stats else " (GRANT pg_read_all_stats TO " + settings.current_user + ")"
+        return Workload(False, notes=(
+            f"pg_stat_statements could not be read ({exc}): statement footprints skipped. It must be in "
+            f"shared_preload_libraries and readable by {settings.current_user}{grant}.",)), []
+    notes: list[str] = []
+    hidden = sum(1 for key in span.second if key[0] == 0)
+    if hidden:
+        notes.append(f"{hidden} pg_stat_statements entries of other roles are hidden from "
+                     f"{settings.current_user}: GRANT pg_read_all_stats TO {settings.current_user} to audit them.")
+    rows = _rates(span, interval_s)
+    # texts for a few more than N, so utility statements (BEGIN, SET, ...) and lockscope's own queries do not
+    # take the places of the statements that lock tables
+    candidates = _with_texts(session, schema_sql, rows[: top_n * 2 + 20], span.held)
+    chosen = _choose(rows, candidates, top_n, notes)
+    fastpath_exceeded = _fastpath_exceeded(session, settings, notes)
+    if not settings.track_planning and not any(r.generic_plan_calls is not None for r in chosen):
+        notes.append("pg_stat_statements.track_planning is off: calls are split into planned ones and reuses of a "
+                     "cached plan from pg_locks snapshots" + (" taken during the interval" if span.held else
+                     " — none were taken (an interval of 0 s): the phase is unknown, both bounds are shown") +
+                     ". SET pg_stat_statements.track_planning = on (no restart) records the split exactly.")
+    workload = Workload(True, entries=len(span.second), hidden=hidden, interval_s=span.elapsed_s,
+                        since_s=span.since_s, notes=tuple(notes), pg_stat_lock_fastpath_exceeded=fastpath_exceeded,
+                        top_n=top_n, track_planning=settings.track_planning, lock_snapshots=len(span.held))
+    return workload, chosen
+
+
+#: Seconds between two pg_locks snapshots during the interval (``audit_held_locks.sql``).
+HELD_LOCKS_EVERY_S = 1.0
+
+
+def _hold_interval(session: Session, t0: float, interval_s: float, sleep: Callable[[float], None],
+                   snapshots: list[list[HeldLocksRow]] | None) -> None:
+    """Wait out the interval; with ``snapshots``, read the held relation locks every :data:`HELD_LOCKS_EVERY_S`
+    (paced again by the session) and append each snapshot's rows."""
+    end = t0 + interval_s
+    while (now := time.monotonic()) < end:
+        if snapshots is not None:
+            try:
+                snapshots.append(session.query_rows("audit_held_locks", HeldLocksRow))
+            except DatabaseError:
+                snapshots = None  # e.g. no access: the split falls back to the next basis
+        now = time.monotonic()
+        sleep(max(0.0, min(HELD_LOCKS_EVERY_S, end - now)))
+
+
+def _mean(total: float | None, count: int | None, first_total: float | None,
+          first_count: int | None) -> float | None:
+    """A total's mean over its count (e.g. ms per call), over the interval (``first_*`` = the first snapshot's,
+    None for since the reset); None without the counters or without a count."""
+    if total is None or count is None:
+        return None
+    t = float(total) - float(first_total or 0.0)
+    n = int(count) - int(first_count or 0)
+    return t / n if n > 0 else None
+
+
+def _per_s(now: int | None, then: int | None, had_first: bool, interval_s: float, elapsed: float,
+           since_s: float | None) -> float | None:
+    """A counter's rate: its delta over the interval (``then`` = its value in the first snapshot, which had the
+    entry when ``had_first``), or its value since the reset; None without the counter."""
+    if now is None:
+        return None
+    if interval_s > 0:
+        if not had_first:
+            return max(int(now), 0) / elapsed
+        return max(int(now) - int(then or 0), 0) / elapsed
+    return int(now) / since_s if since_s else 0.0
+
+
+def _since_reset_s(session: Session, schema_sql: str, settings: AuditSettings) -> float | None:
+    if session.facts.server_version_num >= PG14:
+        try:
+            reset = session.query_rows("audit_pgss_reset", StatsResetRow, fill={"schema": schema_sql})[0].stats_reset
+            if reset is not None:
+                return max((settings.now - reset).total_seconds(), 1e-6)
+        except DatabaseError:
+            pass
+    # PG 13 has no pg_stat_statements_info: the postmaster start bounds the counters' age
+    row = session.query_rows("audit_postmaster_age", PostmasterAgeRow)[0]
+    return max(float(row.age_s), 1e-6)
