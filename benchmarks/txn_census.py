@@ -2,6 +2,7 @@
 what lockscope's EXPLAIN footprint says (``lockscope.footprint.measure_footprint``), per major, setting and protocol.
 
     python -m benchmarks.txn_census --major 18 --mlpt 16 [--case NAME ...] [--out DIR]
+    python -m benchmarks.txn_census --table --mlpt 16 [--out DIR]   # the markdown table of every major's file
 
 One scratch server per (major, max_locks_per_transaction) with autovacuum off; every case in a schema of its own;
 the transaction run 8 times on one connection (execution k = the backend's k-th), with the prepared protocol and
@@ -120,17 +121,78 @@ def _short(pairs: list[tuple[str, str]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: ``--major``, ``--mlpt``, ``--case`` (repeatable), ``--out``."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--major", type=int, required=True)
+    ap.add_argument("--major", type=int)
     ap.add_argument("--mlpt", type=int, default=16)
     ap.add_argument("--case", action="append")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--table", action="store_true", help="print the markdown table of DIR's pg*-mlptN.json files")
     args = ap.parse_args(argv)
+    if args.table:
+        files = sorted(args.out.glob(f"pg*-mlpt{args.mlpt}.json"), key=lambda p: int(p.name[2:].split("-")[0]))
+        print("\n".join(table([json.loads(p.read_text()) for p in files])))
+        return 0
     result = census(args.major, args.mlpt, args.case)
     args.out.mkdir(parents=True, exist_ok=True)
     suffix = "" if args.case is None else "-" + "-".join(args.case)
     (args.out / f"pg{args.major}-mlpt{args.mlpt}{suffix}.json").write_text(json.dumps(result, indent=1))
     print("\n".join(report(result)))
     return 0
+
+
+
+def _runs(values: Sequence[str]) -> str:
+    """``a a a b c c`` → ``a×3 b c×2``."""
+    out: list[str] = []
+    i = 0
+    while i < len(values):
+        j = i
+        while j < len(values) and values[j] == values[i]:
+            j += 1
+        out.append(values[i] + (f"×{j - i}" if j - i > 1 else ""))
+        i = j
+    return " ".join(out)
+
+
+def _count(locks: Sequence[dict[str, Any]]) -> str:
+    main = sum(not lk["fastpath"] for lk in locks)
+    return f"{len(locks)}({main})" if main else str(len(locks))
+
+
+def case_cells(entry: dict[str, Any], proto: str) -> tuple[str, str]:
+    """(truth, EXPLAIN) for one case and protocol: relation locks held at the end of the transaction per execution
+    1..8, ``(n)`` = of which n in the main lock table; EXPLAIN = the union of the statements' footprints (each
+    measured alone, its main-table count its own), ``ERR`` when a footprint failed."""
+    side = entry[proto]
+    truth = [_count(run[-1]["locks"]) for run in side["truth"]]
+    explain = []
+    for k in range(1, len(side["truth"]) + 1):
+        locks: dict[tuple[str, str], bool] = {}
+        for per_exec in side["explain"]:
+            if "error" in per_exec[0]:
+                break
+            for lk in per_exec[min(k, len(per_exec)) - 1]["locks"]:
+                locks[(lk["name"], lk["mode"])] = lk["fastpath"]
+        else:
+            explain.append(_count([{"fastpath": fp} for fp in locks.values()]))
+            continue
+        explain.append("ERR")
+    return _runs(truth), _runs(explain)
+
+
+def table(results: Sequence[dict[str, Any]]) -> list[str]:
+    """A markdown table: case × protocol, majors with the same cells merged."""
+    lines = ["| case | protocol | majors | truth, executions 1..8 | EXPLAIN footprint, executions 1..8 |",
+             "|---|---|---|---|---|"]
+    for name in results[0]["cases"]:
+        for proto in ("prepared", "simple"):
+            groups: dict[tuple[str, str], list[int]] = {}
+            for result in results:
+                groups.setdefault(case_cells(result["cases"][name], proto), []).append(result["major"])
+            for (truth, explain), majors in groups.items():
+                label = (f"{majors[0]}-{majors[-1]}" if majors == list(range(majors[0], majors[-1] + 1))
+                         and len(majors) > 1 else ",".join(map(str, majors)))
+                lines.append(f"| {name} | {proto} | {label} | {truth} | {explain} |")
+    return lines
 
 
 if __name__ == "__main__":
