@@ -75,7 +75,8 @@ def census(major: int, mlpt: int, names: Sequence[str] | None) -> dict[str, Any]
             for prepared in (True, False):
                 proto = "prepared" if prepared else "simple"
                 truth = run_transaction(conninfo, case.with_protocol(prepared), EXECUTIONS)
-                entry[proto] = {"truth": _truth_json(truth), "explain": _explain_side(conninfo, case, prepared)}
+                entry[proto] = {"truth": _truth_json(truth), "explain": _explain_side(conninfo, case, prepared),
+                                "fastpath_exceeded": [run.fastpath_exceeded for run in truth.runs]}
                 result["version"] = truth.server_version_num
             result["cases"][case.name] = entry
     return result

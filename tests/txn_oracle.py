@@ -22,6 +22,8 @@ from pathlib import Path
 
 import psycopg
 
+from lockscope.versions import PG19
+
 __all__ = ["CORPUS_DIR", "Case", "HeldLock", "StatementLocks", "Stmt", "TxnRun", "TxnTruth", "load_case",
            "load_cases", "run_transaction", "setup_case"]
 
@@ -114,10 +116,15 @@ class TxnRun:
 
     :ivar execution: 1-based.
     :ivar statements: one :class:`StatementLocks` per statement, in order.
+    :ivar fastpath_exceeded: PG 19+: relation locks this execution acquired in the main lock table although they
+        were fast-path eligible (``pg_stat_lock.fastpath_exceeded`` of locktype ``relation``, before and after the
+        transaction; ``lock.c LockAcquireExtended`` counts every such acquisition, those released before the end of
+        the transaction too); None before PG 19. Read on the test's own server, where no other backend takes locks.
     """
 
     execution: int
     statements: tuple[StatementLocks, ...]
+    fastpath_exceeded: int | None = None
 
     @property
     def final(self) -> StatementLocks:
@@ -178,10 +185,13 @@ def run_transaction(conninfo: str, statements: Sequence[Stmt], executions: int =
     if not statements or executions < 1:
         raise ValueError("need statements and executions >= 1")
     raw: list[list[tuple[int, list[tuple[int, str, bool]], Counter[str]]]] = []
+    exceeded: list[int | None] = []
     with psycopg.connect(conninfo, autocommit=True) as conn:
         client = psycopg.ClientCursor(conn)
+        version = conn.info.server_version
         for _ in range(executions):
             taken = []
+            before = _fastpath_exceeded(conn, version)
             conn.execute(b"BEGIN", prepare=False)
             try:
                 for i, stmt in enumerate(statements):
@@ -193,13 +203,25 @@ def run_transaction(conninfo: str, statements: Sequence[Stmt], executions: int =
             finally:
                 _rollback(conn)
             raw.append(taken)
-        version = conn.info.server_version
+            after = _fastpath_exceeded(conn, version)
+            exceeded.append(None if before is None or after is None else after - before)
         row = conn.execute("show max_locks_per_transaction", prepare=False).fetchone()
         mlpt = int(str(row[0])) if row else 0
         names = _names(conn, {oid for run in raw for _, rels, _ in run for oid, _, _ in rels})
-    runs = tuple(TxnRun(k + 1, tuple(_statement_locks(i, rels, main, names) for i, rels, main in run))
+    runs = tuple(TxnRun(k + 1, tuple(_statement_locks(i, rels, main, names) for i, rels, main in run), exceeded[k])
                  for k, run in enumerate(raw))
     return TxnTruth(version, mlpt, runs)
+
+
+def _fastpath_exceeded(conn: psycopg.Connection[tuple[object, ...]], version: int) -> int | None:
+    """PG 19+: the server's ``pg_stat_lock.fastpath_exceeded`` for relation locks, this backend's pending counts
+    flushed first (``pg_stat_force_next_flush()`` makes the next end of transaction flush them); None before 19."""
+    if version < PG19:
+        return None
+    conn.execute(b"SELECT pg_catalog.pg_stat_force_next_flush()", prepare=False)
+    row = conn.execute(b"SELECT fastpath_exceeded FROM pg_catalog.pg_stat_lock WHERE locktype = 'relation'",
+                       prepare=False).fetchone()
+    return int(str(row[0])) if row else 0
 
 
 def _rollback(conn: psycopg.Connection[tuple[object, ...]]) -> None:
