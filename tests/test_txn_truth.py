@@ -398,7 +398,8 @@ def test_main_lock_table_acquisitions(truths: tuple[int, dict[tuple[str, str], T
         return
     for (name, proto), truth in found.items():
         for run in truth.runs:
-            assert run.fastpath_exceeded is not None and run.fastpath_exceeded >= run.final.main_table_count, name
+            assert run.fastpath_exceeded is not None, (name, proto)
+            assert run.fastpath_exceeded >= run.final.main_table_count, (name, proto, run.execution)
     for (name, proto), steady in EXCEEDED_STEADY.items():
         runs = found[(name, proto)].runs
         assert {k: runs[k - 1].fastpath_exceeded for k in steady} == steady, (name, proto)
