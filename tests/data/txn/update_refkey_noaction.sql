@@ -1,6 +1,5 @@
 -- UPDATE of a referenced key, ON UPDATE NO ACTION (the child's FK column indexed)
-create table dept (id int primary key, code int not null unique, name text);
-insert into dept select g, 1000 + g, 'd' || g from generate_series(1, 100) g;
+-- include: dept.ddl
 create table emp (id int primary key, dept_code int references dept (code), name text);
 create index emp_dept on emp (dept_code);
 insert into emp select g, 1000 + 1 + 2 * (g % 50), 'e' || g from generate_series(1, 1000) g;
