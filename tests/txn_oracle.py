@@ -45,9 +45,10 @@ _NAMES_SQL = (  # a TOAST table and its index are named after their table: "doc:
 class Stmt:
     """One statement of a transaction.
 
-    :ivar sql: the statement text, ``$1..$n`` (prepared) or ``%s`` placeholders are both accepted: ``$n`` are
-        rewritten to psycopg's ``%s`` in order.
-    :ivar params: parameter values (Python values, sent as psycopg adapts them).
+    :ivar sql: the statement text with ``$1..$n`` placeholders, each once and in order (rewritten to psycopg's
+        ``%s``; a literal ``%`` is kept).
+    :ivar params: parameter values, sent as psycopg adapts them: a ``str`` as an unknown-typed value the server
+        types from the statement (what the corpus sends), an ``int`` as int2/int4/int8 ...
     :ivar prepared: True: a named prepared statement (psycopg ``prepare=True``: Parse once, then Bind/Execute per
         execution, the server's plan cache ``plancache.c GetCachedPlan``); False: the simple query protocol with the
         values bound on the client (``psycopg.ClientCursor``), planned afresh every time.
