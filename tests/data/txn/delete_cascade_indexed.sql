@@ -1,0 +1,13 @@
+-- DELETE of a referenced row: an ON DELETE CASCADE child and an ON DELETE SET NULL child, FK columns indexed
+create table author (id int primary key, name text not null);
+create index author_name on author (name);
+insert into author select g, 'a' || g from generate_series(1, 200) g;
+create table book (id int primary key, author_id int not null references author on delete cascade, title text);
+create index book_author on book (author_id);
+insert into book select g, 1 + g % 200, 't' || g from generate_series(1, 2000) g;
+create table review (id int primary key, author_id int references author on delete set null, body text);
+create index review_author on review (author_id);
+insert into review select g, 1 + g % 200, 'r' || g from generate_series(1, 2000) g;
+-- transaction
+-- params: 42
+delete from author where id = $1;
