@@ -5,10 +5,31 @@ Imports flow one way: :mod:`.install` (``lockscope lab install``, the pip wheel 
 Running a server from a bin directory is :class:`lockscope.server.ScratchServer`'s business; :mod:`.relocate`
 gives it a copy the unprivileged system user can run, and :mod:`.staging` is the stage-then-rename step every
 directory published here goes through.
+
+The names below are imported on first use (module ``__getattr__``): ``--pg-bin`` parsing needs only
+:mod:`.cache`, not the download machinery of :mod:`.install` and :mod:`.sources`.
 """
 
-from .cache import InstalledPostgres, cache_dir, installed, resolve_pg_bin
-from .install import MAJORS, ensure_major, install_postgresql, source_of
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names, for type checkers and readers
+    from .cache import InstalledPostgres, cache_dir, installed, resolve_pg_bin
+    from .install import MAJORS, ensure_major, install_postgresql, source_of
+
+#: public name -> the module of this package that defines it
+_PUBLIC = {
+    "MAJORS": "install",
+    "InstalledPostgres": "cache",
+    "cache_dir": "cache",
+    "ensure_major": "install",
+    "install_postgresql": "install",
+    "installed": "cache",
+    "resolve_pg_bin": "cache",
+    "source_of": "install",
+}
 
 __all__ = [
     "MAJORS",
@@ -20,3 +41,20 @@ __all__ = [
     "resolve_pg_bin",
     "source_of",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module on first use.
+
+    :raises AttributeError: not a public name (submodules are found by Python's import system itself).
+    """
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lockscope.pgbin' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
