@@ -229,14 +229,7 @@ class ScratchServer:
                 for path in (self._root, self.socket_dir):
                     os.chown(path, uid, gid)
                 os.chmod(self._root, 0o700)
-            self._run(
-                [str(bin_dir / "initdb"), "-D", str(self.data_dir), "-U", "postgres",
-                 "--auth-local=trust", "--auth-host=scram-sha-256",
-                 "-E", "UTF8", "--no-sync"],
-                "initdb",
-            )
-            with open(self.data_dir / "postgresql.conf", "a", encoding="utf-8") as conf:
-                conf.write("\ninclude 'lockscope.conf'\n")
+            self._init_data_dir(bin_dir, self.data_dir)
             if self.tcp:
                 self.port = _free_port()
             self._write_settings()
@@ -245,6 +238,24 @@ class ScratchServer:
             self.stop()
             raise
         return self
+
+    def _init_data_dir(self, bin_dir: Path, data_dir: Path) -> None:
+        """initdb ``data_dir`` (as the system user when root; superuser ``postgres``, trust on the Unix socket,
+        scram-sha-256 over TCP) and make its postgresql.conf include ``lockscope.conf`` (:meth:`_write_settings`).
+
+        The one step of :meth:`start` that depends only on the binaries: the test suite runs it once per bin
+        directory and copies the result for each further server (``tests/servers.py``).
+
+        :raises ScratchServerError: if initdb fails.
+        """
+        self._run(
+            [str(bin_dir / "initdb"), "-D", str(data_dir), "-U", "postgres",
+             "--auth-local=trust", "--auth-host=scram-sha-256",
+             "-E", "UTF8", "--no-sync"],
+            "initdb",
+        )
+        with open(data_dir / "postgresql.conf", "a", encoding="utf-8") as conf:
+            conf.write("\ninclude 'lockscope.conf'\n")
 
     def reconfigure(self, **settings: object) -> None:
         """Change settings (e.g. ``max_locks_per_transaction=16``) and restart the server.
