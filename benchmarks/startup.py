@@ -3,11 +3,15 @@ under 0.2 s each), next to the interpreter's own start and ``import lockscope``.
 
 Each case runs as a new process (the console script, as a shell runs it), ``--runs`` times, interleaved round by
 round so that slow drift of a shared machine hits every case alike; the figure is the median wall time (and the
-minimum, the least the machine allowed). Output to /dev/null.
+minimum, the least the machine allowed). Output to /dev/null. The children may write and use bytecode caches
+(``PYTHONDONTWRITEBYTECODE`` removed from their environment, as for an installed package, whose ``.pyc`` files pip
+writes at install time); ``--no-pyc`` first deletes the ``__pycache__`` directories of that installation's
+lockscope package and sets the variable, so that every start compiles lockscope's own modules again (an editable
+install on a machine that sets it, as the CI machine does; the dependencies keep the caches pip wrote).
 
 Usage::
 
-    .venv/bin/python benchmarks/startup.py [--runs 15] [--lockscope .venv/bin/lockscope] [--json FILE]
+    .venv/bin/python benchmarks/startup.py [--runs 15] [--no-pyc] [--lockscope .venv/bin/lockscope] [--json FILE]
 
 ``--lockscope`` times another installation's script (e.g. a checkout of an older commit, for before/after).
 """
@@ -18,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,10 +42,10 @@ def cases(script: Path) -> dict[str, list[str]]:
     }
 
 
-def time_once(argv: list[str]) -> float:
+def time_once(argv: list[str], env: dict[str, str]) -> float:
     """Wall time of one run (s); fails when the command fails."""
     start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)
     return time.perf_counter() - start
 
 
@@ -49,18 +54,28 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15, help="runs of each case (default 15)")
     parser.add_argument("--lockscope", type=Path, default=Path(sys.executable).with_name("lockscope"),
                         help="the console script to time (default: this virtualenv's)")
+    parser.add_argument("--no-pyc", action="store_true",
+                        help="children neither write nor use new bytecode caches (PYTHONDONTWRITEBYTECODE=1)")
     parser.add_argument("--json", type=Path, help="also write the figures as JSON")
     args = parser.parse_args()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     todo = cases(args.lockscope.absolute())
+    if args.no_pyc:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        package = Path(subprocess.run([todo["python -c pass"][0], "-c", "import lockscope; print(lockscope.__file__)"],
+                                      capture_output=True, text=True, check=True, env=env).stdout.strip()).parent
+        for cache in package.rglob("__pycache__"):
+            shutil.rmtree(cache)
     for argv in todo.values():  # warm the page cache and the .pyc files; not counted
-        time_once(argv)
+        time_once(argv, env)
     times: dict[str, list[float]] = {name: [] for name in todo}
     for _ in range(args.runs):
         for name, argv in todo.items():
-            times[name].append(time_once(argv))
+            times[name].append(time_once(argv, env))
     version = subprocess.run([str(args.lockscope), "--version"], capture_output=True, text=True).stdout.strip()
     print(f"{version} ({args.lockscope}), {platform.python_implementation()} {platform.python_version()}, "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}, {args.runs} runs each")
+          f"{'no .pyc writes' if args.no_pyc else '.pyc caches'}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f}, {args.runs} runs each")
     print(f"{'case':32} {'median s':>9} {'min s':>7}")
     for name, values in times.items():
         print(f"{name:32} {statistics.median(values):9.3f} {min(values):7.3f}")

@@ -51,7 +51,8 @@ def test_options_are_never_abbreviated(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_json_output(pg18: ScratchServer) -> None:
-    proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "-", "--protocol", "prepared",
+    # --probe-rate 0: 24 probes unpaced (pacing on a server named by --dsn is test_probe_cost_is_reported's)
+    proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "-", "--probe-rate", "0", "--protocol", "prepared",
                "--plan-cache-mode", "all", "--param", "2024-06-06 00:00:00+00", "--assume-version", "17",
                "select event_id, event_data from events where event_time = $1")
     assert proc.returncode == 0, proc.stderr

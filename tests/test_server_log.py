@@ -57,8 +57,8 @@ def test_no_command_writes_to_the_server_log(logged_server: ScratchServer) -> No
     runs = []
     for sql in STATEMENTS:
         runs.append(run("footprint", "--dsn", dsn, "--verbose", sql))
-    runs.append(run("footprint", "--dsn", dsn, "--protocol", "prepared", "--plan-cache-mode", "all",
-                           "--param", SECRET, "select * from posts where title = $1"))
+    runs.append(run("footprint", "--dsn", dsn, "--probe-rate", "0", "--protocol", "prepared", "--plan-cache-mode",
+                    "all", "--param", SECRET, "select * from posts where title = $1"))
     runs.append(run("forecast", "--dsn", dsn, "--statement", STATEMENTS[1]))
     runs.append(run("audit", "--dsn", dsn, "--interval", "0", "--probe-rate", "0"))
     runs.append(run("forecast", "--dsn", dsn, "--interval", "0", "--probe-rate", "0"))
