@@ -10,8 +10,9 @@
   schema, settings, setup)`` returns the running server, started (and ``setup`` run on it) on first use, and
   reconfigured when its settings differ from the ones asked for (a restart: max_locks_per_transaction and
   max_connections are PGC_POSTMASTER settings; still far cheaper than initdb and a start). ``pg18``, ``pg_old``,
-  ``every_pg`` and the tests that only vary a setting (acquisition order, capacity, export-queries) share it; a
-  test that needs a pristine or private server (its log, its lifecycle, a load, TCP) starts its own.
+  ``every_pg`` and the tests that only vary a setting (acquisition order, capacity, export-queries, plan phases)
+  share it; a test that needs a pristine or private server (its log, its lifecycle, a load on a fresh server, TCP)
+  starts its own.
 """
 
 from __future__ import annotations
@@ -63,7 +64,6 @@ class DataTemplates:
         self._made: dict[tuple[str, str | None], Path] = {}
         self._lock = threading.Lock()
         self._initdb = ScratchServer._init_data_dir
-        self.copies = 0
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Make every ``ScratchServer.start`` of this process copy a template (``monkeypatch.setattr``)."""
@@ -90,7 +90,6 @@ class DataTemplates:
                 self._initdb(server, bin_dir, template)
                 self._made[key] = template
         server._run(["cp", "-a", str(template), str(data_dir)], "copy of the data-directory template")
-        self.copies += 1
 
     def remove(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
