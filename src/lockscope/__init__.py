@@ -13,8 +13,9 @@ psycopg nor pglast, so ``lockscope --version``, ``--help`` and shell completion 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -55,19 +56,4 @@ __all__ = [
     "measure_footprint",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """The public name ``name``, imported from its module on first use (then cached in this module).
-
-    :raises AttributeError: not a public name (nor a submodule, which Python's import system finds itself).
-    """
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lockscope' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)

@@ -12,8 +12,9 @@ The names below are imported on first use (module ``__getattr__``): ``--pg-bin``
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the same names, for type checkers and readers
     from .cache import InstalledPostgres, cache_dir, installed, resolve_pg_bin
@@ -42,19 +43,4 @@ __all__ = [
     "source_of",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    """The public name ``name``, imported from its module on first use.
-
-    :raises AttributeError: not a public name (submodules are found by Python's import system itself).
-    """
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lockscope.pgbin' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)
