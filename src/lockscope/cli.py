@@ -11,7 +11,7 @@ from typing import Any
 from . import __version__
 from .commands import COMMANDS
 from .commands._common import EXIT_CODES, OneLineErrorParser, _PointTo, add_help_option, point_h_to_help
-from .commands._output import is_quiet, make_console, set_quiet
+from .commands._output import make_console, set_quiet
 from .errors import LockscopeError
 
 __all__ = ["build_parser", "main"]
@@ -74,7 +74,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    was_quiet = is_quiet()
     set_quiet(bool(getattr(args, "quiet_all", False) or getattr(args, "quiet", False)))
     # rich is imported only for a command that writes through it (``completion`` writes plain text itself)
     console = make_console() if getattr(args, "needs_console", True) else None
@@ -91,9 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         errors = make_console(stderr=True, errors=True)
         errors.print("lockscope: interrupted; scratch servers stopped", style="yellow", markup=False)
         return 130
-    finally:  # as it was: main() may run again in this process (the tests run commands in process)
+    finally:  # not quiet again: main() may run again in this process (the tests run commands in process)
         signal.signal(signal.SIGTERM, previous)
-        set_quiet(was_quiet)
+        set_quiet(False)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
     from ..db import ProbeCost
 
-__all__ = ["WIDE_COLUMNS", "Steps", "check_writable", "is_quiet", "make_console", "note", "print_probe_cost",
-           "read_text", "set_quiet", "target_line", "write_json", "write_text"]
+__all__ = ["WIDE_COLUMNS", "Steps", "check_writable", "make_console", "note", "print_probe_cost", "read_text",
+           "set_quiet", "target_line", "write_json", "write_text"]
 
 #: Widest line of a console that is not a terminal: wide enough that no table cell is ever cut (a renderable is
 #: printed at its own natural width, never padded to this one).
@@ -45,11 +45,6 @@ def set_quiet(quiet: bool) -> None:
     skips its lines."""
     global _quiet
     _quiet = quiet
-
-
-def is_quiet() -> bool:
-    """Whether ``-q/--quiet`` is in force."""
-    return _quiet
 
 
 def make_console(*, stderr: bool = False, errors: bool = False) -> Console:
