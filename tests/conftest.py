@@ -4,11 +4,18 @@
 - ``pg_old``: a PostgreSQL <= 17 for the 16-slot rules: ``$LOCKSCOPE_TEST_OLD_PG_BIN`` or Debian's
   ``/usr/lib/postgresql/15/bin`` (installed by ``scripts/test.sh``). Missing → the tests FAIL, they do not skip.
 - ``any_pg`` / ``any_session``: the same test once on a real server of every major 13-19 (``every_pg`` of
-  :mod:`tests.fix_versions`, ids ``pg13`` .. ``pg19``, one server at a time), for the rules that hold on every
-  version; a test states its version-specific numbers in a dict by major (:func:`by_major`), it never skips a
-  major. A test that can only run on some majors narrows the list explicitly with
+  :mod:`tests.fix_versions`, ids ``pg13`` .. ``pg19``), for the rules that hold on every version; a test
+  states its version-specific numbers in a dict by major (:func:`by_major`), it never skips a major. A test
+  that can only run on some majors narrows the list explicitly with
   ``@pytest.mark.parametrize("every_pg", MAJORS, indirect=True)`` and says why (e.g. ``tests/test_lockpart.py``:
   the majors whose builds ship server headers).
+
+These servers come from the session's pool (``server_pool``, :class:`tests.servers.ServerPool`): one running
+server per (bin directory, schema), so ``pg18`` is ``every_pg``'s PG 18 server and ``pg_old`` its PG 15 one; a test
+that needs another setting asks the pool, which restarts the server with it; after each test the demo servers are
+back at max_locks_per_transaction 64. Every scratch server this process starts, fixtures' and in-process lockscope
+commands' alike, is a copy of one initdb'd data directory per bin directory (``data_templates``,
+:class:`tests.servers.DataTemplates`).
 """
 
 from __future__ import annotations
@@ -20,30 +27,68 @@ from typing import TypeVar
 
 import pytest
 
-from lockscope.db import Session, connect, run_script
-from lockscope.demo import EVENTS_SQL, P40_SQL, T5_SQL
-from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.db import Session, connect
+from lockscope.server import ScratchServer
+
+from .servers import DEMO_SCHEMA, DEMO_SETTINGS, DataTemplates, ServerPool, demo_server
 
 T = TypeVar("T")
 OLD_PG_BIN = Path(os.environ.get("LOCKSCOPE_TEST_OLD_PG_BIN", "/usr/lib/postgresql/15/bin"))
-DEMO_SCHEMA = EVENTS_SQL + T5_SQL + P40_SQL + """
-create table acct (id int primary key, owner text not null, balance int not null default 0);
-create index on acct (owner);
-insert into acct select g, 'o' || g, g from generate_series(1, 100) g;
-create sequence acct_seq;
-create view acct_v as select id, owner from acct;
-"""
+__all__ = ["DEMO_SCHEMA", "OLD_PG_BIN", "by_major"]
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"old PostgreSQL bin dir for <= 17 tests: {OLD_PG_BIN}"]
 
 
-def _server(bin_dir: Path | None, mlpt: int = 64) -> ScratchServer:
-    if bin_dir is not None and not (bin_dir / "postgres").exists():
+def _heavy(item: pytest.Item) -> bool:
+    """A test marked ``slow`` or one that generates load (it takes ``load_lock``)."""
+    return item.get_closest_marker("slow") is not None or "load_lock" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own ordering (tests sharing a parametrised fixture together)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run order: the quick tests first, then the heavy ones (:func:`_heavy`: about a third of the run's time in
+    a tenth of its tests), each group in pytest's order. A regression fails within the first minutes; the loads,
+    which take the machine's load lock and minutes, come last. Nothing is deselected."""
+    items.sort(key=_heavy)  # stable: within each group the order stays pytest's
+
+
+def need_bin_dir(bin_dir: Path) -> Path:
+    """``bin_dir``, or the calling test fails (it does not skip) when it holds no PostgreSQL."""
+    if not (bin_dir / "postgres").exists():
         pytest.fail(f"no PostgreSQL at {bin_dir}: run scripts/test.sh (it installs Debian's postgresql-15) "
                     "or set LOCKSCOPE_TEST_OLD_PG_BIN", pytrace=False)
-    return ScratchServer(bin_dir, ScratchSettings(max_locks_per_transaction=mlpt))
+    return bin_dir
+
+
+@pytest.fixture(scope="session", autouse=True)
+def data_templates() -> Iterator[DataTemplates]:
+    """Every scratch server this process starts copies an initdb'd template of its bin directory
+    (:class:`tests.servers.DataTemplates`)."""
+    templates = DataTemplates()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        templates.install(monkeypatch)
+        yield templates
+    templates.remove()
+
+
+@pytest.fixture(scope="session")
+def server_pool(data_templates: DataTemplates) -> Iterator[ServerPool]:
+    """The session's shared running servers (:class:`tests.servers.ServerPool`), stopped at the end."""
+    pool = ServerPool()
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture(autouse=True)
+def _demo_servers_keep_their_settings(server_pool: ServerPool) -> Iterator[None]:
+    """After each test, the shared demo servers are back at :data:`tests.servers.DEMO_SETTINGS` (a test that
+    reconfigured one, e.g. the capacity test, is undone by a restart)."""
+    yield
+    server_pool.restore("demo", DEMO_SETTINGS)
 
 
 @pytest.fixture()
@@ -58,20 +103,17 @@ def scratch_base(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def pg18() -> Iterator[ScratchServer]:
-    with _server(None) as server:
-        run_script(server.conninfo(), DEMO_SCHEMA)
-        yield server
+def pg18(server_pool: ServerPool) -> ScratchServer:
+    return demo_server(server_pool, None)
 
 
 @pytest.fixture(scope="session")
-def pg_old() -> Iterator[ScratchServer]:
-    with _server(OLD_PG_BIN) as server:
-        if server.major > 17:
-            pytest.fail(f"{OLD_PG_BIN} is PostgreSQL {server.major}: the <= 17 tests need PostgreSQL 13-17",
-                        pytrace=False)
-        run_script(server.conninfo(), DEMO_SCHEMA)
-        yield server
+def pg_old(server_pool: ServerPool) -> ScratchServer:
+    server = demo_server(server_pool, need_bin_dir(OLD_PG_BIN))
+    if server.major > 17:
+        pytest.fail(f"{OLD_PG_BIN} is PostgreSQL {server.major}: the <= 17 tests need PostgreSQL 13-17",
+                    pytrace=False)
+    return server
 
 
 @pytest.fixture(scope="session")

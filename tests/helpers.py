@@ -3,6 +3,7 @@ a test signals, and the processes a scratch server leaves. Test modules import f
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -11,10 +12,13 @@ import signal
 import socket
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from lockscope.cli import main
 
 #: ``python -m lockscope``: the installed command, from this interpreter.
 LOCKSCOPE = (sys.executable, "-m", "lockscope")
@@ -39,11 +43,44 @@ def default_signals() -> None:
     signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
-def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None,
-        timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``lockscope ARGS`` to the end, output captured (text); the environment is :func:`clean_env` unless given."""
+def run_process(*args: str, stdin: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None,
+                timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``lockscope ARGS`` as a new process (``python -m lockscope``), to the end, output captured (text); the
+    environment is :func:`clean_env` unless given. For the tests where the process is what is tested: its
+    environment (PG* variables, HOME, TMPDIR), its exit, ``python -m lockscope`` itself."""
     return subprocess.run([*LOCKSCOPE, *args], capture_output=True, text=True, input=stdin, timeout=timeout,
                           env=env if env is not None else clean_env(), cwd=cwd)
+
+
+def run(*args: str, stdin: str | None = None, cwd: Path | None = None,
+        extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``lockscope ARGS`` to the end in this process (``lockscope.cli.main``), as :func:`run_process` would run it:
+    the environment ``clean_env(**extra_env)`` and ``cwd`` for the call,
+    standard input ``stdin`` (empty if None), standard output and error captured as text (every console lockscope
+    makes writes to ``sys.stdout``/``sys.stderr`` as they are when it is made), the exit code from the return
+    value or ``SystemExit`` (argparse), an unexpected exception as Python would print it (exit code 1)."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd, saved_streams = dict(os.environ), os.getcwd(), (sys.stdin, sys.stdout, sys.stderr)
+    os.environ.clear()
+    os.environ.update(clean_env(**(extra_env or {})))
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(stdin or ""), out, err
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        code = main(list(args))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if isinstance(exc.code, str):
+            err.write(exc.code + "\n")
+    except Exception:
+        err.write(traceback.format_exc())
+        code = 1
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess([*LOCKSCOPE, *args], code, out.getvalue(), err.getvalue())
 
 
 def start(*args: str, env: dict[str, str] | None = None, stdout: int | None = subprocess.PIPE,

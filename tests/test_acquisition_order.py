@@ -3,11 +3,13 @@
 the client (lockscope.querytree) gives the same lock order as the server's own rewritten tree (the oracle,
 tests/order_oracle.py, on these scratch servers only).
 
-Real servers started here: PG 18 at max_locks_per_transaction 16, 64 and 128 (1, 4 and 8 fast-path groups) and
-Debian's PG 15 at 16 (one 16-slot array), with three schemas whose tables have 6-20 indexes each:
-tests/data/acquisition (nested joins, same-table subqueries, LIST/RANGE/HASH partitions created out of bound
-order, two-level partitioning, legacy inheritance), tests/data/rental (a pagila-style DVD-rental schema written for
-these tests) and the GitLab subset of tests/data/gitlab with its hot joins.
+Real servers (the session pool's, tests/servers.py: one per major with these schemas, restarted for each setting):
+PG 18 at max_locks_per_transaction 16, 64 and 128 (1, 4 and 8 fast-path groups) and Debian's PG 15 at 16 (one
+16-slot array) and 128, every other major 13-19 at 64 for the query-tree comparison, with three schemas whose
+tables have 6-20 indexes each: tests/data/acquisition (nested joins, same-table subqueries, LIST/RANGE/HASH
+partitions created out of bound order, two-level partitioning, legacy inheritance), tests/data/rental (a
+pagila-style DVD-rental schema written for these tests) and the GitLab subset of tests/data/gitlab with its hot
+joins.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from lockscope.rows import AcquisitionFactsRow, FunctionVolatilityRow, RelationI
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.statement import check_statement, raw_statement
 
+from .conftest import need_bin_dir
 from .order_oracle import server_tree
+from .servers import POOL_EXTRA, ServerPool
 
 OLD_PG_BIN = Path(os.environ.get("LOCKSCOPE_TEST_OLD_PG_BIN", "/usr/lib/postgresql/15/bin"))
 DATA = Path(__file__).parent / "data"
@@ -222,27 +226,33 @@ PARAM_STATEMENTS = [
 ]
 
 
-def _start(bin_dir: Path | None, mlpt: int) -> ScratchServer:
-    if bin_dir is not None and not (bin_dir / "postgres").exists():
-        pytest.fail(f"no PostgreSQL at {bin_dir}: run scripts/test.sh", pytrace=False)
-    server = ScratchServer(bin_dir, ScratchSettings(max_locks_per_transaction=mlpt))
-    server.start()
+def _load_schemas(server: ScratchServer) -> None:
     script = ((DATA / "acquisition" / "schema.sql").read_text() + (DATA / "rental" / "schema.sql").read_text()
               + (DATA / "gitlab" / "schema.sql").read_text() + GITLAB_ROWS
               + (DATA / "acquisition" / "shapes.sql").read_text())
     run_script(server.conninfo(), script)
-    return server
+
+
+def _server(pool: ServerPool, bin_dir: Path | None, mlpt: int) -> ScratchServer:
+    """The session pool's server of ``bin_dir`` with this module's schemas, at ``mlpt`` (a restart when it ran
+    at another one)."""
+    if bin_dir is not None:
+        need_bin_dir(bin_dir)
+    return pool.get(bin_dir, "acquisition", ScratchSettings(max_locks_per_transaction=mlpt, extra=POOL_EXTRA),
+                    _load_schemas)
 
 
 @pytest.fixture(scope="module", params=[("18", 16), ("18", 64), ("18", 128), ("15", 16), ("15", 128)],
-            ids=["pg18-mlpt16", "pg18-mlpt64", "pg18-mlpt128", "pg15-mlpt16", "pg15-mlpt128"])
-def server(request: pytest.FixtureRequest) -> Iterator[ScratchServer]:
+                ids=["pg18-mlpt16", "pg18-mlpt64", "pg18-mlpt128", "pg15-mlpt16", "pg15-mlpt128"])
+def server_spec(request: pytest.FixtureRequest) -> tuple[Path | None, int]:
+    """(bin directory, max_locks_per_transaction); module-scoped, so that pytest runs each one's tests together."""
     version, mlpt = request.param
-    srv = _start(None if version == "18" else OLD_PG_BIN, mlpt)
-    try:
-        yield srv
-    finally:
-        srv.stop()
+    return (None if version == "18" else OLD_PG_BIN), mlpt
+
+
+@pytest.fixture()
+def server(server_spec: tuple[Path | None, int], server_pool: ServerPool) -> ScratchServer:
+    return _server(server_pool, *server_spec)
 
 
 @pytest.fixture()
@@ -328,19 +338,16 @@ def test_client_tree_orders_like_the_server_tree(session: Session, server: Scrat
 
 
 @pytest.mark.parametrize("major", [13, 14, 16, 17, 19])
-def test_client_tree_on_every_other_major(major: int) -> None:
+def test_client_tree_on_every_other_major(major: int, server_pool: ServerPool) -> None:
     """The same comparison on the majors the fixtures above do not start (15 and 18 run at every mlpt there):
     view storage (PG 13-15 keep *OLD*/*NEW* entries), MERGE's fields (PG 17 renamed them) and the PG 18 grammar
     all change the tree's shape, never its lock order."""
     from .fix_versions import bin_dir_of
 
-    server = _start(bin_dir_of(major), 64)
-    try:
-        with connect(server.conninfo()) as s:
-            assert s.facts.major == major
-            differ, compared = _tree_differences(s, server.conninfo(), _corpus(major))
-    finally:
-        server.stop()
+    server = _server(server_pool, bin_dir_of(major), 64)
+    with connect(server.conninfo()) as s:
+        assert s.facts.major == major
+        differ, compared = _tree_differences(s, server.conninfo(), _corpus(major))
     assert differ == [], "\n".join(differ)
     assert compared > 4000
 
@@ -506,21 +513,12 @@ def test_316_list_partitions_every_flag(session: Session, server: ScratchServer)
     assert unpruned.main_table_count > 0
 
 
-@pytest.fixture(scope="module")
-def pg17_pair() -> Iterator[tuple[ScratchServer, ScratchServer]]:
+@pytest.fixture()
+def pg17_pair(server_pool: ServerPool) -> tuple[ScratchServer, ScratchServer]:
     """A real PostgreSQL 17 and an embedded 18, both at max_locks_per_transaction 16 with the same schemas."""
     from .fix_versions import bin_dir_of
 
-    pg17 = _start(bin_dir_of(17), 16)
-    try:
-        pg18 = _start(None, 16)
-        try:
-            yield pg17, pg18
-        finally:
-            pg18.stop()
-    finally:
-        pg17.stop()
-
+    return _server(server_pool, bin_dir_of(17), 16), _server(server_pool, None, 16)
 
 
 def test_assume_version_17_equals_a_real_pg17(pg17_pair: tuple[ScratchServer, ScratchServer]) -> None:

@@ -16,10 +16,11 @@ from lockscope.capacity import (
     simulate_fast_path,
 )
 from lockscope.db import connect
-from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.server import ScratchServer
 from lockscope.versions import PG15, PG19, default_max_locks_per_transaction
 
 from .fix_versions import VERSION_MAJORS, bin_dir_of
+from .servers import ServerPool, demo_server
 
 
 @pytest.mark.parametrize(
@@ -119,16 +120,18 @@ def _shmem(server: ScratchServer) -> tuple[int, str | None, int, int, int]:
 
 
 @pytest.mark.parametrize("major", VERSION_MAJORS, ids=[f"pg{m}" for m in VERSION_MAJORS])
-def test_lock_shmem_growth_matches_the_server(major: int) -> None:
+def test_lock_shmem_growth_matches_the_server(major: int, server_pool: ServerPool) -> None:
     """max_locks_per_transaction 64 -> 1024 on a real server: the shared memory the server allocates grows by what
     capacity.lock_shmem_bytes says (main lock table, and the fast-path arrays from PG 18), within 0.5 MB of
     ~43-52 MB on every major 13-19: PG 13-17 43.4 MB (MaxBackends 122), PG 18 51.9 MB (MaxBackends 136, fast-path
     arrays 0.05 -> 0.8 MB), PG 19 47.2 MB (no 10 % margin: lock.c sizes the lock tables exactly and allocates them
     at start). Measured as the sum of pg_shmem_allocations (13+), and as SHOW shared_memory_size (15+, whole MB)."""
-    with ScratchServer(bin_dir_of(major), ScratchSettings(max_locks_per_transaction=64)) as server:
-        before = _shmem(server)
-        server.reconfigure(max_locks_per_transaction=1024)
-        after = _shmem(server)
+    # the session's demo server of that major (max_locks_per_transaction 64; the schema does not change the shared
+    # memory the server allocates at start), restarted at 1024 and back to 64 after the test (conftest)
+    server = demo_server(server_pool, bin_dir_of(major))
+    before = _shmem(server)
+    server.reconfigure(max_locks_per_transaction=1024)
+    after = _shmem(server)
     total64, mb64, backends, prepared, version = before
     total1024, mb1024, backends_after, _, _ = after
     assert version // 10000 == major and backends == backends_after

@@ -16,7 +16,7 @@ from lockscope import __version__
 from lockscope.cli import main
 from lockscope.server import ScratchServer
 
-from .helpers import clean_env, one_line_error, run
+from .helpers import clean_env, one_line_error, run, run_process
 
 
 def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -51,7 +51,8 @@ def test_options_are_never_abbreviated(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_json_output(pg18: ScratchServer) -> None:
-    proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "-", "--protocol", "prepared",
+    # --probe-rate 0: 24 probes unpaced (pacing on a server named by --dsn is test_probe_cost_is_reported's)
+    proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "-", "--probe-rate", "0", "--protocol", "prepared",
                "--plan-cache-mode", "all", "--param", "2024-06-06 00:00:00+00", "--assume-version", "17",
                "select event_id, event_data from events where event_time = $1")
     assert proc.returncode == 0, proc.stderr
@@ -81,7 +82,7 @@ def test_terminal_output_and_fail_on_spill(pg18: ScratchServer) -> None:
 
 
 def test_statement_from_stdin_and_file(pg18: ScratchServer, tmp_path: Path) -> None:
-    assert run("footprint", "--dsn", pg18.conninfo(), "-", stdin="select * from acct;\n").returncode == 0
+    assert run_process("footprint", "--dsn", pg18.conninfo(), "-", stdin="select * from acct;\n").returncode == 0
     f = tmp_path / "q.sql"
     f.write_text("select * from acct where id = 1")
     assert run("footprint", "--dsn", pg18.conninfo(), "--file", str(f)).returncode == 0
@@ -201,7 +202,7 @@ def test_embedded_default_with_setup_and_mlpt(tmp_path: Path) -> None:
 def test_demo(tmp_path: Path) -> None:
     html, js = tmp_path / "demo.html", tmp_path / "demo.json"
     proc = run("demo", "--rows-per-partition", "20000", "--max-extra-indexes", "16", "--html", str(html),
-               "--json", str(js), timeout=600)
+               "--json", str(js))
     assert proc.returncode == 0, proc.stderr
     assert "measured = predicted for every lock" in proc.stdout
     doc = json.loads(js.read_text())
@@ -264,7 +265,7 @@ def trap() -> Iterator[tuple[str, Callable[[], bool]]]:
      'lockscope: error: --dsn is not a libpq connection string or URI: invalid connection option "bogus"'),
 ])
 def test_invalid_dsn_is_refused_before_anything(args: list[str], line: str) -> None:
-    proc = run(*args, timeout=30)
+    proc = run(*args)
     assert proc.returncode == 2, proc.stderr
     assert one_line_error(proc) == line
     assert "abc" not in proc.stderr and ":pw@" not in proc.stderr
@@ -290,7 +291,7 @@ def test_bad_statement_and_version_refused_before_any_server(trap: tuple[str, Ca
     """pglast's message with psql's 1-based position; --assume-version outside versions.SUPPORTED_MAJORS; the
     server named by --dsn (a listener that records any connection) is never contacted."""
     dsn, contacted = trap
-    proc = run(args[0], "--dsn", dsn, *args[1:], timeout=30)
+    proc = run(args[0], "--dsn", dsn, *args[1:])
     assert proc.returncode == 2, proc.stderr
     assert one_line_error(proc) == f"lockscope: error: {line}"
     assert not contacted()
@@ -298,7 +299,7 @@ def test_bad_statement_and_version_refused_before_any_server(trap: tuple[str, Ca
 
 def test_connection_error_keeps_libpq_whole_message() -> None:
     """Every line of libpq's message (joined), after the host, port, database and user tried; password masked."""
-    proc = run("audit", "--dsn", "postgresql://bob:pw-never-shown@127.0.0.1:1/appdb?connect_timeout=2", timeout=30)
+    proc = run("audit", "--dsn", "postgresql://bob:pw-never-shown@127.0.0.1:1/appdb?connect_timeout=2")
     assert proc.returncode == 3
     assert one_line_error(proc) == (
         'lockscope: error: cannot connect to 127.0.0.1:1, database appdb, user bob: connection to server at '
@@ -310,7 +311,7 @@ def test_connection_error_keeps_libpq_whole_message() -> None:
 def test_connection_error_names_the_server_of_the_environment() -> None:
     """No --dsn: the PG* environment names the server, and the failure says which one was tried."""
     env = clean_env(PGHOST="127.0.0.1", PGPORT="1", PGDATABASE="appdb", PGUSER="bob", PGPASSWORD="env-secret-9")
-    proc = run("diagnose", "--duration", "2s", env=env, timeout=30)
+    proc = run_process("diagnose", "--duration", "2s", env=env, timeout=30)
     assert proc.returncode == 3
     assert one_line_error(proc) == (
         'lockscope: error: cannot connect to 127.0.0.1:1, database appdb, user bob: connection to server at '
@@ -325,13 +326,13 @@ def test_pgconnect_timeout_is_honoured(trap: tuple[str, Callable[[], bool]]) -> 
     dsn, contacted = trap
     no_timeout = " ".join(p for p in dsn.split() if not p.startswith("connect_timeout="))
     start = time.monotonic()
-    proc = run("footprint", "--dsn", no_timeout, "select 1", env=clean_env(PGCONNECT_TIMEOUT="7"), timeout=60)
+    proc = run_process("footprint", "--dsn", no_timeout, "select 1", env=clean_env(PGCONNECT_TIMEOUT="7"), timeout=60)
     waited = time.monotonic() - start
     assert proc.returncode == 3 and "timeout expired" in one_line_error(proc), proc.stderr
     assert waited >= 7.0, waited
     assert contacted()
     start = time.monotonic()
-    proc = run("footprint", "--dsn", dsn, "select 1", env=clean_env(PGCONNECT_TIMEOUT="7"), timeout=60)
+    proc = run_process("footprint", "--dsn", dsn, "select 1", env=clean_env(PGCONNECT_TIMEOUT="7"), timeout=60)
     assert proc.returncode == 3 and "timeout expired" in one_line_error(proc)
     assert time.monotonic() - start < 7.0  # connect_timeout=2 in the DSN
 

@@ -19,7 +19,7 @@ from lockscope.server import ScratchServer
 from lockscope.statement import check_param_count, check_statement
 from lockscope.target import choose_target
 
-from .helpers import LOCKSCOPE, clean_env, one_line_error, run
+from .helpers import LOCKSCOPE, clean_env, one_line_error, run, run_process
 
 
 def pg_env(server: ScratchServer) -> dict[str, str]:
@@ -69,7 +69,7 @@ def test_choose_target_follows_psql() -> None:
 
 def test_pg_environment_names_the_server(pg18: ScratchServer) -> None:
     # acct exists on pg18 only: an empty scratch server would fail with 'relation "acct" does not exist'
-    proc = run("footprint", "select * from acct where id = 1", env=pg_env(pg18))
+    proc = run_process("footprint", "select * from acct where id = 1", env=pg_env(pg18))
     assert proc.returncode == 0, proc.stderr
     first = proc.stdout.splitlines()[0]
     params = conninfo_to_dict(pg18.conninfo())
@@ -80,7 +80,7 @@ def test_pg_environment_names_the_server(pg18: ScratchServer) -> None:
 
 
 def test_scratch_flag_overrides_the_environment(pg18: ScratchServer) -> None:
-    proc = run("footprint", "--scratch", "--mlpt", "16", "select 1", env=pg_env(pg18))
+    proc = run_process("footprint", "--scratch", "--mlpt", "16", "select 1", env=pg_env(pg18))
     assert proc.returncode == 0, proc.stderr
     first = proc.stdout.splitlines()[0]
     assert first.endswith("(scratch server started by lockscope, max_locks_per_transaction 16)"), first
@@ -90,7 +90,7 @@ def test_scratch_flag_overrides_the_environment(pg18: ScratchServer) -> None:
 def test_scratch_only_option_with_environment_is_refused(pg18: ScratchServer, tmp_path: Path) -> None:
     setup = tmp_path / "s.sql"
     setup.write_text("create table x ()")
-    proc = run("footprint", "--setup", str(setup), "select 1", env=pg_env(pg18))
+    proc = run_process("footprint", "--setup", str(setup), "select 1", env=pg_env(pg18))
     assert proc.returncode == 2
     assert one_line_error(proc) == ("lockscope: error: --setup applies to a scratch server only, not to the server "
                                     "named by the PG* environment; add --scratch to use a scratch server instead")
@@ -152,7 +152,7 @@ def test_long_statement_is_shown_shortened(tmp_path: Path) -> None:
                                         "(see 'lockscope footprint --help')"),
 ])
 def test_refused_before_any_server(args: list[str], message: str) -> None:
-    proc = run("footprint", *args, timeout=30)
+    proc = run("footprint", *args)
     assert proc.returncode == 2, proc.stderr
     line = one_line_error(proc)
     if message.endswith("*"):  # argparse's own wording of the choices differs between Python versions
@@ -326,7 +326,7 @@ def test_scratch_only_options_need_scratch_or_demo(command: list[str], options: 
 def test_demo_commands_point_scratch_to_demo(command: str) -> None:
     """watch and diagnose have no empty scratch server: --scratch is refused with a pointer to --demo; audit's
     --scratch (issue 21) needs your schema and says so, pointing to --demo for the demo database."""
-    proc = run(command, "--scratch", timeout=30)
+    proc = run(command, "--scratch")
     assert proc.returncode == 2
     line = one_line_error(proc)
     if command == "audit":

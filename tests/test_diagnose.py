@@ -31,8 +31,7 @@ def test_idle_server_reports_nothing_wrong(scratch_base: Path, tmp_path: Path) -
     out = tmp_path / "idle.json"
     with ScratchServer(settings=ScratchSettings(), base_dir=scratch_base) as server:
         run_script(server.conninfo(), IDLE_SCHEMA)
-        proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "2s", "--hz", "20", "--json", str(out),
-                   timeout=120)
+        proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "2s", "--hz", "20", "--json", str(out))
     assert proc.returncode == 0, proc.stderr
     first = proc.stdout.splitlines()[0]
     assert first.startswith("lockscope diagnose: PostgreSQL 18.") and first.endswith("(from --dsn)")
@@ -63,7 +62,7 @@ def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
     and max_locks_per_transaction = 128, both to 0 main-lock-table acquisitions/s for it. Run again with the
     suggested setting (a scratch server started with it): the LockManager share is gone. Both measured here."""
     first, html = tmp_path / "before.json", tmp_path / "before.html"
-    proc = run("diagnose", "--demo", "--duration", "6s", "--json", str(first), "--html", str(html), timeout=300)
+    proc = run("diagnose", "--demo", "--duration", "6s", "--json", str(first), "--html", str(html))
     assert proc.returncode == 0, proc.stderr
     a = json.loads(first.read_text())
     assert a["server"]["max_locks_per_transaction"] == 16 and a["server"]["fast_path_slots"] == 16
@@ -104,7 +103,7 @@ def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
     check_report(html, tmp_path, min_svgs=4)
 
     second = tmp_path / "after.json"
-    proc = run("diagnose", "--demo", "--duration", "6s", "--mlpt", str(mlpt), "--json", str(second), timeout=300)
+    proc = run("diagnose", "--demo", "--duration", "6s", "--mlpt", str(mlpt), "--json", str(second))
     assert proc.returncode == 0, proc.stderr
     b = json.loads(second.read_text())
     assert b["server"]["max_locks_per_transaction"] == mlpt
@@ -125,6 +124,6 @@ def test_refusals_before_any_work(tmp_path: Path) -> None:
         (("--html", str(tmp_path / "missing" / "d.html")), "no such directory"),
     ]
     for args, message in cases:
-        proc = run("diagnose", *args, timeout=60)
+        proc = run("diagnose", *args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert message in one_line_error(proc), (args, proc.stderr)

@@ -17,10 +17,11 @@ from psycopg.rows import dict_row
 from lockscope.db import connect, run_script
 from lockscope.errors import DatabaseError
 from lockscope.exporters import FORMATS, QUERIES, MetricQuery, pgwatch_sql, render
-from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.server import ScratchServer
 
 from .fix_versions import bin_dir_of
 from .helpers import one_line_error, run
+from .servers import ServerPool, demo_server
 
 BY_NAME = {q.name: q for q in QUERIES}
 SCENE_DB = "export_q"
@@ -28,12 +29,12 @@ N_TABLES = 20
 
 
 @pytest.fixture(scope="module")
-def pg19() -> Iterator[ScratchServer]:
-    server = ScratchServer(bin_dir_of(19), ScratchSettings(max_locks_per_transaction=64))
+def pg19(server_pool: ServerPool) -> ScratchServer:
+    """The session's demo server of PostgreSQL 19 (``every_pg``'s; max_locks_per_transaction 64)."""
+    server = demo_server(server_pool, bin_dir_of(19))
     if server.major != 19:
         pytest.fail(f"{server.bin_dir} is PostgreSQL {server.major}, not 19", pytrace=False)
-    with server:
-        yield server
+    return server
 
 
 @pytest.fixture(scope="module", params=["pg_old", "pg18", "pg19"])

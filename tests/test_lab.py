@@ -36,10 +36,10 @@ from .conftest import OLD_PG_BIN
 from .helpers import clean_env, run, start
 
 
-def lab(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-        timeout: float = 400) -> subprocess.CompletedProcess[str]:
-    """``lockscope lab ARGS`` with 200 columns (progress lines whole in the captured output)."""
-    return run("lab", *args, cwd=cwd, env=clean_env(COLUMNS="200", **(env or {})), timeout=timeout)
+def lab(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``lockscope lab ARGS`` (in this process) with 200 columns (progress lines whole in the captured output) and
+    ``env`` added to the environment."""
+    return run("lab", *args, cwd=cwd, extra_env={"COLUMNS": "200", **(env or {})})
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
@@ -422,7 +422,7 @@ def test_install_17_and_run_it(reachable_dir: Path) -> None:
     scratch_base = reachable_dir
     cache = scratch_base / "cache"
     env = {"LOCKSCOPE_CACHE_DIR": str(cache)}
-    proc = lab("install", "17", env=env, timeout=900)
+    proc = lab("install", "17", env=env)
     assert proc.returncode == 0, proc.stderr
     assert "installed in" in proc.stdout and str(cache) in proc.stdout.replace("\n", "")
     prefixes = [p for p in cache.iterdir() if p.name.startswith("postgresql-17.")]

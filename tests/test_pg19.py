@@ -18,9 +18,6 @@ been idle ``PGSTAT_IDLE_INTERVAL`` (10 s), or at once after ``pg_stat_force_next
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -44,6 +41,7 @@ from lockscope.watch.prometheus import PrometheusExporter
 from lockscope.watch.recorded import load_summary
 
 from .fix_versions import bin_dir_of
+from .helpers import run
 
 #: The probe table: a primary key and 90 extra indexes. ``select * from fx where id = 1`` plans with all 91
 #: indexes locked: 92 relation locks, 16 fast-path, 76 in the main lock table at mlpt 16.
@@ -284,8 +282,7 @@ def test_watch_records_and_exports_fastpath_exceeded(pg19: ScratchServer, tmp_pa
     assert f"{total:,} in the recording" in console.export_text()
     html = recording_html(report)
     assert f"{total:,} in the recording" in html and "catalog locks" in html
-    proc = subprocess.run([sys.executable, "-m", "lockscope", "report", str(record)], capture_output=True, text=True,
-                          timeout=120, check=False)
+    proc = run("report", str(record))
     assert proc.returncode == 0, proc.stderr
     assert "fastpath_exceeded" in proc.stdout
 
@@ -311,10 +308,8 @@ def test_plan_calls_match_prepared_executions_and_audit_shows_them(pg19: Scratch
                             "where query = 'select * from gp where id = $1'").fetchall()
     assert rows == [(8, 3, 5)]
     out = tmp_path / "audit.json"
-    proc = subprocess.run([sys.executable, "-m", "lockscope", "audit", "--dsn", pg19.conninfo(), "--interval", "0",
-                           "--unused-days", "0", "--probe-rate", "0", "--json", str(out)],
-                          capture_output=True, text=True, timeout=300, check=False,
-                          env={**os.environ, "COLUMNS": "250"})
+    proc = run("audit", "--dsn", pg19.conninfo(), "--interval", "0", "--unused-days", "0", "--probe-rate", "0",
+               "--json", str(out), extra_env={"COLUMNS": "250"})
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     items = [s for s in doc["statements"]["items"] if s["query"] == "select * from gp where id = $1"]

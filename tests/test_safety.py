@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
 
@@ -22,6 +20,8 @@ from lockscope.errors import (
 from lockscope.footprint import measure_footprint, measure_generic_plan
 from lockscope.rows import DatabaseFactsRow, RelationLockRow
 from lockscope.server import ScratchServer
+
+from .helpers import run
 
 
 def _rows(server: ScratchServer, sql: str) -> list[tuple[object, ...]]:
@@ -305,8 +305,7 @@ def test_bad_password_is_never_echoed(tcp_server: ScratchServer) -> None:
                               f'connection to server at "127.0.0.1", port {tcp_server.port} failed: FATAL:  password '
                               'authentication failed for user "alice"')
     uri = f"postgresql://alice:Wr0ngSecret@127.0.0.1:{tcp_server.port}/postgres"
-    proc = subprocess.run([sys.executable, "-m", "lockscope", "footprint", "--dsn", uri, "select 1"],
-                          capture_output=True, text=True, timeout=60)
+    proc = run("footprint", "--dsn", uri, "select 1")
     assert proc.returncode == 3
     assert "Wr0ngSecret" not in proc.stdout + proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

@@ -9,8 +9,6 @@ engine's ``debug_print_rewritten`` put every probed statement's parse tree, lite
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +18,8 @@ import pytest
 from lockscope.db import run_script
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.statement import check_statement
+
+from .helpers import run
 
 DATA = Path(__file__).parent / "data"
 SECRET = "secret-literal-4242"
@@ -61,29 +61,24 @@ def logged_server() -> Iterator[ScratchServer]:
         yield server
 
 
-def _lockscope(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lockscope", *args], capture_output=True, text=True,
-                          timeout=timeout, env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
-
-
 def test_no_command_writes_to_the_server_log(logged_server: ScratchServer) -> None:
     dsn = logged_server.conninfo()
     log = logged_server.log_file
     start = log.stat().st_size
     runs = []
     for sql in STATEMENTS:
-        runs.append(_lockscope("footprint", "--dsn", dsn, "--verbose", sql))
-    runs.append(_lockscope("footprint", "--dsn", dsn, "--protocol", "prepared", "--plan-cache-mode", "all",
-                           "--param", SECRET, "select * from posts where title = $1"))
-    runs.append(_lockscope("forecast", "--dsn", dsn, "--statement", STATEMENTS[1]))
-    runs.append(_lockscope("audit", "--dsn", dsn, "--interval", "0", "--probe-rate", "0"))
-    runs.append(_lockscope("forecast", "--dsn", dsn, "--interval", "0", "--probe-rate", "0"))
-    runs.append(_lockscope("diagnose", "--dsn", dsn, "--duration", "2s", "--probe-rate", "0"))
-    runs.append(_lockscope("watch", "--dsn", dsn, "--duration", "2s", "--no-live"))
+        runs.append(run("footprint", "--dsn", dsn, "--verbose", sql))
+    runs.append(run("footprint", "--dsn", dsn, "--probe-rate", "0", "--protocol", "prepared", "--plan-cache-mode",
+                    "all", "--param", SECRET, "select * from posts where title = $1"))
+    runs.append(run("forecast", "--dsn", dsn, "--statement", STATEMENTS[1]))
+    runs.append(run("audit", "--dsn", dsn, "--interval", "0", "--probe-rate", "0"))
+    runs.append(run("forecast", "--dsn", dsn, "--interval", "0", "--probe-rate", "0"))
+    runs.append(run("diagnose", "--dsn", dsn, "--duration", "2s", "--probe-rate", "0"))
+    runs.append(run("watch", "--dsn", dsn, "--duration", "2s", "--no-live"))
     refused = []
     for sql, _ in UNTYPABLE:
         params = [arg for n in range(1, check_statement(sql).param_count + 1) for arg in ("--param", str(n))]
-        refused.append(_lockscope("footprint", "--dsn", dsn, "--protocol", "prepared", *params, sql))
+        refused.append(run("footprint", "--dsn", dsn, "--protocol", "prepared", *params, sql))
     for proc in runs:
         assert proc.returncode == 0, (proc.args, proc.stderr[-2000:])
     for proc, (_, sqlstate) in zip(refused, UNTYPABLE, strict=True):

@@ -10,7 +10,6 @@ Servers: :mod:`tests.fix_versions` (fetched into the ``lab install`` cache on fi
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from lockscope.pgbin.sources import debian_mirror, debian_upstream_version, newe
 from lockscope.server import ScratchServer
 
 from .conftest import by_major
+from .helpers import run
 
 EVENTS_PARAM = ["2024-06-06 00:00:00+00"]
 
@@ -99,9 +99,7 @@ def test_pg_stat_lock_from_19(session: Session) -> None:
 
 
 def _footprint_cli(pg_bin: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "lockscope", "footprint", "--scratch", "--pg-bin", str(pg_bin),
-                           "select 1"],
-                          capture_output=True, text=True, timeout=300, check=False)
+    return run("footprint", "--scratch", "--pg-bin", str(pg_bin), "select 1")
 
 
 def test_pg12_refused_in_one_line(pg12_bin: Path) -> None:

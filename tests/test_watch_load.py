@@ -25,12 +25,11 @@ def test_demo_load_shows_lockmanager_and_few_indexes_do_not(tmp_path: Path, load
     top wait event inside the server is LWLock:LockManager; the same load with 5 extra indexes (7 locks, all fast-path)
     shows a far smaller LockManager share. Both measured in this one test run."""
     contended, few = tmp_path / "contended.db", tmp_path / "few.db"
-    proc = run("watch", "--demo", "--duration", "6s", "--hz", "50", "--record", str(contended), "--no-live",
-               timeout=240)
+    proc = run("watch", "--demo", "--duration", "6s", "--hz", "50", "--record", str(contended), "--no-live")
     assert proc.returncode == 0, proc.stderr
     assert "LWLock:LockManager" in proc.stdout
     proc = run("watch", "--demo", "--duration", "6s", "--hz", "50", "--record", str(few), "--demo-indexes", "5",
-               "--no-live", timeout=240)
+               "--no-live")
     assert proc.returncode == 0, proc.stderr
     a, b = load_summary(contended), load_summary(few)
     assert a.meta["max_locks_per_transaction"] == b.meta["max_locks_per_transaction"] == "16"

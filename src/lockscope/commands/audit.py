@@ -7,10 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from ..errors import EXIT_SPILL, BadInputError
-from ..pgbin import resolve_pg_bin
+from ..pgbin.cache import resolve_pg_bin
 from ._common import (
     add_interval_option,
     add_json_option,
@@ -38,6 +36,8 @@ from ._output import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..audit import AuditOptions, AuditReport
     from ..db import ProbeCost
 

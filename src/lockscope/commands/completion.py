@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-
-import shtab
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ._common import FILE_ONLY_CODES, add_parser
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: Shells shtab writes a completion script for.
 SHELLS = ("bash", "zsh", "tcsh")
@@ -28,12 +29,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = add_parser(sub, "completion", help="print a shell completion script (bash, zsh, tcsh)",
                    description=DESCRIPTION, exit_codes=FILE_ONLY_CODES, quiet=False)
     p.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or tcsh")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, needs_console=False)  # plain text on stdout: no rich console
 
 
-def run(args: argparse.Namespace, console: Console) -> int:
+def run(args: argparse.Namespace, console: Console | None) -> int:
     """Print the script for ``args.shell`` on standard output, from the whole command line's parser
-    (``args.root_parser``, set by :func:`lockscope.cli.main`)."""
+    (``args.root_parser``, set by :func:`lockscope.cli.main`); ``console`` is None (``needs_console=False``)."""
+    import shtab
+
     sys.stdout.write(shtab.complete(args.root_parser, shell=args.shell))
     sys.stdout.flush()
     return 0

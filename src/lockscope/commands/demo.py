@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ..errors import BadInputError, ModelMismatchError
-from ..pgbin import resolve_pg_bin
+from ..pgbin.cache import resolve_pg_bin
 from ._common import add_json_option, add_parser, add_scratch_options, non_negative_int
 from ._output import check_writable, make_console, note, steps, write_json, write_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

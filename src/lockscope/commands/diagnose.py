@@ -6,11 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from ..demo_load import demo_load
 from ..errors import EXIT_SPILL, BadInputError
-from ..pgbin import resolve_pg_bin
+from ..pgbin.cache import resolve_pg_bin
 from ._common import (
     add_demo_load_options,
     add_hz_option,
@@ -34,6 +31,8 @@ FAIL_ON_LEVELS = ("contention", "risk")
 DEFAULT_DURATION_S = 30.0
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..db import ProbeCost
     from ..diagnose import DiagnoseOptions, Diagnosis
 
@@ -140,6 +139,8 @@ def _diagnose(args: argparse.Namespace, options: DiagnoseOptions, dsn: str, sour
 
 def _demo(args: argparse.Namespace, options: DiagnoseOptions, info: Console,
           rate_hz: float) -> tuple[Diagnosis, ProbeCost]:
+    from ..demo_load import demo_load
+
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     # the load covers the sampling; the probes run after it
     with demo_load(pg_bin=pg_bin, mlpt=args.mlpt, extra_indexes=args.demo_indexes, clients=args.demo_clients,

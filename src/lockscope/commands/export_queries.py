@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from ._common import FILE_ONLY_CODES, add_parser
 from ._output import check_writable, make_console, write_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 DESCRIPTION = (
     "Print ready metric definitions that postgres_exporter (custom queries file, --extend.query-path) or pgwatch "

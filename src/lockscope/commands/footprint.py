@@ -7,11 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from ..capacity import CapacityModel
 from ..errors import EXIT_SPILL, BadInputError
-from ..pgbin import resolve_pg_bin
+from ..pgbin.cache import resolve_pg_bin
 from ..vocab import PlanCacheMode
 from ._common import (
     DEFAULT_EXECUTIONS,
@@ -34,6 +32,8 @@ from ._common import (
 from ._output import check_writable, make_console, note, print_probe_cost, read_text, target_line, write_json
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..db import Endpoint, ProbeCost
     from ..footprint import Footprint
     from ..statement import CheckedStatement

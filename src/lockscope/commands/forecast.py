@@ -6,10 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
 from ..errors import EXIT_SPILL, BadInputError
-from ..pgbin import resolve_pg_bin
+from ..pgbin.cache import resolve_pg_bin
 from ..vocab import PlanCacheMode
 from ._common import (
     MLPT_DEFAULT_HELP,
@@ -44,6 +42,8 @@ from ._output import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..db import Endpoint, ProbeCost
     from ..forecast.calibration import Calibration
     from ..forecast.engine import ForecastReport, WhatIf

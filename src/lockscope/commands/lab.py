@@ -13,13 +13,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeAlias
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import BadInputError
-from ..pgbin import cache_dir, install_postgresql, installed, resolve_pg_bin
-from ..report.lab_progress import RichLabProgress, duration_text
+from ..pgbin.cache import cache_dir, installed, resolve_pg_bin
 from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
 from ..vocab import PlanCacheMode
 from ._common import (
@@ -37,6 +34,9 @@ from ._common import (
     positive_int,
 )
 from ._output import make_console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 _PROFILE_HELP = "the short profile (under 3 minutes on 2 cores; the description gives both profiles)"
 #: Exit codes of a scenario (130: Ctrl-C; the points measured so far are kept).
@@ -262,6 +262,7 @@ def _pick(args: argparse.Namespace, name: str, profile: dict[str, Any], key: str
 
 def _execute(args: argparse.Namespace, console: Console, scenario: Any) -> int:
     from ..lab.runner import run_lab
+    from ..report.lab_progress import RichLabProgress, duration_text
     from ..report.lab_report import render_lab, write_lab_report
 
     _, estimate_s = scenario.plan()
@@ -409,6 +410,8 @@ def _run_ceiling(args: argparse.Namespace, console: Console) -> int:
 
 
 def _run_install(args: argparse.Namespace, console: Console) -> int:
+    from ..pgbin.install import install_postgresql
+
     cache = args.cache_dir or cache_dir()
     if args.list or not args.version:
         found = installed(cache)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from ._common import FILE_ONLY_CODES, add_json_option, add_parser
 from ._output import check_writable, make_console, note, write_json, write_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -7,11 +7,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from ..demo_load import demo_load
 from ..errors import BadInputError
-from ..pgbin import resolve_pg_bin
+from ..pgbin.cache import resolve_pg_bin
 from ..watch import DEFAULT_PORT
 from ._common import (
     add_demo_load_options,
@@ -26,6 +23,8 @@ from ._common import (
 from ._output import check_writable, make_console, note, steps, target_line, write_json
 
 if TYPE_CHECKING:  # the live view and the exporter's libraries load only when watch runs
+    from rich.console import Console
+
     from ..report.watch_terminal import LiveHeader
     from ..watch.engine import Watcher
     from ..watch.prometheus import PrometheusExporter
@@ -139,6 +138,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
 
 def _demo(args: argparse.Namespace, console: Console, listen: tuple[str, int] | None) -> int:
+    from ..demo_load import demo_load
+
     duration = args.duration if args.duration is not None else 60.0
     pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
     with demo_load(pg_bin=pg_bin, mlpt=args.mlpt, extra_indexes=args.demo_indexes, clients=args.demo_clients,

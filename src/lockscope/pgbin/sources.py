@@ -50,6 +50,7 @@ from pathlib import Path
 
 from ..errors import BadInputError, PostgresInstallError
 from .cache import MARKER, InstalledPostgres, cache_dir, installed
+from .staging import publish
 
 __all__ = [
     "DEBIAN_MAJORS",
@@ -122,12 +123,16 @@ def _run(argv: list[str], what: str, *, cwd: Path | None = None, timeout_s: floa
 
 
 def _finish(staging: Path, cache: Path, version: str, provenance: str) -> InstalledPostgres:
-    """Write the marker into ``staging`` and rename it to ``CACHE/postgresql-VERSION`` (replacing an old one)."""
-    (staging / MARKER).write_text(f"{version}\n{provenance}\n")
+    """Write the marker into ``staging`` and rename it to ``CACHE/postgresql-VERSION`` (replacing an old one;
+    :func:`lockscope.pgbin.staging.publish`, under the caller's install lock).
+
+    :raises PostgresInstallError: the rename failed.
+    """
     target = cache / f"postgresql-{version}"
-    if target.exists():
-        shutil.rmtree(target)
-    staging.rename(target)
+    try:
+        publish(staging, target, marker=MARKER, text=f"{version}\n{provenance}\n", replace=True)
+    except OSError as exc:
+        raise PostgresInstallError(f"cannot move {staging} to {target}: {exc}") from None
     return InstalledPostgres(version, target, downloaded=True)
 
 
