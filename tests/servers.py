@@ -30,7 +30,7 @@ from lockscope.db import run_script
 from lockscope.demo import EVENTS_SQL, P40_SQL, T5_SQL
 from lockscope.server import ScratchServer, ScratchSettings
 
-__all__ = ["DEMO_SCHEMA", "DEMO_SETTINGS", "POOL_EXTRA", "DataTemplates", "ServerPool", "demo_server"]
+__all__ = ["DEMO_SCHEMA", "DEMO_SETTINGS", "DataTemplates", "ServerPool", "demo_server"]
 
 #: The schema of ``pg18``, ``pg_old`` and ``every_pg``: the demo's tables and a small ``acct`` with its neighbours.
 DEMO_SCHEMA = EVENTS_SQL + T5_SQL + P40_SQL + """
@@ -40,14 +40,8 @@ insert into acct select g, 'o' || g, g from generate_series(1, 100) g;
 create sequence acct_seq;
 create view acct_v as select id, owner from acct;
 """
-#: What every pooled server runs with besides its own settings: no JIT. lockscope's catalog read of the
-#: acquisition-order facts (``sql/acquisition_facts.sql``) is estimated above ``jit_above_cost`` (its recursive
-#: CTE's row estimate), so a server built with LLVM (Debian's PG 15 here; not the pip, npm and embedded builds)
-#: JIT-compiles it on every probe: 0.2-1.4 s a probe instead of ~5 ms (the acquisition-order tests' 150 PG 15
-#: footprints: 29-65 s with JIT, 1 s without). JIT changes execution time, never which locks are taken.
-POOL_EXTRA = {"jit": "off"}
 #: The demo servers' settings (every test finds them so: :meth:`ServerPool.restore` after each test).
-DEMO_SETTINGS = ScratchSettings(max_locks_per_transaction=64, extra=POOL_EXTRA)
+DEMO_SETTINGS = ScratchSettings(max_locks_per_transaction=64)
 
 
 class DataTemplates:

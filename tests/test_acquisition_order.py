@@ -33,7 +33,7 @@ from lockscope.statement import check_statement, raw_statement
 
 from .conftest import need_bin_dir
 from .order_oracle import server_tree
-from .servers import POOL_EXTRA, ServerPool
+from .servers import ServerPool
 
 OLD_PG_BIN = Path(os.environ.get("LOCKSCOPE_TEST_OLD_PG_BIN", "/usr/lib/postgresql/15/bin"))
 DATA = Path(__file__).parent / "data"
@@ -238,7 +238,7 @@ def _server(pool: ServerPool, bin_dir: Path | None, mlpt: int) -> ScratchServer:
     at another one)."""
     if bin_dir is not None:
         need_bin_dir(bin_dir)
-    return pool.get(bin_dir, "acquisition", ScratchSettings(max_locks_per_transaction=mlpt, extra=POOL_EXTRA),
+    return pool.get(bin_dir, "acquisition", ScratchSettings(max_locks_per_transaction=mlpt),
                     _load_schemas)
 
 

@@ -198,3 +198,17 @@ def test_catalog_model_matches_pg_locks(any_pg: ScratchServer, any_session: Sess
     # p40 whole: 81 locks, 82 with its partitioned index; 16 slots before PG 18, 4 groups at mlpt 64 from 18
     assert (tables["public.p40"].unpruned.locks, tables["public.p40"].unpruned.spilled) == by_major(  # type: ignore[union-attr]
         {13: (81, 65), 14: (81, 65), 15: (81, 65), 16: (82, 66), 17: (82, 66), 18: (82, 18), 19: (82, 18)}, major)
+
+
+def test_a_call_in_flight_at_a_snapshot_is_no_reuse() -> None:
+    """pg_stat_statements counts a planning when it ends and the call when its execution ends: over an interval,
+    calls and plans may differ by the calls in flight at the two snapshots, which is no plan reuse."""
+    from lockscope.workload.phases import split_phases
+
+    # simple protocol, 12,000 calls/s over 6 s; 2 calls were in flight at a snapshot: 2 more calls than plans
+    skewed = split_phases(12000.0, planned=(102, 86), reused=(1, 0), plans_per_s=12000.0 - 2 / 6,
+                          counter_skew_per_s=2 / 6)
+    assert skewed.reused_per_s == 0.0 and skewed.main_table_per_s == 12000.0 * 86
+    # a prepared statement at 15 calls/s, never planned in the interval: every call reuses, skew or not
+    prepared = split_phases(15.0, planned=(102, 86), reused=(1, 0), plans_per_s=0.0, counter_skew_per_s=2 / 6)
+    assert prepared.planned_per_s == 0.0 and prepared.main_table_per_s == 0.0

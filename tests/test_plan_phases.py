@@ -33,7 +33,7 @@ from lockscope.workload.probes import StatementAudit
 
 from .drivers import run as run_driver
 from .fix_versions import bin_dir_of
-from .servers import POOL_EXTRA, ServerPool
+from .servers import ServerPool
 
 SQL = "select a.id, b.id, c.id from j1 a join j2 b on b.a_id = a.id join j3 c on c.b_id = b.id where a.id = $1"
 SCHEMA = "".join(
@@ -78,7 +78,7 @@ def server(server_spec: tuple[str, bool], server_pool: ServerPool) -> ScratchSer
     """The session pool's server of that major with :data:`SCHEMA`, at max_locks_per_transaction 16 and that
     track_planning (PG 18 with and without it: one server, restarted)."""
     major, track = server_spec
-    settings = ScratchSettings(max_locks_per_transaction=16, track_planning=track, extra=POOL_EXTRA)
+    settings = ScratchSettings(max_locks_per_transaction=16, track_planning=track)
     return server_pool.get(bin_dir_of(int(major)), "plan_phases", settings,
                            lambda srv: run_script(srv.conninfo(), SCHEMA))
 

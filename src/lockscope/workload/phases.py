@@ -126,7 +126,8 @@ class PhaseSplit:
 
 def split_phases(calls_per_s: float, *, planned: tuple[int, int] | None, reused: tuple[int, int] | None,
                  plans_per_s: float | None = None, generic_plan_calls_per_s: float | None = None,
-                 custom_plan_calls_per_s: float | None = None, held: HeldLocks | None = None) -> PhaseSplit:
+                 custom_plan_calls_per_s: float | None = None, held: HeldLocks | None = None,
+                 counter_skew_per_s: float = 0.0) -> PhaseSplit:
     """Split a statement's calls by phase from the best source given (see the module docstring), and weight its
     main-lock-table locks per call accordingly.
 
@@ -139,6 +140,9 @@ def split_phases(calls_per_s: float, *, planned: tuple[int, int] | None, reused:
     :param generic_plan_calls_per_s: PG 19 ``generic_plan_calls`` in the interval (calls/s).
     :param custom_plan_calls_per_s: PG 19 ``custom_plan_calls`` in the interval (calls/s).
     :param held: pg_locks snapshots of the backends running it, when taken.
+    :param counter_skew_per_s: calls/s by which ``calls_per_s`` and ``plans_per_s`` may differ only because calls
+        were in flight at a snapshot (:attr:`lockscope.workload.statements.StatementRates.counter_skew_per_s`): a
+        difference within it is no reuse.
     :return: a :class:`PhaseSplit`; a phase whose footprint was not measured takes the other's.
     """
     planned_fp = planned or reused or (0, 0)
@@ -163,6 +167,8 @@ def split_phases(calls_per_s: float, *, planned: tuple[int, int] | None, reused:
         return weighted(calls - reused_calls, reused_calls, "plan counters")
     if plans_per_s is not None:
         planned_calls = min(max(plans_per_s, 0.0), calls)
+        if calls - planned_calls <= counter_skew_per_s + 1e-9 * calls:  # (rates from counts: rounding)
+            planned_calls = calls
         return weighted(planned_calls, calls - planned_calls, "plans")
     if held_per_call is not None:
         return weighted(float(n_planned), float(n_reused), "pg_locks snapshots")

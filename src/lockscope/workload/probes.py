@@ -320,7 +320,8 @@ def _probe_one(session: Session, catalog: Catalog, row: StatementRates, cache: d
         split = split_phases(row.calls_per_s, planned=(planned.locks, planned.spilled) if planned else None,
                              reused=(reuse.locks, reuse.spilled) if reuse else None, plans_per_s=row.plans_per_s,
                              generic_plan_calls_per_s=row.generic_plan_calls_per_s,
-                             custom_plan_calls_per_s=row.custom_plan_calls_per_s, held=row.held)
+                             custom_plan_calls_per_s=row.custom_plan_calls_per_s, held=row.held,
+                             counter_skew_per_s=row.counter_skew_per_s)
     checks = _prune_checks(catalog, custom) if custom is not None else ()
     return StatementAudit(**base, kind=kind, params=binding.values, param_sources=binding.sources, custom=custom,
                           custom_reason=custom_reason, generic=generic, generic_reuse=reuse,

@@ -13,6 +13,7 @@ What the statements lock is :mod:`lockscope.workload.probes`' business.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable
@@ -98,6 +99,10 @@ class StatementRates:
     :ivar query: the text ("" when not read or hidden).
     :ivar rolname: the role's name, None when not read or the role is gone.
     :ivar held: what the pg_locks snapshots saw of it (:class:`lockscope.workload.phases.HeldLocks`), or None.
+    :ivar counter_skew_per_s: how far ``calls_per_s`` and ``plans_per_s`` may differ only because a call was in
+        flight at a snapshot (calls/s): pg_stat_statements counts a planning when it ends and a call when its
+        execution ends (``pg_stat_statements.c pgss_planner`` / ``pgss_ExecutorEnd``), so each snapshot can split
+        up to the calls then in flight, ``calls/s x time per call`` by Little's law, rounded up; 0 when unknown.
     """
 
     queryid: int
@@ -115,6 +120,7 @@ class StatementRates:
     query: str = ""
     rolname: str | None = None
     held: HeldLocks | None = None
+    counter_skew_per_s: float = 0.0
 
 
 _Snapshot = dict[tuple[int, int], StatementCountersRow]
@@ -213,6 +219,10 @@ def _statement_rates(key: tuple[int, int], row: StatementCountersRow, before: St
         cp = int(cp or 0) - int(before.custom_plan_calls or 0)
     first = before if interval_s > 0 else None
     seen = before is not None
+    mean_exec = _mean(row.total_exec_time_ms, row.calls, first.total_exec_time_ms if first else None,
+                      first.calls if first else None)
+    mean_plan = _mean(row.total_plan_time_ms, row.plans, first.total_plan_time_ms if first else None,
+                      first.plans if first else None)
     return StatementRates(
         queryid=key[0], userid=key[1], calls=row.calls, calls_per_s=rate, generic_plan_calls=gp,
         custom_plan_calls=cp,
@@ -222,11 +232,10 @@ def _statement_rates(key: tuple[int, int], row: StatementCountersRow, before: St
                                        interval_s, span.elapsed_s, span.since_s),
         plans_per_s=_per_s(row.plans, before.plans if before else None, seen, interval_s, span.elapsed_s,
                            span.since_s),
-        mean_exec_ms=_mean(row.total_exec_time_ms, row.calls, first.total_exec_time_ms if first else None,
-                           first.calls if first else None),
-        mean_plan_ms=_mean(row.total_plan_time_ms, row.plans, first.total_plan_time_ms if first else None,
-                           first.plans if first else None),
-        rows_per_call=_mean(row.rows, row.calls, first.rows if first else None, first.calls if first else None))
+        mean_exec_ms=mean_exec, mean_plan_ms=mean_plan,
+        rows_per_call=_mean(row.rows, row.calls, first.rows if first else None, first.calls if first else None),
+        counter_skew_per_s=_counter_skew_per_s(rate, mean_exec, mean_plan, 2 if seen and interval_s > 0 else 1,
+                                               span.elapsed_s if interval_s > 0 else span.since_s))
 
 
 def _with_texts(session: Session, schema_sql: str, candidates: list[StatementRates],
@@ -352,6 +361,16 @@ def _mean(total: float | None, count: int | None, first_total: float | None,
     t = float(total) - float(first_total or 0.0)
     n = int(count) - int(first_count or 0)
     return t / n if n > 0 else None
+
+
+def _counter_skew_per_s(calls_per_s: float, mean_exec_ms: float | None, mean_plan_ms: float | None,
+                        snapshots: int, span_s: float | None) -> float:
+    """:attr:`StatementRates.counter_skew_per_s`: at each of ``snapshots`` reads, the calls in flight (Little's law:
+    rate x (planning + execution time), rounded up), spread over the span (calls/s); 0 when a figure is missing."""
+    if mean_exec_ms is None or not span_s or span_s <= 0:
+        return 0.0
+    in_flight = math.ceil(calls_per_s * (mean_exec_ms + (mean_plan_ms or 0.0)) / 1000.0)
+    return snapshots * in_flight / span_s
 
 
 def _per_s(now: int | None, then: int | None, had_first: bool, interval_s: float, elapsed: float,
