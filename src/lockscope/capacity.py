@@ -107,11 +107,14 @@ class LockRequest:
     :ivar relation_oid: OID of the locked relation.
     :ivar mode: pg_locks mode name, e.g. ``AccessShareLock``.
     :ivar shared_catalog: True for shared catalogs (pg_locks ``database = 0``), never fast-path.
+    :ivar release: True: this event releases one earlier acquisition of (relation, mode) instead of acquiring
+        (a lock held only for a while, e.g. an INSERT's target indexes, ``execIndexing.c ExecCloseIndices``).
     """
 
     relation_oid: int
     mode: LockMode
     shared_catalog: bool = False
+    release: bool = False
 
 
 @dataclass(frozen=True)
@@ -175,33 +178,64 @@ def simulate_fast_path(model: CapacityModel, requests: Sequence[LockRequest]) ->
     """Simulate one backend taking ``requests`` in order from an empty fast-path array.
 
     Follows ``lock.c LockAcquireExtended`` and ``FastPathGrantRelationLock``: a request for a (relation, mode)
-    already held returns the earlier outcome; an eligible request (``EligibleForRelationFastPath``) goes to the
-    fast path while its group (``FAST_PATH_REL_GROUP``) has fewer than 16 used slots, reusing the relation's slot
-    when it already has one; everything else goes to the main lock table. Locks are never released here: it
-    models the locks a statement holds until transaction end.
+    already held is a local-lock hit and returns the earlier outcome; an eligible request
+    (``EligibleForRelationFastPath``) goes to the fast path while its group (``FAST_PATH_REL_GROUP``) has fewer than
+    16 used slots, reusing the relation's slot when it already has one; everything else goes to the main lock table,
+    where it stays until released. A release (:attr:`LockRequest.release`) undoes one acquisition of its (relation,
+    mode); the last one frees the mode, and a slot whose relation holds no mode any more is free again
+    (``FastPathUnGrantRelationLock``).
 
     :param model: the backend's capacity.
-    :param requests: lock requests in acquisition order.
-    :return: one predicted fast-path flag per request (True = fast-path slot, False = main lock table).
+    :param requests: lock requests (and releases) in the order the backend makes them.
+    :return: one fast-path flag per request (True = fast-path slot, False = main lock table); a release gets the
+        flag of the lock it releases.
     """
     used_per_group: dict[int, int] = {}
-    slot_of_relation: set[int] = set()
-    held: dict[tuple[int, str], bool] = {}
+    slot_modes: dict[int, set[LockMode]] = {}
+    held: dict[tuple[int, LockMode], list[int | bool]] = {}  # (relation, mode) -> [acquisitions, fast]
     flags: list[bool] = []
     for req in requests:
         key = (req.relation_oid, req.mode)
+        if req.release:
+            flags.append(_release(model, key, held, slot_modes, used_per_group))
+            continue
         if key in held:
-            flags.append(held[key])
+            held[key][0] = int(held[key][0]) + 1
+            flags.append(bool(held[key][1]))
             continue
         eligible = req.mode in WEAK_LOCK_MODES and not req.shared_catalog
         group = model.group_of(req.relation_oid)
         fast = eligible and used_per_group.get(group, 0) < FP_LOCK_SLOTS_PER_GROUP
-        if fast and req.relation_oid not in slot_of_relation:
-            slot_of_relation.add(req.relation_oid)
-            used_per_group[group] = used_per_group.get(group, 0) + 1
-        held[key] = fast
+        if fast:
+            if req.relation_oid not in slot_modes:
+                used_per_group[group] = used_per_group.get(group, 0) + 1
+            slot_modes.setdefault(req.relation_oid, set()).add(req.mode)
+        held[key] = [1, fast]
         flags.append(fast)
     return tuple(flags)
+
+
+def _release(model: CapacityModel, key: tuple[int, LockMode], held: dict[tuple[int, LockMode], list[int | bool]],
+             slot_modes: dict[int, set[LockMode]], used_per_group: dict[int, int]) -> bool:
+    """One release of ``key`` in :func:`simulate_fast_path`'s state; returns the released lock's fast-path flag.
+
+    :raises ValueError: ``key`` is not held.
+    """
+    entry = held.get(key)
+    if entry is None:
+        raise ValueError(f"release of a lock not held: relation {key[0]} {key[1]}")
+    fast = bool(entry[1])
+    entry[0] = int(entry[0]) - 1
+    if int(entry[0]) > 0:
+        return fast
+    del held[key]
+    if fast:
+        modes = slot_modes[key[0]]
+        modes.discard(key[1])
+        if not modes:
+            del slot_modes[key[0]]
+            used_per_group[model.group_of(key[0])] -= 1
+    return fast
 
 
 def max_backends(
