@@ -43,6 +43,10 @@ __all__ = [
     "ColumnStatsRow",
     "DatabaseFactsRow",
     "DemoLoadStateRow",
+    "ExecColumnRow",
+    "ExecForeignKeyRow",
+    "ExecTargetRow",
+    "ExecutedLockRow",
     "ExecutorIndexRow",
     "FunctionVolatilityRow",
     "HeldLocksRow",
@@ -51,6 +55,8 @@ __all__ = [
     "NameRow",
     "OrderFunctionRow",
     "OrderRelationRow",
+    "OrdinalOidRow",
+    "OrdinalValueRow",
     "ParamCastRow",
     "ParamColumnRow",
     "ParamFunctionRow",
@@ -66,6 +72,7 @@ __all__ = [
     "RelationLockRow",
     "RowShapeError",
     "RowT",
+    "RowsPerValueRow",
     "StatLockRow",
     "StatementCountersRow",
     "StatementTextRow",
@@ -920,3 +927,120 @@ class DemoLoadStateRow:
     has_accounts: bool
     has_pgss: bool
     pgss_preloaded: bool
+
+
+# -- execution locks (lockscope.execlocks) and executed runs (lockscope.executed) -----------------------------------
+@dataclass(frozen=True)
+class ExecTargetRow:
+    """A DML target's facts (``exec_target.sql``).
+
+    :ivar index_oids: live indexes, OID order (``RelationGetIndexList``).
+    :ivar toast_oid: its TOAST relation, None without one.
+    :ivar toast_index_oid: that TOAST relation's index, None without one.
+    :ivar partstrat: ``l``, ``r`` or ``h`` for a partitioned table, else None.
+    :ivar partition_key_columns: the key's columns (quoted names), None for a key with an expression or no key.
+    :ivar ancestor_oids: partitioned ancestors, nearest first (empty for a table that is no partition).
+    """
+
+    relation_oid: int
+    relation: str
+    relkind: str
+    index_oids: list[int]
+    toast_oid: int | None
+    toast_index_oid: int | None
+    partstrat: str | None
+    partition_key_columns: list[str] | None
+    ancestor_oids: list[int]
+
+
+@dataclass(frozen=True)
+class ExecColumnRow:
+    """A column of a DML target (``exec_columns.sql``).
+
+    :ivar sequence_oid: the sequence its default or identity calls ``nextval`` on, else None.
+    """
+
+    attnum: int
+    name: str
+    type_name: str
+    generated: bool
+    has_default: bool
+    sequence_oid: int | None
+
+
+@dataclass(frozen=True)
+class ExecForeignKeyRow:
+    """A foreign key a write on a relation fires (``exec_foreign_keys.sql``).
+
+    :ivar fk_columns: referencing columns, key order, quoted.
+    :ivar pk_columns: referenced columns, key order, quoted.
+    :ivar pf_operators: ``OPERATOR(schema.op)`` of each column pair (``conpfeqop``).
+    :ivar index_oid: the referenced side's unique index (``conindid``).
+    :ivar on_update: ``confupdtype``: a no action, r restrict, c cascade, n set null, d set default.
+    :ivar on_delete: ``confdeltype``, likewise.
+    :ivar match_type: ``confmatchtype``: s simple, f full, p partial.
+    :ivar deferred: checked at COMMIT (``INITIALLY DEFERRED``).
+    :ivar temporal: a PERIOD foreign key (PG 18+).
+    """
+
+    constraint_oid: int
+    name: str
+    fk_oid: int
+    fk_relation: str
+    fk_relkind: str
+    pk_oid: int
+    pk_relation: str
+    pk_relkind: str
+    fk_columns: list[str]
+    fk_types: list[str]
+    pk_columns: list[str]
+    pk_types: list[str]
+    pf_operators: list[str]
+    index_oid: int
+    index_am: str | None
+    on_update: str
+    on_delete: str
+    match_type: str
+    deferred: bool
+    temporal: bool
+
+
+@dataclass(frozen=True)
+class OrdinalOidRow:
+    """A name resolved to an OID, by its place in the list asked for (``exec_relations.sql``; None: no such
+    relation)."""
+
+    ord: int
+    relation_oid: int | None
+
+
+@dataclass(frozen=True)
+class ExecutedLockRow:
+    """One lock-table entry a backend holds, granted (``executed_locks.sql``, read on scratch servers).
+
+    :ivar locktype: pg_locks ``locktype`` (``relation``, ``transactionid``, ``object``, ...).
+    :ivar relation_oid: the relation for a relation lock, else None.
+    :ivar database_oid: the LOCKTAG's database where it has one (0 for a shared catalog), else None.
+    """
+
+    locktype: str
+    relation_oid: int | None
+    mode: LockMode
+    fastpath: bool
+    database_oid: int | None
+
+
+@dataclass(frozen=True)
+class OrdinalValueRow:
+    """A value by its place in the list asked for (``exec_column_samples.sql``; None: no statistics)."""
+
+    ord: int
+    value: str | None
+
+
+@dataclass(frozen=True)
+class RowsPerValueRow:
+    """Rows sharing one value of a column, the planner's estimate (``exec_rows_per_key.sql``; None without
+    statistics)."""
+
+    rows_per_value: float | None
