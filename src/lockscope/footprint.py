@@ -17,13 +17,14 @@ reach its log. When the tree cannot be built, the locks are ordered by the catal
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import os
 import re
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,10 +55,12 @@ __all__ = [
     "Execution",
     "Footprint",
     "RelationLock",
+    "TransactionProbe",
     "acquisition_order",
     "measure_all_modes",
     "measure_footprint",
     "measure_generic_plan",
+    "open_transaction_probes",
     "relation_role",
     "scanned_indexes",
 ]
@@ -641,7 +644,7 @@ def _probe_simple(prober: _Prober, params: Sequence[str], executions: int) -> tu
     ...: :mod:`lockscope.execlocks`) is probed ``executions`` times, since those queries' plan caches advance."""
     text = bind_params(prober.checked, params, prober.session.literal)
     prober.load_tree()
-    exec_probe = _prepare_execution(prober, params)
+    exec_probe = _prepare_execution(prober, params, prober.session.facts.plan_cache_mode)
     runs = executions if exec_probe is not None and exec_probe.spi else 1
     out: list[Execution] = []
     try:
@@ -651,7 +654,7 @@ def _probe_simple(prober: _Prober, params: Sequence[str], executions: int) -> tu
                 rows = prober.snapshot()
                 locks = prober.build_locks(rows, PlanPhase.SIMPLE, plan)
                 out.append(_with_execution_locks(prober, Execution(number, PlanPhase.SIMPLE, None, locks, plan),
-                                                 exec_probe, rows))
+                                                 exec_probe, rows)[0])
     finally:
         _release_execution(prober.session, exec_probe)
     return tuple(out)
@@ -702,7 +705,7 @@ def _probe_prepared(
     _prepare(prober, prefix, param_types)
     exec_probe: _ExecProbe | None = None
     try:
-        exec_probe = _prepare_execution(prober, params)
+        exec_probe = _prepare_execution(prober, params, mode)
         tracker = _PhaseTracker(mode, bool(params) or bool(param_types))
         for number in range(1, executions + 1):
             with session.probe_transaction(plan_cache_mode=mode):
@@ -712,7 +715,7 @@ def _probe_prepared(
                 locks = prober.build_locks(rows, phase, plan)
                 extra = prober.executor_index_locks(locks, rows, plan) if phase is PlanPhase.GENERIC_REUSE else ()
                 out.append(_with_execution_locks(prober, Execution(number, phase, plan_type, locks, plan, extra),
-                                                 exec_probe, rows))
+                                                 exec_probe, rows)[0])
     finally:
         session.deallocate(name)
         _release_execution(session, exec_probe)
@@ -824,11 +827,14 @@ class _SpiResult:
     executor_indexes: list[tuple[int, LockMode]]
 
 
-def _prepare_execution(prober: _Prober, params: Sequence[str]) -> _ExecProbe | None:
+def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMode,
+                       spi: dict[str, _SpiProbe] | None = None) -> _ExecProbe | None:
     """Derive the statement's execution locks and PREPARE the queries its execution runs (outside any probe
     transaction: the catalog reads are their own transactions, each PREPARE a rolled-back one). None for a SELECT
-    or a statement whose query tree lockscope could not build.
+    or a statement whose target lockscope cannot name.
 
+    :param mode: the plan_cache_mode the executions run with (it governs these queries' plans too).
+    :param spi: stand-ins already prepared by an earlier execution, by key: kept, with their plan-cache history.
     :raises DatabaseError: a catalog read failed.
     """
     tree = prober.tree
@@ -840,16 +846,18 @@ def _prepare_execution(prober: _Prober, params: Sequence[str]) -> _ExecProbe | N
     if target is None:
         return None
     model = execlocks.derive_execution(prober.session, prober.checked, params, target, raw)
-    spi: dict[str, _SpiProbe] = {}
+    spi = {} if spi is None else spi
     try:
         for query in model.spi_queries:
+            if query.key in spi:
+                continue
             name = _statement_name()
             sub = _Prober(prober.session, check_statement(query.text), prober.assumed)
             sub.load_tree()
             types = ", ".join(query.param_types)
             with prober.session.probe_transaction():
                 prober.session.run_user_text(f"PREPARE {OWN_QUERY_MARKER} {name} ({types}) AS {query.text}")
-            spi[query.key] = _SpiProbe(query, name, sub, _PhaseTracker(PlanCacheMode.AUTO, bool(query.param_types)))
+            spi[query.key] = _SpiProbe(query, name, sub, _PhaseTracker(mode, bool(query.param_types)))
     except BaseException:
         _release_execution(prober.session, _ExecProbe(model, spi))
         raise
@@ -892,14 +900,20 @@ def _run_spi_calls(prober: _Prober, probe: _ExecProbe, number: int,
 
 
 def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecProbe | None,
-                          rows: Sequence[RelationLockRow], prior: Sequence[LockRequest] = ()) -> Execution:
+                          rows: Sequence[RelationLockRow], prior: Sequence[LockRequest] = ()
+                          ) -> tuple[Execution, list[LockRequest]]:
     """``execution`` with its execution locks: the calls probed (:func:`_run_spi_calls`) and the modelled ones
-    placed in order after the statement's locks, their fast-path flags simulated with everything the backend holds
-    meanwhile (``prior``: the transaction's earlier locks; the target's indexes while rows are written)."""
-    if probe is None:
-        return execution
-    events = _run_spi_calls(prober, probe, execution.number, rows)
-    own = [LockRequest(lk.relation_oid, lk.mode) for lk in execution.locks + execution.executor_index_locks]
+    placed in order after the statement's locks, every predicted fast-path flag simulated after ``prior`` (the
+    locks the transaction's earlier statements took and released, in order) with what the backend holds meanwhile
+    (the target's indexes while rows are written: ``capacity.simulate_fast_path``).
+
+    :param rows: the backend's relation locks after the statement's own EXPLAIN (all of them, earlier statements'
+        too: a call's locks are the ones it adds).
+    :return: the execution, and its lock requests (acquisitions and releases) in order, for the next statement.
+    """
+    events = _run_spi_calls(prober, probe, execution.number, rows) if probe is not None else []
+    own = execution.locks + execution.executor_index_locks
+    own_requests = [LockRequest(lk.relation_oid, lk.mode, lk.relation_oid in _shared(rows)) for lk in own]
     items: list[tuple[LockRequest, LockSource, str, str]] = []
     phases: list[tuple[str, PlanPhase]] = []
     for event in events:
@@ -912,24 +926,133 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
                    event.call.query.detail, rule) for r, rule in event.ordered]
         items += [(LockRequest(oid, mode), event.call.query.source, event.call.query.detail, "executor index")
                   for oid, mode in event.executor_indexes]
-    requests = [*prior, *own, *(req for req, *_ in items)]
-    skip = len(prior) + len(own)
-    predicted = prober.model.predict(requests)[skip:]
-    assumed = prober.assumed.predict(requests)[skip:] if prober.assumed else [None] * len(items)
-    held = {(r.relation_oid, r.mode) for r in requests[:skip]}
+    requests = [*prior, *own_requests, *(req for req, *_ in items)]
+    predicted = prober.model.predict(requests)[len(prior):]
+    assumed = prober.assumed.predict(requests)[len(prior):] if prober.assumed else [None] * (len(requests) - len(prior))
+    in_context = [dataclasses.replace(lk, predicted_fastpath=p, assumed_fastpath=a)
+                  for lk, p, a in zip(own, predicted, assumed, strict=False)]
+    n_locks = len(execution.locks)
+    held = {(r.relation_oid, r.mode) for r in requests[: len(prior) + len(own_requests)]}
     database_oid = next((r.database_oid for r in rows if r.database_oid), 0)
     infos = prober._infos([req.relation_oid for req, *_ in items])
     locks: list[RelationLock] = []
-    for (req, source, detail, rule), pred, assume in zip(items, predicted, assumed, strict=True):
+    for (req, source, detail, rule), pred, assume in zip(items, predicted[len(own):], assumed[len(own):],
+                                                        strict=True):
         key = (req.relation_oid, req.mode)
         if req.release or source is LockSource.TARGET_INDEX or key in held:
             continue  # released at the end of the statement, or a lock already held (a local-lock hit)
         held.add(key)
-        lock = prober._lock(req.relation_oid, infos, req.mode, pred, pred, assume, len(execution.real_locks) +
-                            len(locks), rule, 0 if req.shared_catalog else database_oid, LockRole.OTHER)
+        lock = prober._lock(req.relation_oid, infos, req.mode, pred, pred, assume, len(own) + len(locks), rule,
+                            0 if req.shared_catalog else database_oid, LockRole.OTHER)
         locks.append(dataclasses.replace(lock, source=source, detail=detail))
-    return dataclasses.replace(execution, execution_locks=tuple(locks), query_phases=tuple(phases),
-                               notes=probe.model.notes)
+    done = dataclasses.replace(execution, locks=tuple(in_context[:n_locks]),
+                               executor_index_locks=tuple(in_context[n_locks:]), execution_locks=tuple(locks),
+                               query_phases=tuple(phases), notes=probe.model.notes if probe is not None else ())
+    return done, requests[len(prior):]
+
+
+def _shared(rows: Sequence[RelationLockRow]) -> frozenset[int]:
+    """The shared catalogs among the locked relations (never fast-path: ``lock.c EligibleForRelationFastPath``)."""
+    return frozenset(r.relation_oid for r in rows if r.shared_catalog)
+
+
+# -- a statement of a transaction (lockscope.transaction) ----------------------------------------------------------
+
+class TransactionProbe:
+    """One statement of a transaction being probed execution after execution (:mod:`lockscope.transaction`): its
+    prober, its prepared statement and plan-cache history (prepared protocol), and the stand-ins of the queries its
+    execution runs, each with its own history, as the server keeps them per backend.
+
+    Use :func:`open_transaction_probes`; per execution, :meth:`prepare` outside the probe transaction, then
+    :meth:`run` inside it.
+    """
+
+    def __init__(self, session: Session, text: str, protocol: str, mode: PlanCacheMode,
+                 assume: CapacityModel | None) -> None:
+        self.prober = _Prober(session, check_statement(text), assume)
+        self.protocol = protocol
+        self.mode = mode
+        self.name: str | None = None
+        self.tracker: _PhaseTracker | None = None
+        self.spi: dict[str, _SpiProbe] = {}
+        self.exec_probe: _ExecProbe | None = None
+
+    def open(self, params: Sequence[str]) -> None:
+        """Build the query tree (refusing an unknown relation or an untypable parameter) and, with the prepared
+        protocol, PREPARE the statement.
+
+        :raises StatementError: from the server or the client-side checks.
+        """
+        if self.protocol == "prepared":
+            name = _statement_name()
+            _prepare(self.prober, f"PREPARE {OWN_QUERY_MARKER} {name} AS ")
+            self.name = name
+            self.tracker = _PhaseTracker(self.mode, bool(params))
+        else:
+            self.prober.load_tree()
+
+    def prepare(self, params: Sequence[str]) -> None:
+        """Derive this execution's execution locks for its values (catalog reads, outside the probe transaction)
+        and PREPARE the stand-ins of queries first met."""
+        self.exec_probe = _prepare_execution(self.prober, params, self.mode, self.spi)
+
+    def run(self, number: int, params: Sequence[str], history: Sequence[LockRequest]
+            ) -> tuple[Execution, list[LockRequest]]:
+        """Inside the execution's probe transaction: the statement's EXPLAIN (EXECUTE), the backend's locks read,
+        the new ones ordered and flagged after ``history`` (the transaction's earlier lock requests), then its
+        execution locks.
+
+        :return: the statement's execution and its lock requests in order.
+        """
+        prober = self.prober
+        session = prober.session
+        if self.name is None:
+            text = bind_params(prober.checked, params, session.literal)
+            plan = _explain(session, _EXPLAIN + text, prefix_len=len(_EXPLAIN))
+        else:
+            args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
+            plan = _explain(session, f"{_EXPLAIN}EXECUTE {self.name}{args}")
+        rows = prober.snapshot()
+        before = {(r.relation_oid, r.mode) for r in history if not r.release}
+        new = [r for r in rows if (r.relation_oid, r.mode) not in before]
+        phase, plan_type = (PlanPhase.SIMPLE, None) if self.tracker is None or self.name is None else \
+            self.tracker.step(session, self.name, plan, prober, new)
+        locks = prober.build_locks(new, phase, plan)
+        extra = prober.executor_index_locks(locks, rows, plan) if phase is PlanPhase.GENERIC_REUSE else ()
+        return _with_execution_locks(prober, Execution(number, phase, plan_type, locks, plan, extra),
+                                     self.exec_probe, rows, history)
+
+    def close(self) -> None:
+        """DEALLOCATE what was prepared."""
+        if self.name is not None:
+            self.prober.session.deallocate(self.name)
+            self.name = None
+        _release_execution(self.prober.session, _ExecProbe(execlocks.ExecutionModel(), self.spi))
+        self.spi = {}
+
+
+@contextlib.contextmanager
+def open_transaction_probes(session: Session, statements: Sequence[tuple[str, Sequence[str]]], *,
+                            protocol: str, mode: PlanCacheMode,
+                            assume: CapacityModel | None) -> Iterator[list[TransactionProbe]]:
+    """A :class:`TransactionProbe` per statement ``(text, first execution's values)``, opened; all closed
+    (deallocated) on exit.
+
+    :raises BadInputError: an unknown protocol.
+    :raises StatementError: a statement the server or the client-side checks refuse.
+    """
+    if protocol not in PROTOCOLS:
+        raise BadInputError(f"unknown protocol {protocol!r}: use simple or prepared")
+    probes: list[TransactionProbe] = []
+    try:
+        for text, params in statements:
+            probe = TransactionProbe(session, text, protocol, mode, assume)
+            probes.append(probe)
+            probe.open(params)
+        yield probes
+    finally:
+        for probe in probes:
+            probe.close()
 
 
 def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | None = None) -> Footprint:
