@@ -131,8 +131,8 @@ def test_long_statement_is_shown_shortened(tmp_path: Path) -> None:
 # -- options mean the same thing everywhere; refusals before any server -----------------------------------------------
 @pytest.mark.parametrize("args, message", [
     (["--executions", "3", "--protocol", "simple", "select 1"],
-     "--executions applies to --protocol prepared: with simple, every execution is planned afresh and one probe "
-     "shows the footprint"),
+     "--executions applies to --protocol prepared, to transactions and to statements that write: with simple, every "
+     "execution of a SELECT is planned afresh and one probe shows the footprint"),
     (["--protocol", "extended", "--plan-cache-mode", "auto", "select 1"],
      "--plan-cache-mode applies to --protocol prepared, not extended: with extended, every execution is planned "
      "with its values"),

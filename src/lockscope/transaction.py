@@ -23,6 +23,7 @@ measured truth, with the same result type.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -50,8 +51,10 @@ class StatementStep:
     :ivar statement: its text as sent (pgbench variables as ``$n``).
     :ivar line: its line in the script (1-based; 0 when not from a file).
     :ivar execution: what the statement took: its own locks, a reused plan's executor index locks and its
-        execution locks (:class:`lockscope.footprint.Execution`), each lock with the fast-path flag of the
-        transaction so far (``predicted_fastpath``: simulated; ``fastpath``: as measured, by the probe or for real).
+        execution locks (:class:`lockscope.footprint.Execution`). Each lock's ``fastpath`` is the transaction's
+        answer: measured for an executed run, the capacity model's simulation over the transaction so far for a
+        probed one (the probe's own backend lacks the locks it cannot take); ``predicted_fastpath`` is always the
+        simulation.
     :ivar held_after: relation locks the transaction holds after this statement (count).
     :ivar main_after: of which in the main lock table (count).
     :ivar lock_entries: executed runs only: the lock-table entries the backend holds outside the fast path after
@@ -96,19 +99,19 @@ class TransactionExecution:
     @property
     def main_table_count(self) -> int:
         """Of which in the main lock table (count; the flags of :attr:`StatementStep.execution`'s locks)."""
-        return sum(not lk.predicted_fastpath for lk in self.locks)
+        return sum(not lk.fastpath for lk in self.locks)
 
     @property
     def first_spill(self) -> int | None:
         """The statement (1-based) at which the first lock goes to the main lock table, None when none does."""
-        return next((s.number for s in self.steps if any(not lk.predicted_fastpath for lk in s.locks)), None)
+        return next((s.number for s in self.steps if any(not lk.fastpath for lk in s.locks)), None)
 
     @property
     def partition_load(self) -> tuple[int, ...]:
         """Main-table locks per lock partition: 16 counts (``lock.c LockHashPartition``)."""
         load = [0] * NUM_LOCK_PARTITIONS
         for lk in self.locks:
-            if not lk.predicted_fastpath:
+            if not lk.fastpath:
                 load[lk.lock_partition] += 1
         return tuple(load)
 
@@ -207,8 +210,21 @@ def _probe_execution(session: Session, probes: Sequence[TransactionProbe], trans
     with session.probe_transaction(plan_cache_mode=mode):
         for n, (probe, stmt) in enumerate(zip(probes, transaction.statements, strict=True), 1):
             execution, requests = probe.run(number, stmt.params, history)
+            execution = _as_modelled(execution)
             history += requests
             held += execution.real_lock_count
-            main += sum(not lk.predicted_fastpath for lk in execution.real_locks)
+            main += sum(not lk.fastpath for lk in execution.real_locks)
             steps.append(StatementStep(n, stmt.text, stmt.line, execution, held, main))
     return tuple(steps)
+
+
+def _as_modelled(execution: Execution) -> Execution:
+    """The execution with every lock's ``fastpath`` the simulated one: in a probe, the backend lacks the locks it
+    cannot take (a sequence's, the target's indexes while rows are written), so its own flags are not the
+    transaction's."""
+    def modelled(locks: tuple[RelationLock, ...]) -> tuple[RelationLock, ...]:
+        return tuple(dataclasses.replace(lk, fastpath=lk.predicted_fastpath) for lk in locks)
+
+    return dataclasses.replace(execution, locks=modelled(execution.locks),
+                               executor_index_locks=modelled(execution.executor_index_locks),
+                               execution_locks=modelled(execution.execution_locks))
