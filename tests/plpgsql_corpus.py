@@ -8,8 +8,10 @@ events::
     -- event: insert into t values (1);          (one statement, executed for real on a scratch server)
     -- runs: fn:3 other_fn:7                     (function:line of the derived statements that run for it)
     -- dynamic: fn:5                             (optional: lines whose locks are not derivable, e.g. EXECUTE)
+    -- unreached: fn:9                           (once, anywhere after the events: derived statements no event runs)
 
-Lines count in the function's source (``pg_proc.prosrc``) from 1, as PostgreSQL's error context does.
+Every statement derived from a firing trigger is in a ``runs`` line or the ``unreached`` line. Lines count in the
+function's source (``pg_proc.prosrc``) from 1, as PostgreSQL's error context does.
 """
 
 from __future__ import annotations
@@ -45,10 +47,12 @@ class TriggerCase:
 
     :ivar case: the set-up as a census case (schema = its name; no transaction of its own).
     :ivar events: the events, in order.
+    :ivar unreached: ``(function name, line)`` of the derived statements no event runs.
     """
 
     case: Case
     events: tuple[Event, ...]
+    unreached: tuple[tuple[str, int], ...] = ()
 
     @property
     def name(self) -> str:
@@ -71,18 +75,21 @@ def _load(path: Path) -> TriggerCase:
         events.append(Event(Stmt(lines[0].strip().rstrip(";")), _pairs(spec.get("runs", "")),
                             _pairs(spec.get("dynamic", ""))))
     title = head.splitlines()[0].lstrip("- ").strip()
-    return TriggerCase(Case(path.stem, title, head, ()), tuple(events))
+    unreached = re.search(r"^-- unreached:(.*)$", rest, re.M)
+    return TriggerCase(Case(path.stem, title, head, ()), tuple(events), _pairs(unreached[1]) if unreached else ())
 
 
-#: The census's PL/pgSQL cases (tests/data/txn): what of their trigger functions runs for their transaction.
-TXN_EVENTS: dict[str, tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]] = {
-    "before_row_trigger": ((("line_price", 3),), ()),
-    "after_row_audit": ((("item_audit", 3),), ()),
-    "statement_trigger": ((("hit_count", 3),), ()),
-    "dynamic_sql_trigger": ((), (("bump", 3),)),
-    "kong_create_route": ((("sync_tags", 10),), ()),
-    "kong_add_plugin": ((("sync_tags", 10),), ()),
-    "kong_delete_route": ((("sync_tags", 7),), ()),
+_Lines = tuple[tuple[str, int], ...]
+#: The census's PL/pgSQL cases (tests/data/txn): what of their trigger functions runs for their transaction (runs,
+#: dynamic, unreached).
+TXN_EVENTS: dict[str, tuple[_Lines, _Lines, _Lines]] = {
+    "before_row_trigger": ((("line_price", 3),), (), ()),
+    "after_row_audit": ((("item_audit", 3),), (), ()),
+    "statement_trigger": ((("hit_count", 3),), (), ()),
+    "dynamic_sql_trigger": ((), (("bump", 3),), ()),
+    "kong_create_route": ((("sync_tags", 10),), (), (("sync_tags", 4), ("sync_tags", 7))),
+    "kong_add_plugin": ((("sync_tags", 10),), (), (("sync_tags", 4), ("sync_tags", 7))),
+    "kong_delete_route": ((("sync_tags", 7),), (), (("sync_tags", 4), ("sync_tags", 10))),
 }
 
 
@@ -90,7 +97,7 @@ def load_trigger_cases() -> tuple[TriggerCase, ...]:
     """Every case: the files of :data:`CORPUS_DIR` (by name), then the census cases of :data:`TXN_EVENTS`."""
     cases = [_load(p) for p in sorted(CORPUS_DIR.glob("*.sql"))]
     for case in load_cases(TXN_EVENTS):
-        runs, dynamic = TXN_EVENTS[case.name]
+        runs, dynamic, unreached = TXN_EVENTS[case.name]
         events = tuple(Event(stmt, runs, dynamic) for stmt in case.statements)
-        cases.append(TriggerCase(Case(case.name, case.title, case.setup, ()), events))
+        cases.append(TriggerCase(Case(case.name, case.title, case.setup, ()), events, unreached))
     return tuple(cases)

@@ -1052,7 +1052,8 @@ def trigger_statements(source: str, *, language: str = "plpgsql", function_name:
         tag += "_"
     try:
         src = _Source(source)
-        text = f"CREATE FUNCTION lockscope_trigger() RETURNS trigger LANGUAGE plpgsql AS ${tag}${src.compilable()}${tag}$"
+        text = (f"CREATE FUNCTION lockscope_trigger() RETURNS trigger LANGUAGE plpgsql "
+                f"AS ${tag}${src.compilable()}${tag}$")
         compiled = pglast.parse_plpgsql(text)
     except ParseError as exc:
         return TriggerProgram(lang, FunctionSupport.PLPGSQL, not_derivable=(NotDerivable(

@@ -82,3 +82,4 @@ create trigger _500_decrease_job_queue_count_update after update of queue_name o
 -- runs:
 -- event: delete from graphile_worker.jobs where id = 6;
 -- runs: jobs__decrease_job_queue_count:5
+-- unreached: jobs__decrease_job_queue_count:11
