@@ -234,6 +234,10 @@ def _qualified(words: Iterable[str]) -> str:
     return ".".join(quote_identifier(w) for w in words)
 
 
+#: A relation name as ``regclass`` input reads it: one to three identifiers, plain or double-quoted, dot-separated.
+_QUALIFIED_NAME = re.compile(r'^\s*(?:"(?:[^"]|"")+"|[^\s".]+)(?:\s*\.\s*(?:"(?:[^"]|"")+"|[^\s".]+)){0,2}\s*$')
+
+
 def canonical_name(text: str) -> str:
     """A relation or type name as written (``Public."Tags"``) in canonical quoted form (``public."Tags"``), as
     ``to_regclass`` reads it."""
@@ -773,11 +777,11 @@ class _Deriver:
             if len(names) == 2 and names[0] != "pg_catalog":
                 continue
             constant = _constant_name(args[0])
-            if constant is None:
-                self.note(line, construct, f"{names[-1]}() of a sequence named at run time: its lock (RowExclusiveLock "
-                          "on the sequence) cannot be derived")
-            else:
+            if constant is not None and _QUALIFIED_NAME.match(constant):
                 found[canonical_name(constant)] = None
+            else:
+                self.note(line, construct, f"{names[-1]}() of a sequence no constant names: its lock (RowExclusiveLock "
+                          "on the sequence) cannot be derived")
         return tuple(found)
 
     def parameterise(self, sql: str, refs: _Refs, relations: tuple[str, ...], line: int,
