@@ -32,6 +32,7 @@ from lockscope.plpgsql import (
     TriggerStatement,
     TriggerTiming,
     firing_triggers,
+    trigger_program,
     trigger_statements,
 )
 from lockscope.rows import ExecTriggerRow, TableColumnRow
@@ -57,11 +58,14 @@ def server() -> Iterator[ScratchServer]:
 
 # -- the oracle ------------------------------------------------------------------------------------------------------
 
-def prepare_locks(conninfo: str, stmt: TriggerStatement) -> set[tuple[str, str]]:
-    """The table locks (``schema.name``, mode) PREPARE of ``stmt`` takes, with its derived parameter types."""
+def prepare_locks(conninfo: str, stmt: TriggerStatement, search_path: str | None = None) -> set[tuple[str, str]]:
+    """The table locks (``schema.name``, mode) PREPARE of ``stmt`` takes, with its derived parameter types (under
+    the function's own ``search_path`` when it has one)."""
     types = ", ".join(t or "unknown" for t in stmt.param_types)
     head = f"PREPARE lockscope_t({types})" if stmt.params else "PREPARE lockscope_t"
     with psycopg.connect(conninfo, autocommit=True) as conn:
+        if search_path is not None:
+            conn.execute(f"SET search_path = {search_path}".encode())
         conn.execute(b"BEGIN")
         try:
             conn.execute(f"{head} AS {stmt.sql}".encode())
@@ -104,15 +108,12 @@ def derive_for(conninfo: str, table: str, event: TriggerEvent, columns: list[str
             row = fired.trigger
             cols = {c.column_name: c.type_name for c in
                     session.query_rows("audit_table_columns", TableColumnRow, [[row.table_name]])}
-            kwargs = dict(language=row.language, function_name=row.function_name, table_type=row.table_name,
-                          table_columns=cols, transition_tables=[t for t in (row.old_table, row.new_table) if t],
-                          variable_conflict=row.variable_conflict)
-            program = trigger_statements(row.prosrc, **kwargs)  # type: ignore[arg-type]
+            program = trigger_program(row, cols)
             if program.type_relations:
                 typed: dict[str, dict[str, str]] = {}
                 for c in session.query_rows("audit_table_columns", TableColumnRow, [list(program.type_relations)]):
                     typed.setdefault(c.written, {})[c.column_name] = c.type_name
-                program = trigger_statements(row.prosrc, relation_columns=typed, **kwargs)  # type: ignore[arg-type]
+                program = trigger_program(row, cols, typed)
             programs[row.function_name] = program
     return programs
 
@@ -138,7 +139,8 @@ def test_derived_statements_prepare_and_lock_what_the_trigger_locks(server: Scra
         programs = derive_for(conninfo, table, kind, columns)
         derived |= {(fn, s.line) for fn, p in programs.items() for s in p.statements}
         assert {fn for fn, _ in event.runs + event.dynamic} <= set(programs), (event.stmt.sql, sorted(programs))
-        locks = {stmt: prepare_locks(conninfo, stmt) for p in programs.values() for stmt in p.statements}
+        locks = {stmt: prepare_locks(conninfo, stmt, p.search_path) for p in programs.values()
+                 for stmt in p.statements}
         running = [s for fn, line in event.runs for s in programs[fn].statements if s.line == line]
         assert len(running) >= len(event.runs), (event.runs, [(s.line, s.sql) for s in running])
         for fn, line in event.dynamic:
@@ -284,6 +286,8 @@ def test_exec_triggers_reads_the_user_triggers_without_locking_the_table(any_pg:
              "tsvector_update_trigger", "pg_catalog", "internal", None, None, [], None),
         ]
         assert rows[1].prosrc == "\nbegin\n  return new;\nend "
+        assert trigger_program(rows[1], {}).search_path == "plpgsql_exec, public"
+        assert trigger_program(rows[3], {}).support == FunctionSupport.NO_LOCKS
         with psycopg.connect(any_pg.conninfo(), autocommit=True) as conn:
             conn.execute(b"BEGIN")
             conn.execute(load_sql("exec_triggers", version).encode(), [oid])

@@ -18,6 +18,8 @@ firing order. Nothing here runs SQL: the catalog facts come in as arguments (``s
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -34,7 +36,7 @@ from .rows import ExecTriggerRow
 
 __all__ = ["Construct", "FiringTrigger", "FunctionCall", "FunctionSupport", "NotDerivable", "ParamOrigin",
            "TriggerEvent", "TriggerLevel", "TriggerParam", "TriggerProgram", "TriggerStatement", "TriggerTiming",
-           "firing_triggers", "trigger_statements"]
+           "canonical_name", "firing_triggers", "trigger_program", "trigger_statements"]
 
 
 class Construct(StrEnum):
@@ -192,7 +194,11 @@ class TriggerProgram:
     :ivar function_calls: the functions its statements and expressions call, in text order (built-ins included:
         the catalog tells which are SQL or PL functions with statements of their own).
     :ivar type_relations: relations whose columns would type more parameters or resolve ``%TYPE`` (pass their
-        columns as ``relation_columns``; quoted names as written).
+        columns as ``relation_columns``; quoted names as written, in text order; a type name that is no relation may
+        be among them: ``to_regclass`` finds nothing for it).
+    :ivar search_path: the function's own ``SET search_path`` (``pg_proc.proconfig``), under which its unqualified
+        names resolve when it runs (prepare the statements under it); None: the caller's (:func:`trigger_program`
+        fills it).
     """
 
     language: str
@@ -201,6 +207,7 @@ class TriggerProgram:
     not_derivable: tuple[NotDerivable, ...] = ()
     function_calls: tuple[FunctionCall, ...] = ()
     type_relations: tuple[str, ...] = ()
+    search_path: str | None = None
 
 
 #: Built-in C trigger functions that open no relation (tsvector_op.c, trigfuncs.c).
@@ -275,14 +282,7 @@ class _Source:
 
     def line(self, offset: int) -> int:
         """1-based line of a character offset."""
-        lo, hi = 0, len(self._newlines)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self._newlines[mid] < offset:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo + 1
+        return bisect.bisect_left(self._newlines, offset) + 1
 
     def raw(self, i: int) -> str:
         tok = self.tokens[i]
@@ -582,7 +582,7 @@ class _Deriver:
         for name, type_name in _SPECIAL.items():
             top.items[name] = self.var(name, type_name, ParamOrigin.SPECIAL)
         self.chain.append(top)
-        self.walk([self.function["action"]])
+        self.walk([self.function["action"]] if "action" in self.function else [])
         return TriggerProgram("plpgsql", FunctionSupport.PLPGSQL, tuple(self.statements), tuple(self.notes),
                               tuple(FunctionCall(line, name) for line, name in self.calls),
                               tuple(self.wanted))
@@ -1065,6 +1065,26 @@ def trigger_statements(source: str, *, language: str = "plpgsql", function_name:
     facts = _Facts(function_name, table_type, dict(table_columns or {}), dict(relation_columns or {}),
                    frozenset(transition_tables), (variable_conflict or "error").lower())
     return _Deriver(src, compiled[0]["PLpgSQL_function"], facts).run()
+
+
+def trigger_program(trigger: ExecTriggerRow, table_columns: Mapping[str, str],
+                    relation_columns: Mapping[str, Mapping[str, str]] | None = None) -> TriggerProgram:
+    """:func:`trigger_statements` of one trigger's function with the facts its ``exec_triggers.sql`` row gives (the
+    language, the name, the table's row type, the transition tables, ``plpgsql.variable_conflict``), and the
+    function's ``search_path`` in :attr:`TriggerProgram.search_path`.
+
+    :param table_columns: the trigger table's columns, name → type (``audit_table_columns.sql`` of
+        ``trigger.table_name``: ``column_name`` → ``type_name``).
+    :param relation_columns: as for :func:`trigger_statements` (``audit_table_columns.sql`` of the program's
+        ``type_relations``, keyed by ``written``).
+    """
+    program = trigger_statements(
+        trigger.prosrc, language=trigger.language, function_name=trigger.function_name,
+        table_type=trigger.table_name, table_columns=table_columns, relation_columns=relation_columns,
+        transition_tables=[t for t in (trigger.old_table, trigger.new_table) if t],
+        variable_conflict=trigger.variable_conflict)
+    settings = [c.split("=", 1)[1] for c in trigger.proconfig or () if c.startswith("search_path=")]
+    return dataclasses.replace(program, search_path=settings[-1]) if settings else program
 
 
 def _other_language(language: str, function_name: str | None) -> TriggerProgram:
