@@ -46,6 +46,7 @@ __all__ = [
     "ExecColumnRow",
     "ExecForeignKeyRow",
     "ExecTargetRow",
+    "ExecTriggerRow",
     "ExecutedLockRow",
     "ExecutorIndexRow",
     "FunctionVolatilityRow",
@@ -573,14 +574,18 @@ class WaitSamplingFeaturesRow:
 
 @dataclass(frozen=True)
 class TableColumnRow:
-    """A column of a table a statement names (``audit_table_columns.sql``).
+    """A column of a table a statement or a trigger function names (``audit_table_columns.sql``).
 
     :ivar written: the table's name as the statement writes it (resolved by ``to_regclass``).
+    :ivar type_name: the column's type as SQL text (``format_type``, with its type modifier).
+    :ivar attnum: its ``pg_attribute.attnum`` (1-based).
     """
 
     written: str
     table_oid: int
     column_name: str
+    type_name: str = ""
+    attnum: int = 0
 
 
 @dataclass(frozen=True)
@@ -1044,3 +1049,50 @@ class RowsPerValueRow:
     statistics)."""
 
     rows_per_value: float | None
+# -- the statements of triggers --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExecTriggerRow:
+    """One user trigger of a table and its function (``exec_triggers.sql``; foreign-key and other constraint-made
+    triggers left out).
+
+    :ivar tgtype: ``pg_trigger.tgtype``, the ``pg_trigger.h TRIGGER_TYPE_*`` bits (ROW 1, BEFORE 2, INSERT 4,
+        DELETE 8, UPDATE 16, TRUNCATE 32, INSTEAD 64).
+    :ivar tgenabled: ``O`` (origin and local), ``R`` (replica), ``A`` (always), ``D`` (disabled).
+    :ivar tgattr: the ``UPDATE OF`` columns' attnums (empty: any UPDATE).
+    :ivar tgattr_names: the same columns' names, in that order.
+    :ivar has_when: it has a ``WHEN`` condition (``tgqual``).
+    :ivar constraint_trigger: a ``CREATE CONSTRAINT TRIGGER``.
+    :ivar old_table: ``REFERENCING OLD TABLE AS`` name, else None.
+    :ivar new_table: ``REFERENCING NEW TABLE AS`` name, else None.
+    :ivar table_name: the table's ``regclass`` text (qualified when not on the session's ``search_path``).
+    :ivar language: ``pg_language.lanname`` of the function.
+    :ivar prosrc: the function's source (its body; the C symbol for a C function).
+    :ivar proconfig: the function's ``SET`` options (``search_path=...``), else None.
+    :ivar argument_names: ``pg_proc.proargnames`` (None: none named; trigger functions take no arguments).
+    :ivar argument_types: the argument types (``format_type``), in order.
+    :ivar variable_conflict: the session's ``plpgsql.variable_conflict`` when set, else None (``error``).
+    """
+
+    trigger_oid: int
+    tgname: str
+    tgtype: int
+    tgenabled: str
+    tgattr: list[int]
+    tgattr_names: list[str]
+    has_when: bool
+    constraint_trigger: bool
+    deferrable: bool
+    initially_deferred: bool
+    old_table: str | None
+    new_table: str | None
+    table_oid: int
+    table_name: str
+    function_oid: int
+    function_name: str
+    function_schema: str
+    language: str
+    prosrc: str
+    proconfig: list[str] | None
+    argument_names: list[str] | None
+    argument_types: list[str]
+    variable_conflict: str | None
