@@ -50,21 +50,25 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
+from . import plpgsql
+from .plpgsql import FiringTrigger, ParamOrigin, TriggerEvent, TriggerLevel, TriggerParam, TriggerProgram, TriggerTiming
 from .rows import (
     ExecColumnRow,
     ExecForeignKeyRow,
     ExecTargetRow,
+    ExecTriggerRow,
     OrdinalOidRow,
     OrdinalValueRow,
     RelationLockRow,
     RowsPerValueRow,
+    TableColumnRow,
 )
+from .statement import CheckedStatement, check_statement, raw_statement
 from .versions import PG14, PG19
 from .vocab import LockMode, LockSource
 
 if TYPE_CHECKING:
     from .db import Session
-    from .statement import CheckedStatement
 
 __all__ = ["ExecutionModel", "ExtraLock", "SpiCall", "SpiQuery", "Stage", "derive_execution", "route_row",
            "target_relation"]
@@ -427,19 +431,21 @@ class _ForeignKeys:
         estimate = rows[0].rows_per_value if rows and rows[0].rows_per_value is not None else 1.0
         return max(1, min(MAX_ROWS_PER_KEY, round(estimate)))
 
-    def _foreign_keys(self, row: Mapping[str, str | None], row_no: int) -> list[ExtraLock | SpiCall]:
-        """The checks and actions one row fires, constraint by constraint in trigger-name order
-        (``RI_ConstraintTrigger_a_<oid>`` / ``_c_<oid>``: the constraints' OIDs; ``trigger.c`` sorts by name)."""
+    def nested(self, text: str, values: Sequence[str | None], rows: int = 1) -> list[ExtraLock | SpiCall]:
+        raise NotImplementedError
+
+    def _foreign_key(self, fk: ExecForeignKeyRow, row: Mapping[str, str | None],
+                     row_no: int) -> list[ExtraLock | SpiCall]:
+        """The check or action one row fires for one constraint (both when it references its own table)."""
+        if fk.deferred:
+            self.notes.append(f"{fk.name} is checked at COMMIT (INITIALLY DEFERRED): its locks come after the last "
+                              "statement")
+            return []
         out: list[ExtraLock | SpiCall] = []
-        for fk in self.fkeys:
-            if fk.deferred:
-                self.notes.append(f"{fk.name} is checked at COMMIT (INITIALLY DEFERRED): its locks come after the "
-                                  "last statement")
-                continue
-            if fk.fk_oid == self.write.target and self.write.kind in ("INSERT", "UPDATE"):
-                out += self._check(fk, row, row_no)
-            if fk.pk_oid == self.write.target and self.write.kind in ("DELETE", "UPDATE"):
-                out += self._action(fk, row, row_no)
+        if fk.fk_oid == self.write.target and self.write.kind in ("INSERT", "UPDATE"):
+            out += self._check(fk, row, row_no)
+        if fk.pk_oid == self.write.target and self.write.kind in ("DELETE", "UPDATE"):
+            out += self._action(fk, row, row_no)
         return out
 
     def _values(self, fk: ExecForeignKeyRow, values: Sequence[str | None]) -> tuple[str | None, ...]:
@@ -501,6 +507,7 @@ class _ForeignKeys:
         if action == "c" and write.kind == "DELETE":
             text = f"DELETE FROM {only_fk}{fk.fk_relation} WHERE {where}"
             out.append(self._call(fk, "cascade_del", text, fk.pk_types, "cascade delete", old, row_no))
+            out += self.nested(text, old, self.rows_per_key(fk.fk_oid, _plain(fk.fk_columns[0])))
         elif action == "c":
             new = self._values(fk, [row.get(n, _UNKNOWN) for n in pk_names])
             sets = ", ".join(f"{c} = ${n}" for n, c in enumerate(fk.fk_columns, len(fk.fk_columns) + 1))
@@ -515,8 +522,7 @@ class _ForeignKeys:
             text = f"UPDATE {only_fk}{fk.fk_relation} SET {sets} WHERE {where}"
             out.append(self._call(fk, f"set_{fill.lower()}", text, fk.pk_types, f"set {fill.lower()}", old, row_no))
         self.notes.append(f"{fk.name}: the referencing rows the action reaches are known only when it runs (the "
-                          f"planner's estimate is taken); the other triggers they fire on {fk.fk_relation} are not "
-                          "modelled")
+                          "planner's estimate is taken)")
         return out
 
     @staticmethod
@@ -527,13 +533,126 @@ class _ForeignKeys:
         return SpiCall(query, tuple(values), Stage.AFTER_ROW, row_no)
 
 
-class _Deriver(_ForeignKeys):
-    """The catalog facts of one write and the events they give (:func:`derive_execution`)."""
+# -- user triggers -----------------------------------------------------------------------------------------------
 
-    def __init__(self, session: Session, write: _Write, raw: Mapping[str, Any]) -> None:
+#: How deep statements run by triggers and foreign-key actions are followed (a trigger's INSERT firing its table's
+#: triggers, ...).
+MAX_DEPTH = 3
+_EVENT = {"INSERT": TriggerEvent.INSERT, "UPDATE": TriggerEvent.UPDATE, "DELETE": TriggerEvent.DELETE}
+
+
+class _Triggers:
+    """The user triggers of a write (``trigger.c``; their functions' statements: :mod:`lockscope.plpgsql`), mixed
+    into :class:`_Deriver`."""
+
+    session: Session
+    write: _Write
+    target: ExecTargetRow
+    notes: list[str]
+    triggers: list[tuple[FiringTrigger, TriggerProgram]]
+
+    def nested(self, text: str, values: Sequence[str | None], rows: int = 1) -> list[ExtraLock | SpiCall]:
+        raise NotImplementedError
+
+    def sample(self, relation_oid: int, column: str) -> str | None:
+        raise NotImplementedError
+
+    def _read_triggers(self) -> list[tuple[FiringTrigger, TriggerProgram]]:
+        """The triggers that fire for this write, each with its function's statements (``exec_triggers.sql``, the
+        table's and the functions' row types' columns: ``audit_table_columns.sql``)."""
+        rows = self.session.query_rows("exec_triggers", ExecTriggerRow, [self.write.target])
+        if not rows:
+            return []
+        updated = self.write.given if self.write.kind == "UPDATE" else None
+        firing = plpgsql.firing_triggers(rows, _EVENT[self.write.kind], updated_columns=updated)
+        out: list[tuple[FiringTrigger, TriggerProgram]] = []
+        for f in firing:
+            columns = self._columns_of([f.trigger.table_name]).get(f.trigger.table_name, {})
+            program = plpgsql.trigger_program(f.trigger, columns)
+            if program.type_relations:
+                program = plpgsql.trigger_program(f.trigger, columns, self._columns_of(program.type_relations))
+            out.append((f, program))
+            self._trigger_notes(f, program)
+        return out
+
+    def _columns_of(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for r in self.session.query_rows("audit_table_columns", TableColumnRow, [list(names)]):
+            out.setdefault(r.written, {})[r.column_name] = r.type_name
+        return out
+
+    def _trigger_notes(self, firing: FiringTrigger, program: TriggerProgram) -> None:
+        name = firing.trigger.tgname
+        for nd in program.not_derivable:
+            where = f" line {nd.line}" if nd.line else ""
+            self.notes.append(f"trigger {name}{where}: {nd.reason}")
+        if firing.conditional:
+            self.notes.append(f"trigger {name} has a WHEN condition: counted as if it fires for every row")
+        if firing.deferred:
+            self.notes.append(f"trigger {name} fires at COMMIT (INITIALLY DEFERRED): its locks come last")
+        if program.search_path is not None and program.statements:
+            self.notes.append(f"trigger {name}: its function sets search_path={program.search_path}: its statements "
+                              "are probed under the session's search_path")
+
+    def _trigger_events(self, timing: TriggerTiming, level: TriggerLevel, row: Mapping[str, str | None],
+                        row_no: int) -> list[ExtraLock | SpiCall]:
+        out: list[ExtraLock | SpiCall] = []
+        for firing, program in self.triggers:
+            if firing.timing is timing and firing.level is level and not firing.deferred:
+                out += self._calls(firing, program, row, row_no)
+        return out
+
+    def _calls(self, firing: FiringTrigger, program: TriggerProgram, row: Mapping[str, str | None],
+               row_no: int) -> list[ExtraLock | SpiCall]:
+        """One firing's statements, in the function's text order (each an SPI plan of its own per trigger:
+        ``pl_exec.c exec_prepare_plan``), with its sequences and each DML statement's own execution locks."""
+        trigger = firing.trigger
+        stage = Stage.ROW if firing.timing is TriggerTiming.BEFORE and firing.level is TriggerLevel.ROW \
+            else Stage.AFTER_ROW
+        out: list[ExtraLock | SpiCall] = []
+        specials = {"tg_op": self.write.kind, "tg_when": str(firing.timing), "tg_level": str(firing.level),
+                    "tg_name": trigger.tgname, "tg_table_name": _plain(self.target.relation.split(".", 1)[-1]),
+                    "tg_table_schema": _plain(self.target.relation.split(".", 1)[0])}
+        for n, st in enumerate(program.statements):
+            if plpgsql.guards_hold(st.guards, specials) is False:
+                continue  # a branch of the function that does not run for this event (IF TG_OP = ...)
+            values = tuple(self._param_value(p, row, specials) for p in st.params)
+            query = SpiQuery(f"trg_{trigger.trigger_oid}_{n}", st.sql, tuple(t or "unknown" for t in st.param_types),
+                             LockSource.TRIGGER, f"{trigger.tgname} line {st.line}")
+            out.append(SpiCall(query, values, stage, row_no))
+            if st.sequences:
+                out += [ExtraLock(r.relation_oid, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, trigger.tgname, stage,
+                                  row_no) for r in self.session.query_rows("exec_relations", OrdinalOidRow,
+                                                                            [list(st.sequences)])
+                        if r.relation_oid is not None]
+            if st.command in ("INSERT", "UPDATE", "DELETE"):
+                out += self.nested(st.sql, values)
+        return out
+
+    def _param_value(self, param: TriggerParam, row: Mapping[str, str | None],
+                     specials: Mapping[str, str]) -> str | None:
+        """A ``NEW.col`` / ``OLD.col`` parameter's value from the row (or the key the statement looks up), a
+        trigger variable's (``TG_OP`` ...), else None (unknown: NULL)."""
+        if param.origin is ParamOrigin.SPECIAL:
+            return specials.get(param.variable)
+        if param.origin is not ParamOrigin.ROW_COLUMN:
+            return None
+        record, _, column = param.variable.partition(".")
+        value = row.get(column, _UNKNOWN) if record == "new" else self.write.where.get(column, _UNKNOWN)
+        if value in (_UNKNOWN, _DEFAULT):  # a typical value of the column: the probe then costs like a real one
+            return self.sample(self.target.relation_oid, column)
+        return value
+
+
+class _Deriver(_ForeignKeys, _Triggers):
+    """The catalog facts of one write and the events they give (:func:`derive_execution`); a statement a trigger or
+    a foreign-key action runs is derived by a nested one (``depth`` + 1, at most :data:`MAX_DEPTH`)."""
+
+    def __init__(self, session: Session, write: _Write, raw: Mapping[str, Any], depth: int = 0) -> None:
         self.session = session
         self.write = write
         self.raw = raw
+        self.depth = depth
         self.version = session.facts.server_version_num
         self.target = session.query_rows("exec_target", ExecTargetRow, [write.target])[0]
         self.columns = session.query_rows("exec_columns", ExecColumnRow, [write.target])
@@ -542,13 +661,14 @@ class _Deriver(_ForeignKeys):
         self._samples: dict[tuple[int, str], str | None] = {}
         if write.kind == "INSERT":  # a column the INSERT does not give takes its default: NULL without one
             defaults = {c.name: _UNKNOWN if c.has_default or c.generated else None for c in self.columns}
-            write = dataclasses.replace(write, rows=tuple({**defaults, **row} for row in write.rows))
-            self.write = write
+            self.write = dataclasses.replace(write, rows=tuple({**defaults, **row} for row in write.rows))
+        self.triggers = self._read_triggers()
 
     def events(self) -> list[ExtraLock | SpiCall]:
-        """Every event in acquisition order: per row the row's locks (sequences, the target's indexes at the first
-        row, routing, TOAST), then per row its AFTER ROW foreign-key checks and actions, then the release of the
-        target's indexes (``execMain.c standard_ExecutorEnd`` after ``AfterTriggerEndQuery``)."""
+        """Every event in acquisition order: BEFORE STATEMENT triggers; per row the row's locks (sequences, the
+        target's indexes at the first row, BEFORE ROW triggers, routing, TOAST); then per row its AFTER ROW
+        triggers, foreign-key checks and actions among them, in name order; AFTER STATEMENT triggers; then the
+        release of the target's indexes (``execMain.c standard_ExecutorEnd`` after ``AfterTriggerEndQuery``)."""
         write, target = self.write, self.target
         if not write.known_rows:
             self.notes.append(f"the rows an {write.kind} produces are known only when it runs: one row is assumed")
@@ -556,19 +676,54 @@ class _Deriver(_ForeignKeys):
         indexes = [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, target.relation,
                              Stage.EXECUTOR_START if self.version < PG14 else Stage.ROW) for i in target.index_oids]
         out: list[ExtraLock | SpiCall] = list(indexes) if opened and self.version < PG14 else []
+        out += self._trigger_events(TriggerTiming.BEFORE, TriggerLevel.STATEMENT, {}, 0)
         for row_no, row in enumerate(write.rows):
             out += _sequence_locks(self.session, write, self.columns, row, row_no, self.raw)
             if opened and self.version >= PG14 and row_no == 0:
                 out += indexes  # nodeModifyTable.c: ExecOpenIndices at the first row (PG 14+, c5b7ba4e67)
+            out += self._trigger_events(TriggerTiming.BEFORE, TriggerLevel.ROW, row, row_no)
             if target.relkind == "p" and write.kind in ("INSERT", "UPDATE"):
                 out += self._routing(row, row_no)
             out += self._toast(row, row_no)
         for row_no, row in enumerate(write.rows):
-            out += self._foreign_keys(row, row_no)
+            out += self._after_row(row, row_no)
+        out += self._trigger_events(TriggerTiming.AFTER, TriggerLevel.STATEMENT, {}, 0)
         if opened:
             out += [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, target.relation, Stage.END,
                               release=True) for i in target.index_oids]
         return out
+
+    def _after_row(self, row: Mapping[str, str | None], row_no: int) -> list[ExtraLock | SpiCall]:
+        """One row's AFTER ROW triggers in name order (``trigger.c`` fires a table's triggers sorted by name): the
+        foreign-key triggers are named ``RI_ConstraintTrigger_a_<oid>`` (actions) and ``_c_<oid>`` (checks)."""
+        named: list[tuple[tuple[str, int], list[ExtraLock | SpiCall]]] = []
+        for fk in self.fkeys:
+            events = self._foreign_key(fk, row, row_no)
+            if events:
+                prefix = "RI_ConstraintTrigger_a_" if fk.pk_oid == self.write.target else "RI_ConstraintTrigger_c_"
+                named.append(((prefix, fk.constraint_oid), events))
+        for firing, program in self.triggers:
+            if firing.timing is TriggerTiming.AFTER and firing.level is TriggerLevel.ROW:
+                named.append(((firing.trigger.tgname, 0), self._calls(firing, program, row, row_no)))
+        return [e for _, events in sorted(named, key=lambda n: n[0]) for e in events]
+
+    def nested(self, text: str, values: Sequence[str | None], rows: int = 1) -> list[ExtraLock | SpiCall]:
+        """The execution locks of a statement a trigger or an action runs (its own triggers, foreign keys,
+        sequences: a nested derivation), ``rows`` times; nothing past :data:`MAX_DEPTH` (said in a note)."""
+        if self.depth >= MAX_DEPTH:
+            self.notes.append(f"statements nested more than {MAX_DEPTH} deep (triggers of triggers) are not derived")
+            return []
+        checked = check_statement(text)
+        raw = raw_statement(checked)
+        target = target_relation(self.session, raw)
+        write = _read_write(checked.kind, raw, [_UNKNOWN if v is None else v for v in values],
+                            target) if target is not None else None
+        if write is None:
+            return []
+        child = _Deriver(self.session, write, raw, self.depth + 1)
+        events = child.events() * max(1, rows)
+        self.notes += child.notes
+        return events
 
     def sample(self, relation_oid: int, column: str) -> str | None:
         """A typical value of a column from the planner's statistics (``exec_column_samples.sql``), None without."""

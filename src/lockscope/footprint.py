@@ -847,21 +847,49 @@ def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMo
         return None
     model = execlocks.derive_execution(prober.session, prober.checked, params, target, raw)
     spi = {} if spi is None else spi
+    dropped: dict[str, str] = {}
     try:
         for query in model.spi_queries:
-            if query.key in spi:
-                continue
-            name = _statement_name()
-            sub = _Prober(prober.session, check_statement(query.text), prober.assumed)
-            sub.load_tree()
-            types = ", ".join(query.param_types)
-            with prober.session.probe_transaction():
-                prober.session.run_user_text(f"PREPARE {OWN_QUERY_MARKER} {name} ({types}) AS {query.text}")
-            spi[query.key] = _SpiProbe(query, name, sub, _PhaseTracker(mode, bool(query.param_types)))
+            if query.key not in spi:
+                reason = _prepare_spi(prober, query, mode, spi)
+                if reason:
+                    dropped[query.key] = f"{query.detail}: not probed ({reason})"
     except BaseException:
         _release_execution(prober.session, _ExecProbe(model, spi))
         raise
+    if dropped:  # a trigger's statement lockscope could not prepare: its locks are said to be missing
+        model = execlocks.ExecutionModel(
+            tuple(e for e in model.events if not (isinstance(e, SpiCall) and e.query.key in dropped)),
+            model.notes + tuple(dropped.values()))
     return _ExecProbe(model, spi)
+
+
+def _prepare_spi(prober: _Prober, query: SpiQuery, mode: PlanCacheMode, spi: dict[str, _SpiProbe]) -> str:
+    """PREPARE one stand-in (after the client-side checks, so that the server never refuses it: nothing in its
+    log); returns why it was not, for a trigger's statement the checks refuse ("" when prepared).
+
+    :raises StatementError: a foreign key's query refused (lockscope wrote it: a bug to report).
+    """
+    session = prober.session
+    sub = _Prober(session, check_statement(query.text), prober.assumed)
+    try:
+        sub.load_tree()
+        declared = [t for t in query.param_types if t != "unknown"]
+        if len(declared) == len(query.param_types):
+            typing = paramtypes.type_params(session.query_rows, sub.checked, declared, owner=session)
+            if typing.sqlstate is not None:
+                raise StatementError(f"{typing.sqlstate}: {typing.message}", sqlstate=typing.sqlstate)
+    except StatementError as exc:
+        if query.source is not LockSource.TRIGGER:
+            raise
+        return str(exc)
+    name = _statement_name()
+    types = ", ".join(query.param_types)
+    with session.probe_transaction():
+        session.run_user_text(f"PREPARE {OWN_QUERY_MARKER} {name}" + (f" ({types})" if types else "")
+                              + f" AS {query.text}")
+    spi[query.key] = _SpiProbe(query, name, sub, _PhaseTracker(mode, bool(query.param_types)))
+    return ""
 
 
 def _release_execution(session: Session, probe: _ExecProbe | None) -> None:

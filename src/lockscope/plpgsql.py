@@ -21,22 +21,38 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 import pglast
-from pglast import ast
+from pglast import ast, enums
 from pglast.parser import ParseError, scan
 from pglast.visitors import Visitor
 
 from .explain import quote_identifier
 from .rows import ExecTriggerRow
 
-__all__ = ["Construct", "FiringTrigger", "FunctionCall", "FunctionSupport", "NotDerivable", "ParamOrigin",
-           "TriggerEvent", "TriggerLevel", "TriggerParam", "TriggerProgram", "TriggerStatement", "TriggerTiming",
-           "canonical_name", "firing_triggers", "trigger_program", "trigger_statements"]
+__all__ = [
+    "Construct",
+    "FiringTrigger",
+    "FunctionCall",
+    "FunctionSupport",
+    "NotDerivable",
+    "ParamOrigin",
+    "TriggerEvent",
+    "TriggerLevel",
+    "TriggerParam",
+    "TriggerProgram",
+    "TriggerStatement",
+    "TriggerTiming",
+    "canonical_name",
+    "firing_triggers",
+    "guards_hold",
+    "trigger_program",
+    "trigger_statements",
+]
 
 
 class Construct(StrEnum):
@@ -130,6 +146,9 @@ class TriggerStatement:
         function's ``search_path`` resolves them), in text order, CTE names left out.
     :ivar sequences: the sequences its ``nextval``/``currval``/``setval`` calls name with a constant: each locked
         RowExclusiveLock when the call runs (``sequence.c lock_and_open_sequence``), which no plan shows.
+    :ivar guards: the ``IF`` / ``ELSIF`` conditions it stands under, outermost first, each with the value it needs
+        (``(condition as written, True)`` in a THEN branch, ``False`` for the earlier conditions of an ELSIF or
+        ELSE branch): :func:`guards_hold` evaluates those about the trigger's own variables (``TG_OP`` ...).
     """
 
     line: int
@@ -139,6 +158,7 @@ class TriggerStatement:
     command: str
     relations: tuple[str, ...]
     sequences: tuple[str, ...] = ()
+    guards: tuple[tuple[str, bool], ...] = ()
 
     @property
     def generic_from_first_call(self) -> bool:
@@ -568,6 +588,7 @@ class _Deriver:
         self.wanted: dict[str, None] = {}
         self._idents = 0
         self.conflict = _option(src.text) or facts.variable_conflict
+        self.guards: list[tuple[str, bool]] = []
 
     def var(self, name: str, type_name: str | None, origin: ParamOrigin, is_rec: bool = False,
             columns: Mapping[str, str] | None = None) -> _Var:
@@ -750,7 +771,7 @@ class _Deriver:
             return
         text, params = self.parameterise(sql, refs, relations, line, construct)
         self.statements.append(TriggerStatement(line, construct, text, params, _PLANNED[kind], relations,
-                                                sequences))
+                                                sequences, tuple(self.guards)))
 
     def relations(self, refs: _Refs) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The relations a statement names (quoted, in text order, CTE names and transition tables left out) and
@@ -894,13 +915,30 @@ def _block(d: _Deriver, body: Mapping[str, Any], line: int) -> None:
 
 
 def _if(d: _Deriver, body: Mapping[str, Any], line: int) -> None:
+    """``IF`` / ``ELSIF`` / ``ELSE``: each branch's statements under their conditions (:attr:`TriggerStatement.guards`;
+    an ELSIF runs only when the earlier conditions were false, ``pl_exec.c exec_stmt_if``)."""
     d.expr(body.get("cond"), line, Construct.IF)
-    d.walk(body.get("then_body"))
+    earlier = [_cond_text(body.get("cond"))]
+    _guarded(d, [(earlier[0], True)], body.get("then_body"))
     for elsif in body.get("elsif_list") or ():
         part = elsif["PLpgSQL_if_elsif"]
         d.expr(part.get("cond"), int(part.get("lineno", line)), Construct.IF)
-        d.walk(part.get("stmts"))
-    d.walk(body.get("else_body"))
+        this = _cond_text(part.get("cond"))
+        _guarded(d, [*((c, False) for c in earlier), (this, True)], part.get("stmts"))
+        earlier.append(this)
+    _guarded(d, [(c, False) for c in earlier], body.get("else_body"))
+
+
+def _cond_text(node: Mapping[str, Any] | None) -> str:
+    return str(node["PLpgSQL_expr"]["query"]) if node else "true"
+
+
+def _guarded(d: _Deriver, guards: list[tuple[str, bool]], stmts: Iterable[Mapping[str, Any]] | None) -> None:
+    d.guards += guards
+    try:
+        d.walk(stmts)
+    finally:
+        del d.guards[len(d.guards) - len(guards):]
 
 
 def _case(d: _Deriver, body: Mapping[str, Any], line: int) -> None:
@@ -1193,3 +1231,70 @@ def _enabled(tgenabled: str, replication_role: str) -> bool:
         return tgenabled in ("R", "A")
     return tgenabled in ("O", "A")
 
+
+
+def guards_hold(guards: Sequence[tuple[str, bool]], specials: Mapping[str, str]) -> bool | None:
+    """Whether a statement's ``IF`` conditions let it run, judged on the trigger's own variables: True when every
+    condition is known and has the value needed, False when one is known and has not, None when one depends on
+    anything else (data, other variables: the statement may run).
+
+    A condition is known when it is made of ``TG_OP``, ``TG_WHEN``, ``TG_LEVEL``, ``TG_TABLE_NAME``,
+    ``TG_TABLE_SCHEMA``, ``TG_NAME`` and string constants with ``=``, ``<>``, ``!=``, ``IN``, ``NOT IN``, ``AND``,
+    ``OR``, ``NOT`` and parentheses (the dispatch on ``TG_OP`` most trigger functions begin with).
+
+    :param specials: those variables' values, lower-case names (``{"tg_op": "INSERT", ...}``).
+    """
+    unknown = False
+    for cond, wanted in guards:
+        value = _evaluate(cond, specials)
+        if value is None:
+            unknown = True
+        elif value != wanted:
+            return False
+    return None if unknown else True
+
+
+def _evaluate(cond: str, specials: Mapping[str, str]) -> bool | None:
+    try:
+        (stmt,) = pglast.parse_sql(f"SELECT {cond}")
+    except (ParseError, ValueError):
+        return None
+    targets: Sequence[Any] = getattr(stmt.stmt, "targetList", None) or ()
+    if len(targets) != 1:
+        return None
+    return _truth(targets[0].val, specials)
+
+
+def _operand(node: Any, specials: Mapping[str, str]) -> str | None:
+    if isinstance(node, ast.A_Const) and isinstance(node.val, ast.String):
+        return str(node.val.sval)
+    if isinstance(node, ast.TypeCast):
+        return _operand(node.arg, specials)
+    fields = node.fields if isinstance(node, ast.ColumnRef) else None
+    if fields is not None and len(fields) == 1 and isinstance(fields[0], ast.String):
+        return specials.get(str(fields[0].sval).lower())
+    return None
+
+
+def _truth(node: Any, specials: Mapping[str, str]) -> bool | None:
+    """A condition's value from the trigger's variables, None when it depends on anything else."""
+    if isinstance(node, ast.BoolExpr):
+        values = [_truth(a, specials) for a in node.args or ()]
+        if node.boolop == enums.BoolExprType.NOT_EXPR:
+            return None if not values or values[0] is None else not values[0]
+        if node.boolop == enums.BoolExprType.AND_EXPR:
+            return False if False in values else None if None in values else True
+        return True if True in values else None if None in values else False
+    if isinstance(node, ast.A_Expr) and node.name and isinstance(node.name[-1], ast.String):
+        op = str(node.name[-1].sval)
+        left = _operand(node.lexpr, specials)
+        if node.kind == enums.A_Expr_Kind.AEXPR_IN and isinstance(node.rexpr, tuple):
+            items = [_operand(i, specials) for i in node.rexpr]
+            if left is None or None in items:
+                return None
+            return (left in items) == (op == "=")
+        right = _operand(node.rexpr, specials)
+        if left is None or right is None or op not in ("=", "<>", "!="):
+            return None
+        return (left == right) == (op == "=")
+    return None
