@@ -35,6 +35,20 @@ QUERIES_SQL = """select * from orders where id = 42;
 select count(*) from orders where customer_id = 7 and status = 'open';
 update orders set status = 'shipped' where id = 42;
 """
+#: The transaction example's files: a shop's schema (the orders table's 18 indexes, order lines with a foreign key
+#: to it) and a checkout transaction (tests/data/txn/model/checkout.sql holds the same shape against the oracle).
+SHOP_SQL = SCHEMA_SQL + """create table customers (id bigint primary key, name text);
+insert into customers select g, 'c' || g from generate_series(1, 100) g;
+create table order_lines (id bigserial primary key, order_id bigint not null references orders (id), qty int);
+create index on order_lines (order_id);
+"""
+CHECKOUT_SQL = """BEGIN;
+select * from customers where id = 7;
+insert into orders (id, customer_id, status) values (42, 7, 'open');
+insert into order_lines (order_id, qty) values (42, 3);
+update orders set status = 'paid' where id = 42;
+COMMIT;
+"""
 _EXIT = re.compile(r"\s+#\s*exit\s+(\d+)\s*$")
 
 
@@ -83,6 +97,8 @@ def test_readme_examples_run_as_written(tmp_path: Path, load_lock: None) -> None
     work.mkdir()
     (work / "schema.sql").write_text(SCHEMA_SQL)
     (work / "queries.sql").write_text(QUERIES_SQL)
+    (work / "shop.sql").write_text(SHOP_SQL)
+    (work / "checkout.sql").write_text(CHECKOUT_SQL)
     with ScratchServer(None, ScratchSettings(max_locks_per_transaction=64)) as server:
         # the server stands for the user's: its schema and a workload pg_stat_statements has seen
         run_script(server.conninfo(), DEMO_SCHEMA + "create extension if not exists pg_stat_statements;"

@@ -7,7 +7,7 @@ transaction rolled back). One server per major, max_locks_per_transaction 16 (16
 one group on 18 and 19), autovacuum off (the generic-vs-custom choice of executions 6+ is cost-based: a fresh
 ANALYZE of the case's tables fixes the costs). The expectations below are literals derived from PostgreSQL's source
 and checked against the servers; the rule behind each is in the comment beside it, the full write-up is the census
-(``/work/briefs/execlocks-census.md``, section numbers §N). Notation: ``name:MODE`` with AS = AccessShareLock,
+(docs/execution-locks.md, section numbers §N). Notation: ``name:MODE`` with AS = AccessShareLock,
 RS = RowShareLock, RE = RowExclusiveLock; ``*`` = in the main lock table (else a fast-path slot); ``a_{0..3}`` =
 a_0 .. a_3; ``@16+`` / ``@-15`` / ``@13`` / ``@19`` = only on those majors.
 """
@@ -29,7 +29,7 @@ from lockscope.transaction import TransactionFootprint, measure_transaction
 from lockscope.vocab import PlanCacheMode
 
 from .fix_versions import VERSION_MAJORS, bin_dir_of
-from .txn_oracle import Case, TxnTruth, load_cases, run_transaction, setup_case
+from .txn_oracle import CORPUS_DIR, Case, TxnTruth, load_case, load_cases, run_transaction, setup_case
 
 EXECUTIONS = 8
 MODES = {"AS": "AccessShareLock", "RS": "RowShareLock", "RE": "RowExclusiveLock"}
@@ -298,6 +298,9 @@ PER_STATEMENT = {
 }
 
 CASES = load_cases()
+#: Transactions whose truth is not written down here, only compared with lockscope's footprints
+#: (``tests/data/txn/model``: several writes in one transaction, each statement's locks seen by the next).
+MODEL_CASES = tuple(load_case(p) for p in sorted((CORPUS_DIR / "model").glob("*.sql")))
 
 
 @pytest.fixture(scope="module", params=VERSION_MAJORS, ids=[f"pg{m}" for m in VERSION_MAJORS])
@@ -311,7 +314,7 @@ def truths(request: pytest.FixtureRequest) -> Iterator[tuple[int, dict[tuple[str
         if server.major != major:
             pytest.fail(f"{server.bin_dir} is PostgreSQL {server.major}, not {major}", pytrace=False)
         CONNINFOS.clear()
-        for case in CASES:
+        for case in (*CASES, *MODEL_CASES):
             conninfo = setup_case(server.conninfo(), case)
             CONNINFOS[case.name] = conninfo
             for proto in PROTOCOLS:
@@ -466,7 +469,8 @@ def _settings_mode(case: Case) -> str:
     return dict(case.settings).get("plan_cache_mode", "auto")
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name in EVERY_MAJOR], ids=lambda c: c.name)
+@pytest.mark.parametrize("case", [c for c in (*CASES, *MODEL_CASES) if c.name in EVERY_MAJOR or c in MODEL_CASES],
+                         ids=lambda c: c.name)
 def test_derived_footprint_equals_the_executed_truth(truths: tuple[int, dict[tuple[str, str], TxnTruth]],
                                                      case: Case) -> None:
     """On a server where lockscope may only EXPLAIN: every lock of every execution, with its fast-path flag, as

@@ -331,6 +331,13 @@ class _Prober:
         lock of its own)."""
         return self.session.query_rows("relation_locks", RelationLockRow)
 
+    def own(self, rows: Sequence[RelationLockRow]) -> list[RelationLockRow]:
+        """``rows`` without the system catalogs this statement does not use: inside a probe transaction,
+        lockscope's own catalog reads (a relation's name, an index's OID) lock catalogs until the transaction
+        ends; the statement's own catalog relations (named, or inside its views) are in its facts."""
+        known = {r.relation_oid for r in self.order.rows}
+        return [r for r in rows if r.relation_oid >= _FIRST_NORMAL_OID or r.relation_oid in known]
+
     def _steps(self, phase: PlanPhase, plan: ExplainedPlan | None, infos: dict[int, RelationInfoRow],
                oids: list[int]) -> list[LockStep]:
         if self.tree is None:
@@ -388,7 +395,8 @@ class _Prober:
         """The locks a real execution of a reused generic plan adds after ``locks``: each index the plan scans
         (``plan.index_names``, resolved among the indexes of the locked relations), in the scanned relation's
         strongest held mode, in plan order; fast-path flags predicted after the measured locks."""
-        wanted = self.executor_index_requests([(lk.relation_oid, lk.mode) for lk in locks], plan)
+        wanted = self.executor_index_requests([(lk.relation_oid, lk.mode) for lk in locks]
+                                              + self.step_modes(PlanPhase.GENERIC_REUSE, plan), plan)
         if not wanted:
             return ()
         database_oid = next((r.database_oid for r in rows if r.database_oid), 0)
@@ -401,6 +409,15 @@ class _Prober:
         return tuple(self._lock(oid, infos, mode, pred, pred, assume, len(locks) + n, "executor index", database_oid,
                                 LockRole.INDEX)
                      for n, ((oid, mode), pred, assume) in enumerate(zip(wanted, predicted, assumed, strict=True)))
+
+    def step_modes(self, phase: PlanPhase, plan: ExplainedPlan | None) -> list[tuple[int, LockMode]]:
+        """The (relation, mode) requests the statement's own rules make in ``phase`` (its query tree's lock steps),
+        whether or not they were new to the backend: in a transaction, a relation an earlier statement locked is
+        a local-lock hit, yet this statement's scans still open its indexes in this statement's mode. Empty when
+        the tree could not be built."""
+        if self.tree is None:
+            return []
+        return [(st.relation_oid, LockMode(st.mode)) for st in self._steps(phase, plan, {}, [])]
 
     def executor_index_requests(self, locks: Sequence[tuple[int, LockMode]],
                                 plan: ExplainedPlan) -> list[tuple[int, LockMode]]:
@@ -916,12 +933,10 @@ def _run_spi_calls(prober: _Prober, probe: _ExecProbe, number: int,
         args = ", ".join("NULL" if v is None else session.literal(v) for v in event.values)
         plan = _explain(session, f"{_EXPLAIN}EXECUTE {sp.name}({args})")
         now = prober.snapshot()
-        new = [r for r in now if (r.relation_oid, r.mode) not in held]
+        new = sp.prober.own([r for r in now if (r.relation_oid, r.mode) not in held])
         held |= {(r.relation_oid, r.mode) for r in now}
         phase, _ = sp.tracker.step(session, sp.name, plan, sp.prober, new)
-        own = {r.relation_oid for r in sp.prober.order.rows}
-        reuse = sp.prober.executor_index_requests(
-            [(r.relation_oid, r.mode) for r in now if r.relation_oid in own], plan) \
+        reuse = sp.prober.executor_index_requests(sp.prober.step_modes(phase, plan), plan) \
             if phase is PlanPhase.GENERIC_REUSE else []
         out.append(_SpiResult(event, phase, sp.prober.order_rows(new, phase, plan), reuse))
     return out
@@ -977,6 +992,15 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
                                executor_index_locks=tuple(in_context[n_locks:]), execution_locks=tuple(locks),
                                query_phases=tuple(phases), notes=probe.model.notes if probe is not None else ())
     return done, requests[len(prior):]
+
+
+def _held(history: Sequence[LockRequest]) -> set[tuple[int, LockMode]]:
+    """The (relation, mode) locks still held after ``history``'s acquisitions and releases, in order."""
+    count: dict[tuple[int, LockMode], int] = {}
+    for r in history:
+        key = (r.relation_oid, r.mode)
+        count[key] = count.get(key, 0) + (-1 if r.release else 1)
+    return {k for k, n in count.items() if n > 0}
 
 
 def _shared(rows: Sequence[RelationLockRow]) -> frozenset[int]:
@@ -1041,8 +1065,8 @@ class TransactionProbe:
             args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
             plan = _explain(session, f"{_EXPLAIN}EXECUTE {self.name}{args}")
         rows = prober.snapshot()
-        before = {(r.relation_oid, r.mode) for r in history if not r.release}
-        new = [r for r in rows if (r.relation_oid, r.mode) not in before]
+        before = _held(history)
+        new = prober.own([r for r in rows if (r.relation_oid, r.mode) not in before])
         phase, plan_type = (PlanPhase.SIMPLE, None) if self.tracker is None or self.name is None else \
             self.tracker.step(session, self.name, plan, prober, new)
         locks = prober.build_locks(new, phase, plan)

@@ -12,7 +12,6 @@ from rich.text import Text
 
 from ..transaction import StatementStep, TransactionExecution, TransactionFootprint
 from ..versions import major_of
-from .terminal import short_statement
 
 __all__ = ["render_transactions", "steps_table", "transaction_table"]
 
@@ -70,10 +69,16 @@ def steps_table(e: TransactionExecution, title: str) -> Table:
     for col, just in columns:
         table.add_column(col, justify=just)
     for step in e.steps:
-        table.add_row(str(step.number), short_statement(step.statement, max_lines=1, max_chars=60),
+        table.add_row(str(step.number), _one_line(step.statement),
                       str(step.execution.phase), _adds(step), str(step.held_after),
                       Text(str(step.main_after), style="bold red" if step.main_after else "green"), _runs(step))
     return table
+
+
+def _one_line(text: str, width: int = 60) -> str:
+    """A statement on one line of at most ``width`` characters (the JSON has the whole text)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."
 
 
 def _adds(step: StatementStep) -> Text:
