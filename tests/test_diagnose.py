@@ -36,7 +36,7 @@ def test_idle_server_reports_nothing_wrong(scratch_base: Path, tmp_path: Path) -
     first = proc.stdout.splitlines()[0]
     assert first.startswith("lockscope diagnose: PostgreSQL 18.") and first.endswith("(from --dsn)")
     doc = json.loads(out.read_text())
-    assert doc["schema"] == "lockscope/diagnose/v1" and doc["status"] == "healthy"
+    assert doc["schema"] == "lockscope/diagnose/v2" and doc["status"] == "healthy"
     assert doc["watch"]["lockmanager_samples"] == 0 and doc["watch"]["lockmanager_share"] == 0.0
     assert doc["watch"]["ticks"] >= 20
     assert doc["main_lock_table_per_s"] == 0.0 and doc["partition_per_s"] == [0.0] * 16

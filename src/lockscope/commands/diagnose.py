@@ -78,7 +78,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--cores", type=positive_int, metavar="N",
                    help="cores of the forecast model (default: this machine's)")
     p.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained HTML report")
-    add_json_option(p, schema="lockscope/diagnose/v1, docs/diagnose.md")
+    add_json_option(p, schema="lockscope/diagnose/v2, docs/diagnose.md")
     add_timeout_options(p, what="probe transaction and catalog query")
     p.add_argument("--fail-on", choices=FAIL_ON_LEVELS, metavar="LEVEL",
                    help=f"CI gate: exit {EXIT_SPILL} when the status is LEVEL or worse: contention (LWLock:LockManager "
