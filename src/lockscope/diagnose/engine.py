@@ -600,14 +600,17 @@ def _verdict_transaction(server: ServerRate) -> TransactionFinding | None:
                 None)
 
 
-def _transaction_words(f: TransactionFinding) -> str:
+def _transaction_words(f: TransactionFinding, *, rate: bool = True) -> str:
     """``transactions of these 5 statements (on ...) hold 17 main-table locks each (67,569 main-lock-table
-    acquisitions/s at 3,975 transactions/s; alone they spill 0)``."""
+    acquisitions/s at 3,975 transactions/s; alone they spill 0)``; without ``rate``: ``... each at 3,975
+    transactions/s (alone they spill 0)``."""
     shape = f.shape
-    alone = (f"; alone {'they spill' if len(shape.statements) > 1 else 'it spills'} {f.model_spilled_per_txn:g}"
+    alone = (f"alone {'they spill' if len(shape.statements) > 1 else 'it spills'} {f.model_spilled_per_txn:g}"
              if any(x is not None for x in f.statement_spills) else "")
+    if not rate:
+        return (f"{f.describe()} at {shape.transactions_per_s:,.0f} transactions/s" + (f" ({alone})" if alone else ""))
     return (f"{f.describe()} ({shape.main_per_s:,.0f} main-lock-table acquisitions/s at "
-            f"{shape.transactions_per_s:,.0f} transactions/s{alone})")
+            f"{shape.transactions_per_s:,.0f} transactions/s" + (f"; {alone}" if alone else "") + ")")
 
 
 def _healthy_line(summary: WatchSummary, main_per_s: float, statements_measured: int, server: ServerRate) -> str:
@@ -639,10 +642,10 @@ def verdict_line(status: str, summary: WatchSummary, culprits: Sequence[Culprit]
         return _healthy_line(summary, main_per_s, statements_measured, server)
     if status == "risk":
         rate = server.main_per_s if server.main_per_s is not None else main_per_s
-        who = _transaction_words(txn) + ":" if txn is not None else (
-            "the server put" if server.main_per_s is not None else "the audited statements put")
+        who = "the server put" if server.main_per_s is not None else "the audited statements put"
+        what = f": {_transaction_words(txn, rate=False)}" if txn is not None else ""
         return (f"No LockManager contention now ({pct:.1f}% of {aas:.2f} average active sessions), but {who} "
-                f"{rate:,.0f} locks/s into the main lock table" + (f" — {todo}" if todo else "") + ".")
+                f"{rate:,.0f} locks/s into the main lock table{what}" + (f" — {todo}" if todo else "") + ".")
     head = (f"{pct:.0f}% of active sessions wait on LWLock:LockManager ({lm_aas:.1f} of {aas:.1f} average active "
             "sessions)")
     if txn is not None:

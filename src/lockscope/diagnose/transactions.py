@@ -166,9 +166,11 @@ def _model(audits: Sequence[StatementAudit]) -> _Model:
     return _Model(spilled, relations, roles)
 
 
-def _foreign_keys(shape: TransactionShape, fks: Sequence[ForeignKeyRow],
-                  names: Mapping[int, ClassRow]) -> tuple[ForeignKeyCheck, ...]:
-    held, main = set(shape.relation_oids), set(shape.main_relation_oids)
+def _foreign_keys(shape: TransactionShape, fks: Sequence[ForeignKeyRow], names: Mapping[int, ClassRow],
+                  explained: set[int]) -> tuple[ForeignKeyCheck, ...]:
+    """The foreign keys of its tables whose check can lock main-table relations of it that none of its statements'
+    footprints locks (``explained``)."""
+    held, main = set(shape.relation_oids), set(shape.main_relation_oids) - explained
     out = []
     for fk in fks:
         covered = len(main & set(fk.check_relations))
@@ -215,7 +217,7 @@ def _finding(shape: TransactionShape, model: _Model, names: Mapping[int, ClassRo
               if o in names and o in set(shape.relation_oids) and names[o].relkind not in ("i", "I")]
     explained = {o for k in shape.statements for o in model.relations.get(k, ())}
     unexplained = [_name(names, o) for o in shape.main_relation_oids if o not in explained]
-    checks = _foreign_keys(shape, fks, names)
+    checks = _foreign_keys(shape, fks, names, explained)
     return TransactionFinding(shape, tuple(tables), tuple(sorted(_name(names, o) for o in shape.main_relation_oids)),
                               spills, checks, len(unexplained), _cause(shape, spills, checks, unexplained))
 

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..diagnose.engine import Culprit, Diagnosis, forecast_lines
-from ..diagnose.transactions import TransactionFinding
+from ..diagnose.transactions import BASES, TransactionFinding
 from ..lockpart import NUM_LOCK_PARTITIONS
 
 __all__ = ["main_table_line", "render_diagnosis", "short_text"]
@@ -23,15 +23,18 @@ def short_text(text: str, limit: int = 100) -> str:
 
 
 def main_table_line(d: Diagnosis) -> str:
-    """``main-lock-table acquisitions 67,569/s (the server: pg_locks snapshots ...; 3,975 transactions/s); the model
-    (each statement's footprint alone) 0/s``."""
+    """``main-lock-table acquisitions 67,569/s from the server (pg_locks snapshots, 3,975 transactions/s), 0/s in
+    the model (each statement's footprint alone)``."""
     s = d.server
+    model = f"{d.main_per_s:,.0f}/s in the model (each statement's footprint alone)"
     if s.main_per_s is None:
-        return (f"main-lock-table acquisitions {d.main_per_s:,.0f}/s (the model: the audited statements' footprints; "
-                "the server gave no figure)")
-    tps = f"; {s.transactions_per_s:,.0f} transactions/s" if s.transactions_per_s is not None else ""
-    return (f"main-lock-table acquisitions {s.main_per_s:,.0f}/s (the server: {s.basis}{tps}); the model (each "
-            f"statement's footprint alone) {d.main_per_s:,.0f}/s")
+        return f"main-lock-table acquisitions {model}; the server gave no figure"
+    if s.basis == BASES[0]:
+        source = "pg_stat_lock.fastpath_exceeded"
+    else:
+        source = "pg_locks snapshots" + (f" x {s.transactions_per_s:,.0f} transactions/s"
+                                         if s.transactions_per_s is not None else "")
+    return f"main-lock-table acquisitions {s.main_per_s:,.0f}/s from the server ({source}),\n{model}"
 
 
 def _header(d: Diagnosis) -> Panel:

@@ -260,6 +260,29 @@ def _shape(last: Sequence[_Position], earlier: Sequence[_Position], total_seen: 
         observations=len(complete), transactions_seen=seen, transactions_per_s=tps, tps_basis=basis)
 
 
+def _canonical(observations: list[Observation], texts: Mapping[str, str]) -> list[Observation]:
+    """Observations keyed by query id wherever one is known for their text: a backend that has just started a
+    statement shows no query_id until parse analysis (``backend_status.c pgstat_report_activity`` clears it), so
+    the same statement appears under its ``q`` and its ``f`` key; the ``f`` key becomes the ``q`` key of the
+    pg_stat_statements entry or of another observation with the same fingerprint."""
+    alias: dict[str, str] = {}
+    for key, text in texts.items():
+        fp = query_fingerprint(text) if key.startswith("q") else None
+        if fp is not None:
+            alias.setdefault(f"f{fp}", key)
+    for o in observations:
+        fp = query_fingerprint(o.text) if o.statement.startswith("q") else None
+        if fp is not None:
+            alias.setdefault(f"f{fp}", o.statement)
+    if not alias:
+        return observations
+    out = []
+    for o in observations:
+        seen = tuple(dict.fromkeys(alias.get(k, k) for k in o.statements_seen))
+        out.append(replace(o, statement=alias.get(o.statement, o.statement), statements_seen=seen))
+    return out
+
+
 def transaction_load(snapshots: Sequence[Sequence[HeldLocksRow]], *, transactions_per_s: float | None,
                      calls_per_s: Mapping[str, float], texts: Mapping[str, str]) -> TransactionLoad:
     """The transaction shapes of an interval and their main-lock-table acquisitions/s (see the module docstring).
@@ -271,7 +294,7 @@ def transaction_load(snapshots: Sequence[Sequence[HeldLocksRow]], *, transaction
     :param texts: pg_stat_statements texts by the same keys.
     :return: a :class:`TransactionLoad` (no shape when no backend was seen in a transaction).
     """
-    observations = observe(snapshots)
+    observations = _canonical(observe(snapshots), texts)
     total = len(observations)
     shapes = [_shape(last, earlier, total, transactions_per_s, calls_per_s, texts)
               for last, earlier in _shape_groups(_positions(observations))]
