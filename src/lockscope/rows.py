@@ -421,12 +421,39 @@ class BlockingLockRow:
 
 @dataclass(frozen=True)
 class BackendLockCountsRow:
-    """One backend's relation locks in one pg_locks snapshot (``watch_locks.sql``; counts)."""
+    """One backend's relation locks in one pg_locks snapshot (``watch_locks.sql``; counts), and for a client
+    backend of the watched database in a transaction (``in_database``) what :class:`HeldLocksRow` has.
+
+    :ivar relation_locks: relation locks held or awaited (count).
+    :ivar main_table_locks: of them not fast-path (count; awaited ones included).
+    :ivar waiting_locks: of them not granted (count).
+    :ivar held_main_table: granted ones in the main lock table (count).
+    :ivar held_fastpath: granted fast-path ones (count).
+    :ivar in_database: a client backend of the watched database in a transaction, not lockscope's own.
+    """
 
     pid: int
     relation_locks: int
     main_table_locks: int
     waiting_locks: int
+    held_main_table: int = column("main_table", default=0)
+    held_fastpath: int = column("fastpath", default=0)
+    in_database: bool | None = None
+    query_id: int | None = None
+    query: str | None = None
+    state: str | None = None
+    xact_start: _dt.datetime | None = None
+    starts_transaction: bool | None = None
+    relations: list[int] | None = None
+    main_relations: list[int] | None = None
+
+    def held(self) -> HeldLocksRow | None:
+        """The row as ``audit_held_locks.sql`` gives it, None for a backend outside (``in_database`` false)."""
+        if not self.in_database:
+            return None
+        return HeldLocksRow(self.pid, self.query_id, self.query, self.held_main_table, self.held_fastpath,
+                            self.state, self.xact_start, self.starts_transaction, self.relations,
+                            self.main_relations)
 
 
 @dataclass(frozen=True)
