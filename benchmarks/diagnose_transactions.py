@@ -11,7 +11,9 @@ Per major, a scratch server (max_locks_per_transaction 16, autovacuum off) with 
 
 Truth: the transaction run on one connection by ``tests/txn_oracle.py`` (8 executions, the last one warm):
 main-table locks held at its end (pg_lock_status), and on 19 ``pg_stat_lock.fastpath_exceeded`` per execution;
-x the transactions/s of the shape that holds them (pgbench's own per-script tps). ``diagnose --duration D`` runs
+x the transactions/s of the shape that holds them: over diagnose's own interval, the database's transactions/s
+(pg_stat_database, in diagnose's JSON) x the transaction script's share of pgbench's transactions (``truth``);
+over pgbench's whole run, its own per-script tps (``truth_run``, a longer window that includes the probes). ``diagnose --duration D`` runs
 after a 3 s warm-up while the load continues; its JSON gives the server's figure (``main_lock_table``), the held
 estimate and the model.
 
@@ -24,7 +26,9 @@ Usage (load: take the machine's load lock)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
+import io
 import json
 import platform
 import re
@@ -43,8 +47,10 @@ from lockscope.cli import main as lockscope_main
 from lockscope.db import run_script
 from lockscope.server import ScratchServer, ScratchSettings
 
-_SCRIPT_TPS = re.compile(r"^SQL script (\d+):.*?\n(?:.*\n)*?\s*- (\d+) transactions "
-                         r"\([\d.]+% of total, tps = ([\d.]+)\)", re.M)
+#: pgbench's per-script block: "SQL script N: FILE" then "tps = X" (13-14: in its "transactions" line, 15+: in its
+#: "actually processed" line).
+_SCRIPT = re.compile(r"^SQL script (\d+):(.*?)(?=^SQL script |\Z)", re.M | re.S)
+_TPS_IN = re.compile(r"tps = ([\d.]+)")
 _TOTAL_TPS = re.compile(r"^tps = ([\d.]+)", re.M)
 TXN = ("\\set r random(1, 800)\n\\set s random(1, 200)\nBEGIN;\n"
        + ";\n".join(q.format(r=":r", s=":s") for q in KONG_LOOKUPS) + ";\nCOMMIT;\n")
@@ -63,14 +69,16 @@ def _pgbench(server: ScratchServer, scripts: list[tuple[str, int]], seconds: int
     for path, (_, weight) in zip(files, scripts, strict=True):
         argv += ["-f", f"{path}@{weight}"]
     proc = subprocess.run([*argv, "postgres"], capture_output=True, text=True, timeout=seconds + 120, check=True)
-    per = {int(m.group(1)) - 1: float(m.group(3)) for m in _SCRIPT_TPS.finditer(proc.stdout)}
+    per = {int(m.group(1)) - 1: float(t.group(1)) for m in _SCRIPT.finditer(proc.stdout)
+           if (t := _TPS_IN.search(m.group(2))) is not None}
     total = _TOTAL_TPS.search(proc.stdout)
     out["tps"] = per if len(scripts) > 1 else {0: float(total.group(1)) if total else 0.0}
 
 
 def _diagnose(server: ScratchServer, duration_s: int, out: Path) -> dict[str, Any]:
-    code = lockscope_main(["diagnose", "--dsn", server.conninfo(), "--duration", f"{duration_s}s", "-q",
-                           "--json", str(out)])
+    with contextlib.redirect_stdout(io.StringIO()):  # the report itself: the JSON has it
+        code = lockscope_main(["diagnose", "--dsn", server.conninfo(), "--duration", f"{duration_s}s", "-q",
+                               "--json", str(out)])
     if code != 0:
         raise SystemExit(f"diagnose exited {code}")
     doc: dict[str, Any] = json.loads(out.read_text())
@@ -87,7 +95,7 @@ def measure(major: int, load: str, duration_s: int, work: Path) -> dict[str, Any
         truth = run_transaction(server.conninfo(), [Stmt(q.format(r=7, s=3)) for q in KONG_LOOKUPS], executions=8)
         warm = truth.runs[-1]
         bench: dict[str, Any] = {}
-        loader = threading.Thread(target=_pgbench, args=(server, scripts, duration_s + 25, bench))
+        loader = threading.Thread(target=_pgbench, args=(server, scripts, duration_s + 12, bench))
         loader.start()
         time.sleep(3)
         t0 = time.monotonic()
@@ -97,9 +105,11 @@ def measure(major: int, load: str, duration_s: int, work: Path) -> dict[str, Any
         version = doc["server"]["version"]
     rate, txns = doc["main_lock_table"], doc["transactions"]
     held, tps_txn = warm.final.main_table_count, bench["tps"][0]
+    share = tps_txn / sum(bench["tps"].values())  # the transaction script's share of pgbench's transactions
     return {"major": major, "server": version, "load": load, "locks": len(warm.final.locks), "held_main": held,
             "fastpath_exceeded_per_txn": warm.fastpath_exceeded, "pgbench_tps": bench["tps"],
-            "truth_per_s": held * tps_txn, "server_per_s": rate["server_per_s"], "basis": rate["basis"],
+            "truth_per_s": held * tps_txn,
+            "truth_interval_per_s": held * share * (rate["transactions_per_s"] or 0.0), "server_per_s": rate["server_per_s"], "basis": rate["basis"],
             "held_per_s": rate["held_per_s"], "model_per_s": rate["model_per_s"],
             "db_transactions_per_s": rate["transactions_per_s"], "snapshots": rate["snapshots"],
             "transactions_seen": rate["transactions_seen"],
@@ -110,16 +120,19 @@ def measure(major: int, load: str, duration_s: int, work: Path) -> dict[str, Any
 
 def table(rows: list[dict[str, Any]]) -> str:
     """The BENCHMARKS.md table."""
-    out = ["| major | load | truth: held main / txn (PG 19 counted) | pgbench tps (txn script) | truth main-table/s "
-           "| diagnose: server's figure (basis) | held estimate | server / truth | model | shapes seen (statements: "
-           "held main per txn at txn/s) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| server | load | truth: held main-table locks / txn (PG 19: counted) | txn/s (database, interval) | "
+           "truth main-table/s | diagnose: server's figure (basis) | held estimate | server / truth | held / truth "
+           "| model | shapes seen (statements: held main per txn at txn/s) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         counted = f" ({r['fastpath_exceeded_per_txn']})" if r["fastpath_exceeded_per_txn"] is not None else ""
         basis = "fastpath_exceeded" if r["basis"].startswith("pg_stat_lock") else "pg_locks snapshots"
         shapes = "; ".join(f"{n}: {h:.1f} at {t:,.0f}" for n, h, t, _ in r["shapes"]) or "-"
-        out.append(f"| {r['server']} | {r['load']} | {r['held_main']}{counted} | {r['pgbench_tps']['0']:,.0f} | "
-                   f"{r['truth_per_s']:,.0f} | {r['server_per_s']:,.0f} ({basis}) | {r['held_per_s']:,.0f} | "
-                   f"{r['server_per_s'] / r['truth_per_s']:.2f} | {r['model_per_s']:,.0f} | {shapes} |")
+        truth = r["truth_interval_per_s"]
+        out.append(f"| {r['server']} | {r['load']} | {r['held_main']}{counted} | {r['db_transactions_per_s']:,.0f} | "
+                   f"{truth:,.0f} | {r['server_per_s']:,.0f} ({basis}) | {r['held_per_s']:,.0f} | "
+                   f"{r['server_per_s'] / truth:.2f} | {r['held_per_s'] / truth:.2f} | {r['model_per_s']:,.0f} | "
+                   f"{shapes} |")
     return "\n".join(out)
 
 
