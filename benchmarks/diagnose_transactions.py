@@ -11,9 +11,10 @@ Per major, a scratch server (max_locks_per_transaction 16, autovacuum off) with 
 
 Truth: the transaction run on one connection by ``tests/txn_oracle.py`` (8 executions, the last one warm):
 main-table locks held at its end (pg_lock_status), and on 19 ``pg_stat_lock.fastpath_exceeded`` per execution;
-x the transactions/s of the shape that holds them: over diagnose's own interval, the database's transactions/s
-(pg_stat_database, in diagnose's JSON) x the transaction script's share of pgbench's transactions (``truth``);
-over pgbench's whole run, its own per-script tps (``truth_run``, a longer window that includes the probes). ``diagnose --duration D`` runs
+x the transactions/s of the shape that holds them: over diagnose's own interval, the database's
+transactions/s (pg_stat_database, in diagnose's JSON) x the transaction script's share of pgbench's transactions
+(``truth_interval_per_s``); over pgbench's whole run, its own per-script tps (``truth_per_s``, a longer window
+that includes the probes). ``diagnose --duration D`` runs
 after a 3 s warm-up while the load continues; its JSON gives the server's figure (``main_lock_table``), the held
 estimate and the model.
 
@@ -109,7 +110,8 @@ def measure(major: int, load: str, duration_s: int, work: Path) -> dict[str, Any
     return {"major": major, "server": version, "load": load, "locks": len(warm.final.locks), "held_main": held,
             "fastpath_exceeded_per_txn": warm.fastpath_exceeded, "pgbench_tps": bench["tps"],
             "truth_per_s": held * tps_txn,
-            "truth_interval_per_s": held * share * (rate["transactions_per_s"] or 0.0), "server_per_s": rate["server_per_s"], "basis": rate["basis"],
+            "truth_interval_per_s": held * share * (rate["transactions_per_s"] or 0.0),
+            "server_per_s": rate["server_per_s"], "basis": rate["basis"],
             "held_per_s": rate["held_per_s"], "model_per_s": rate["model_per_s"],
             "db_transactions_per_s": rate["transactions_per_s"], "snapshots": rate["snapshots"],
             "transactions_seen": rate["transactions_seen"],
