@@ -222,3 +222,54 @@ def test_transactions_of_real_lookups(major: int, scratch_base: Path, tmp_path: 
     assert w["snapshots"] >= 3 and w["transactions_per_s"] > 0, w
     assert 0.75 <= w["held_per_s"] / (held * w["transactions_per_s"]) <= 1.25, (w, held)
     assert w["basis"] == rate["basis"] and (w["fastpath_exceeded_per_s"] is not None) == (major >= 19)
+
+
+@pytest.mark.slow
+def test_foreign_key_check_on_a_partitioned_table(scratch_base: Path, tmp_path: Path, load_lock: None) -> None:
+    """PG 18, mlpt 16: autocommit INSERTs into seg_link, whose foreign key references tenant_seg (40 LIST
+    partitions), under plan_cache_mode = force_generic_plan (set for the database: it governs the RI check's SPI
+    plan, ri_triggers.c). The INSERT's EXPLAIN locks seg_link only (the model: 0/s); the check's generic plan locks
+    every partition. The oracle (one connection, warm) gives what one INSERT holds; diagnose's held figure is
+    within 25 % of it x the database's transactions/s, names the foreign key as the cause and proposes
+    plan_cache_mode = force_custom_plan (first: it removes as much as max_locks_per_transaction, without a
+    restart)."""
+    with ScratchServer(None, ScratchSettings(max_locks_per_transaction=16), base_dir=scratch_base) as server:
+        run_script(server.conninfo(), "create extension if not exists pg_stat_statements;\n"
+                   + (CORPUS_DIR / "tenant_seg.ddl").read_text()
+                   + "\nanalyze;\nalter database postgres set plan_cache_mode = force_generic_plan;")
+        truth = run_transaction(server.conninfo(), [Stmt("insert into seg_link (tenant, seg_id) values (7, 47)")],
+                                executions=8)
+        held = truth.runs[-1].final.main_table_count
+        assert held >= 20  # the server's answer: the generic plan's 40 partitions, most in the main lock table
+        script = "\\set id random(1, 4000)\n\\set t :id % 40\ninsert into seg_link (tenant, seg_id) values (:t, :id);\n"
+        result: list[PgbenchResult | BaseException] = []
+
+        def load() -> None:
+            try:
+                result.append(run_pgbench(server, clients=16, duration_s=9, script=script))
+            except BaseException as exc:  # re-raised below
+                result.append(exc)
+
+        loader = threading.Thread(target=load)
+        loader.start()
+        time.sleep(1.5)
+        out = tmp_path / "fk.json"
+        proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "4s", "--json", str(out))
+        loader.join()
+    assert proc.returncode == 0, proc.stderr
+    assert isinstance(result[0], PgbenchResult), result
+    doc = json.loads(out.read_text())
+    rate = doc["main_lock_table"]
+    assert rate["model_per_s"] == 0.0 and rate["transactions_per_s"] > 0, rate
+    assert 0.75 <= rate["server_per_s"] / (held * rate["transactions_per_s"]) <= 1.25, (rate, held)
+    txn = doc["transactions"][0]
+    assert txn["single_statement"] and "seg_link" in txn["statements"][0]["text"]
+    (fk,) = txn["foreign_keys"]
+    assert (fk["table"], fk["referenced"], fk["partitioned"]) == ("public.seg_link", "public.tenant_seg", True)
+    assert fk["main_table_locks"] >= 0.75 * held and "foreign-key check" in txn["cause"]
+    first = doc["fixes"][0]
+    assert first["kind"] == "plan-cache-mode" and first["basis"] == "server" and not first["restart"], doc["fixes"]
+    assert first["sql"] == ['ALTER ROLE "postgres" SET plan_cache_mode = force_custom_plan;']
+    assert first["main_lock_table_per_s_after"] <= 0.25 * first["main_lock_table_per_s_before"]
+    assert "1 statement (on public.seg_link" in doc["verdict"], doc["verdict"]
+    assert "set plan_cache_mode = force_custom_plan for the sessions that write public.seg_link" in doc["verdict"]
