@@ -486,7 +486,8 @@ def _plan_cache_fixes(ctx: _FixContext) -> list[Fix]:
             continue  # neither behind the waits nor saving anything measurable
         out.append(Fix("plan-cache-mode", f"plan_cache_mode = force_custom_plan for role {role}",
                        f"set plan_cache_mode = force_custom_plan for role {role}", f.evidence, f.sql, False,
-                       ctx.before, max(0.0, ctx.before - max(0.0, saved)), tuple(len(c.spilled) for c in ctx.culprits)))
+                       ctx.before, max(0.0, ctx.before - max(0.0, saved)), tuple(len(c.spilled) for c in ctx.culprits),
+                       subject=f"role {role}"))
     return out
 
 
@@ -518,8 +519,10 @@ def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> l
 def _ranked(statement_fixes: Sequence[Fix], txn_fixes: Sequence[Fix]) -> list[Fix]:
     """Both kinds of fix in one ranking: most main-lock-table acquisitions/s removed first (each on its own basis),
     then the cheaper kind; not predicted last. Of two ``max_locks_per_transaction`` fixes (the audit's for its
-    statements, one for the transactions), the larger setting, which fits both."""
-    fixes = [*statement_fixes, *txn_fixes]
+    statements, one for the transactions), the larger setting, which fits both; the audit's ``plan_cache_mode``
+    fix for a role a transaction's fix sets it for too gives way to that one."""
+    given = {(f.kind, f.subject) for f in txn_fixes if f.subject}
+    fixes = [*(f for f in statement_fixes if not f.subject or (f.kind, f.subject) not in given), *txn_fixes]
     mlpt = [f for f in fixes if f.kind == "max-locks-per-transaction" and f.capacity_after is not None]
     if len(mlpt) > 1:
         keep = max(mlpt, key=lambda f: (f.capacity_after.max_locks_per_transaction if f.capacity_after else 0,

@@ -40,6 +40,7 @@ class Fix:
     :ivar capacity_after: the fast-path capacity after a ``max-locks-per-transaction`` fix.
     :ivar transaction: for a fix derived from a transaction the server held, the index of that transaction in
         :attr:`lockscope.diagnose.engine.Diagnosis.transactions`; None for the audit's statement fixes.
+    :ivar subject: what a ``plan-cache-mode`` fix sets it for (``role NAME``, ``database NAME``), else "".
     """
 
     kind: str
@@ -54,6 +55,7 @@ class Fix:
     drop_index_oids: tuple[int, ...] = ()
     capacity_after: CapacityModel | None = None
     transaction: int | None = None
+    subject: str = ""
 
     @property
     def removed_per_s(self) -> float:

@@ -81,6 +81,7 @@ class TransactionFinding:
     :ivar foreign_keys: foreign keys whose checks' relations it holds in the main lock table.
     :ivar unexplained: its main-table relations that none of its measured statements' footprints locks (count).
     :ivar cause: why it holds more main-table locks than its statements' footprints ("" when it does not).
+    :ivar fill_together: its statements' own relations (their footprints') spill together more than alone.
     """
 
     shape: TransactionShape
@@ -90,6 +91,7 @@ class TransactionFinding:
     foreign_keys: tuple[ForeignKeyCheck, ...]
     unexplained: int
     cause: str
+    fill_together: bool = False
 
     @property
     def model_spilled_per_txn(self) -> float:
@@ -141,7 +143,8 @@ class ServerRate:
 @dataclass(frozen=True)
 class _Model:
     """The audited statements by :func:`lockscope.workload.transactions.statement_key` (internal): main-table locks
-    per call, the relations their plans lock, the role that ran them."""
+    per call, the relations the plans their calls take lock (:meth:`StatementAudit.weighted_plans`), the role that
+    ran them."""
 
     spilled: dict[str, float]
     relations: dict[str, tuple[int, ...]]
@@ -153,11 +156,11 @@ def _model(audits: Sequence[StatementAudit]) -> _Model:
     relations: dict[str, tuple[int, ...]] = {}
     roles: dict[str, str] = {}
     for a in audits:
-        if a.skipped_reason or a.steady is None:
+        plans = [p for p, _ in a.weighted_plans()]
+        if a.skipped_reason or not plans:
             continue
         fp = query_fingerprint(a.query)
-        oids = tuple(dict.fromkeys(o for p in (a.custom, a.generic, a.generic_reuse) if p is not None
-                                   for o in p.relation_oids))
+        oids = tuple(dict.fromkeys(o for p in plans for o in p.relation_oids))
         for key in (f"q{a.queryid}", *([f"f{fp}"] if fp else [])):
             spilled[key] = max(spilled.get(key, 0.0), a.spilled_per_call)
             relations[key] = tuple(dict.fromkeys((*relations.get(key, ()), *oids)))
@@ -186,17 +189,23 @@ def _name(names: Mapping[int, ClassRow], oid: int) -> str:
     return row.qualified if row is not None else f"oid {oid}"
 
 
+def _fill_together(shape: TransactionShape, spills: Sequence[float | None], explained: set[int]) -> bool:
+    """Its statements' own relations (their footprints') are more of its main-table locks than they spill alone."""
+    known = sum(s for s in spills if s is not None)
+    own = len(set(shape.main_relation_oids) & explained)
+    return len(shape.statements) > 1 and own >= known + 1.0
+
+
 def _cause(shape: TransactionShape, spills: Sequence[float | None], fks: Sequence[ForeignKeyCheck],
-           unexplained: Sequence[str]) -> str:
+           unexplained: Sequence[str], together: bool) -> str:
     """Why the transaction holds more main-table locks than its statements' footprints (see the module doc)."""
     known = sum(s for s in spills if s is not None)
     if shape.held_main_per_txn < known + 1.0:
         return ""
     parts = []
-    n = len(shape.statements)
-    if n > 1:
-        parts.append(f"its {n} statements fill the fast path together (alone they spill {known:g} per "
-                     "transaction: every statement keeps its locks until the transaction ends)")
+    if together:
+        parts.append(f"its {len(shape.statements)} statements fill the fast path together (alone they spill "
+                     f"{known:g} per transaction: every statement keeps its locks until the transaction ends)")
     for fk in fks[:2]:
         parts.append(f"the foreign-key check {fk.constraint} ({fk.table} -> {fk.referenced}) holds {fk.main_locks} "
                      "of them" + (", a partitioned table: a generic plan of the check locks every partition"
@@ -205,7 +214,8 @@ def _cause(shape: TransactionShape, spills: Sequence[float | None], fks: Sequenc
     if rest > 0:
         parts.append(f"{plural(rest, 'main-table lock')} on relations its statements' EXPLAIN never locks "
                      f"(triggers, sequences, routed partitions: {short_list(list(unexplained))})")
-    return "; ".join(parts)
+    return "; ".join(parts) or ("locks its statements' footprints do not show (statements not audited, or "
+                                "execution locks: triggers, foreign-key checks, sequences, routed partitions)")
 
 
 def _finding(shape: TransactionShape, model: _Model, names: Mapping[int, ClassRow],
@@ -218,8 +228,10 @@ def _finding(shape: TransactionShape, model: _Model, names: Mapping[int, ClassRo
     explained = {o for k in shape.statements for o in model.relations.get(k, ())}
     unexplained = [_name(names, o) for o in shape.main_relation_oids if o not in explained]
     checks = _foreign_keys(shape, fks, names, explained)
+    together = _fill_together(shape, spills, explained)
     return TransactionFinding(shape, tuple(tables), tuple(sorted(_name(names, o) for o in shape.main_relation_oids)),
-                              spills, checks, len(unexplained), _cause(shape, spills, checks, unexplained))
+                              spills, checks, len(unexplained), _cause(shape, spills, checks, unexplained, together),
+                              together)
 
 
 def server_rate(session: Session, report: AuditReport, model_main_per_s: float) -> ServerRate:
@@ -319,7 +331,7 @@ def _drop_index_fix(i: int, f: TransactionFinding, report: AuditReport, before: 
 def _fewer_statements_fix(i: int, f: TransactionFinding, report: AuditReport, before: float) -> list[Fix]:
     shape = f.shape
     n = len(shape.statements)
-    if n < 2:
+    if n < 2 or not f.fill_together:
         return []
     after = max(0.0, before - shape.main_per_s + shape.transactions_per_s * f.model_spilled_per_txn)
     alone = ", ".join("?" if s is None else f"{s:g}" for s in f.statement_spills)
@@ -341,7 +353,8 @@ def _fk_plan_cache_fix(i: int, f: TransactionFinding, report: AuditReport, sessi
     if fk is None:
         return []
     role = next((report_role for report_role in _roles(report, f) if report_role), None)
-    target = f"ROLE {session.identifier(role)}" if role else f"DATABASE {session.identifier(report.database)}"
+    database = session.identifier(report.database)
+    target = f"ROLE {session.identifier(role)} IN DATABASE {database}" if role else f"DATABASE {database}"
     return [Fix("plan-cache-mode", f"plan_cache_mode = force_custom_plan for the foreign-key check {fk.constraint}",
                 f"set plan_cache_mode = force_custom_plan for the sessions that write {fk.table}",
                 f"{f.describe()}, {fk.main_locks} of them on {fk.referenced} and its partitions: the check "
@@ -349,7 +362,8 @@ def _fk_plan_cache_fix(i: int, f: TransactionFinding, report: AuditReport, sessi
                 "backend whose generic plan, built at its 6th call, locks every partition and index; custom plans "
                 "lock the partition the key prunes to. plan_cache_mode governs it as any prepared statement's",
                 (f"ALTER {target} SET plan_cache_mode = force_custom_plan;",), False, before,
-                max(0.0, before - f.shape.transactions_per_s * fk.main_locks), transaction=i)]
+                max(0.0, before - f.shape.transactions_per_s * fk.main_locks), transaction=i,
+                subject=f"role {role}" if role else f"database {report.database}")]
 
 
 def _roles(report: AuditReport, f: TransactionFinding) -> list[str]:

@@ -85,6 +85,17 @@ def _transaction(i: int, f: TransactionFinding) -> str:
     return head + facts + cause + stmts + main + "</div>"
 
 
+def _transactions(d: Diagnosis) -> list[str]:
+    """The transactions holding main-table locks, with why the server and the model differ; [] without any."""
+    if not d.transactions:
+        return []
+    out = [f"<h2>Transactions holding main-table locks ({len(d.transactions)})</h2>"]
+    if d.server.model_note:
+        out.append(f'<p class="muted">{escape(d.server.model_note)}</p>')
+    out.extend(_transaction(i, f) for i, f in enumerate(d.transactions, 1))
+    return out
+
+
 def _fix(i: int, f: Fix) -> str:
     basis = "the statements' footprints" if f.transaction is None else "the server's figure"
     effect = ("not predicted (needs re-partitioning)" if f.main_per_s_after is None else
@@ -146,11 +157,7 @@ def diagnose_html(d: Diagnosis) -> str:
     body.append(_partitions(d))
     if audit is not None:
         body.append(tables_chart(audit, limit=12))
-    if d.transactions:
-        body.append(f"<h2>Transactions holding main-table locks ({len(d.transactions)})</h2>")
-        if d.server.model_note:
-            body.append(f'<p class="muted">{escape(d.server.model_note)}</p>')
-        body.extend(_transaction(i, f) for i, f in enumerate(d.transactions, 1))
+    body.extend(_transactions(d))
     body.append(f"<h2>Statements that waited on LockManager ({len(d.culprits)})</h2>")
     if d.culprits:
         body.extend(_culprit(c, w.lockmanager_samples) for c in d.culprits)
