@@ -181,8 +181,8 @@ def test_transactions_of_real_lookups(major: int, scratch_base: Path, tmp_path: 
         loader = threading.Thread(target=load)
         loader.start()
         time.sleep(1.5)
-        out = tmp_path / "txn.json"
-        proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "4s", "--json", str(out))
+        out, html = tmp_path / "txn.json", tmp_path / "txn.html"
+        proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "4s", "--json", str(out), "--html", str(html))
         watched = tmp_path / "watch.json"
         watch = run("watch", "--dsn", server.conninfo(), "--duration", "4s", "--locks-every", "1s", "--json",
                     str(watched))
@@ -218,6 +218,10 @@ def test_transactions_of_real_lookups(major: int, scratch_base: Path, tmp_path: 
     # what is left: the server's figure less the transaction's held rate (PG 19: the counter's own difference)
     assert mlpt["restart"] and mlpt["main_lock_table_per_s_after"] <= 0.25 * mlpt["main_lock_table_per_s_before"]
     assert doc["status"] in ("risk", "contention")
+    page = html.read_text()
+    assert "Transactions holding main-table locks (" in page and "fill the fast path together" in page
+    if major == 18:
+        check_report(html, tmp_path, min_svgs=3)
     w = json.loads(watched.read_text())["main_lock_table"]
     assert w["snapshots"] >= 3 and w["transactions_per_s"] > 0, w
     assert 0.75 <= w["held_per_s"] / (held * w["transactions_per_s"]) <= 1.25, (w, held)

@@ -19,8 +19,10 @@ relations it holds and which of them are in the main lock table) into:
    statement that is its own transaction (``xact_start = query_start``: autocommit, ``xact.c StartTransaction``)
    is a shape alone. A shape's **held main-table locks per transaction** are those of its last position;
 4. **transactions per second** of a shape: the pg_stat_statements calls/s of its last statement (it runs once per
-   transaction), else the database's transactions/s (``pg_stat_database`` xact_commit + xact_rollback) times the
-   shape's share of the observed transactions; never more than the database's;
+   transaction), else the database's transactions/s (``pg_stat_database`` xact_commit + xact_rollback, counted at
+   each transaction's end and flushed by each backend at most once a second: ``pgstat_database.c``,
+   ``pgstat.c pgstat_report_stat``) times the shape's share of the observed transactions; never more than the
+   database's;
 5. **main-lock-table acquisitions per second** = held main-table locks per transaction x transactions/s.
 
 What it estimates: locks **held** at the moment of a snapshot. Locks taken and released inside the transaction
