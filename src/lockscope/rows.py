@@ -49,6 +49,7 @@ __all__ = [
     "ExecTriggerRow",
     "ExecutedLockRow",
     "ExecutorIndexRow",
+    "ForeignKeyRow",
     "FunctionVolatilityRow",
     "HeldLocksRow",
     "IndexInfo",
@@ -82,6 +83,7 @@ __all__ = [
     "StatsResetRow",
     "TableColumnRow",
     "TableInfo",
+    "TransactionCountRow",
     "ViewRuleRow",
     "WaitHistoryRow",
     "WaitSamplingFeaturesRow",
@@ -356,12 +358,19 @@ class WaitHistoryRow:
 
 @dataclass(frozen=True)
 class HeldLocksRow:
-    """The granted relation locks of one active client backend in one pg_locks snapshot (``audit_held_locks.sql``).
+    """The granted relation locks of one client backend in a transaction in one pg_locks snapshot
+    (``audit_held_locks.sql``).
 
     :ivar query_id: pg_stat_activity.query_id (PG 14+ with compute_query_id), else None.
-    :ivar query: what it runs (its text, with literals).
+    :ivar query: what it runs, or last ran when idle in transaction (its text, with literals).
     :ivar main_table_locks: locks in the main lock table (count; ``NOT fastpath``).
     :ivar fastpath_locks: fast-path locks (count).
+    :ivar state: pg_stat_activity.state (``active``, ``idle in transaction``, ...), None when not read.
+    :ivar xact_start: the backend's transaction start (pg_stat_activity.xact_start), None when not read.
+    :ivar starts_transaction: the statement began the transaction (``xact_start = query_start``: autocommit, or
+        BEGIN itself).
+    :ivar relations: OIDs of the relations it holds a lock on (distinct), None when not read.
+    :ivar main_relations: OIDs of those with a lock in the main lock table (distinct), None when there are none.
     """
 
     pid: int
@@ -369,6 +378,40 @@ class HeldLocksRow:
     query: str | None
     main_table_locks: int = column("main_table")
     fastpath_locks: int = column("fastpath")
+    state: str | None = None
+    xact_start: _dt.datetime | None = None
+    starts_transaction: bool | None = None
+    relations: list[int] | None = None
+    main_relations: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class TransactionCountRow:
+    """The current database's transactions so far (``audit_xact_counters.sql``).
+
+    :ivar transactions: xact_commit + xact_rollback of pg_stat_database (count).
+    """
+
+    transactions: int
+
+
+@dataclass(frozen=True)
+class ForeignKeyRow:
+    """A foreign key of a table a transaction held (``diagnose_foreign_keys.sql``).
+
+    :ivar constraint_name: pg_constraint.conname.
+    :ivar table_oid: the referencing table (conrelid).
+    :ivar referenced_oid: the referenced table (confrelid).
+    :ivar referenced_partitioned: the referenced table is partitioned.
+    :ivar check_relations: the relations its check can lock: the referenced table, its partitions, their indexes
+        (OIDs).
+    """
+
+    constraint_name: str
+    table_oid: int
+    referenced_oid: int
+    referenced_partitioned: bool
+    check_relations: list[int]
 
 
 # -- pg_locks --------------------------------------------------------------------------------------------------------
@@ -386,12 +429,39 @@ class BlockingLockRow:
 
 @dataclass(frozen=True)
 class BackendLockCountsRow:
-    """One backend's relation locks in one pg_locks snapshot (``watch_locks.sql``; counts)."""
+    """One backend's relation locks in one pg_locks snapshot (``watch_locks.sql``; counts), and for a client
+    backend of the watched database in a transaction (``in_database``) what :class:`HeldLocksRow` has.
+
+    :ivar relation_locks: relation locks held or awaited (count).
+    :ivar main_table_locks: of them not fast-path (count; awaited ones included).
+    :ivar waiting_locks: of them not granted (count).
+    :ivar held_main_table: granted ones in the main lock table (count).
+    :ivar held_fastpath: granted fast-path ones (count).
+    :ivar in_database: a client backend of the watched database in a transaction, not lockscope's own.
+    """
 
     pid: int
     relation_locks: int
     main_table_locks: int
     waiting_locks: int
+    held_main_table: int = column("main_table", default=0)
+    held_fastpath: int = column("fastpath", default=0)
+    in_database: bool | None = None
+    query_id: int | None = None
+    query: str | None = None
+    state: str | None = None
+    xact_start: _dt.datetime | None = None
+    starts_transaction: bool | None = None
+    relations: list[int] | None = None
+    main_relations: list[int] | None = None
+
+    def held(self) -> HeldLocksRow | None:
+        """The row as ``audit_held_locks.sql`` gives it, None for a backend outside (``in_database`` false)."""
+        if not self.in_database:
+            return None
+        return HeldLocksRow(self.pid, self.query_id, self.query, self.held_main_table, self.held_fastpath,
+                            self.state, self.xact_start, self.starts_transaction, self.relations,
+                            self.main_relations)
 
 
 @dataclass(frozen=True)
