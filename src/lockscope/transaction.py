@@ -40,7 +40,16 @@ from .lockpart import NUM_LOCK_PARTITIONS
 from .script import Transaction
 from .vocab import PlanCacheMode
 
-__all__ = ["StatementStep", "TransactionExecution", "TransactionFootprint", "measure_transaction"]
+__all__ = ["STATEMENTS_ONLY_CAVEAT", "StatementStep", "TransactionExecution", "TransactionFootprint",
+           "measure_transaction"]
+
+#: What a view of statements alone (pg_stat_statements) misses, in the words audit and forecast use when it is all
+#: they have (each adds how to measure the transactions instead).
+STATEMENTS_ONLY_CAVEAT = (
+    "a transaction may hold more than its statements: the statements of one transaction accumulate their relation "
+    "locks until it ends (lock.c LockReleaseAll), and a write's execution takes locks its EXPLAIN does not "
+    "(foreign-key checks, triggers, sequences, partition routing), so per-statement figures are lower bounds of "
+    "what a transaction holds")
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from ..footprint import Execution, Footprint, RelationLock
 from ..transaction import TransactionExecution, TransactionFootprint
 
 __all__ = ["FOOTPRINT_SCHEMA", "TRANSACTIONS_SCHEMA", "capacity_to_dict", "footprints_to_dict",
-           "transactions_to_dict"]
+           "transaction_to_dict", "transactions_to_dict"]
 
 FOOTPRINT_SCHEMA = "lockscope/footprint/v1"
 #: Transaction footprints (``footprint`` with BEGIN ... COMMIT, a pgbench script, or DDL on a scratch server).
@@ -122,7 +122,9 @@ def _transaction_execution(e: TransactionExecution) -> dict[str, Any]:
     }
 
 
-def _transaction(fp: TransactionFootprint) -> dict[str, Any]:
+def transaction_to_dict(fp: TransactionFootprint) -> dict[str, Any]:
+    """One transaction footprint: ``line``, ``explicit``, ``method``, ``protocol``, ``plan_cache_mode``,
+    ``statements``, ``spilled``, ``notes`` and ``executions`` (each with its ``statements``: docs/json-schema.md)."""
     return {
         "line": fp.line, "explicit": fp.explicit, "method": fp.method, "protocol": fp.protocol,
         "plan_cache_mode": fp.plan_cache_mode, "statements": list(fp.statements), "spilled": fp.spilled,
@@ -150,6 +152,6 @@ def transactions_to_dict(footprints: Sequence[TransactionFootprint],
         "capacity": capacity_to_dict(first.capacity),
         "assumed": capacity_to_dict(first.assumed),
         "spilled": any(fp.spilled for fp in footprints),
-        "transactions": [{**_transaction(fp), "executed": _transaction(t) if t is not None else None}
+        "transactions": [{**transaction_to_dict(fp), "executed": transaction_to_dict(t) if t is not None else None}
                          for fp, t in zip(footprints, executed or [None] * len(footprints), strict=True)],
     }
