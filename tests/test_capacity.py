@@ -149,3 +149,16 @@ def test_lock_shmem_growth_matches_the_server(major: int, server_pool: ServerPoo
     default = default_max_locks_per_transaction(version)
     assert (default, fast_path_groups(version, default)) == ((128, 8) if version >= PG19 else
                                                             (64, 4) if major >= 18 else (64, 1))
+
+
+def test_assumed_lock_table_budget_defaults() -> None:
+    """The issue's PG 19rc1 server (mlpt 16, max_connections 100, other settings default) has 2,176 entries; the
+    same settings on 13 (autovacuum_max_workers 3 counted, not the 16 worker slots) have 1,952, a floor there."""
+    from lockscope.budget import assumed_budget
+
+    pg19 = assumed_budget(190000, max_locks_per_transaction=16)
+    assert (pg19.entries, pg19.is_floor) == (2176, False)
+    pg13 = assumed_budget(130000, max_locks_per_transaction=16)
+    assert (pg13.entries, pg13.is_floor) == (1952, True)
+    assert assumed_budget(190000, max_locks_per_transaction=16, max_prepared_transactions=5).entries == 2256
+    assert pg19.smallest_mlpt(2177) == 17 and pg19.fits(2176) and not pg19.fits(2177)
