@@ -75,7 +75,8 @@ DEFAULT_CONNECT_TIMEOUT_S = 5
 #: lock-partition LWLocks in shared mode while it copies the main lock table). :meth:`Session.query_rows` paces,
 #: counts and times them. ``lockscope watch``'s own ``watch_locks`` / ``watch_blocking`` (at most once per second,
 #: its own rule) are not in this set.
-PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks", "audit_held_locks", "executed_locks"})
+PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks", "audit_held_locks", "executed_locks",
+                              "budget_held_entries"})
 #: SQLSTATE classes (first two characters, PostgreSQL ``errcodes.txt``) mapped to :class:`StatementError`: the
 #: statement or its parameters are at fault (42 syntax/access rule, 22 data exception, 0A feature not supported,
 #: 08 connection exception, 26 invalid statement name, 07 dynamic SQL, 25 invalid transaction state, 54 program
@@ -948,6 +949,10 @@ class ScratchExecutor:
     def rollback(self) -> None:
         """``ROLLBACK`` (prepared statements stay; an error in the transaction is cleared)."""
         self.run("ROLLBACK")
+
+    def commit(self) -> None:
+        """``COMMIT`` (a migration's transaction, on a scratch server: the next transactions see its objects)."""
+        self.run("COMMIT")
 
     def query_rows(self, name: str, row_type: type[RowT], params: Sequence[Any] | None = None, *,
                    version: int | None = None) -> list[RowT]:

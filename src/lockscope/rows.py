@@ -51,10 +51,13 @@ __all__ = [
     "ExecutorIndexRow",
     "ForeignKeyRow",
     "FunctionVolatilityRow",
+    "HeldEntriesRow",
     "HeldLocksRow",
     "IndexInfo",
     "LabStatementRow",
+    "MigrationLockRow",
     "NameRow",
+    "OidListRow",
     "OrderFunctionRow",
     "OrderRelationRow",
     "OrdinalOidRow",
@@ -1103,6 +1106,40 @@ class ExecutedLockRow:
     mode: LockMode
     fastpath: bool
     database_oid: int | None
+
+@dataclass(frozen=True)
+class MigrationLockRow:
+    """One shared lock-table entry a backend holds outside the fast path, its modes folded (``migration_locks.sql``).
+
+    :ivar locktype: pg_locks ``locktype`` (``relation``, ``object``, ``transactionid``, ...).
+    :ivar relation_oid: the relation for a relation lock, else None.
+    :ivar modes: the modes held on the object (pg_locks ``mode`` names).
+    """
+
+    locktype: str
+    relation_oid: int | None
+    modes: list[str]
+
+
+@dataclass(frozen=True)
+class OidListRow:
+    """A list of OIDs (``migration_relation_oids.sql``).
+
+    :ivar oids: the OIDs.
+    """
+
+    oids: list[int]
+
+
+@dataclass(frozen=True)
+class HeldEntriesRow:
+    """The shared lock-table entries other sessions hold (``budget_held_entries.sql``).
+
+    :ivar entries: count of distinct locked objects outside the fast path.
+    """
+
+    entries: int
+
 
 
 @dataclass(frozen=True)

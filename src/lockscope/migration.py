@@ -1,0 +1,298 @@
+"""Migrations measured on lockscope's own scratch server: the shared lock-table entries each transaction needs.
+
+A migration file runs as psql runs it (:func:`lockscope.script.read_script`): a ``BEGIN ... COMMIT`` block is one
+transaction, every other statement one of its own. On a scratch server lockscope started itself
+(:class:`lockscope.db.ScratchExecutor`), each transaction runs for real and COMMITs (the next ones see its objects);
+after every statement, before the COMMIT, the backend's entries outside the fast path are read
+(``sql/migration_locks.sql``: one per locked object, whatever its modes, as the shared table holds them, ``lock.c``
+``LOCK`` keyed by ``LOCKTAG``). A transaction keeps every lock to its end (``lock.c LockReleaseAll``), so its entries
+only grow: the peak is the count after its last statement.
+
+Per transaction this module derives:
+
+- the peak by lock type (relation, object, transactionid, ...);
+- its strong locks (``ShareUpdateExclusiveLock`` and stronger) on relations that existed before it: while one is
+  held, every other backend's weak lock on that relation takes the main lock table (``lock.c
+  FastPathStrongRelationLocks``, counted per hash partition of the relation's LOCKTAG);
+- the growth per repeated statement: statements of the same shape (:func:`statement_shape`: literals and numbers
+  masked, e.g. ``CREATE TABLE ... PARTITION OF events`` x 150), the entries each repetition adds (the difference
+  between the totals after consecutive repetitions, checked constant) and the fixed part;
+- the transaction's own growth per repetition, with the statements that follow the repetitions (an index on the
+  parent adds one index per partition): measured by running the transaction cut to half the repetitions first
+  (rolled back), :attr:`Repetition.transaction_per_repetition`.
+
+A statement that cannot run in a transaction block (``CREATE INDEX CONCURRENTLY``, ``VACUUM``) runs on its own and
+is not measured (its own transactions are internal): :attr:`MigrationTransaction.measured` is False.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+
+from .db import ScratchExecutor
+from .errors import StatementError
+from .rows import MigrationLockRow, OidListRow, RelationInfoRow
+from .script import Script, ScriptStatement, Transaction
+from .vocab import LockMode
+
+__all__ = [
+    "MigrationTransaction",
+    "Repetition",
+    "StrongLock",
+    "cut_statements",
+    "measure_migration",
+    "repeated_groups",
+    "run_statements",
+    "statement_shape",
+]
+
+#: SQLSTATE 25001 active_sql_transaction: the statement cannot run inside a transaction block.
+_IN_BLOCK = "25001"
+_LITERAL = re.compile(r"'(?:[^']|'')*'")
+_NUMBER = re.compile(r"\d+")
+_PARTITION_OF = re.compile(r"\bpartition\s+of\s+((?:\"[^\"]+\"|[\w$.])+)", re.I)
+_MODES = frozenset(m.value for m in LockMode)
+#: Fewest repetitions measured as a growth (two differences to check constant).
+MIN_REPETITIONS = 3
+
+
+@dataclass(frozen=True)
+class StrongLock:
+    """A strong relation lock a migration's transaction holds (``ShareUpdateExclusiveLock`` and stronger).
+
+    :ivar relation_oid: the relation.
+    :ivar relation: its quoted ``schema.name`` (the OID as text when it was dropped since).
+    :ivar mode: the strongest mode held.
+    :ivar existing: True when the relation existed before the transaction (other sessions can lock it: their weak
+        locks on it take the main lock table while this is held, ``lock.c FastPathStrongRelationLocks``).
+    """
+
+    relation_oid: int
+    relation: str
+    mode: LockMode
+    existing: bool
+
+
+@dataclass(frozen=True)
+class Repetition:
+    """Statements of one shape repeated in a transaction, and what each repetition adds to the lock table.
+
+    :ivar shape: the statements' shape (:func:`statement_shape`).
+    :ivar label: for people, e.g. ``CREATE TABLE ... PARTITION OF events``.
+    :ivar noun: what one repetition makes, plural (``partitions``, ``tables``, ``indexes``, ``repetitions``).
+    :ivar positions: the statements' 0-based positions in the transaction.
+    :ivar per_repetition: entries one repetition adds (count): the largest difference between the totals after
+        consecutive repetitions.
+    :ivar constant: every such difference is the same.
+    :ivar fixed: the transaction's peak less ``count x per_repetition`` (count).
+    :ivar transaction_per_repetition: entries the whole transaction grows by per repetition, its later statements
+        included (count, may be fractional): from a run cut to half the repetitions; None when not measured.
+    """
+
+    shape: str
+    label: str
+    noun: str
+    positions: tuple[int, ...]
+    per_repetition: int
+    constant: bool
+    fixed: int
+    transaction_per_repetition: float | None = None
+
+    @property
+    def count(self) -> int:
+        """Repetitions (count)."""
+        return len(self.positions)
+
+    @property
+    def growth(self) -> float:
+        """Entries per repetition the transaction grows by: :attr:`transaction_per_repetition` when measured, else
+        :attr:`per_repetition`."""
+        return self.per_repetition if self.transaction_per_repetition is None else self.transaction_per_repetition
+
+
+@dataclass(frozen=True)
+class MigrationTransaction:
+    """One transaction of a migration, run on a scratch server.
+
+    :ivar number: 1-based place in the file.
+    :ivar line: the line it starts at (1-based).
+    :ivar explicit: a ``BEGIN ... COMMIT`` block (False: one statement in autocommit).
+    :ivar statements: the statements' texts.
+    :ivar statement_lines: their lines.
+    :ivar entries_after: the entries outside the fast path after each statement (count each).
+    :ivar peak_by_type: the entries at the peak by pg_locks ``locktype``, sorted by type.
+    :ivar strong_locks: strong relation locks held at the end, by relation OID.
+    :ivar repetitions: repeated statement shapes, the most entries first.
+    :ivar measured: False when the statement ran outside a transaction block and was not measured.
+    """
+
+    number: int
+    line: int
+    explicit: bool
+    statements: tuple[str, ...]
+    statement_lines: tuple[int, ...]
+    entries_after: tuple[int, ...]
+    peak_by_type: tuple[tuple[str, int], ...]
+    strong_locks: tuple[StrongLock, ...]
+    repetitions: tuple[Repetition, ...]
+    measured: bool = True
+
+    @property
+    def peak(self) -> int:
+        """Entries at the peak (count): the transaction's need from the shared lock table."""
+        return sum(n for _, n in self.peak_by_type)
+
+    @property
+    def fast_path_lost(self) -> tuple[str, ...]:
+        """Relations that existed before the transaction and that it holds a strong lock on: while it runs, other
+        sessions' weak locks on them take the main lock table."""
+        return tuple(s.relation for s in self.strong_locks if s.existing)
+
+    @property
+    def dominant(self) -> Repetition | None:
+        """The repeated statement that adds the most entries, or None."""
+        return self.repetitions[0] if self.repetitions else None
+
+
+def statement_shape(text: str) -> str:
+    """A statement's shape: blanks collapsed, lower case, string literals as ``?`` and digit runs as ``#`` (so
+    ``CREATE TABLE events_2026_01_02 PARTITION OF events FOR VALUES FROM ('2026-01-02') ...`` and the next day's
+    have one shape)."""
+    flat = " ".join(text.split()).rstrip(";").lower()
+    return _NUMBER.sub("#", _LITERAL.sub("?", flat))
+
+
+def _label(text: str, shape: str) -> tuple[str, str]:
+    """(label, noun) of a repeated statement."""
+    parent = _PARTITION_OF.search(text)
+    if shape.startswith("create table") and parent:
+        return f"CREATE TABLE ... PARTITION OF {parent.group(1)}", "partitions"
+    if "attach partition" in shape:
+        return shape, "partitions attached"
+    for prefix, noun in (("create table", "tables"), ("create index", "indexes"), ("create unique index", "indexes"),
+                         ("alter table", "ALTER TABLE statements")):
+        if shape.startswith(prefix):
+            return shape if len(shape) <= 70 else shape[:67] + "...", noun
+    return shape if len(shape) <= 70 else shape[:67] + "...", "repetitions"
+
+
+def repeated_groups(statements: Sequence[ScriptStatement]) -> list[tuple[str, tuple[int, ...]]]:
+    """Shapes repeated at least :data:`MIN_REPETITIONS` times: (shape, 0-based positions), most repeated first."""
+    positions: dict[str, list[int]] = {}
+    for n, stmt in enumerate(statements):
+        positions.setdefault(statement_shape(stmt.text), []).append(n)
+    groups = [(shape, tuple(p)) for shape, p in positions.items() if len(p) >= MIN_REPETITIONS]
+    return sorted(groups, key=lambda g: -len(g[1]))
+
+
+def cut_statements(statements: Sequence[ScriptStatement], positions: Sequence[int],
+                   keep: int) -> tuple[ScriptStatement, ...]:
+    """The transaction cut to its first ``keep`` repetitions (the repetitions at ``positions``; every other
+    statement kept, in order)."""
+    dropped = set(positions[keep:])
+    return tuple(s for n, s in enumerate(statements) if n not in dropped)
+
+
+def measure_migration(conninfo: str, script: Script) -> tuple[MigrationTransaction, ...]:
+    """Run a migration on a scratch server, transaction after transaction, each committed, and measure what each
+    needs from the shared lock table (see the module docstring).
+
+    :param conninfo: a scratch server's conninfo (never a user's server: the statements run and commit).
+    :return: one :class:`MigrationTransaction` per transaction, in file order.
+    :raises StatementError: a statement failed (its SQLSTATE, its line and the server's message); 53200 "out of
+        shared memory" included (the scratch server's own table was too small).
+    :raises ConnectionFailedError: the server cannot be reached.
+    """
+    out: list[MigrationTransaction] = []
+    with ScratchExecutor(conninfo) as ex:
+        for number, txn in enumerate(script.transactions, 1):
+            existing = set(ex.query_rows("migration_relation_oids", OidListRow)[0].oids)
+            groups = repeated_groups(txn.statements)
+            cut_peak = None
+            if groups and len(groups[0][1]) >= 2 * MIN_REPETITIONS:
+                half = len(groups[0][1]) // 2
+                cut = cut_statements(txn.statements, groups[0][1], half)
+                cut_peak = (half, run_statements(ex, cut, commit=False)[0][-1])
+            totals, rows, measured = run_statements(ex, txn.statements, commit=True)
+            out.append(_transaction(ex, number, txn, totals, rows, measured, existing, groups, cut_peak))
+    return tuple(out)
+
+
+def run_statements(ex: ScratchExecutor, statements: Sequence[ScriptStatement],
+                   *, commit: bool, read: bool = True) -> tuple[list[int], list[MigrationLockRow], bool]:
+    """BEGIN, each statement run (and, with ``read``, the entries read after it), COMMIT (or ROLLBACK).
+
+    :return: (totals after each statement, the rows at the end, measured); one statement refused inside a block
+        (25001) runs on its own, unmeasured.
+    :raises StatementError: a statement failed (``line N:`` and the server's message, its SQLSTATE); the
+        transaction is rolled back.
+    """
+    totals: list[int] = []
+    rows: list[MigrationLockRow] = []
+    ex.begin()
+    try:
+        for stmt in statements:
+            _exec(ex, stmt)
+            if read:
+                rows = ex.query_rows("migration_locks", MigrationLockRow)
+                totals.append(len(rows))
+    except StatementError as exc:
+        ex.rollback()
+        if exc.sqlstate != _IN_BLOCK or len(statements) != 1:
+            raise
+        _exec(ex, statements[0])
+        return [0], [], False
+    (ex.commit if commit else ex.rollback)()
+    return totals, rows, True
+
+
+def _exec(ex: ScratchExecutor, stmt: ScriptStatement) -> None:
+    try:
+        ex.run(stmt.text)
+    except StatementError as exc:
+        raise StatementError(f"line {stmt.line}: {exc}", sqlstate=exc.sqlstate) from None
+
+
+def _transaction(ex: ScratchExecutor, number: int, txn: Transaction, totals: list[int],
+                 rows: list[MigrationLockRow], measured: bool, existing: set[int],
+                 groups: list[tuple[str, tuple[int, ...]]], cut_peak: tuple[int, int] | None) -> MigrationTransaction:
+    """The measured transaction: peak by type, strong locks named (after the COMMIT: the naming query's own locks
+    are not measured), repetitions."""
+    peak = Counter(r.locktype for r in rows)
+    strong: dict[int, LockMode] = {}
+    for r in rows:
+        modes = [LockMode(m) for m in r.modes if m in _MODES]
+        top = max(modes, key=lambda m: m.rank, default=None)
+        if r.locktype == "relation" and r.relation_oid is not None and top is not None and not top.weak:
+            strong[r.relation_oid] = top
+    names = {i.relation_oid: i.relation for i in ex.query_rows("relation_info", RelationInfoRow, [sorted(strong)])} \
+        if strong else {}
+    locks = tuple(StrongLock(oid, names.get(oid, str(oid)), mode, oid in existing)
+                  for oid, mode in sorted(strong.items()))
+    reps = [_repetition(txn.statements, shape, pos, totals, cut_peak if k == 0 else None)
+            for k, (shape, pos) in enumerate(groups)] if measured else []
+    reps.sort(key=lambda r: -(r.count * r.per_repetition))
+    return MigrationTransaction(
+        number=number, line=txn.line, explicit=txn.explicit, statements=tuple(s.text for s in txn.statements),
+        statement_lines=tuple(s.line for s in txn.statements), entries_after=tuple(totals),
+        peak_by_type=tuple(sorted(peak.items())), strong_locks=locks, repetitions=tuple(reps), measured=measured)
+
+
+def _repetition(statements: Sequence[ScriptStatement], shape: str, positions: tuple[int, ...], totals: list[int],
+                cut_peak: tuple[int, int] | None) -> Repetition:
+    """A repeated shape's growth: differences between the totals after consecutive repetitions."""
+    after = [totals[p] for p in positions]
+    steps = [b - a for a, b in pairwise(after)]
+    per = max(steps)
+    label, noun = _label(statements[positions[0]].text, shape)
+    whole = None
+    if cut_peak is not None:
+        half, peak_half = cut_peak
+        whole = (totals[-1] - peak_half) / (len(positions) - half)
+    return Repetition(shape=shape, label=label, noun=noun, positions=positions, per_repetition=per,
+                      constant=len(set(steps)) == 1, fixed=totals[-1] - len(positions) * per,
+                      transaction_per_repetition=whole)
