@@ -29,6 +29,7 @@ from ._common import (
     choose_command_target,
     read_statement_input,
 )
+from ._migration import add_budget_options, check_migration_only, is_migration, run_migration
 from ._output import check_writable, make_console, note, print_probe_cost, read_text, target_line, write_json
 
 if TYPE_CHECKING:
@@ -51,13 +52,14 @@ _PLAN_CACHE_HELP = (
 
 
 def fail_on_condition(text: str) -> tuple[str, int]:
-    """argparse type of ``footprint --fail-on``: ``spill``, ``assumed-spill`` or ``locks:N`` -> (name, N or 0)."""
+    """argparse type of ``footprint --fail-on``: ``spill``, ``assumed-spill``, ``exhaustion`` or ``locks:N`` ->
+    (name, N or 0)."""
     name, sep, value = text.strip().partition(":")
-    if name in ("spill", "assumed-spill") and not sep:
+    if name in ("spill", "assumed-spill", "exhaustion") and not sep:
         return name, 0
     if name == "locks" and sep and value.strip().isdigit():
         return name, int(value)
-    raise argparse.ArgumentTypeError(f"not a condition: {text!r} (spill, assumed-spill, locks:N)")
+    raise argparse.ArgumentTypeError(f"not a condition: {text!r} (spill, assumed-spill, exhaustion, locks:N)")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -101,13 +103,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help=f"CI gate: exit {EXIT_SPILL} when a statement meets CONDITION (repeat for several): spill "
                          "(an execution put a lock in the main lock table), assumed-spill (it would under "
                          "--assume-version/--assume-mlpt), locks:N (an execution takes more than N relation "
-                         "locks)")
+                         "locks); exhaustion (a migration's transaction needs more lock-table entries than the "
+                         "budget: --assume-mlpt, --assume-max-connections, --assume-max-prepared-transactions, "
+                         "--budget-from)")
+    add_budget_options(fp)
     fp.add_argument("--fail-on-spill", action="append_const", dest="fail_on", const=("spill", 0),
                     help="the same as --fail-on spill")
     fp.set_defaults(handler=run)
 
 
-def _read_input(args: argparse.Namespace, protocol: str) -> tuple[str, Script]:
+def _read_input(args: argparse.Namespace, protocol: str, text: str | None = None) -> tuple[str, Script]:
     """The input text and the script it is (transactions, pgbench variables: :func:`lockscope.script.read_script`).
 
     :raises BadInputError: unreadable input, a script lockscope cannot read (its line named).
@@ -115,7 +120,8 @@ def _read_input(args: argparse.Namespace, protocol: str) -> tuple[str, Script]:
     from ..script import read_script
     from ..statement import check_statements
 
-    text = read_statement_input(args, command="footprint")
+    if text is None:
+        text = read_statement_input(args, command="footprint")
     assert text is not None
     try:
         return text, read_script(text, protocol=protocol, where=_where(args))
@@ -134,7 +140,7 @@ def _transaction_input(script: Script, scratch: bool) -> bool:
     from ..statement import PROBEABLE_KINDS
 
     ddl = any(s.kind not in PROBEABLE_KINDS for s in script.statements)
-    return script.has_blocks or script.pgbench or (scratch and ddl)
+    return script.has_blocks or script.pgbench or (scratch and ddl)  # DDL on a scratch server: commands._migration
 
 
 def _check_executions(args: argparse.Namespace, protocol: str, statements: Sequence[CheckedStatement]) -> None:
@@ -206,8 +212,15 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..target import open_target
 
     # everything the user gave is checked before any server is started or contacted
+    given = read_statement_input(args, command="footprint")
+    if args.scratch:
+        _, script = _read_input(args, "simple", given)
+        if is_migration(script, True):
+            return run_migration(args, console, script)
+    check_migration_only(args)
     protocol, mode = _check_options(args)
-    text, script = _read_input(args, protocol)
+    text, script = _read_input(args, protocol, given)
+    is_migration(script, bool(args.scratch))
     if _transaction_input(script, bool(args.scratch)):
         return run_transactions(args, console, text, script, protocol, mode)
     statements = check_statements(text, where=_where(args))
