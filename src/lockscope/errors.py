@@ -16,7 +16,9 @@ each into one line on stderr and the exit code named by its ``exit_code``::
      +-- ScratchServerError             exit 4   the scratch server could not be set up or started
      |    +-- PostgresInstallError               ``lockscope lab install`` could not fetch or unpack binaries
      +-- ModelMismatchError             exit 5   measured fast-path flags differ from the capacity model
-    (exit 6 is not an error: ``--fail-on-spill`` found an execution that spilled to the main lock table)
+    (exit 6, EXIT_SPILL, is not an error: a ``--fail-on`` gate was met: ``spill`` (an execution spilled to the
+    main lock table), ``assumed-spill``, ``locks:N``, ``exhaustion`` (a migration's transaction needs more
+    lock-table entries than the budget))
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ __all__ = [
     "UnsupportedStatementError",
 ]
 
-#: Exit code of ``lockscope footprint --fail-on-spill`` when an execution spilled.
+#: Exit code of a ``--fail-on`` gate met: ``footprint --fail-on spill`` (an execution spilled), ``exhaustion`` (a
+#: migration's transaction needs more lock-table entries than the budget), and the other commands' conditions.
 EXIT_SPILL = 6
 
 
