@@ -168,7 +168,7 @@ def test_budget_from_a_live_server(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    (["footprint", "CREATE TABLE t (a int)"], "runs only on lockscope's scratch server"),
+    (["footprint", "CREATE TABLE t (a int)"], "utility statement"),
     (["footprint", "--scratch", "--fail-on", "exhaustion", "SELECT 1"], "--fail-on exhaustion applies to a migration"),
     (["footprint", "--scratch", "--assume-max-connections", "5", "SELECT 1"], "--assume-max-connections applies"),
     (["footprint", "--fail-on", "exhausted", "SELECT 1"], "not a condition"),
