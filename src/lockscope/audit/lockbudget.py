@@ -16,7 +16,8 @@ lock, every lock of a non-relation type, and the weak relation locks that find t
   at its end succeeds, one more table fails).
 - **CREATE INDEX on a partitioned table** (measured on 13, 18 and 19, ``tests/test_audit_budget.py``): ShareLock on
   every relation of the tree, a new index per relation (AccessExclusiveLock; ShareLock on an existing index it
-  attaches instead), one ShareUpdateExclusiveLock and the transaction ID: ``2 x relations + 2`` entries.
+  attaches instead), a ShareUpdateExclusiveLock on each new partitioned index (one per partitioned table of the
+  tree) and the transaction ID: ``2 x relations + partitioned tables + 1`` entries.
   **ALTER TABLE ... ADD COLUMN** recursing to every partition: AccessExclusiveLock on each relation and the
   transaction ID: ``relations + 1``.
 - **Connections**: the widest statement or transaction footprint (every lock of it, as a strong lock on its
@@ -170,13 +171,15 @@ class PartitionDdlNeed:
     """The entries DDL on one partitioned table needs in one transaction.
 
     :ivar relations: the parent and every partition at any depth (count).
-    :ivar create_index_entries: ``CREATE INDEX`` on the parent: ``2 x relations + 2`` (count).
+    :ivar partitioned: the partitioned tables among them, the parent included (count).
+    :ivar create_index_entries: ``CREATE INDEX`` on the parent: ``2 x relations + partitioned + 1`` (count).
     :ivar alter_entries: ``ALTER TABLE ... ADD COLUMN`` on the parent: ``relations + 1`` (count).
     """
 
     table_oid: int
     qualified: str
     relations: int
+    partitioned: int
     create_index_entries: int
     alter_entries: int
 
@@ -260,8 +263,11 @@ def partition_ddl_needs(catalog: Catalog, limit: int = 5) -> tuple[PartitionDdlN
     for rel in catalog.top_level():
         if rel.relkind != "p":
             continue
-        relations = 1 + len(catalog.descendants(rel.oid))
-        out.append(PartitionDdlNeed(rel.oid, rel.qualified, relations, 2 * relations + 2, relations + 1))
+        tree = catalog.descendants(rel.oid)
+        relations = 1 + len(tree)
+        partitioned = 1 + sum(1 for o in tree if catalog.relations[o].relkind == "p")
+        out.append(PartitionDdlNeed(rel.oid, rel.qualified, relations, partitioned,
+                                    2 * relations + partitioned + 1, relations + 1))
     out.sort(key=lambda n: (-n.relations, n.qualified))
     return tuple(out[:limit])
 
@@ -329,7 +335,8 @@ def _partition_findings(audit: LockBudgetAudit) -> list[Finding]:
             f"CREATE INDEX on {p.qualified} needs {p.create_index_entries:,} lock-table entries of "
             f"{audit.budget.free_entries:,}" + (" (beyond the floor)" if audit.budget.is_floor else ""),
             f"{p.relations:,} relations in the tree: ShareLock on each and a new index on each (2 x relations), "
-            f"a ShareUpdateExclusiveLock and the transaction ID; ALTER TABLE ... ADD COLUMN needs "
+            f"a ShareUpdateExclusiveLock on each of its {p.partitioned} new partitioned indexes and the "
+            f"transaction ID; ALTER TABLE ... ADD COLUMN needs "
             f"{p.alter_entries:,}; lock table {audit.budget.describe()}",
             f"CREATE INDEX ON ONLY {p.qualified}, then per partition CREATE INDEX CONCURRENTLY and ALTER INDEX ... "
             f"ATTACH PARTITION, each its own transaction; or {_mlpt_fix(audit, p.create_index_entries)}",
@@ -387,7 +394,8 @@ def budget_lines(audit: LockBudgetAudit) -> list[BudgetLine]:
                                   audit.verdict(d.largest_schema_need), "the largest schema alone"))
     for p in audit.partitions:
         out.append(BudgetLine(f"CREATE INDEX on {p.qualified}", p.create_index_entries,
-                              audit.verdict(p.create_index_entries), f"2 x {p.relations:,} relations + 2"))
+                              audit.verdict(p.create_index_entries),
+                              f"2 x {p.relations:,} relations + {p.partitioned} partitioned + 1"))
         out.append(BudgetLine(f"ALTER TABLE {p.qualified} ADD COLUMN", p.alter_entries,
                               audit.verdict(p.alter_entries), f"{p.relations:,} relations + 1"))
     c = audit.connections

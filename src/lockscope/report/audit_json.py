@@ -201,7 +201,8 @@ def _lock_budget(a: LockBudgetAudit | None) -> dict[str, Any] | None:
             "schemas": d.schemas, "largest_schema": d.largest_schema,
             "largest_schema_need_entries": d.largest_schema_need},
         "partitioned_tables": [
-            {"table": p.qualified, "relations": p.relations, "create_index_entries": p.create_index_entries,
+            {"table": p.qualified, "relations": p.relations, "partitioned": p.partitioned,
+             "create_index_entries": p.create_index_entries,
              "alter_entries": p.alter_entries, "verdict": a.verdict(p.create_index_entries),
              "smallest_mlpt": b.smallest_mlpt(p.create_index_entries)} for p in a.partitions],
         "connections": {"largest_locks": c.largest_locks, "subject": c.subject, "sessions": c.sessions,
