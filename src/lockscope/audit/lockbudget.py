@@ -192,12 +192,15 @@ class ConnectionsNeed:
     :ivar subject: the statement, table or transaction it is.
     :ivar sessions: max_connections (count).
     :ivar need_entries: largest_locks x sessions (count).
+    :ivar from_transaction: True when a measured transaction is wider than every statement and table (otherwise
+        the ``shared-lock-table`` finding already speaks for it).
     """
 
     largest_locks: int
     subject: str
     sessions: int
     need_entries: int
+    from_transaction: bool = False
 
 
 @dataclass(frozen=True)
@@ -274,12 +277,12 @@ def partition_ddl_needs(catalog: Catalog, limit: int = 5) -> tuple[PartitionDdlN
 
 def connections_need(risk: SharedLockRisk, transactions: Sequence[TransactionAudit]) -> ConnectionsNeed:
     """The widest statement, table or measured transaction (``--scratch --workload``) x max_connections."""
-    largest, subject = risk.largest_locks, risk.largest_subject
+    largest, subject, txn = risk.largest_locks, risk.largest_subject, False
     for t in transactions:
         peak = t.peak
         if peak.lock_count > largest:
-            largest, subject = peak.lock_count, f"transaction at line {t.truth.line}"
-    return ConnectionsNeed(largest, subject, risk.sessions, largest * risk.sessions)
+            largest, subject, txn = peak.lock_count, f"transaction at line {t.truth.line}", True
+    return ConnectionsNeed(largest, subject, risk.sessions, largest * risk.sessions, txn)
 
 
 def lock_budget_audit(budget: LockTableBudget, model: CapacityModel, rows: Sequence[DumpLockRow] | None,
@@ -345,9 +348,10 @@ def _partition_findings(audit: LockBudgetAudit) -> list[Finding]:
 
 
 def _connections_finding(audit: LockBudgetAudit) -> list[Finding]:
-    """``lock-budget-connections``: the widest footprint x max_connections does not fit."""
+    """``lock-budget-connections``: the widest measured transaction x max_connections does not fit (a statement or
+    table that does not is the ``shared-lock-table`` finding)."""
     c = audit.connections
-    if audit.budget.fits(c.need_entries):
+    if not c.from_transaction or audit.budget.fits(c.need_entries):
         return []
     return [Finding(
         "medium", "lock-budget-connections", c.subject,
