@@ -43,6 +43,7 @@ __all__ = [
     "ColumnStatsRow",
     "DatabaseFactsRow",
     "DemoLoadStateRow",
+    "DumpLockRow",
     "ExecColumnRow",
     "ExecForeignKeyRow",
     "ExecTargetRow",
@@ -996,6 +997,24 @@ class ClassNameRow:
 
     relname: str
     oid: int
+
+
+@dataclass(frozen=True)
+class DumpLockRow:
+    """A relation ``pg_dump`` of the current database locks (``audit_dump_locks.sql``).
+
+    :ivar oid: pg_class OID.
+    :ivar schema: its schema's name.
+    :ivar relkind: ``r``, ``p`` (dumped tables) or any relkind of their inheritance children and partitions.
+    :ivar any_default: a locked table has a column default (pg_dump then reads pg_attrdef).
+    :ivar any_enum: the database has an enum type (pg_dump then reads pg_enum).
+    """
+
+    oid: int
+    schema: str
+    relkind: str
+    any_default: bool
+    any_enum: bool
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..budget import LockTableBudget
 from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, fast_path_groups
 from ..catalog import AuditSettings, Catalog, database_facts, read_catalog, read_settings
 from ..db import Session
+from ..rows import DumpLockRow
 from ..text import plural
 from ..versions import PG19, default_max_locks_per_transaction
 from ..workload.probes import StatementAudit, probe_statements
@@ -39,6 +41,7 @@ from .advice import (
 )
 from .findings import HIGH_MAIN_PER_S, SEVERITIES, Finding
 from .indexes import DropPlan, IndexFinding, index_findings, smallest_drop_set
+from .lockbudget import LockBudgetAudit, lock_budget_audit, lock_budget_findings
 from .partitions import LockPartitionLoad, lock_partition_load
 from .tables import TableFootprint, headroom, table_footprints
 from .transactions import (
@@ -99,6 +102,8 @@ class AuditReport:
     :ivar transactions: the workload's transactions: measured (``--scratch --workload``), or the caveat that a
         transaction may hold more than its statements, and what the pg_locks snapshots show
         (:class:`lockscope.audit.transactions.TransactionsSeen`).
+    :ivar lock_budget: what pg_dump, DDL on each partitioned table and max_connections sessions need from the
+        shared lock table (:mod:`.lockbudget`); None in reports built without it.
     """
 
     server_version: str
@@ -131,6 +136,7 @@ class AuditReport:
     timings_s: dict[str, float] = field(default_factory=dict)
     demo: bool = False
     transactions: TransactionsSeen = field(default_factory=TransactionsSeen)
+    lock_budget: LockBudgetAudit | None = None
 
     def count(self, severity: str) -> int:
         """Findings at this severity (count)."""
@@ -189,6 +195,7 @@ class FindingsContext:
     :ivar database: the audited database's name (for ``ALTER ROLE ... IN DATABASE``).
     :ivar max_connections: the server's max_connections (sessions for the shared-lock-table finding).
     :ivar transactions: what the audit knows of the workload's transactions.
+    :ivar lock_budget: the database's own lock budget, None when not computed.
     """
 
     catalog: Catalog
@@ -203,6 +210,7 @@ class FindingsContext:
     database: str
     max_connections: int
     transactions: TransactionsSeen = field(default_factory=TransactionsSeen)
+    lock_budget: LockBudgetAudit | None = None
 
     @property
     def cap(self) -> str:
@@ -522,11 +530,16 @@ def _transaction_findings(ctx: FindingsContext) -> list[Finding]:
             + held_transaction_findings(ctx.transactions.held))
 
 
+def _lock_budget_findings(ctx: FindingsContext) -> list[Finding]:
+    """``lock-budget-*``: pg_dump, DDL on a partitioned table, max_connections sessions: :mod:`.lockbudget`."""
+    return lock_budget_findings(ctx.lock_budget) if ctx.lock_budget is not None else []
+
+
 #: One function per kind of finding (each returns its findings in input order; the sort below ranks them all).
 _FINDING_KINDS: tuple[Callable[[FindingsContext], list[Finding]], ...] = (
     _table_findings, _statement_spill_findings, _non_pruning_findings, _generic_over_custom_findings,
     _shared_lock_findings, _index_findings, _mlpt_findings, _plan_cache_mode_findings, _granularity_findings,
-    _pg_stat_lock_findings, _transaction_findings,
+    _pg_stat_lock_findings, _transaction_findings, _lock_budget_findings,
 )
 
 
@@ -570,6 +583,16 @@ def _probe(session: Session, options: AuditOptions, catalog: Catalog, workload: 
     return workload, load, database_oid
 
 
+def _lock_budget(session: Session, catalog: Catalog, risk: SharedLockRisk,
+                 txns: TransactionsSeen) -> LockBudgetAudit:
+    """The database's own lock budget: one read-only query (``audit_dump_locks.sql``) and the catalog."""
+    facts = session.facts
+    budget = LockTableBudget(facts.server_version_num, facts.max_locks_per_transaction, facts.max_backends,
+                             facts.max_prepared_transactions, source="server")
+    rows = session.query_rows("audit_dump_locks", DumpLockRow)
+    return lock_budget_audit(budget, facts.capacity, rows, catalog, risk, txns.measured)
+
+
 def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
               progress: Callable[[str], None] | None = None,
               during_interval: Callable[[], None] | None = None,
@@ -609,8 +632,9 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
                        workload.statements)
     risk = shared_lock_risk(facts.shared_lock_table_entries, facts.max_connections, tables, workload.statements)
     gran = [g for g in (granularity_advice(catalog, model, t) for t in tables) if g is not None]
+    lock_budget = _lock_budget(session, catalog, risk, txns)
     findings = build_findings(FindingsContext(catalog, model, tables, idx, plans, workload, mlpt, risk, gran,
-                                              facts.database, facts.max_connections, txns))
+                                              facts.database, facts.max_connections, txns, lock_budget))
     if not catalog.settings.enable_partition_pruning:
         notes.append("enable_partition_pruning is off: every statement on a partitioned table locks all partitions")
     end = time.monotonic()
@@ -627,5 +651,5 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
         notes=tuple(notes + list(workload.notes) + list(txns.notes) + ([txns.caveat] if txns.caveat else [])),
         timings_s={"workload": t_workload - t0, "catalog": t_catalog - t_workload,
                    "footprints": t_footprints - t_catalog, "probes": t_probes - t_footprints, "total": end - t0},
-        demo=demo, transactions=txns,
+        demo=demo, transactions=txns, lock_budget=lock_budget,
     )

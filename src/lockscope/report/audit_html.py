@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..audit.engine import SEVERITIES, AuditReport, Finding
+from ..audit.lockbudget import LockBudgetAudit, budget_lines
 from ..audit.partitions import LockPartitionLoad
 from ..lockpart import NUM_LOCK_PARTITIONS
 from ..workload.probes import StatementAudit
 from .html import SEVERITY_COLORS, cards, escape, page, svg_columns, svg_hbars, table
 
-__all__ = ["audit_html", "findings_html", "partition_chart", "partition_section", "statements_chart", "tables_chart"]
+__all__ = ["audit_html", "findings_html", "lock_budget_section", "partition_chart", "partition_section",
+           "statements_chart", "tables_chart"]
 
 _SEVERITY_TITLES = {"high": "High risk", "medium": "Medium risk", "low": "Low risk", "info": "Information"}
 
@@ -151,6 +153,9 @@ def audit_html(report: AuditReport, *, max_rows: int = 200) -> str:
                             f"{f.size_bytes / 2**20:.1f}") for f in report.index_findings[:max_rows]], left=5))
     body.append("<h2>Settings</h2>")
     body.append(_settings_table(report))
+    if report.lock_budget is not None:
+        body.append("<h2>Lock table budget</h2>")
+        body.append(lock_budget_section(report.lock_budget))
     if report.notes:
         body.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in report.notes) + "</ul>")
     return page(f"lockscope audit: {report.database}", body)
@@ -204,6 +209,13 @@ def _statements_section(report: AuditReport, max_rows: int) -> list[str]:
          for s in stmts[:max_rows]], left=3,
         classes=[["", "", "", "", "", "bad" if s.custom and s.custom.spilled else "", "", "", "",
                   "bad" if s.main_lock_table_per_s else ""] for s in stmts[:max_rows]])]
+
+
+def lock_budget_section(audit: LockBudgetAudit) -> str:
+    """The lock table and what pg_dump, DDL on each partitioned table and the connections need from it."""
+    head = f"<p>Shared lock table: {escape(audit.budget.describe())}.</p>"
+    return head + table(("need", "entries", "verdict", "made of"),
+                        [(b.what, f"{b.need_entries:,}", b.verdict, b.detail) for b in budget_lines(audit)], left=1)
 
 
 def _settings_table(report: AuditReport) -> str:

@@ -12,6 +12,7 @@ from .. import __version__
 from ..audit.advice import GranularityAdvice, MlptAdvice, SharedLockRisk
 from ..audit.engine import AuditReport
 from ..audit.indexes import IndexFinding
+from ..audit.lockbudget import TRANSIENT_ENTRIES, LockBudgetAudit
 from ..audit.partitions import LockPartitionLoad
 from ..audit.tables import FootprintCase
 from ..audit.transactions import TransactionsSeen
@@ -108,6 +109,7 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
         "shared_lock_table": _shared_lock(report.shared_lock),
         "partition_granularity": [_granularity(g) for g in report.granularity],
         "transactions": _transactions(report.transactions),
+        "lock_budget": _lock_budget(report.lock_budget),
         "notes": list(report.notes),
         "timings_s": {k: round(v, 3) for k, v in report.timings_s.items()},
     }
@@ -180,6 +182,31 @@ def _shared_lock(r: SharedLockRisk) -> dict[str, Any]:
         "largest_locks": r.largest_locks, "largest_subject": r.largest_subject,
         "largest_spilled": r.largest_spilled, "need_all": r.need_all,
         "need_spilled": r.need_spilled, "severity": r.severity,
+    }
+
+
+def _lock_budget(a: LockBudgetAudit | None) -> dict[str, Any] | None:
+    """The database's own lock budget: pg_dump, DDL on partitioned tables, connections, against the lock table."""
+    if a is None:
+        return None
+    b, d, c = a.budget, a.dump, a.connections
+    return {
+        "budget": {"entries": b.entries, "free_entries": b.free_entries, "held_entries": b.held_entries,
+                   "is_floor": b.is_floor, "max_locks_per_transaction": b.max_locks_per_transaction,
+                   "max_backends": b.max_backends, "max_prepared_transactions": b.max_prepared_transactions},
+        "pg_dump": None if d is None else {
+            "tables": d.tables, "catalogs": d.catalogs, "fast_path": d.fast_path,
+            "transient_entries": TRANSIENT_ENTRIES, "need_entries": d.need_entries,
+            "verdict": a.verdict(d.need_entries), "smallest_mlpt": b.smallest_mlpt(d.need_entries),
+            "schemas": d.schemas, "largest_schema": d.largest_schema,
+            "largest_schema_need_entries": d.largest_schema_need},
+        "partitioned_tables": [
+            {"table": p.qualified, "relations": p.relations, "partitioned": p.partitioned,
+             "create_index_entries": p.create_index_entries,
+             "alter_entries": p.alter_entries, "verdict": a.verdict(p.create_index_entries),
+             "smallest_mlpt": b.smallest_mlpt(p.create_index_entries)} for p in a.partitions],
+        "connections": {"largest_locks": c.largest_locks, "subject": c.subject, "sessions": c.sessions,
+                        "need_entries": c.need_entries, "verdict": a.verdict(c.need_entries)},
     }
 
 

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..audit.engine import AuditReport
+from ..audit.lockbudget import LockBudgetAudit, budget_lines
 from ..audit.partitions import LockPartitionLoad
 from ..lockpart import NUM_LOCK_PARTITIONS
 
@@ -177,6 +178,21 @@ def _partition_load(load: LockPartitionLoad, limit: int) -> RenderableType:
     return Group(parts, hottest, stmts, rels)
 
 
+_VERDICT_STYLE = {"fits": "green", "beyond the floor": "yellow", "exceeds": "bold red"}
+
+
+def _lock_budget(audit: LockBudgetAudit) -> Table:
+    """What pg_dump, DDL on each partitioned table and the connections need from the shared lock table."""
+    t = Table(title=f"lock table budget: {audit.budget.describe()}", title_justify="left")
+    t.add_column("need")
+    t.add_column("entries", justify="right")
+    t.add_column("verdict")
+    t.add_column("made of")
+    for b in budget_lines(audit):
+        t.add_row(b.what, f"{b.need_entries:,}", Text(b.verdict, style=_VERDICT_STYLE[b.verdict]), b.detail)
+    return t
+
+
 def render_audit(report: AuditReport, *, limit: int = 15) -> RenderableType:
     """The terminal report: header, top risks (evidence and fix), tables, statements, the workload script's
     transactions, lock-partition load, notes."""
@@ -187,6 +203,8 @@ def render_audit(report: AuditReport, *, limit: int = 15) -> RenderableType:
         parts.append(_transactions(report, limit))
     if report.partition_load is not None:
         parts.append(_partition_load(report.partition_load, limit))
+    if report.lock_budget is not None:
+        parts.append(_lock_budget(report.lock_budget))
     if report.notes:
         parts.append(Panel("\n".join(f"- {n}" for n in report.notes), title="notes", title_align="left",
                            border_style="dim"))

@@ -1,0 +1,408 @@
+"""The database's own lock budget: what ``pg_dump``, DDL on each partitioned table and a full set of connections
+need from the shared lock table, each set against it (:class:`lockscope.budget.LockTableBudget`).
+
+Pure functions over the audit's rows (no I/O). A lock-table entry is a lock outside the fast path: every strong
+lock, every lock of a non-relation type, and the weak relation locks that find their fast-path group full
+(``lock.c LockAcquireExtended``, ``FastPathGrantRelationLock``); which weak locks fit is the capacity model's
+(:func:`lockscope.capacity.simulate_fast_path`, PG 18+ groups by OID hash).
+
+- **pg_dump** (``pg_dump.c getTables``): one transaction, ``LOCK TABLE ... IN ACCESS SHARE MODE`` on every table it
+  dumps (``sql/audit_dump_locks.sql`` says which; batched into statements of 100 kB from pg_dump 16, commit
+  5f53b42cfd, which changes no count), held to its end; plus the catalogs its own queries lock (AccessShareLock,
+  held too), measured per major with the same major's ``pg_dump -s`` (:data:`PG_DUMP_CATALOG_OIDS`), plus
+  :data:`TRANSIENT_ENTRIES`: a catalog heap and its index that a relcache or syscache build opens and releases at
+  once (``relcache.c ScanPgRelation``, ``genam.c systable_beginscan``) take main-table entries while the fast-path
+  group is full, so the last lock needs two more free (measured on PG 19: pg_dump -s holding NLOCKENTS - 2 entries
+  at its end succeeds, one more table fails).
+- **CREATE INDEX on a partitioned table** (measured on 13, 18 and 19, ``tests/test_audit_budget.py``): ShareLock on
+  every relation of the tree, a new index per relation (AccessExclusiveLock; ShareLock on an existing index it
+  attaches instead), a ShareUpdateExclusiveLock on each new partitioned index (one per partitioned table of the
+  tree) and the transaction ID: ``2 x relations + partitioned tables + 1`` entries.
+  **ALTER TABLE ... ADD COLUMN** recursing to every partition: AccessExclusiveLock on each relation and the
+  transaction ID: ``relations + 1``.
+- **Connections**: the widest statement or transaction footprint (every lock of it, as a strong lock on its
+  relations moves fast-path locks to the main table: ``lock.c FastPathTransferRelationLocks``) x max_connections.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..budget import LockTableBudget
+from ..capacity import CapacityModel, LockRequest
+from ..catalog import Catalog
+from ..rows import DumpLockRow
+from ..versions import major_of
+from ..vocab import LockMode
+from .advice import SharedLockRisk
+from .findings import Finding
+from .transactions import TransactionAudit
+
+__all__ = [
+    "PG_DUMP_CATALOG_OIDS",
+    "TRANSIENT_ENTRIES",
+    "BudgetLine",
+    "ConnectionsNeed",
+    "DumpNeed",
+    "LockBudgetAudit",
+    "PartitionDdlNeed",
+    "budget_lines",
+    "dump_need",
+    "lock_budget_audit",
+    "lock_budget_findings",
+    "partition_ddl_needs",
+]
+
+#: Entries the last lock of a transaction needs free beyond those held (count): a catalog heap and its index a
+#: relcache or syscache build opens and releases at once, in the main lock table while the fast-path group is full.
+TRANSIENT_ENTRIES = 2
+
+#: pg_attrdef and its two indexes: pg_dump reads them when a dumped table has a column default.
+_ATTRDEF_OIDS = (2604, 2656, 2657)
+#: pg_enum and its three indexes: pg_dump reads them when the database has an enum type.
+_ENUM_OIDS = (3501, 3502, 3503, 3534)
+
+#: The catalog relations (and system views) `pg_dump -s` of the same major locks with its own queries on a database
+#: of tables, by major (OIDs; measured: its statements replayed in one transaction, pg_locks read at the end).
+PG_DUMP_CATALOG_OIDS: dict[int, tuple[int, ...]] = {
+    13: (
+        112, 113, 548, 549, 826, 827, 828, 1213, 1247, 1249, 1255, 1259, 1260, 1262, 1417, 2187, 2224, 2328, 2579, 2601,
+        2602, 2603, 2605, 2606, 2607, 2608, 2609, 2610, 2611, 2612, 2615, 2616, 2617, 2618, 2620, 2651, 2652, 2653,
+        2654, 2655, 2658, 2659, 2660, 2661, 2662, 2663, 2664, 2665, 2666, 2667, 2668, 2669, 2670, 2671, 2672, 2673,
+        2674, 2675, 2676, 2677, 2678, 2679, 2680, 2681, 2682, 2684, 2685, 2686, 2687, 2688, 2689, 2690, 2691, 2692,
+        2693, 2697, 2698, 2699, 2701, 2702, 2703, 2704, 2753, 2754, 2755, 2756, 2757, 2964, 2965, 2995, 2996, 3079,
+        3080, 3081, 3085, 3118, 3119, 3164, 3256, 3257, 3258, 3379, 3380, 3381, 3394, 3395, 3455, 3456, 3466, 3467,
+        3468, 3574, 3575, 3576, 3592, 3593, 3596, 3597, 3600, 3601, 3602, 3604, 3605, 3606, 3607, 3608, 3712, 3764,
+        3766, 3767, 3997, 5002, 6100, 6104, 6106, 6110, 6111, 6112, 6113, 6114, 6115, 12087, 12161
+    ),
+    14: (
+        112, 113, 548, 549, 826, 827, 828, 1213, 1247, 1249, 1255, 1259, 1260, 1262, 1417, 2187, 2228, 2328, 2579, 2601,
+        2602, 2603, 2605, 2606, 2607, 2608, 2609, 2611, 2612, 2615, 2616, 2617, 2618, 2651, 2652, 2653, 2654, 2655,
+        2658, 2659, 2660, 2661, 2662, 2663, 2664, 2665, 2666, 2667, 2668, 2669, 2670, 2671, 2672, 2673, 2674, 2675,
+        2676, 2677, 2680, 2681, 2682, 2684, 2685, 2686, 2687, 2688, 2689, 2690, 2691, 2692, 2693, 2697, 2698, 2703,
+        2704, 2753, 2754, 2755, 2756, 2757, 2964, 2965, 2995, 2996, 3079, 3080, 3081, 3085, 3118, 3119, 3164, 3256,
+        3257, 3258, 3379, 3380, 3381, 3394, 3395, 3455, 3456, 3466, 3467, 3468, 3541, 3542, 3574, 3575, 3576, 3592,
+        3593, 3596, 3597, 3600, 3601, 3602, 3604, 3605, 3606, 3607, 3608, 3712, 3764, 3766, 3767, 3997, 6100, 6104,
+        6106, 6110, 6111, 6112, 6113, 6114, 6115, 12217, 12316
+    ),
+    15: (
+        112, 113, 548, 549, 826, 827, 828, 1213, 1247, 1249, 1255, 1259, 1260, 1262, 1417, 2187, 2228, 2328, 2579, 2601,
+        2602, 2603, 2605, 2606, 2607, 2608, 2609, 2610, 2611, 2612, 2615, 2616, 2617, 2618, 2620, 2651, 2652, 2653,
+        2654, 2655, 2658, 2659, 2660, 2661, 2662, 2663, 2664, 2665, 2666, 2667, 2668, 2669, 2670, 2671, 2672, 2673,
+        2674, 2675, 2676, 2677, 2678, 2679, 2680, 2681, 2682, 2684, 2685, 2686, 2687, 2688, 2689, 2690, 2691, 2692,
+        2693, 2697, 2698, 2699, 2701, 2702, 2703, 2704, 2753, 2754, 2755, 2756, 2757, 2964, 2965, 2995, 2996, 3079,
+        3080, 3081, 3085, 3118, 3119, 3164, 3256, 3257, 3258, 3379, 3380, 3381, 3394, 3395, 3455, 3456, 3466, 3467,
+        3468, 3541, 3542, 3574, 3575, 3576, 3592, 3593, 3596, 3597, 3600, 3601, 3602, 3604, 3605, 3606, 3607, 3608,
+        3712, 3764, 3766, 3767, 3997, 6100, 6104, 6106, 6110, 6111, 6112, 6113, 6114, 6115, 6116, 6237, 6238, 6239,
+        12000, 12099
+    ),
+    16: (
+        112, 113, 548, 549, 826, 827, 828, 1213, 1247, 1249, 1255, 1259, 1260, 1262, 1417, 2187, 2228, 2328, 2579, 2601,
+        2602, 2603, 2605, 2606, 2607, 2608, 2609, 2610, 2611, 2612, 2615, 2616, 2617, 2618, 2620, 2651, 2652, 2653,
+        2654, 2655, 2658, 2659, 2660, 2661, 2662, 2663, 2664, 2665, 2666, 2667, 2668, 2669, 2670, 2671, 2672, 2673,
+        2674, 2675, 2676, 2677, 2678, 2679, 2680, 2681, 2682, 2684, 2685, 2686, 2687, 2688, 2689, 2690, 2691, 2692,
+        2693, 2697, 2698, 2699, 2701, 2702, 2703, 2704, 2753, 2754, 2755, 2756, 2757, 2964, 2965, 2995, 2996, 3079,
+        3080, 3081, 3085, 3118, 3119, 3164, 3256, 3257, 3258, 3379, 3380, 3381, 3394, 3395, 3455, 3456, 3466, 3467,
+        3468, 3541, 3542, 3574, 3575, 3576, 3592, 3593, 3596, 3597, 3600, 3601, 3602, 3604, 3605, 3606, 3607, 3608,
+        3712, 3764, 3766, 3767, 3997, 6100, 6104, 6106, 6110, 6111, 6112, 6113, 6114, 6115, 6116, 6237, 6238, 6239,
+        12000, 12099
+    ),
+    17: (
+        112, 113, 548, 549, 826, 827, 828, 1213, 1247, 1249, 1255, 1259, 1260, 1262, 1417, 2187, 2228, 2328, 2579, 2601,
+        2602, 2603, 2605, 2606, 2607, 2608, 2609, 2610, 2611, 2612, 2615, 2616, 2617, 2618, 2620, 2651, 2652, 2653,
+        2654, 2655, 2658, 2659, 2660, 2661, 2662, 2663, 2664, 2665, 2666, 2667, 2668, 2669, 2670, 2671, 2672, 2673,
+        2674, 2675, 2676, 2677, 2678, 2679, 2680, 2681, 2682, 2684, 2685, 2686, 2687, 2688, 2689, 2690, 2691, 2692,
+        2693, 2697, 2698, 2699, 2701, 2702, 2703, 2704, 2753, 2754, 2755, 2756, 2757, 2964, 2965, 2995, 2996, 3079,
+        3080, 3081, 3085, 3118, 3119, 3164, 3256, 3257, 3258, 3379, 3380, 3381, 3394, 3395, 3455, 3456, 3466, 3467,
+        3468, 3541, 3542, 3574, 3575, 3576, 3592, 3593, 3596, 3597, 3600, 3601, 3602, 3604, 3605, 3606, 3607, 3608,
+        3712, 3764, 3766, 3767, 3997, 6100, 6104, 6106, 6110, 6111, 6112, 6113, 6114, 6115, 6116, 6237, 6238, 6239,
+        12000, 12099
+    ),
+    18: (
+        112, 113, 548, 549, 826, 827, 828, 1213, 1247, 1249, 1255, 1259, 1260, 1262, 1417, 2187, 2224, 2228, 2328, 2579,
+        2601, 2602, 2603, 2605, 2606, 2607, 2608, 2609, 2610, 2611, 2612, 2615, 2616, 2617, 2618, 2620, 2651, 2652,
+        2653, 2654, 2655, 2658, 2659, 2660, 2661, 2662, 2663, 2664, 2665, 2666, 2667, 2668, 2669, 2670, 2671, 2672,
+        2673, 2674, 2675, 2676, 2677, 2678, 2679, 2680, 2681, 2682, 2684, 2685, 2686, 2687, 2688, 2689, 2690, 2691,
+        2692, 2693, 2697, 2698, 2699, 2701, 2702, 2703, 2704, 2753, 2754, 2755, 2756, 2757, 2964, 2965, 2995, 2996,
+        3079, 3080, 3081, 3085, 3118, 3119, 3164, 3256, 3257, 3258, 3379, 3380, 3381, 3394, 3395, 3455, 3456, 3466,
+        3467, 3468, 3541, 3542, 3574, 3575, 3576, 3592, 3593, 3596, 3597, 3600, 3601, 3602, 3604, 3605, 3606, 3607,
+        3608, 3712, 3764, 3766, 3767, 3997, 5002, 6100, 6104, 6106, 6110, 6111, 6112, 6113, 6114, 6115, 6116, 6237,
+        6238, 6239, 12000, 12099
+    ),
+    19: (
+        112, 113, 548, 549, 826, 827, 828, 1213, 1247, 1249, 1255, 1259, 1260, 1262, 1417, 2187, 2224, 2228, 2328, 2579,
+        2601, 2602, 2603, 2605, 2606, 2607, 2608, 2609, 2610, 2611, 2612, 2615, 2616, 2617, 2618, 2620, 2651, 2652,
+        2653, 2654, 2655, 2658, 2659, 2660, 2661, 2662, 2663, 2664, 2665, 2666, 2667, 2668, 2669, 2670, 2671, 2672,
+        2673, 2674, 2675, 2676, 2677, 2678, 2679, 2680, 2681, 2682, 2684, 2685, 2686, 2687, 2688, 2689, 2690, 2691,
+        2692, 2693, 2697, 2698, 2699, 2701, 2702, 2703, 2704, 2753, 2754, 2755, 2756, 2757, 2964, 2965, 2995, 2996,
+        3079, 3080, 3081, 3085, 3118, 3119, 3164, 3256, 3257, 3258, 3379, 3380, 3381, 3394, 3395, 3455, 3456, 3466,
+        3467, 3468, 3541, 3542, 3574, 3575, 3576, 3592, 3593, 3596, 3597, 3600, 3601, 3602, 3604, 3605, 3606, 3607,
+        3608, 3712, 3764, 3766, 3767, 3997, 5002, 6100, 6104, 6106, 6110, 6111, 6112, 6113, 6114, 6115, 6116, 6237,
+        6238, 6239, 12000, 12105
+    ),
+}
+
+
+@dataclass(frozen=True)
+class DumpNeed:
+    """What ``pg_dump`` of the database needs from the shared lock table.
+
+    :ivar tables: relations its ``LOCK TABLE`` locks (count).
+    :ivar catalogs: catalog relations its own queries lock (count, :data:`PG_DUMP_CATALOG_OIDS` + optional ones).
+    :ivar fast_path: of all those, the ones the fast path holds (count, the capacity model).
+    :ivar need_entries: lock-table entries it needs (count): tables + catalogs - fast_path + :data:`TRANSIENT_ENTRIES`.
+    :ivar largest_schema: the schema with the most locked relations ("" when none).
+    :ivar largest_schema_need: entries a dump of that schema alone (``-n``) needs (count).
+    :ivar schemas: schemas with locked relations (count).
+    """
+
+    tables: int
+    catalogs: int
+    fast_path: int
+    need_entries: int
+    largest_schema: str
+    largest_schema_need: int
+    schemas: int
+
+
+@dataclass(frozen=True)
+class PartitionDdlNeed:
+    """The entries DDL on one partitioned table needs in one transaction.
+
+    :ivar relations: the parent and every partition at any depth (count).
+    :ivar partitioned: the partitioned tables among them, the parent included (count).
+    :ivar create_index_entries: ``CREATE INDEX`` on the parent: ``2 x relations + partitioned + 1`` (count).
+    :ivar alter_entries: ``ALTER TABLE ... ADD COLUMN`` on the parent: ``relations + 1`` (count).
+    """
+
+    table_oid: int
+    qualified: str
+    relations: int
+    partitioned: int
+    create_index_entries: int
+    alter_entries: int
+
+
+@dataclass(frozen=True)
+class ConnectionsNeed:
+    """The widest statement or transaction footprint at max_connections sessions.
+
+    :ivar largest_locks: its locks (count), every one in the main table once a strong lock transfers them.
+    :ivar subject: the statement, table or transaction it is.
+    :ivar sessions: max_connections (count).
+    :ivar need_entries: largest_locks x sessions (count).
+    :ivar from_transaction: True when a measured transaction is wider than every statement and table (otherwise
+        the ``shared-lock-table`` finding already speaks for it).
+    """
+
+    largest_locks: int
+    subject: str
+    sessions: int
+    need_entries: int
+    from_transaction: bool = False
+
+
+@dataclass(frozen=True)
+class LockBudgetAudit:
+    """The database's own lock budget (see the module docstring).
+
+    :ivar budget: the server's lock table.
+    :ivar dump: pg_dump's need, None when the dump's relations were not read.
+    :ivar partitions: the partitioned tables, the largest first (at most 5).
+    :ivar connections: the widest footprint x max_connections.
+    """
+
+    budget: LockTableBudget
+    dump: DumpNeed | None
+    partitions: tuple[PartitionDdlNeed, ...]
+    connections: ConnectionsNeed
+
+    def verdict(self, need_entries: int) -> str:
+        """``fits``, ``beyond the floor`` (PG 13-18: may still fit) or ``exceeds``, for a need (count)."""
+        if self.budget.fits(need_entries):
+            return "fits"
+        return "beyond the floor" if self.budget.is_floor else "exceeds"
+
+
+def _catalog_oids(server_version_num: int, rows: Sequence[DumpLockRow]) -> tuple[int, ...]:
+    """pg_dump's own catalog locks on this major: the measured set, plus pg_attrdef and pg_enum when it reads them."""
+    major = min(max(major_of(server_version_num), min(PG_DUMP_CATALOG_OIDS)), max(PG_DUMP_CATALOG_OIDS))
+    oids = PG_DUMP_CATALOG_OIDS[major]
+    if rows and rows[0].any_default:
+        oids += _ATTRDEF_OIDS
+    if rows and rows[0].any_enum:
+        oids += _ENUM_OIDS
+    return oids
+
+
+def _entries(model: CapacityModel, catalogs: tuple[int, ...], tables: Sequence[int]) -> tuple[int, int]:
+    """(entries needed, fast-path locks): catalogs first (pg_dump's queries before getTables), then the tables."""
+    requests = [LockRequest(o, LockMode.ACCESS_SHARE) for o in (*catalogs, *tables)]
+    fast = sum(model.predict(requests))
+    return len(requests) - fast + TRANSIENT_ENTRIES, fast
+
+
+def dump_need(model: CapacityModel, rows: Sequence[DumpLockRow]) -> DumpNeed:
+    """pg_dump's need (``pg_dump.c getTables``; see the module docstring).
+
+    :param model: the server's fast-path capacity.
+    :param rows: ``audit_dump_locks.sql``'s rows (the relations its LOCK TABLE locks).
+    """
+    catalogs = _catalog_oids(model.server_version_num, rows)
+    need, fast = _entries(model, catalogs, [r.oid for r in rows])
+    by_schema: dict[str, list[int]] = {}
+    for r in rows:
+        by_schema.setdefault(r.schema, []).append(r.oid)
+    largest = max(by_schema, key=lambda s: (len(by_schema[s]), s), default="")
+    largest_need = _entries(model, catalogs, by_schema.get(largest, []))[0]
+    return DumpNeed(len(rows), len(catalogs), fast, need, largest, largest_need, len(by_schema))
+
+
+def partition_ddl_needs(catalog: Catalog, limit: int = 5) -> tuple[PartitionDdlNeed, ...]:
+    """DDL needs of the top-level partitioned tables, the largest first (at most ``limit``; see the module
+    docstring: ``indexcmds.c DefineIndex``, ``tablecmds.c ATSimpleRecursion``)."""
+    out = []
+    for rel in catalog.top_level():
+        if rel.relkind != "p":
+            continue
+        tree = catalog.descendants(rel.oid)
+        relations = 1 + len(tree)
+        partitioned = 1 + sum(1 for o in tree if catalog.relations[o].relkind == "p")
+        out.append(PartitionDdlNeed(rel.oid, rel.qualified, relations, partitioned,
+                                    2 * relations + partitioned + 1, relations + 1))
+    out.sort(key=lambda n: (-n.relations, n.qualified))
+    return tuple(out[:limit])
+
+
+def connections_need(risk: SharedLockRisk, transactions: Sequence[TransactionAudit]) -> ConnectionsNeed:
+    """The widest statement, table or measured transaction (``--scratch --workload``) x max_connections."""
+    largest, subject, txn = risk.largest_locks, risk.largest_subject, False
+    for t in transactions:
+        peak = t.peak
+        if peak.lock_count > largest:
+            largest, subject, txn = peak.lock_count, f"transaction at line {t.truth.line}", True
+    return ConnectionsNeed(largest, subject, risk.sessions, largest * risk.sessions, txn)
+
+
+def lock_budget_audit(budget: LockTableBudget, model: CapacityModel, rows: Sequence[DumpLockRow] | None,
+                      catalog: Catalog, risk: SharedLockRisk,
+                      transactions: Sequence[TransactionAudit] = ()) -> LockBudgetAudit:
+    """The three needs set against ``budget`` (pure).
+
+    :param rows: ``audit_dump_locks.sql``'s rows, None when not read.
+    """
+    dump = dump_need(model, rows) if rows is not None else None
+    return LockBudgetAudit(budget, dump, partition_ddl_needs(catalog), connections_need(risk, transactions))
+
+
+def _severity(audit: LockBudgetAudit) -> str:
+    """``high`` beyond PG 19's limit, ``medium`` beyond a floor (PG 13-18: may still fit)."""
+    return "medium" if audit.budget.is_floor else "high"
+
+
+def _mlpt_fix(audit: LockBudgetAudit, need_entries: int) -> str:
+    return f"max_locks_per_transaction = {audit.budget.smallest_mlpt(need_entries)} (restart)"
+
+
+def _dump_finding(audit: LockBudgetAudit) -> list[Finding]:
+    """``lock-budget-pg-dump``: pg_dump's need does not fit."""
+    d = audit.dump
+    if d is None or audit.budget.fits(d.need_entries):
+        return []
+    part = (f"dump in parts, e.g. per schema with pg_dump -n (the largest, {d.largest_schema}, needs "
+            f"{d.largest_schema_need:,} entries" + (", fits)" if audit.budget.fits(d.largest_schema_need)
+                                                    else ": split it further with -t patterns)"))
+    return [Finding(
+        _severity(audit), "lock-budget-pg-dump", "pg_dump",
+        f"pg_dump of this database needs {d.need_entries:,} lock-table entries of {audit.budget.free_entries:,}"
+        + (" (beyond the floor: it may still fit)" if audit.budget.is_floor else ""),
+        f"{d.tables:,} tables LOCK TABLE locks in one transaction (pg_dump.c getTables) + {d.catalogs} catalogs of "
+        f"its own queries - {d.fast_path} in the fast path + {TRANSIENT_ENTRIES} transient; lock table "
+        f"{audit.budget.describe()}; beyond it: out of shared memory",
+        f"{_mlpt_fix(audit, d.need_entries)}, or {part}; --exclude-table-data and -s do not help: pg_dump locks "
+        "every table whose definition it dumps",
+        (f"-- pg_dump needs {d.need_entries:,} lock-table entries; restart needed\n"
+         f"ALTER SYSTEM SET max_locks_per_transaction = {audit.budget.smallest_mlpt(d.need_entries)};",),
+        float(d.need_entries))]
+
+
+def _partition_findings(audit: LockBudgetAudit) -> list[Finding]:
+    """``lock-budget-partition-ddl``: CREATE INDEX (or ALTER TABLE) on a partitioned table does not fit."""
+    out: list[Finding] = []
+    for p in audit.partitions:
+        if audit.budget.fits(p.create_index_entries):
+            continue
+        out.append(Finding(
+            _severity(audit), "lock-budget-partition-ddl", p.qualified,
+            f"CREATE INDEX on {p.qualified} needs {p.create_index_entries:,} lock-table entries of "
+            f"{audit.budget.free_entries:,}" + (" (beyond the floor)" if audit.budget.is_floor else ""),
+            f"{p.relations:,} relations in the tree: ShareLock on each and a new index on each (2 x relations), "
+            f"a ShareUpdateExclusiveLock on each of its {p.partitioned} new partitioned indexes and the "
+            f"transaction ID; ALTER TABLE ... ADD COLUMN needs "
+            f"{p.alter_entries:,}; lock table {audit.budget.describe()}",
+            f"CREATE INDEX ON ONLY {p.qualified}, then per partition CREATE INDEX CONCURRENTLY and ALTER INDEX ... "
+            f"ATTACH PARTITION, each its own transaction; or {_mlpt_fix(audit, p.create_index_entries)}",
+            (), float(p.create_index_entries)))
+    return out
+
+
+def _connections_finding(audit: LockBudgetAudit) -> list[Finding]:
+    """``lock-budget-connections``: the widest measured transaction x max_connections does not fit (a statement or
+    table that does not is the ``shared-lock-table`` finding)."""
+    c = audit.connections
+    if not c.from_transaction or audit.budget.fits(c.need_entries):
+        return []
+    return [Finding(
+        "medium", "lock-budget-connections", c.subject,
+        f"{c.sessions} sessions running {c.subject} need {c.need_entries:,} lock-table entries of "
+        f"{audit.budget.free_entries:,}",
+        f"{c.largest_locks} locks each (all in the main table once a strong lock on its relations transfers them, "
+        f"lock.c FastPathTransferRelationLocks) x max_connections {c.sessions}; lock table {audit.budget.describe()}",
+        f"{_mlpt_fix(audit, c.need_entries)}, lower max_connections (a pooler), or shrink the footprint", (),
+        float(c.need_entries))]
+
+
+def lock_budget_findings(audit: LockBudgetAudit) -> list[Finding]:
+    """``lock-budget-pg-dump``, ``lock-budget-partition-ddl`` and ``lock-budget-connections`` (each when its need
+    does not fit the free entries; ``high`` beyond PG 19's limit, ``medium`` beyond a PG 13-18 floor)."""
+    return _dump_finding(audit) + _partition_findings(audit) + _connections_finding(audit)
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    """One need set against the lock table, as the reports show it.
+
+    :ivar what: e.g. ``pg_dump``, ``CREATE INDEX on public.events``.
+    :ivar need_entries: count.
+    :ivar verdict: ``fits``, ``beyond the floor`` or ``exceeds`` (:meth:`LockBudgetAudit.verdict`).
+    :ivar detail: how the need is made up.
+    """
+
+    what: str
+    need_entries: int
+    verdict: str
+    detail: str
+
+
+def budget_lines(audit: LockBudgetAudit) -> list[BudgetLine]:
+    """Every need of the audit against its budget: pg_dump, each partitioned table's CREATE INDEX and ALTER TABLE,
+    the connections (the terminal and HTML reports' rows)."""
+    out: list[BudgetLine] = []
+    if (d := audit.dump) is not None:
+        out.append(BudgetLine("pg_dump", d.need_entries, audit.verdict(d.need_entries),
+                              f"{d.tables:,} tables + {d.catalogs} catalogs - {d.fast_path} fast path + "
+                              f"{TRANSIENT_ENTRIES} transient"))
+        if d.schemas > 1:
+            out.append(BudgetLine(f"pg_dump -n {d.largest_schema}", d.largest_schema_need,
+                                  audit.verdict(d.largest_schema_need), "the largest schema alone"))
+    for p in audit.partitions:
+        out.append(BudgetLine(f"CREATE INDEX on {p.qualified}", p.create_index_entries,
+                              audit.verdict(p.create_index_entries),
+                              f"2 x {p.relations:,} relations + {p.partitioned} partitioned + 1"))
+        out.append(BudgetLine(f"ALTER TABLE {p.qualified} ADD COLUMN", p.alter_entries,
+                              audit.verdict(p.alter_entries), f"{p.relations:,} relations + 1"))
+    c = audit.connections
+    out.append(BudgetLine(f"{c.sessions} sessions x {c.subject}", c.need_entries, audit.verdict(c.need_entries),
+                          f"{c.largest_locks} locks x {c.sessions}"))
+    return out

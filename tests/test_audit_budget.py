@@ -1,0 +1,167 @@
+"""audit's lock budget (issue 26) against what PostgreSQL does.
+
+- pg_dump's need against pg_dump's real success and failure around the boundary: PG 19 with small settings
+  (max_locks_per_transaction 10, max_connections 20: 560 entries), N tables so that lockscope's need is exactly the
+  budget (``pg_dump -s`` of the same bin dir succeeds) and N + 1 (it fails "out of shared memory"); PG 18: the need
+  within the nominal budget succeeds (the floor).
+- CREATE INDEX and ALTER TABLE ADD COLUMN on a partitioned table: lockscope's need equals the lock-table entries
+  pg_lock_status() shows for the transaction, on PG 13, 18 and 19.
+- the findings and their fixes when a need exceeds the budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+
+import psycopg
+import pytest
+
+from lockscope.audit import AuditOptions, run_audit
+from lockscope.audit.lockbudget import LockBudgetAudit, lock_budget_findings
+from lockscope.budget import assumed_budget
+from lockscope.db import connect
+from lockscope.server import ScratchServer, ScratchSettings
+
+from .fix_versions import bin_dir_of
+
+pytestmark = pytest.mark.slow
+
+#: The boundary servers: 10 x (MaxBackends 20 + 16 + 8 + 10 + 2) = 560 entries on PG 18 and 19; autovacuum off so
+#: no worker holds entries while pg_dump runs.
+_SMALL = ScratchSettings(max_locks_per_transaction=10, max_connections=20, extra={"autovacuum": "off"})
+
+
+def _budget_audit(server: ScratchServer) -> LockBudgetAudit:
+    with connect(server.conninfo()) as session:
+        report = run_audit(session, AuditOptions(statements=False))
+    assert report.lock_budget is not None and report.lock_budget.dump is not None
+    return report.lock_budget
+
+
+def _create_tables(conn: psycopg.Connection[tuple[object, ...]], first: int, last: int) -> None:
+    """Tables t<first>..t<last>, 100 per transaction (one transaction of all would itself exhaust the table)."""
+    for start in range(first, last + 1, 100):
+        end = min(start + 99, last)
+        conn.execute(f"DO $$BEGIN FOR i IN {start}..{end} LOOP "
+                     "EXECUTE format('CREATE TABLE t%s (a int)', i); END LOOP; END$$")
+
+
+def _main_table_entries(conn: psycopg.Connection[tuple[object, ...]], pid: int | None = None) -> int:
+    """Lock-table entries (every lock outside the fast path, any type) of ``pid``, or of every backend."""
+    row = conn.execute("SELECT count(*) FROM pg_lock_status() l WHERE NOT l.fastpath AND (%s::int IS NULL OR "
+                       "l.pid = %s)", (pid, pid)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _pg_dump(server: ScratchServer) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(server.tool("pg_dump")), "-s", "-d", server.conninfo()], capture_output=True,
+                          text=True, timeout=300, check=False)
+
+
+def _fill_to_budget(server: ScratchServer, conn: psycopg.Connection[tuple[object, ...]]) -> int:
+    """Create tables until lockscope's pg_dump need equals the free entries; returns the table count."""
+    _create_tables(conn, 1, 400)
+    audit = _budget_audit(server)
+    assert audit.budget.entries == 560
+    assert audit.dump is not None
+    tables = 400 + audit.budget.free_entries - audit.dump.need_entries
+    _create_tables(conn, 401, tables)
+    audit = _budget_audit(server)
+    assert audit.dump is not None and audit.dump.need_entries == audit.budget.free_entries == 560
+    assert audit.verdict(audit.dump.need_entries) == "fits"
+    # nothing else holds an entry while pg_dump runs: the test's connection is idle, autovacuum is off, and
+    # pg_dump's own virtual transaction ID lock is in its fast path
+    assert _main_table_entries(conn) == 0
+    return tables
+
+
+def test_pg_dump_need_at_the_limit_pg19() -> None:
+    with ScratchServer(bin_dir_of(19), _SMALL) as server, \
+            psycopg.connect(server.conninfo(), autocommit=True) as conn:
+        tables = _fill_to_budget(server, conn)
+        # 424 tables + 150 catalogs of pg_dump's own queries - 16 fast-path slots + 2 transient = 560
+        assert tables == 424
+        done = _pg_dump(server)
+        assert done.returncode == 0, done.stderr
+        _create_tables(conn, tables + 1, tables + 1)
+        audit = _budget_audit(server)
+        assert audit.dump is not None and audit.dump.need_entries == 561
+        assert audit.verdict(audit.dump.need_entries) == "exceeds"
+        failed = _pg_dump(server)
+        assert failed.returncode != 0 and "out of shared memory" in failed.stderr
+        (finding,) = [f for f in lock_budget_findings(audit) if f.kind == "lock-budget-pg-dump"]
+        assert finding.severity == "high"
+        assert finding.title == "pg_dump of this database needs 561 lock-table entries of 560"
+        assert finding.fix.startswith("max_locks_per_transaction = 11 (restart), or dump in parts, e.g. per "
+                                      "schema with pg_dump -n (the largest, public, needs 561 entries: split it "
+                                      "further with -t patterns)")
+        assert finding.sql == ("-- pg_dump needs 561 lock-table entries; restart needed\n"
+                               "ALTER SYSTEM SET max_locks_per_transaction = 11;",)
+
+
+def test_pg_dump_need_within_the_floor_pg18() -> None:
+    with ScratchServer(bin_dir_of(18), _SMALL) as server, \
+            psycopg.connect(server.conninfo(), autocommit=True) as conn:
+        _fill_to_budget(server, conn)
+        done = _pg_dump(server)
+        assert done.returncode == 0, done.stderr
+
+
+_PARTITIONED = """
+CREATE TABLE ev (id int, d int, v text) PARTITION BY RANGE (d);
+CREATE INDEX ON ev (id);
+DO $$BEGIN FOR i IN 0..11 LOOP
+  EXECUTE format('CREATE TABLE ev_%s PARTITION OF ev FOR VALUES FROM (%s) TO (%s)', i, i * 10, i * 10 + 10);
+  EXECUTE format('CREATE INDEX ON ev_%s (v)', i);
+END LOOP; END$$;
+CREATE TABLE ev_sub PARTITION OF ev FOR VALUES FROM (1000) TO (2000) PARTITION BY HASH (id);
+CREATE TABLE ev_sub_0 PARTITION OF ev_sub FOR VALUES WITH (MODULUS 3, REMAINDER 0);
+CREATE TABLE ev_sub_1 PARTITION OF ev_sub FOR VALUES WITH (MODULUS 3, REMAINDER 1);
+CREATE TABLE ev_sub_2 PARTITION OF ev_sub FOR VALUES WITH (MODULUS 3, REMAINDER 2);
+CREATE TABLE plain (a int);
+"""
+
+
+def _held_by_ddl(server: ScratchServer, ddl: str) -> int:
+    """The lock-table entries a transaction holds after ``ddl`` (rolled back), read by another session."""
+    with psycopg.connect(server.conninfo()) as conn, \
+            psycopg.connect(server.conninfo(), autocommit=True) as observer:
+        pid = conn.info.backend_pid
+        conn.execute(ddl)
+        held = _main_table_entries(observer, pid)
+        conn.rollback()
+    return held
+
+
+@pytest.mark.parametrize("major", [13, 18, 19])
+def test_partitioned_table_ddl_need_equals_pg_locks(major: int) -> None:
+    with ScratchServer(bin_dir_of(major), ScratchSettings(extra={"autovacuum": "off"})) as server:
+        with psycopg.connect(server.conninfo(), autocommit=True) as conn:
+            conn.execute(_PARTITIONED)
+        audit = _budget_audit(server)
+        (need,) = audit.partitions
+        # ev, 12 + 1 partitions, 3 sub-partitions; ev and ev_sub partitioned
+        assert (need.qualified, need.relations, need.partitioned) == ("public.ev", 17, 2)
+        # a new index on every relation of the tree, and one attaching the partitions' existing indexes
+        assert need.create_index_entries == _held_by_ddl(server, "CREATE INDEX ON ev (d, v)") == 37
+        assert need.create_index_entries == _held_by_ddl(server, "CREATE INDEX ON ev (v)")
+        assert need.alter_entries == _held_by_ddl(server, "ALTER TABLE ev ADD COLUMN z int") == 18
+        if major == 19:
+            _findings_when_exceeded(audit)
+
+
+def _findings_when_exceeded(audit: LockBudgetAudit) -> None:
+    """The same needs against a lock table of 10 x (1 + 16 + 8 + 10 + 2) = 370 entries less 350 held."""
+    small = dataclasses.replace(assumed_budget(190000, max_locks_per_transaction=10, max_connections=1),
+                                held_entries=350)
+    kinds = {f.kind: f for f in lock_budget_findings(dataclasses.replace(audit, budget=small))}
+    ddl = kinds["lock-budget-partition-ddl"]
+    assert ddl.title == "CREATE INDEX on public.ev needs 37 lock-table entries of 20"
+    assert ddl.fix == ("CREATE INDEX ON ONLY public.ev, then per partition CREATE INDEX CONCURRENTLY and ALTER "
+                       "INDEX ... ATTACH PARTITION, each its own transaction; or max_locks_per_transaction = 11 "
+                       "(restart)")
+    assert kinds["lock-budget-pg-dump"].severity == "high"
+    # the widest footprint is a table here: the shared-lock-table finding speaks for it, not a second one
+    assert "lock-budget-connections" not in kinds
