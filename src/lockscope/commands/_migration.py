@@ -246,8 +246,8 @@ def render_migration(fits: list[Fit], budget: LockTableBudget) -> list[str]:
                 f"; the transaction grows by {rep.transaction_per_repetition:g} per repetition, its later " \
                 "statements included"
             lines.append(f"  repeated: {rep.label} x {rep.count:,}: {rep.per_repetition:,} entries each "
-                         f"({'constant' if rep.constant else 'not constant: the largest step'}), fixed part "
-                         f"{rep.fixed:,}{growth}")
+                         f"({'constant' if rep.constant else 'not constant: the largest step'}), the rest of "
+                         f"the transaction {rep.fixed:,}{growth}")
         verdict = "does not fit: out of shared memory" if fit.exhausted else "fits"
         lines.append(f"  need {fit.need:,} (peak + {fit.need - t.peak} while a statement runs) of "
                      f"{budget.free_entries:,} free entries ({_kind(budget)}): {verdict}")
