@@ -53,4 +53,4 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
 bash scripts/check.sh
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest -n 2 "$@"
