@@ -9,7 +9,7 @@ the transaction run 8 times on one connection (execution k = the backend's k-th)
 the simple one; then each statement's footprint on a fresh connection (prepared: 8 executions; simple: one EXPLAIN).
 Writes ``DIR/pgMAJOR-mlptN.json`` (default DIR: ``/tmp/lockscope-txn-census``) and prints one line per case,
 protocol and execution: truth (locks / main lock table) vs EXPLAIN, and the locks only one side has.
-The write-up of these results is ``/work/briefs/execlocks-census.md`` (the lead's brief), the test that holds the
+The write-up of these results is docs/execution-locks.md, the test that holds the
 truth per major is ``tests/test_txn_truth.py``.
 """
 

@@ -67,7 +67,8 @@ def test_json_output(pg18: ScratchServer) -> None:
     assert [e["assumed_main_table"] for e in doc["runs"][2]["executions"]][:2] == [36, 0]
     rel = doc["runs"][0]["executions"][0]["relations"][0]
     assert set(rel) == {"oid", "relation", "role", "mode", "fastpath", "predicted_fastpath", "assumed_fastpath",
-                        "fast_path_group", "order", "order_rule", "lock_partition"}
+                        "fast_path_group", "order", "order_rule", "lock_partition", "source", "detail"}
+    assert (rel["source"], rel["detail"]) == ("statement", "")
     assert doc["mismatch_count"] == 0 and doc["spilled"] is False
 
 

@@ -131,8 +131,8 @@ def test_long_statement_is_shown_shortened(tmp_path: Path) -> None:
 # -- options mean the same thing everywhere; refusals before any server -----------------------------------------------
 @pytest.mark.parametrize("args, message", [
     (["--executions", "3", "--protocol", "simple", "select 1"],
-     "--executions applies to --protocol prepared: with simple, every execution is planned afresh and one probe "
-     "shows the footprint"),
+     "--executions applies to --protocol prepared, to transactions and to statements that write: with simple, every "
+     "execution of a SELECT is planned afresh and one probe shows the footprint"),
     (["--protocol", "extended", "--plan-cache-mode", "auto", "select 1"],
      "--plan-cache-mode applies to --protocol prepared, not extended: with extended, every execution is planned "
      "with its values"),
@@ -341,7 +341,8 @@ def test_pg_locks_queries_are_declared() -> None:
     """Every lockscope SQL file that reads pg_locks, pg_lock_status() or pg_blocking_pids() outside lockscope watch
     (watch_*: its own at-most-once-a-second rule), the exporters' definitions (export_*: run by postgres_exporter
     or pgwatch, never by lockscope) and the observer-effect benchmark's loop is in db.PG_LOCKS_QUERIES, which only
-    Session.query_rows paces and counts (the one way lockscope runs a SQL file)."""
+    Session.query_rows paces and counts (the one way lockscope runs a SQL file on a user's server), or
+    db.ScratchExecutor reads on lockscope's own scratch servers (executed_locks)."""
     from lockscope.db import PG_LOCKS_QUERIES
 
     sql_dir = Path(__import__("lockscope.sql", fromlist=["_"]).__file__).parent
@@ -352,4 +353,5 @@ def test_pg_locks_queries_are_declared() -> None:
         if re.search(r"\b(pg_locks|pg_lock_status|pg_blocking_pids)\b", code):
             readers.add(path.stem.split("-")[0])
     outside_watch = {n for n in readers if not n.startswith(("watch_", "export_"))}
-    assert outside_watch == set(PG_LOCKS_QUERIES) == {"relation_locks", "blocking_locks", "audit_held_locks"}, readers
+    assert outside_watch == set(PG_LOCKS_QUERIES) == {"relation_locks", "blocking_locks", "audit_held_locks",
+                                                      "executed_locks"}, readers

@@ -27,7 +27,7 @@ from lockscope.lab import PreparedScenario, run_lab
 from lockscope.lab.indexes import IndexesScenario
 from lockscope.lab.options import parse_int_list
 from lockscope.lab.partitions import required_mlpt
-from lockscope.lab.replay import parse_workload
+from lockscope.lab.replay import workload_statements
 from lockscope.lab.results import load_results, new_results_dir
 from lockscope.lab.runner import MAX_POINTS, NullProgress
 
@@ -356,16 +356,23 @@ def test_replay_refusals(tmp_path: Path, load_lock: None) -> None:
     assert "--schema failed on the scratch server" in err and "syntax error" in err
 
 
-def test_parse_workload() -> None:
-    sts = parse_workload(WORKLOAD, scale=10)
+def test_replay_reads_the_workload_as_pgbench_does() -> None:
+    """lab replay reads its --workload with script.read_script (the one pgbench-script reader): variables bound per
+    occurrence with the extended and prepared protocols, pasted in with the simple one; BEGIN/END are no
+    statements."""
+    sts = workload_statements(WORKLOAD, protocol="prepared", scale=10)
     assert [s.text for s in sts] == ["SELECT status\n  FROM orders WHERE id = $1",
                                      "SELECT count(*) FROM orders WHERE customer_id = $1 AND id > $2"]
-    assert [s.params for s in sts] == [("1",), ("2", "1")]
+    oid = int(sts[0].params[0])
+    assert 1 <= oid <= 10000 and sts[1].params == (str(oid + 1), str(oid))
     assert sts[1].original == "SELECT count(*) FROM orders WHERE customer_id = :cust AND id > :oid"
-    sts = parse_workload("\\set n 3 * (2 + :scale)\nbegin;\nselect :n::int, 'a::b';\nend;\n", scale=2)
-    assert [s.params for s in sts] == [(), ("12",), ()]
-    with pytest.raises(BadInputError):
-        parse_workload("\\set a 1\n")
+    simple = workload_statements(WORKLOAD, scale=10)
+    assert simple[0].text == f"SELECT status\n  FROM orders WHERE id = {oid}" and simple[0].params == ()
+    sts = workload_statements("\\set n 3 * (2 + :scale)\nbegin;\nselect :n::int, 'a::b';\nend;\n",
+                              protocol="prepared", scale=2)
+    assert [(s.text, s.params) for s in sts] == [("select $1::int, 'a::b'", ("12",))]
+    with pytest.raises(BadInputError, match="--workload: no SQL statement"):
+        workload_statements("\\set a 1\n")
 
 
 # -- runner and options ----------------------------------------------------------------------------------------------

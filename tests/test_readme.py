@@ -1,7 +1,7 @@
 """Issue 21: every README example runs as written. Each ``$ lockscope ...`` line of README.md's code blocks runs
-(through bash, as a user pastes it) in a directory holding the ``schema.sql`` and ``queries.sql`` the examples
-name, against a scratch server standing in for the user's: ``$DSN`` and the PG* environment name it. Each must
-exit 0, or the code its ``# exit N`` comment documents. None is skipped."""
+(through bash, as a user pastes it) in a directory holding the files the examples name (:data:`INPUTS`), against a
+scratch server standing in for the user's: ``$DSN`` and the PG* environment name it. Each must exit 0, or the code
+its ``# exit N`` comment documents. None is skipped."""
 
 from __future__ import annotations
 
@@ -37,6 +37,22 @@ QUERIES_SQL = """select * from orders where id = 42;
 select count(*) from orders where customer_id = 7 and status = 'open';
 update orders set status = 'shipped' where id = 42;
 """
+#: The transaction example's files: a shop's schema (the orders table's 18 indexes, order lines with a foreign key
+#: to it) and a checkout transaction (tests/data/txn/model/checkout.sql holds the same shape against the oracle).
+SHOP_SQL = SCHEMA_SQL + """create table customers (id bigint primary key, name text);
+insert into customers select g, 'c' || g from generate_series(1, 100) g;
+create table order_lines (id bigserial primary key, order_id bigint not null references orders (id), qty int);
+create index on order_lines (order_id);
+"""
+CHECKOUT_SQL = """BEGIN;
+select * from customers where id = 7;
+insert into orders (id, customer_id, status) values (42, 7, 'open');
+insert into order_lines (order_id, qty) values (42, 3);
+update orders set status = 'paid' where id = 42;
+COMMIT;
+"""
+#: The files the examples read and never write (they chain no commands: :func:`lanes`).
+INPUTS = {"schema.sql", "queries.sql", "shop.sql", "checkout.sql"}
 #: (command, documented exit code)
 Command = tuple[str, int]
 _EXIT = re.compile(r"\s+#\s*exit\s+(\d+)\s*$")
@@ -108,7 +124,7 @@ def lanes(commands: list[Command], inputs: set[str]) -> tuple[list[list[Command]
 
 
 def test_lanes_keep_the_order_that_matters() -> None:
-    chains, loads = lanes(readme_commands(), {"schema.sql", "queries.sql"})
+    chains, loads = lanes(readme_commands(), INPUTS)
     assert [c for c, _ in loads] == [c for c, _ in readme_commands() if "--demo" in c or c.startswith("lockscope lab")]
     watch = next(chain for chain in chains if chain[0][0].startswith("lockscope watch"))
     assert [c.split()[1] for c, _ in watch] == ["watch", "report"]
@@ -126,7 +142,9 @@ def test_readme_examples_run_as_written(tmp_path: Path, load_lock: None) -> None
     work.mkdir()
     (work / "schema.sql").write_text(SCHEMA_SQL)
     (work / "queries.sql").write_text(QUERIES_SQL)
-    chains, loads = lanes(commands, {"schema.sql", "queries.sql"})
+    (work / "shop.sql").write_text(SHOP_SQL)
+    (work / "checkout.sql").write_text(CHECKOUT_SQL)
+    chains, loads = lanes(commands, INPUTS)
     with ScratchServer(None, ScratchSettings(max_locks_per_transaction=64)) as server:
         # the server stands for the user's: its schema and a workload pg_stat_statements has seen
         run_script(server.conninfo(), DEMO_SCHEMA + "create extension if not exists pg_stat_statements;"

@@ -150,3 +150,13 @@ def test_statements_outside_blocks_are_transactions_of_their_own() -> None:
 def test_bad_scripts_are_refused_with_the_line(text: str, message: str) -> None:
     with pytest.raises(BadInputError, match=re.escape(message)):
         read_script(text, where="w.sql")
+
+
+def test_parameters_after_non_ascii_text_are_bound_in_place() -> None:
+    """``$n`` positions are character offsets: multi-byte text before a parameter does not shift it (a statement
+    with 'ééééé' before $1 used to fail with a traceback)."""
+    from lockscope.statement import bind_params, check_statement
+
+    checked = check_statement("select 'ééééé', $1, '€' || $2")
+    assert checked.param_count == 2
+    assert bind_params(checked, ["x", "y"], lambda v: f"'{v}'") == "select 'ééééé', 'x', '€' || 'y'"

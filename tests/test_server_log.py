@@ -41,6 +41,31 @@ UNTYPABLE = [
     ("select $1 from posts where id = $1", "42P08"),
     ("select array_length($1, 1) from posts", "42804"),
 ]
+#: A trigger whose function runs statements (dispatched on TG_OP, with a dynamic EXECUTE lockscope cannot derive),
+#: for the execution locks' probes.
+TRIGGER_SQL = """create table film_log (id bigserial primary key, film_id int, op text, at timestamptz default now());
+create function film_logged() returns trigger language plpgsql as $$
+begin
+  if tg_op = 'DELETE' then
+    insert into film_log (film_id, op) values (old.film_id, tg_op);
+  else
+    insert into film_log (film_id, op) values (new.film_id, tg_op);
+    perform count(*) from film_log where film_id = new.film_id;
+    execute 'select 1 from film_log limit 1';
+  end if;
+  return null;
+end $$;
+create trigger film_logged after insert or update or delete on film for each row execute function film_logged();
+"""
+#: Statements whose execution locks (foreign-key checks, triggers, sequences, routing) are probed, and a
+#: transaction of them: nothing of it may reach the log either.
+WRITES = [
+    f"update film set title = '{SECRET}' where film_id = 3",
+    "insert into rental (rental_id, rental_date, inventory_id, customer_id, staff_id) values (99999, now(), 1, 1, "
+    "1) on conflict do nothing",
+    "insert into payment (payment_id, customer_id, staff_id, rental_id, amount, payment_date) values (1, 1, 1, 1, "
+    "4.99, '2022-03-03 00:00:00+00')",
+]
 #: Lines a server writes by itself, whatever lockscope does.
 _OWN_LINES = re.compile(r"checkpoint (starting|complete)|automatic (vacuum|analyze)|connection (received|authorized)"
                         r"|disconnection:")
@@ -52,7 +77,7 @@ def logged_server() -> Iterator[ScratchServer]:
         script = (DATA / "acquisition" / "schema.sql").read_text() + (DATA / "rental" / "schema.sql").read_text()
         run_script(server.conninfo(), script + "\ncreate extension pg_stat_statements;\n"
                    "insert into posts (id, author, score, title) select g, g % 10, g % 7, 'p' || g "
-                   "from generate_series(100001, 100500) g;\nanalyze;\n")
+                   "from generate_series(100001, 100500) g;\n" + TRIGGER_SQL + "analyze;\n")
         with psycopg.connect(server.conninfo(), autocommit=True) as conn:  # a workload for audit and diagnose
             for _ in range(30):
                 for sql in STATEMENTS:
@@ -61,7 +86,7 @@ def logged_server() -> Iterator[ScratchServer]:
         yield server
 
 
-def test_no_command_writes_to_the_server_log(logged_server: ScratchServer) -> None:
+def test_no_command_writes_to_the_server_log(logged_server: ScratchServer, tmp_path: Path) -> None:
     dsn = logged_server.conninfo()
     log = logged_server.log_file
     start = log.stat().st_size
@@ -75,6 +100,11 @@ def test_no_command_writes_to_the_server_log(logged_server: ScratchServer) -> No
     runs.append(run("forecast", "--dsn", dsn, "--interval", "0", "--probe-rate", "0"))
     runs.append(run("diagnose", "--dsn", dsn, "--duration", "2s", "--probe-rate", "0"))
     runs.append(run("watch", "--dsn", dsn, "--duration", "2s", "--no-live"))
+    for sql in WRITES:
+        runs.append(run("footprint", "--dsn", dsn, "--probe-rate", "0", "--verbose", sql))
+    script = tmp_path / "txn.sql"
+    script.write_text("begin;\n" + "".join(f"{w};\n" for w in WRITES) + "commit;\n")
+    runs.append(run("footprint", "--dsn", dsn, "--probe-rate", "0", "--protocol", "prepared", "-f", str(script)))
     refused = []
     for sql, _ in UNTYPABLE:
         params = [arg for n in range(1, check_statement(sql).param_count + 1) for arg in ("--param", str(n))]

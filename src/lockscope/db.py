@@ -75,7 +75,7 @@ DEFAULT_CONNECT_TIMEOUT_S = 5
 #: lock-partition LWLocks in shared mode while it copies the main lock table). :meth:`Session.query_rows` paces,
 #: counts and times them. ``lockscope watch``'s own ``watch_locks`` / ``watch_blocking`` (at most once per second,
 #: its own rule) are not in this set.
-PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks", "audit_held_locks"})
+PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks", "audit_held_locks", "executed_locks"})
 #: SQLSTATE classes (first two characters, PostgreSQL ``errcodes.txt``) mapped to :class:`StatementError`: the
 #: statement or its parameters are at fault (42 syntax/access rule, 22 data exception, 0A feature not supported,
 #: 08 connection exception, 26 invalid statement name, 07 dynamic SQL, 25 invalid transaction state, 54 program
@@ -757,7 +757,9 @@ def connect(dsn: str, *, lock_timeout_ms: int = 200, statement_timeout_ms: int =
     params["options"] = (f"{options} -c statement_timeout={statement_timeout_ms}"
                          f" -c lock_timeout={lock_timeout_ms} -c default_transaction_read_only=on -c jit=off").strip()
     try:
-        conn = psycopg.connect(make_conninfo("", **params), autocommit=True)
+        # prepare_threshold=None: psycopg never prepares a query of lockscope's on its own (it would after 5 runs,
+        # and then answer a probe's ROLLBACK with DEALLOCATE ALL, dropping lockscope's own prepared statements)
+        conn = psycopg.connect(make_conninfo("", **params), autocommit=True, prepare_threshold=None)
     except psycopg.Error as exc:
         text = re.sub(r"^connection (?:failed|is bad): ", "", str(exc).strip())
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -877,3 +879,96 @@ def time_on_scratch(conninfo: str, text: str, *, runs: int = 20) -> tuple[float,
             plans.append(float(top.get("Planning Time", 0.0)))
             execs.append(float(top.get("Execution Time", 0.0)))
     return statistics.median(plans), statistics.median(execs)
+
+
+class ScratchExecutor:
+    """A writable connection to a scratch server lockscope started itself, that RUNS statements for real, each
+    transaction rolled back: the executed ground truth of transaction footprints (:mod:`lockscope.executed`).
+    Never for a user's server: it takes a :class:`~lockscope.server.ScratchServer`, not a DSN.
+
+    The connection is in autocommit; :meth:`begin` and :meth:`rollback` send ``BEGIN`` / ``ROLLBACK`` as plain
+    simple-protocol statements (psycopg's own ``rollback()`` would also drop its prepared statements). Prepared
+    statements are SQL-level (``PREPARE`` / ``EXECUTE``), so the server's plan cache advances from one execution to
+    the next as an application's prepared statements do (``plancache.c GetCachedPlan``).
+
+    :ivar facts: the server's :class:`ServerFacts` (read as every session reads them).
+    """
+
+    def __init__(self, conninfo: str, *, statement_timeout_ms: int = 0) -> None:
+        try:
+            self._conn = psycopg.connect(conninfo, autocommit=True, application_name=APPLICATION_NAME,
+                                         prepare_threshold=None)
+        except psycopg.Error as exc:
+            raise ConnectionFailedError(f"cannot connect to the scratch server: {str(exc).strip()}",
+                                        sqlstate=exc.sqlstate) from None
+        self._dsn = conninfo
+        self.statement_timeout_ms = statement_timeout_ms
+        facts = self.query_rows("server_facts", _ServerFactsRow, version=0)[0]
+        self.facts = ServerFacts(**{f.name: getattr(facts, f.name) for f in dataclasses.fields(ServerFacts)})
+        if statement_timeout_ms:
+            self.run(f"SET statement_timeout = {int(statement_timeout_ms)}")
+
+    def close(self) -> None:
+        """Roll back anything open and close the connection. Idempotent."""
+        if not self._conn.closed:
+            with contextlib.suppress(psycopg.Error):
+                self._conn.execute(b"ROLLBACK")
+            self._conn.close()
+
+    def __enter__(self) -> ScratchExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def backend_pid(self) -> int:
+        """pid of this connection's backend."""
+        return int(self._conn.info.backend_pid)
+
+    def literal(self, value: str) -> str:
+        """``value`` as a quoted SQL string literal (untyped)."""
+        return pg_sql.Literal(value).as_string(self._conn)
+
+    def run(self, text: str) -> None:
+        """Send one statement through the simple query protocol and run it for real (a scratch server only).
+
+        :raises StatementError: the server refused or failed it (its SQLSTATE and message, one line).
+        """
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(text.encode())
+        except psycopg.Error as exc:
+            raise self._failed(exc, text) from None
+
+    def begin(self) -> None:
+        """``BEGIN``."""
+        self.run("BEGIN")
+
+    def rollback(self) -> None:
+        """``ROLLBACK`` (prepared statements stay; an error in the transaction is cleared)."""
+        self.run("ROLLBACK")
+
+    def query_rows(self, name: str, row_type: type[RowT], params: Sequence[Any] | None = None, *,
+                   version: int | None = None) -> list[RowT]:
+        """Run lockscope's SQL file ``name`` (for this server's version, or ``version``), rows as ``row_type``.
+
+        :raises RowShapeError: the rows lack a column ``row_type`` needs.
+        :raises DatabaseError: with the server's message.
+        """
+        text = load_sql(name, self.facts.server_version_num if version is None else version)
+        try:
+            with self._conn.cursor(row_factory=_typed_rows(row_type, name)) as cur:
+                cur.execute(text.encode(), params)
+                return cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise DatabaseError(f"{exc.sqlstate or 'error'}: {(exc.diag.message_primary or str(exc)).strip()}",
+                                sqlstate=exc.sqlstate) from None
+
+    @staticmethod
+    def _failed(exc: psycopg.Error, text: str) -> StatementError:
+        short = " ".join(text.split())
+        short = short if len(short) <= 80 else short[:77] + "..."
+        where = f" (at character {exc.diag.statement_position})" if exc.diag.statement_position else ""
+        return StatementError(f"{exc.sqlstate or 'error'}: {(exc.diag.message_primary or str(exc)).strip()}{where} "
+                              f"in: {short}", sqlstate=exc.sqlstate)

@@ -17,20 +17,23 @@ reach its log. When the tree cannot be built, the locks are ordered by the catal
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import itertools
 import os
 import re
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import acquisition, capacity, paramtypes, querytree
+from . import acquisition, capacity, execlocks, paramtypes, querytree
 from .acquisition import LockStep, acquisition_order
 from .capacity import CapacityModel, LockRequest
 from .db import OWN_QUERY_MARKER, Session
 from .errors import BadInputError, DatabaseError, StatementError
+from .execlocks import ExecutionModel, ExtraLock, SpiCall, SpiQuery
 from .explain import ExplainedPlan, read_explain
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from .querynodes import Query
@@ -45,17 +48,19 @@ from .rows import (
 )
 from .statement import CheckedStatement, bind_params, check_statement, raw_statement
 from .versions import PG16
-from .vocab import LockMode, LockRole, PlanCacheMode, PlanPhase
+from .vocab import LockMode, LockRole, LockSource, PlanCacheMode, PlanPhase
 
 __all__ = [
     "PROTOCOLS",
     "Execution",
     "Footprint",
     "RelationLock",
+    "TransactionProbe",
     "acquisition_order",
     "measure_all_modes",
     "measure_footprint",
     "measure_generic_plan",
+    "open_transaction_probes",
     "relation_role",
     "scanned_indexes",
 ]
@@ -85,6 +90,9 @@ class RelationLock:
     :ivar lock_partition: the main lock table partition (0..15) the lock's LOCKTAG hashes to
         (``lock.c LockTagHashCode`` / ``LockHashPartition``, :func:`lockscope.lockpart.lock_partition`): where it
         is, for a main-table lock; where it would land, for a fast-path one.
+    :ivar source: what in the execution takes it: the statement itself (what EXPLAIN takes), or an execution lock
+        (a sequence, a routed partition, a foreign-key check or action, ...: :mod:`lockscope.execlocks`).
+    :ivar detail: for an execution lock, which constraint, sequence or partition (e.g. ``seg_link_fkey check``).
     """
 
     relation_oid: int
@@ -98,6 +106,8 @@ class RelationLock:
     assumed_fastpath: bool | None = None
     order_rule: str = ""
     lock_partition: int = 0
+    source: LockSource = LockSource.STATEMENT
+    detail: str = ""
 
     @property
     def mismatch(self) -> bool:
@@ -119,6 +129,13 @@ class Execution:
     :ivar executor_index_locks: for a reused generic plan, the index locks a real execution takes after
         ``locks`` and EXPLAIN does not (``plan.index_names``): ``fastpath`` is the capacity model's prediction
         (nothing to measure); empty for every other phase, whose planning already locked every index.
+    :ivar execution_locks: the locks a real execution holds at its end that EXPLAIN never takes (sequences,
+        routed partitions, foreign-key checks and actions: :mod:`lockscope.execlocks`), in acquisition order;
+        ``fastpath`` is the capacity model's, simulated after ``locks`` with the locks held meanwhile (the
+        target's indexes while rows are written).
+    :ivar query_phases: the plan-cache phase of each query the execution runs inside (a foreign-key check's,
+        action's): (what it is, phase), in order.
+    :ivar notes: what lockscope could not derive of this execution (values computed when it runs, ...).
     """
 
     number: int
@@ -127,16 +144,26 @@ class Execution:
     locks: tuple[RelationLock, ...]
     plan: ExplainedPlan = field(default_factory=ExplainedPlan)
     executor_index_locks: tuple[RelationLock, ...] = ()
+    execution_locks: tuple[RelationLock, ...] = ()
+    query_phases: tuple[tuple[str, PlanPhase], ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def real_locks(self) -> tuple[RelationLock, ...]:
+        """Every relation lock a real execution holds at its end, in acquisition order: the statement's, a reused
+        plan's executor index locks, the execution locks."""
+        return self.locks + self.executor_index_locks + self.execution_locks
 
     @property
     def real_lock_count(self) -> int:
-        """Relation locks of a real execution: measured plus executor index locks (count)."""
-        return len(self.locks) + len(self.executor_index_locks)
+        """Relation locks of a real execution: measured plus executor index and execution locks (count)."""
+        return len(self.real_locks)
 
     @property
     def real_main_table_count(self) -> int:
-        """Main-table locks of a real execution: measured plus predicted executor index locks (count)."""
-        return self.main_table_count + sum(not lk.fastpath for lk in self.executor_index_locks)
+        """Main-table locks of a real execution: measured, plus the predicted executor index and execution locks
+        (count)."""
+        return self.main_table_count + sum(not lk.fastpath for lk in self.executor_index_locks + self.execution_locks)
 
     @property
     def lock_count(self) -> int:
@@ -300,11 +327,16 @@ class _Prober:
             del cache[next(iter(cache))]
 
     def snapshot(self) -> list[RelationLockRow]:
-        """This backend's relation locks, minus lockscope's own lock on the pg_locks view."""
-        rows = self.session.query_rows("relation_locks", RelationLockRow)
-        own = self.session.facts.pg_locks_oid
-        mentions_pg_locks = "pg_locks" in self.checked.relation_names
-        return [r for r in rows if mentions_pg_locks or r.relation_oid != own]
+        """This backend's relation locks (``relation_locks.sql`` reads ``pg_lock_status()``, so the read takes no
+        lock of its own)."""
+        return self.session.query_rows("relation_locks", RelationLockRow)
+
+    def own(self, rows: Sequence[RelationLockRow]) -> list[RelationLockRow]:
+        """``rows`` without the system catalogs this statement does not use: inside a probe transaction,
+        lockscope's own catalog reads (a relation's name, an index's OID) lock catalogs until the transaction
+        ends; the statement's own catalog relations (named, or inside its views) are in its facts."""
+        known = {r.relation_oid for r in self.order.rows}
+        return [r for r in rows if r.relation_oid >= _FIRST_NORMAL_OID or r.relation_oid in known]
 
     def _steps(self, phase: PlanPhase, plan: ExplainedPlan | None, infos: dict[int, RelationInfoRow],
                oids: list[int]) -> list[LockStep]:
@@ -316,8 +348,10 @@ class _Prober:
                                                     ctes)
         return acquisition.statement_lock_steps(self.tree, facts, self.session.facts.server_version_num, phase)
 
-    def build_locks(self, rows: list[RelationLockRow], phase: PlanPhase = PlanPhase.SIMPLE,
-                    plan: ExplainedPlan | None = None) -> tuple[RelationLock, ...]:
+    def order_rows(self, rows: Sequence[RelationLockRow], phase: PlanPhase = PlanPhase.SIMPLE,
+                   plan: ExplainedPlan | None = None) -> list[tuple[RelationLockRow, str]]:
+        """``rows`` in the modelled acquisition order with the rule that placed each (``unmodelled`` last, in OID
+        order)."""
         oids = list(dict.fromkeys(r.relation_oid for r in rows))
         known = {r.relation_oid for r in self.order.rows}
         if self.tree is not None and any(oid not in known and oid >= _FIRST_NORMAL_OID for oid in oids):
@@ -331,6 +365,12 @@ class _Prober:
                 ordered.append((row, step.rule))
         for key in sorted(by_key, key=lambda k: (k[0], by_key[k].mode.rank)):
             ordered.append((by_key[key], "unmodelled"))
+        return ordered
+
+    def build_locks(self, rows: list[RelationLockRow], phase: PlanPhase = PlanPhase.SIMPLE,
+                    plan: ExplainedPlan | None = None) -> tuple[RelationLock, ...]:
+        ordered = self.order_rows(rows, phase, plan)
+        infos = self._infos([r.relation_oid for r, _ in ordered])
         requests = [LockRequest(r.relation_oid, r.mode, r.shared_catalog) for r, _ in ordered]
         predicted = self.model.predict(requests)
         assumed = self.assumed.predict(requests) if self.assumed else [None] * len(requests)
@@ -355,26 +395,8 @@ class _Prober:
         """The locks a real execution of a reused generic plan adds after ``locks``: each index the plan scans
         (``plan.index_names``, resolved among the indexes of the locked relations), in the scanned relation's
         strongest held mode, in plan order; fast-path flags predicted after the measured locks."""
-        names = plan.index_names
-        if not names or not locks:
-            return ()
-        mode_of: dict[int, LockMode] = {}
-        for lk in locks:
-            if lk.relation_oid not in mode_of or lk.mode.rank > mode_of[lk.relation_oid].rank:
-                mode_of[lk.relation_oid] = lk.mode
-        found = self.session.query_rows("executor_indexes", ExecutorIndexRow, [sorted(mode_of), list(names)])
-        first: dict[str, ExecutorIndexRow] = {}
-        for r in found:
-            first.setdefault(r.relname, r)
-        held = {(lk.relation_oid, lk.mode) for lk in locks}
-        wanted: list[tuple[int, LockMode]] = []
-        for name in names:
-            hit = first.get(name)
-            if hit is None:
-                continue
-            key = (hit.index_oid, mode_of[hit.table_oid])
-            if key not in held and key not in wanted:
-                wanted.append(key)
+        wanted = self.executor_index_requests([(lk.relation_oid, lk.mode) for lk in locks]
+                                              + self.step_modes(PlanPhase.GENERIC_REUSE, plan), plan)
         if not wanted:
             return ()
         database_oid = next((r.database_oid for r in rows if r.database_oid), 0)
@@ -387,6 +409,48 @@ class _Prober:
         return tuple(self._lock(oid, infos, mode, pred, pred, assume, len(locks) + n, "executor index", database_oid,
                                 LockRole.INDEX)
                      for n, ((oid, mode), pred, assume) in enumerate(zip(wanted, predicted, assumed, strict=True)))
+
+    def step_modes(self, phase: PlanPhase, plan: ExplainedPlan | None) -> list[tuple[int, LockMode]]:
+        """The (relation, mode) requests the statement's own rules make in ``phase`` (its query tree's lock steps),
+        whether or not they were new to the backend: in a transaction, a relation an earlier statement locked is
+        a local-lock hit, yet this statement's scans still open its indexes in this statement's mode. Empty when
+        the tree could not be built."""
+        if self.tree is None:
+            return []
+        return [(st.relation_oid, LockMode(st.mode)) for st in self._steps(phase, plan, {}, [])]
+
+    def executor_index_requests(self, locks: Sequence[tuple[int, LockMode]],
+                                plan: ExplainedPlan) -> list[tuple[int, LockMode]]:
+        """The (index, mode) locks a reused generic plan's index scans take at executor start: each index the plan
+        scans (``plan.index_names``, resolved among the indexes of the locked relations), in the scanned
+        relation's strongest held mode, in plan order, without those already in ``locks`` (``nodeIndexscan.c
+        ExecInitIndexScan`` & co.: ``index_open(indexid, rellockmode)``)."""
+        names = plan.index_names
+        if not names or not locks:
+            return []
+        mode_of: dict[int, LockMode] = {}
+        for oid, mode in locks:
+            if oid not in mode_of or mode.rank > mode_of[oid].rank:
+                mode_of[oid] = mode
+        # the order facts name every index of the statement's relations (read before any probe transaction); the
+        # catalog is asked, inside the probe, only for a name they lack (its catalog locks come after the read)
+        first: dict[str, ExecutorIndexRow] = {}
+        for f in sorted(self.order.rows, key=lambda f: f.relation_oid):
+            if f.relkind in ("i", "I") and f.parent_oid in mode_of and f.relname in names:
+                first.setdefault(f.relname, ExecutorIndexRow(f.relation_oid, f.relname, f.parent_oid))
+        if any(n not in first for n in names):
+            for r in self.session.query_rows("executor_indexes", ExecutorIndexRow, [sorted(mode_of), list(names)]):
+                first.setdefault(r.relname, r)
+        held = set(locks)
+        wanted: list[tuple[int, LockMode]] = []
+        for name in names:
+            hit = first.get(name)
+            if hit is None:
+                continue
+            key = (hit.index_oid, mode_of[hit.table_oid])
+            if key not in held and key not in wanted:
+                wanted.append(key)
+        return wanted
 
     def _infos(self, oids: Sequence[int]) -> dict[int, RelationInfoRow]:
         """Names and roles of relations by OID (``relation_info.sql`` columns): from the facts the query tree
@@ -549,7 +613,7 @@ def measure_footprint(
     checked = check_statement(sql)
     prober = _Prober(session, checked, assume)
     if protocol == "simple":
-        runs: tuple[Execution, ...] = (_probe_simple(prober, params),)
+        runs: tuple[Execution, ...] = _probe_simple(prober, params, executions)
         mode = PlanCacheMode.AUTO
     else:
         mode = PlanCacheMode(plan_cache_mode)
@@ -591,14 +655,26 @@ def _explain(session: Session, text: str, *, prefix_len: int = 0, simple: bool =
     return read_explain(str(rows[0][0]))
 
 
-def _probe_simple(prober: _Prober, params: Sequence[str]) -> Execution:
+def _probe_simple(prober: _Prober, params: Sequence[str], executions: int) -> tuple[Execution, ...]:
+    """The simple protocol: every execution parses and plans afresh (``postgres.c exec_simple_query``), so one
+    probe shows the statement's own locks; a statement whose execution runs queries of its own (foreign-key checks,
+    ...: :mod:`lockscope.execlocks`) is probed ``executions`` times, since those queries' plan caches advance."""
     text = bind_params(prober.checked, params, prober.session.literal)
     prober.load_tree()
-    with prober.session.probe_transaction():
-        plan = _explain(prober.session, _EXPLAIN + text, prefix_len=len(_EXPLAIN))
-        rows = prober.snapshot()
-        locks = prober.build_locks(rows, PlanPhase.SIMPLE, plan)
-    return Execution(number=1, phase=PlanPhase.SIMPLE, plan_type=None, locks=locks, plan=plan)
+    exec_probe = _prepare_execution(prober, params, prober.session.facts.plan_cache_mode)
+    runs = executions if exec_probe is not None and exec_probe.spi else 1
+    out: list[Execution] = []
+    try:
+        for number in range(1, runs + 1):
+            with prober.session.probe_transaction():
+                plan = _explain(prober.session, _EXPLAIN + text, prefix_len=len(_EXPLAIN))
+                rows = prober.snapshot()
+                locks = prober.build_locks(rows, PlanPhase.SIMPLE, plan)
+                out.append(_with_execution_locks(prober, Execution(number, PlanPhase.SIMPLE, None, locks, plan),
+                                                 exec_probe, rows)[0])
+    finally:
+        _release_execution(prober.session, exec_probe)
+    return tuple(out)
 
 
 def _check_param_types(prober: _Prober, declared: Sequence[str] = ()) -> None:
@@ -633,7 +709,7 @@ def _probe_prepared(
     prober: _Prober, params: Sequence[str], param_types: Sequence[str], mode: PlanCacheMode, executions: int
 ) -> tuple[Execution, ...]:
     session = prober.session
-    name = f"lockscope_{os.getpid()}_{next(_name_counter)}"
+    name = _statement_name()
     types = ""
     if param_types:
         for t in param_types:
@@ -644,50 +720,67 @@ def _probe_prepared(
     args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
     out: list[Execution] = []
     _prepare(prober, prefix, param_types)
+    exec_probe: _ExecProbe | None = None
     try:
-        has_params = bool(params) or bool(param_types)
-        generic_built = False
-        before = (0, 0)
+        exec_probe = _prepare_execution(prober, params, mode)
+        tracker = _PhaseTracker(mode, bool(params) or bool(param_types))
         for number in range(1, executions + 1):
             with session.probe_transaction(plan_cache_mode=mode):
                 plan = _explain(session, f"{_EXPLAIN}EXECUTE {name}{args}")
                 rows = prober.snapshot()
-                counters = session.query_rows("prepared_counters", PreparedCountersRow, [name])[0]
-                after = None if counters.generic_plans is None or counters.custom_plans is None else (
-                    counters.generic_plans, counters.custom_plans)
-                phase, plan_type, generic_built = _phase(mode, has_params, generic_built, before, after)
+                phase, plan_type = tracker.step(session, name, plan, prober, rows)
                 locks = prober.build_locks(rows, phase, plan)
-                if after is None and plan_type is None and phase is PlanPhase.CUSTOM:
-                    # PG 13 (no plan counters) after the generic plan was built: reused, or a custom plan again?
-                    if _reused_generic_plan(locks, out, plan):
-                        phase, plan_type = PlanPhase.GENERIC_REUSE, "generic"
-                        locks = prober.build_locks(rows, phase, plan)
-                    else:
-                        plan_type = "custom"
                 extra = prober.executor_index_locks(locks, rows, plan) if phase is PlanPhase.GENERIC_REUSE else ()
-            if after is not None:
-                before = after
-            else:
-                before = (before[0] + (plan_type == "generic"), before[1] + (plan_type == "custom"))
-            out.append(Execution(number, phase, plan_type, locks, plan, extra))
+                out.append(_with_execution_locks(prober, Execution(number, phase, plan_type, locks, plan, extra),
+                                                 exec_probe, rows)[0])
     finally:
         session.deallocate(name)
+        _release_execution(session, exec_probe)
     return tuple(out)
 
 
-def _reused_generic_plan(locks: Sequence[RelationLock], earlier: Sequence[Execution], plan: ExplainedPlan) -> bool:
-    """On a server without plan counters (PG 13), tell a reused generic plan from a new custom plan.
+def _statement_name() -> str:
+    """A prepared statement name of lockscope's (``lockscope_<pid>_<n>``: an audit on the server skips it)."""
+    return f"lockscope_{os.getpid()}_{next(_name_counter)}"
 
-    Reusing a cached plan takes only executor locks (``plancache.c AcquireExecutorLocks``: range-table relations,
-    no indexes), while planning opens every index of each relation (``plancat.c get_relation_info``). So when the
-    earlier custom executions locked indexes, an execution without index locks reused the generic plan. Without
-    indexes to tell, a generic plan shows its parameters as ``$n`` in EXPLAIN; a custom plan shows the values.
-    """
-    custom_locked_indexes = any(lock.role.is_index for e in earlier if e.phase is PlanPhase.CUSTOM
-                                for lock in e.locks)
-    if custom_locked_indexes:
-        return not any(lock.role.is_index for lock in locks)
-    return plan.param_refs
+
+class _PhaseTracker:
+    """The plan-cache phase of each execution of one prepared statement in the probe session (the user's
+    statement, or the stand-in of a query the execution runs inside: ``plancache.c GetCachedPlan``), from the
+    server's counters (``pg_prepared_statements``, PG 14+) or, on PG 13, from the rules and the locks."""
+
+    def __init__(self, mode: PlanCacheMode, has_params: bool) -> None:
+        self.mode = mode
+        self.has_params = has_params
+        self.before = (0, 0)
+        self.generic_built = False
+        self.custom_locked_indexes = False
+
+    def step(self, session: Session, name: str, plan: ExplainedPlan, prober: _Prober,
+             rows: Sequence[RelationLockRow]) -> tuple[PlanPhase, str | None]:
+        """The phase of the execution just probed, and its plan type (``custom``/``generic``; None when unknown).
+
+        :param prober: the statement's prober, and ``rows`` the locks its execution took (PG 13 tells a reused
+            generic plan, which locks no index, from a custom plan, which locks them all).
+        """
+
+        def locks_indexes(phase: PlanPhase) -> bool:
+            return any(lk.role.is_index for lk in prober.build_locks(list(rows), phase, plan))
+
+        counters = session.query_rows("prepared_counters", PreparedCountersRow, [name])[0]
+        after = None if counters.generic_plans is None or counters.custom_plans is None else (
+            counters.generic_plans, counters.custom_plans)
+        phase, plan_type, self.generic_built = _phase(self.mode, self.has_params, self.generic_built, self.before,
+                                                      after)
+        if after is None and plan_type is None and phase is PlanPhase.CUSTOM:
+            # PG 13 (no plan counters) after the generic plan was built: reused, or a custom plan again?
+            reused = not locks_indexes(PlanPhase.CUSTOM) if self.custom_locked_indexes else plan.param_refs
+            phase, plan_type = (PlanPhase.GENERIC_REUSE, "generic") if reused else (PlanPhase.CUSTOM, "custom")
+        if after is None and phase is PlanPhase.CUSTOM and locks_indexes(phase):
+            self.custom_locked_indexes = True
+        self.before = after if after is not None else (self.before[0] + (plan_type == "generic"),
+                                                       self.before[1] + (plan_type == "custom"))
+        return phase, plan_type
 
 
 def _phase(
@@ -718,6 +811,300 @@ def _phase(
     if plan_type == "generic":
         return PlanPhase.GENERIC_REUSE, plan_type, generic_built
     return PlanPhase.CUSTOM, plan_type, generic_built
+
+
+# -- execution locks: what a real execution adds to what EXPLAIN locks (lockscope.execlocks) -----------------------
+
+@dataclass
+class _SpiProbe:
+    """The stand-in of a query an execution runs inside (a foreign-key check, ...), prepared in the probe session
+    under its own name, with its own plan-cache history, as the server keeps one per backend."""
+
+    query: SpiQuery
+    name: str
+    prober: _Prober
+    tracker: _PhaseTracker
+
+
+@dataclass
+class _ExecProbe:
+    """A statement's execution model (:func:`lockscope.execlocks.derive_execution`) and its prepared stand-ins."""
+
+    model: ExecutionModel
+    spi: dict[str, _SpiProbe]
+
+
+@dataclass(frozen=True)
+class _SpiResult:
+    """What one call's probe took: its phase, its new locks in modelled order, a reused plan's index locks."""
+
+    call: SpiCall
+    phase: PlanPhase
+    ordered: list[tuple[RelationLockRow, str]]
+    executor_indexes: list[tuple[int, LockMode]]
+
+
+def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMode,
+                       spi: dict[str, _SpiProbe] | None = None) -> _ExecProbe | None:
+    """Derive the statement's execution locks and PREPARE the queries its execution runs (outside any probe
+    transaction: the catalog reads are their own transactions, each PREPARE a rolled-back one). None for a SELECT
+    or a statement whose target lockscope cannot name.
+
+    :param mode: the plan_cache_mode the executions run with (it governs these queries' plans too).
+    :param spi: stand-ins already prepared by an earlier execution, by key: kept, with their plan-cache history.
+    :raises DatabaseError: a catalog read failed.
+    """
+    tree = prober.tree
+    raw = raw_statement(prober.checked)
+    if tree is not None:
+        target = tree.rtable[tree.result_relation - 1].relid if tree.result_relation > 0 else None
+    else:  # a shape the client-side analyser does not build: the target as the parser names it
+        target = execlocks.target_relation(prober.session, raw)
+    if target is None:
+        return None
+    model = execlocks.derive_execution(prober.session, prober.checked, params, target, raw)
+    spi = {} if spi is None else spi
+    dropped: dict[str, str] = {}
+    try:
+        for query in model.spi_queries:
+            if query.key not in spi:
+                reason = _prepare_spi(prober, query, mode, spi)
+                if reason:
+                    dropped[query.key] = f"{query.detail}: not probed ({reason})"
+    except BaseException:
+        _release_execution(prober.session, _ExecProbe(model, spi))
+        raise
+    if dropped:  # a trigger's statement lockscope could not prepare: its locks are said to be missing
+        model = execlocks.ExecutionModel(
+            tuple(e for e in model.events if not (isinstance(e, SpiCall) and e.query.key in dropped)),
+            model.notes + tuple(dropped.values()))
+    return _ExecProbe(model, spi)
+
+
+def _prepare_spi(prober: _Prober, query: SpiQuery, mode: PlanCacheMode, spi: dict[str, _SpiProbe]) -> str:
+    """PREPARE one stand-in (after the client-side checks, so that the server never refuses it: nothing in its
+    log); returns why it was not, for a trigger's statement the checks refuse ("" when prepared).
+
+    :raises StatementError: a foreign key's query refused (lockscope wrote it: a bug to report).
+    """
+    session = prober.session
+    sub = _Prober(session, check_statement(query.text), prober.assumed)
+    try:
+        sub.load_tree()
+        declared = [t for t in query.param_types if t != "unknown"]
+        if len(declared) == len(query.param_types):
+            typing = paramtypes.type_params(session.query_rows, sub.checked, declared, owner=session)
+            if typing.sqlstate is not None:
+                raise StatementError(f"{typing.sqlstate}: {typing.message}", sqlstate=typing.sqlstate)
+    except StatementError as exc:
+        if query.source is not LockSource.TRIGGER:
+            raise
+        return str(exc)
+    name = _statement_name()
+    types = ", ".join(query.param_types)
+    with session.probe_transaction():
+        session.run_user_text(f"PREPARE {OWN_QUERY_MARKER} {name}" + (f" ({types})" if types else "")
+                              + f" AS {query.text}")
+    spi[query.key] = _SpiProbe(query, name, sub, _PhaseTracker(mode, bool(query.param_types)))
+    return ""
+
+
+def _release_execution(session: Session, probe: _ExecProbe | None) -> None:
+    """DEALLOCATE the stand-ins (prepared statements outlive the probe transactions)."""
+    for sp in (probe.spi.values() if probe is not None else ()):
+        session.deallocate(sp.name)
+
+
+def _run_spi_calls(prober: _Prober, probe: _ExecProbe, number: int,
+                   rows: Sequence[RelationLockRow]) -> list[ExtraLock | _SpiResult]:
+    """Inside the probe transaction, after the statement's own EXPLAIN: each call's stand-in EXPLAIN EXECUTEd where
+    the server would run it, the backend's locks read after it (the new ones are the call's). The session's
+    ``plan_cache_mode`` applies to these queries as to any prepared statement (``plancache.c
+    choose_custom_plan``)."""
+    session = prober.session
+    held = {(r.relation_oid, r.mode) for r in rows}
+    out: list[ExtraLock | _SpiResult] = []
+    for event in probe.model.events:
+        if isinstance(event, ExtraLock):
+            if number == 1 or not event.first_execution_only:
+                out.append(event)
+            continue
+        sp = probe.spi[event.query.key]
+        args = ", ".join("NULL" if v is None else session.literal(v) for v in event.values)
+        plan = _explain(session, f"{_EXPLAIN}EXECUTE {sp.name}({args})")
+        now = prober.snapshot()
+        new = sp.prober.own([r for r in now if (r.relation_oid, r.mode) not in held])
+        held |= {(r.relation_oid, r.mode) for r in now}
+        phase, _ = sp.tracker.step(session, sp.name, plan, sp.prober, new)
+        reuse = sp.prober.executor_index_requests(sp.prober.step_modes(phase, plan), plan) \
+            if phase is PlanPhase.GENERIC_REUSE else []
+        out.append(_SpiResult(event, phase, sp.prober.order_rows(new, phase, plan), reuse))
+    return out
+
+
+def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecProbe | None,
+                          rows: Sequence[RelationLockRow], prior: Sequence[LockRequest] = ()
+                          ) -> tuple[Execution, list[LockRequest]]:
+    """``execution`` with its execution locks: the calls probed (:func:`_run_spi_calls`) and the modelled ones
+    placed in order after the statement's locks, every predicted fast-path flag simulated after ``prior`` (the
+    locks the transaction's earlier statements took and released, in order) with what the backend holds meanwhile
+    (the target's indexes while rows are written: ``capacity.simulate_fast_path``).
+
+    :param rows: the backend's relation locks after the statement's own EXPLAIN (all of them, earlier statements'
+        too: a call's locks are the ones it adds).
+    :return: the execution, and its lock requests (acquisitions and releases) in order, for the next statement.
+    """
+    events = _run_spi_calls(prober, probe, execution.number, rows) if probe is not None else []
+    own = execution.locks + execution.executor_index_locks
+    own_requests = [LockRequest(lk.relation_oid, lk.mode, lk.relation_oid in _shared(rows)) for lk in own]
+    items: list[tuple[LockRequest, LockSource, str, str]] = []
+    phases: list[tuple[str, PlanPhase]] = []
+    for event in events:
+        if isinstance(event, ExtraLock):
+            items.append((LockRequest(event.relation_oid, event.mode, release=event.release), event.source,
+                          event.detail, "execution"))
+            continue
+        phases.append((event.call.query.detail, event.phase))
+        items += [(LockRequest(r.relation_oid, r.mode, r.shared_catalog), event.call.query.source,
+                   event.call.query.detail, rule) for r, rule in event.ordered]
+        items += [(LockRequest(oid, mode), event.call.query.source, event.call.query.detail, "executor index")
+                  for oid, mode in event.executor_indexes]
+    requests = [*prior, *own_requests, *(req for req, *_ in items)]
+    predicted = prober.model.predict(requests)[len(prior):]
+    assumed = prober.assumed.predict(requests)[len(prior):] if prober.assumed else [None] * (len(requests) - len(prior))
+    in_context = [dataclasses.replace(lk, predicted_fastpath=p, assumed_fastpath=a)
+                  for lk, p, a in zip(own, predicted, assumed, strict=False)]
+    n_locks = len(execution.locks)
+    held = {(r.relation_oid, r.mode) for r in requests[: len(prior) + len(own_requests)]}
+    database_oid = next((r.database_oid for r in rows if r.database_oid), 0)
+    infos = prober._infos([req.relation_oid for req, *_ in items])
+    locks: list[RelationLock] = []
+    for (req, source, detail, rule), pred, assume in zip(items, predicted[len(own):], assumed[len(own):],
+                                                        strict=True):
+        key = (req.relation_oid, req.mode)
+        if req.release or source is LockSource.TARGET_INDEX or key in held:
+            continue  # released at the end of the statement, or a lock already held (a local-lock hit)
+        held.add(key)
+        lock = prober._lock(req.relation_oid, infos, req.mode, pred, pred, assume, len(own) + len(locks), rule,
+                            0 if req.shared_catalog else database_oid, LockRole.OTHER)
+        locks.append(dataclasses.replace(lock, source=source, detail=detail))
+    done = dataclasses.replace(execution, locks=tuple(in_context[:n_locks]),
+                               executor_index_locks=tuple(in_context[n_locks:]), execution_locks=tuple(locks),
+                               query_phases=tuple(phases), notes=probe.model.notes if probe is not None else ())
+    return done, requests[len(prior):]
+
+
+def _held(history: Sequence[LockRequest]) -> set[tuple[int, LockMode]]:
+    """The (relation, mode) locks still held after ``history``'s acquisitions and releases, in order."""
+    count: dict[tuple[int, LockMode], int] = {}
+    for r in history:
+        key = (r.relation_oid, r.mode)
+        count[key] = count.get(key, 0) + (-1 if r.release else 1)
+    return {k for k, n in count.items() if n > 0}
+
+
+def _shared(rows: Sequence[RelationLockRow]) -> frozenset[int]:
+    """The shared catalogs among the locked relations (never fast-path: ``lock.c EligibleForRelationFastPath``)."""
+    return frozenset(r.relation_oid for r in rows if r.shared_catalog)
+
+
+# -- a statement of a transaction (lockscope.transaction) ----------------------------------------------------------
+
+class TransactionProbe:
+    """One statement of a transaction being probed execution after execution (:mod:`lockscope.transaction`): its
+    prober, its prepared statement and plan-cache history (prepared protocol), and the stand-ins of the queries its
+    execution runs, each with its own history, as the server keeps them per backend.
+
+    Use :func:`open_transaction_probes`; per execution, :meth:`prepare` outside the probe transaction, then
+    :meth:`run` inside it.
+    """
+
+    def __init__(self, session: Session, text: str, protocol: str, mode: PlanCacheMode,
+                 assume: CapacityModel | None) -> None:
+        self.prober = _Prober(session, check_statement(text), assume)
+        self.protocol = protocol
+        self.mode = mode
+        self.name: str | None = None
+        self.tracker: _PhaseTracker | None = None
+        self.spi: dict[str, _SpiProbe] = {}
+        self.exec_probe: _ExecProbe | None = None
+
+    def open(self, params: Sequence[str]) -> None:
+        """Build the query tree (refusing an unknown relation or an untypable parameter) and, with the prepared
+        protocol, PREPARE the statement.
+
+        :raises StatementError: from the server or the client-side checks.
+        """
+        if self.protocol == "prepared":
+            name = _statement_name()
+            _prepare(self.prober, f"PREPARE {OWN_QUERY_MARKER} {name} AS ")
+            self.name = name
+            self.tracker = _PhaseTracker(self.mode, bool(params))
+        else:
+            self.prober.load_tree()
+
+    def prepare(self, params: Sequence[str]) -> None:
+        """Derive this execution's execution locks for its values (catalog reads, outside the probe transaction)
+        and PREPARE the stand-ins of queries first met."""
+        self.exec_probe = _prepare_execution(self.prober, params, self.mode, self.spi)
+
+    def run(self, number: int, params: Sequence[str], history: Sequence[LockRequest]
+            ) -> tuple[Execution, list[LockRequest]]:
+        """Inside the execution's probe transaction: the statement's EXPLAIN (EXECUTE), the backend's locks read,
+        the new ones ordered and flagged after ``history`` (the transaction's earlier lock requests), then its
+        execution locks.
+
+        :return: the statement's execution and its lock requests in order.
+        """
+        prober = self.prober
+        session = prober.session
+        if self.name is None:
+            text = bind_params(prober.checked, params, session.literal)
+            plan = _explain(session, _EXPLAIN + text, prefix_len=len(_EXPLAIN))
+        else:
+            args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
+            plan = _explain(session, f"{_EXPLAIN}EXECUTE {self.name}{args}")
+        rows = prober.snapshot()
+        before = _held(history)
+        new = prober.own([r for r in rows if (r.relation_oid, r.mode) not in before])
+        phase, plan_type = (PlanPhase.SIMPLE, None) if self.tracker is None or self.name is None else \
+            self.tracker.step(session, self.name, plan, prober, new)
+        locks = prober.build_locks(new, phase, plan)
+        extra = prober.executor_index_locks(locks, rows, plan) if phase is PlanPhase.GENERIC_REUSE else ()
+        return _with_execution_locks(prober, Execution(number, phase, plan_type, locks, plan, extra),
+                                     self.exec_probe, rows, history)
+
+    def close(self) -> None:
+        """DEALLOCATE what was prepared."""
+        if self.name is not None:
+            self.prober.session.deallocate(self.name)
+            self.name = None
+        _release_execution(self.prober.session, _ExecProbe(execlocks.ExecutionModel(), self.spi))
+        self.spi = {}
+
+
+@contextlib.contextmanager
+def open_transaction_probes(session: Session, statements: Sequence[tuple[str, Sequence[str]]], *,
+                            protocol: str, mode: PlanCacheMode,
+                            assume: CapacityModel | None) -> Iterator[list[TransactionProbe]]:
+    """A :class:`TransactionProbe` per statement ``(text, first execution's values)``, opened; all closed
+    (deallocated) on exit.
+
+    :raises BadInputError: an unknown protocol.
+    :raises StatementError: a statement the server or the client-side checks refuse.
+    """
+    if protocol not in PROTOCOLS:
+        raise BadInputError(f"unknown protocol {protocol!r}: use simple or prepared")
+    probes: list[TransactionProbe] = []
+    try:
+        for text, params in statements:
+            probe = TransactionProbe(session, text, protocol, mode, assume)
+            probes.append(probe)
+            probe.open(params)
+        yield probes
+    finally:
+        for probe in probes:
+            probe.close()
 
 
 def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | None = None) -> Footprint:

@@ -43,7 +43,13 @@ __all__ = [
     "ColumnStatsRow",
     "DatabaseFactsRow",
     "DemoLoadStateRow",
+    "ExecColumnRow",
+    "ExecForeignKeyRow",
+    "ExecTargetRow",
+    "ExecTriggerRow",
+    "ExecutedLockRow",
     "ExecutorIndexRow",
+    "ForeignKeyRow",
     "FunctionVolatilityRow",
     "HeldLocksRow",
     "IndexInfo",
@@ -51,6 +57,8 @@ __all__ = [
     "NameRow",
     "OrderFunctionRow",
     "OrderRelationRow",
+    "OrdinalOidRow",
+    "OrdinalValueRow",
     "ParamCastRow",
     "ParamColumnRow",
     "ParamFunctionRow",
@@ -66,6 +74,7 @@ __all__ = [
     "RelationLockRow",
     "RowShapeError",
     "RowT",
+    "RowsPerValueRow",
     "StatLockRow",
     "StatementCountersRow",
     "StatementTextRow",
@@ -74,6 +83,7 @@ __all__ = [
     "StatsResetRow",
     "TableColumnRow",
     "TableInfo",
+    "TransactionCountRow",
     "ViewRuleRow",
     "WaitHistoryRow",
     "WaitSamplingFeaturesRow",
@@ -348,12 +358,19 @@ class WaitHistoryRow:
 
 @dataclass(frozen=True)
 class HeldLocksRow:
-    """The granted relation locks of one active client backend in one pg_locks snapshot (``audit_held_locks.sql``).
+    """The granted relation locks of one client backend in a transaction in one pg_locks snapshot
+    (``audit_held_locks.sql``).
 
     :ivar query_id: pg_stat_activity.query_id (PG 14+ with compute_query_id), else None.
-    :ivar query: what it runs (its text, with literals).
+    :ivar query: what it runs, or last ran when idle in transaction (its text, with literals).
     :ivar main_table_locks: locks in the main lock table (count; ``NOT fastpath``).
     :ivar fastpath_locks: fast-path locks (count).
+    :ivar state: pg_stat_activity.state (``active``, ``idle in transaction``, ...), None when not read.
+    :ivar xact_start: the backend's transaction start (pg_stat_activity.xact_start), None when not read.
+    :ivar starts_transaction: the statement began the transaction (``xact_start = query_start``: autocommit, or
+        BEGIN itself).
+    :ivar relations: OIDs of the relations it holds a lock on (distinct), None when not read.
+    :ivar main_relations: OIDs of those with a lock in the main lock table (distinct), None when there are none.
     """
 
     pid: int
@@ -361,6 +378,40 @@ class HeldLocksRow:
     query: str | None
     main_table_locks: int = column("main_table")
     fastpath_locks: int = column("fastpath")
+    state: str | None = None
+    xact_start: _dt.datetime | None = None
+    starts_transaction: bool | None = None
+    relations: list[int] | None = None
+    main_relations: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class TransactionCountRow:
+    """The current database's transactions so far (``audit_xact_counters.sql``).
+
+    :ivar transactions: xact_commit + xact_rollback of pg_stat_database (count).
+    """
+
+    transactions: int
+
+
+@dataclass(frozen=True)
+class ForeignKeyRow:
+    """A foreign key of a table a transaction held (``diagnose_foreign_keys.sql``).
+
+    :ivar constraint_name: pg_constraint.conname.
+    :ivar table_oid: the referencing table (conrelid).
+    :ivar referenced_oid: the referenced table (confrelid).
+    :ivar referenced_partitioned: the referenced table is partitioned.
+    :ivar check_relations: the relations its check can lock: the referenced table, its partitions, their indexes
+        (OIDs).
+    """
+
+    constraint_name: str
+    table_oid: int
+    referenced_oid: int
+    referenced_partitioned: bool
+    check_relations: list[int]
 
 
 # -- pg_locks --------------------------------------------------------------------------------------------------------
@@ -378,12 +429,39 @@ class BlockingLockRow:
 
 @dataclass(frozen=True)
 class BackendLockCountsRow:
-    """One backend's relation locks in one pg_locks snapshot (``watch_locks.sql``; counts)."""
+    """One backend's relation locks in one pg_locks snapshot (``watch_locks.sql``; counts), and for a client
+    backend of the watched database in a transaction (``in_database``) what :class:`HeldLocksRow` has.
+
+    :ivar relation_locks: relation locks held or awaited (count).
+    :ivar main_table_locks: of them not fast-path (count; awaited ones included).
+    :ivar waiting_locks: of them not granted (count).
+    :ivar held_main_table: granted ones in the main lock table (count).
+    :ivar held_fastpath: granted fast-path ones (count).
+    :ivar in_database: a client backend of the watched database in a transaction, not lockscope's own.
+    """
 
     pid: int
     relation_locks: int
     main_table_locks: int
     waiting_locks: int
+    held_main_table: int = column("main_table", default=0)
+    held_fastpath: int = column("fastpath", default=0)
+    in_database: bool | None = None
+    query_id: int | None = None
+    query: str | None = None
+    state: str | None = None
+    xact_start: _dt.datetime | None = None
+    starts_transaction: bool | None = None
+    relations: list[int] | None = None
+    main_relations: list[int] | None = None
+
+    def held(self) -> HeldLocksRow | None:
+        """The row as ``audit_held_locks.sql`` gives it, None for a backend outside (``in_database`` false)."""
+        if not self.in_database:
+            return None
+        return HeldLocksRow(self.pid, self.query_id, self.query, self.held_main_table, self.held_fastpath,
+                            self.state, self.xact_start, self.starts_transaction, self.relations,
+                            self.main_relations)
 
 
 @dataclass(frozen=True)
@@ -566,14 +644,18 @@ class WaitSamplingFeaturesRow:
 
 @dataclass(frozen=True)
 class TableColumnRow:
-    """A column of a table a statement names (``audit_table_columns.sql``).
+    """A column of a table a statement or a trigger function names (``audit_table_columns.sql``).
 
     :ivar written: the table's name as the statement writes it (resolved by ``to_regclass``).
+    :ivar type_name: the column's type as SQL text (``format_type``, with its type modifier).
+    :ivar attnum: its ``pg_attribute.attnum`` (1-based).
     """
 
     written: str
     table_oid: int
     column_name: str
+    type_name: str = ""
+    attnum: int = 0
 
 
 @dataclass(frozen=True)
@@ -920,3 +1002,167 @@ class DemoLoadStateRow:
     has_accounts: bool
     has_pgss: bool
     pgss_preloaded: bool
+
+
+# -- execution locks (lockscope.execlocks) and executed runs (lockscope.executed) -----------------------------------
+@dataclass(frozen=True)
+class ExecTargetRow:
+    """A DML target's facts (``exec_target.sql``).
+
+    :ivar index_oids: live indexes, OID order (``RelationGetIndexList``).
+    :ivar toast_oid: its TOAST relation, None without one.
+    :ivar toast_index_oid: that TOAST relation's index, None without one.
+    :ivar partstrat: ``l``, ``r`` or ``h`` for a partitioned table, else None.
+    :ivar partition_key_columns: the key's columns (quoted names), None for a key with an expression or no key.
+    :ivar ancestor_oids: partitioned ancestors, nearest first (empty for a table that is no partition).
+    """
+
+    relation_oid: int
+    relation: str
+    relkind: str
+    index_oids: list[int]
+    toast_oid: int | None
+    toast_index_oid: int | None
+    partstrat: str | None
+    partition_key_columns: list[str] | None
+    ancestor_oids: list[int]
+
+
+@dataclass(frozen=True)
+class ExecColumnRow:
+    """A column of a DML target (``exec_columns.sql``).
+
+    :ivar sequence_oid: the sequence its default or identity calls ``nextval`` on, else None.
+    """
+
+    attnum: int
+    name: str
+    type_name: str
+    generated: bool
+    has_default: bool
+    sequence_oid: int | None
+
+
+@dataclass(frozen=True)
+class ExecForeignKeyRow:
+    """A foreign key a write on a relation fires (``exec_foreign_keys.sql``).
+
+    :ivar fk_columns: referencing columns, key order, quoted.
+    :ivar pk_columns: referenced columns, key order, quoted.
+    :ivar pf_operators: ``OPERATOR(schema.op)`` of each column pair (``conpfeqop``).
+    :ivar index_oid: the referenced side's unique index (``conindid``).
+    :ivar on_update: ``confupdtype``: a no action, r restrict, c cascade, n set null, d set default.
+    :ivar on_delete: ``confdeltype``, likewise.
+    :ivar match_type: ``confmatchtype``: s simple, f full, p partial.
+    :ivar deferred: checked at COMMIT (``INITIALLY DEFERRED``).
+    :ivar temporal: a PERIOD foreign key (PG 18+).
+    """
+
+    constraint_oid: int
+    name: str
+    fk_oid: int
+    fk_relation: str
+    fk_relkind: str
+    pk_oid: int
+    pk_relation: str
+    pk_relkind: str
+    fk_columns: list[str]
+    fk_types: list[str]
+    pk_columns: list[str]
+    pk_types: list[str]
+    pf_operators: list[str]
+    index_oid: int
+    index_am: str | None
+    on_update: str
+    on_delete: str
+    match_type: str
+    deferred: bool
+    temporal: bool
+
+
+@dataclass(frozen=True)
+class OrdinalOidRow:
+    """A name resolved to an OID, by its place in the list asked for (``exec_relations.sql``; None: no such
+    relation)."""
+
+    ord: int
+    relation_oid: int | None
+
+
+@dataclass(frozen=True)
+class ExecutedLockRow:
+    """One lock-table entry a backend holds, granted (``executed_locks.sql``, read on scratch servers).
+
+    :ivar locktype: pg_locks ``locktype`` (``relation``, ``transactionid``, ``object``, ...).
+    :ivar relation_oid: the relation for a relation lock, else None.
+    :ivar database_oid: the LOCKTAG's database where it has one (0 for a shared catalog), else None.
+    """
+
+    locktype: str
+    relation_oid: int | None
+    mode: LockMode
+    fastpath: bool
+    database_oid: int | None
+
+
+@dataclass(frozen=True)
+class OrdinalValueRow:
+    """A value by its place in the list asked for (``exec_column_samples.sql``; None: no statistics)."""
+
+    ord: int
+    value: str | None
+
+
+@dataclass(frozen=True)
+class RowsPerValueRow:
+    """Rows sharing one value of a column, the planner's estimate (``exec_rows_per_key.sql``; None without
+    statistics)."""
+
+    rows_per_value: float | None
+# -- the statements of triggers --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ExecTriggerRow:
+    """One user trigger of a table and its function (``exec_triggers.sql``; foreign-key and other constraint-made
+    triggers left out).
+
+    :ivar tgtype: ``pg_trigger.tgtype``, the ``pg_trigger.h TRIGGER_TYPE_*`` bits (ROW 1, BEFORE 2, INSERT 4,
+        DELETE 8, UPDATE 16, TRUNCATE 32, INSTEAD 64).
+    :ivar tgenabled: ``O`` (origin and local), ``R`` (replica), ``A`` (always), ``D`` (disabled).
+    :ivar tgattr: the ``UPDATE OF`` columns' attnums (empty: any UPDATE).
+    :ivar tgattr_names: the same columns' names, in that order.
+    :ivar has_when: it has a ``WHEN`` condition (``tgqual``).
+    :ivar constraint_trigger: a ``CREATE CONSTRAINT TRIGGER``.
+    :ivar old_table: ``REFERENCING OLD TABLE AS`` name, else None.
+    :ivar new_table: ``REFERENCING NEW TABLE AS`` name, else None.
+    :ivar table_name: the table's ``regclass`` text (qualified when not on the session's ``search_path``).
+    :ivar language: ``pg_language.lanname`` of the function.
+    :ivar prosrc: the function's source (its body; the C symbol for a C function).
+    :ivar proconfig: the function's ``SET`` options (``search_path=...``), else None.
+    :ivar argument_names: ``pg_proc.proargnames`` (None: none named; trigger functions take no arguments).
+    :ivar argument_types: the argument types (``format_type``), in order.
+    :ivar variable_conflict: the session's ``plpgsql.variable_conflict`` when set, else None (``error``).
+    """
+
+    trigger_oid: int
+    tgname: str
+    tgtype: int
+    tgenabled: str
+    tgattr: list[int]
+    tgattr_names: list[str]
+    has_when: bool
+    constraint_trigger: bool
+    deferrable: bool
+    initially_deferred: bool
+    old_table: str | None
+    new_table: str | None
+    table_oid: int
+    table_name: str
+    function_oid: int
+    function_name: str
+    function_schema: str
+    language: str
+    prosrc: str
+    proconfig: list[str] | None
+    argument_names: list[str] | None
+    argument_types: list[str]
+    variable_conflict: str | None

@@ -4,9 +4,10 @@ A :class:`StatementShape` is one statement's steady-state transaction: its relat
 each a :class:`LockSite` with its fast-path flag and, for main-table locks, its lock partition
 (:func:`lockscope.lockpart.lock_partition` of ``(database OID, relation OID)``; database 0 for a shared catalog,
 ``pg_class.relisshared``, as lmgr.c ``SetLocktagRelationOid`` builds the tag), how often it runs, and its own
-planning and execution cost when known. Shapes come from a measured footprint (:func:`shape_from_footprint`) or an
-audited plan (:func:`lockscope.workload.probes.shape_from_plan`); :func:`apply_what_if` changes them (dropped
-indexes, another fast-path capacity: the flags predicted again in order, lock.c ``LockAcquireExtended``).
+planning and execution cost when known. Shapes come from a measured footprint (:func:`shape_from_footprint`), a
+transaction's footprint (:func:`shape_from_transaction`: one shape whose locks accumulate) or an audited plan
+(:func:`lockscope.workload.probes.shape_from_plan`); :func:`apply_what_if` changes them (dropped indexes, another
+fast-path capacity: the flags predicted again in order, lock.c ``LockAcquireExtended``).
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from .vocab import LockMode, LockRole, PlanPhase
 
 if TYPE_CHECKING:
     from .footprint import Footprint
+    from .transaction import TransactionFootprint
 
 __all__ = [
     "LockSite",
     "StatementShape",
     "apply_what_if",
     "shape_from_footprint",
+    "shape_from_transaction",
     "site",
 ]
 
@@ -150,6 +153,35 @@ def shape_from_footprint(fp: Footprint, database_oid: int, shared: frozenset[int
     return StatementShape(name=name, statement=fp.statement, phase=e.phase, locks=locks, calls=calls,
                           measured_main_table_locks=e.main_table_count,
                           executor_relations=e.plan.scanned_relations)
+
+
+def shape_from_transaction(fp: TransactionFootprint, database_oid: int, shared: frozenset[int] = frozenset(), *,
+                           name: str = "transaction", calls: float = 1.0) -> StatementShape:
+    """A transaction as one shape whose locks accumulate: the steady state (its last execution, once the plan caches
+    have settled, as :func:`shape_from_footprint` takes a statement's) with every relation lock the transaction
+    holds at its end (``lock.c LockReleaseAll`` releases them only then), in acquisition order, each with the
+    transaction's fast-path flag: its main-table locks per lock partition are the transaction's
+    (:attr:`lockscope.transaction.TransactionExecution.partition_load`), not the sum of its statements' alone.
+
+    :param fp: a transaction footprint (:func:`lockscope.transaction.measure_transaction`, whose flags are the
+        capacity model's simulation over the whole transaction: ``flags`` ``predicted``; or an executed run:
+        ``measured``).
+    :param database_oid: the current database's OID.
+    :param shared: OIDs of shared catalogs among the locks (locked with database 0).
+    :return: a shape whose ``phase`` is the first planning statement's (a transaction plans when any of its
+        statements does), ``generic-reuse`` when every statement reuses a cached plan; ``executor_relations`` the
+        statements' together.
+    """
+    e = fp.executions[-1]
+    locks = tuple(site(lk.relation_oid, lk.relation, lk.role, lk.mode, lk.fastpath, lk.relation_oid in shared,
+                       database_oid, i)
+                  for i, lk in enumerate(e.locks))
+    phase = next((s.execution.phase for s in e.steps if s.execution.phase.plans), PlanPhase.GENERIC_REUSE)
+    measured = fp.method == "executed"
+    return StatementShape(name=name, statement="; ".join(fp.statements), phase=phase, locks=locks, calls=calls,
+                          flags="measured" if measured else "predicted",
+                          measured_main_table_locks=e.main_table_count if measured else None,
+                          executor_relations=max(1, sum(s.execution.plan.scanned_relations for s in e.steps)))
 
 
 def apply_what_if(shape: StatementShape, model: CapacityModel, drop_oids: frozenset[int] = frozenset(),

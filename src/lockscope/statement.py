@@ -183,18 +183,10 @@ def check_param_count(statement: CheckedStatement, params: Sequence[str], param_
 
 
 def _param_tokens(text: str) -> list[tuple[int, int, int]]:
-    """(start, end_exclusive, number) of each ``$n`` token, in character offsets."""
-    data = text.encode("utf-8")
-    out = []
-    chars = 0  # character offset of byte offset ``done``
-    done = 0
-    for token in scan(text):
-        if token.name == "PARAM":
-            chars += len(data[done : token.start].decode("utf-8"))
-            done = token.start
-            raw = data[token.start : token.end + 1].decode("utf-8")
-            out.append((chars, chars + len(raw), int(raw[1:])))
-    return out
+    """(start, end_exclusive, number) of each ``$n`` token, in character offsets (pglast's ``scan`` gives
+    character offsets, its ``end`` inclusive)."""
+    return [(tok.start, tok.end + 1, int(text[tok.start + 1: tok.end + 1])) for tok in scan(text)
+            if tok.name == "PARAM"]
 
 
 def _max_param(text: str) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["LockMode", "LockRole", "PlanCacheMode", "PlanPhase"]
+__all__ = ["LockMode", "LockRole", "LockSource", "PlanCacheMode", "PlanPhase"]
 
 
 class LockMode(StrEnum):
@@ -88,3 +88,35 @@ class PlanCacheMode(StrEnum):
     AUTO = "auto"
     FORCE_CUSTOM_PLAN = "force_custom_plan"
     FORCE_GENERIC_PLAN = "force_generic_plan"
+
+
+class LockSource(StrEnum):
+    """What in a statement's execution takes a relation lock (docs/footprint-model.md, "execution locks").
+
+    ``statement`` locks are the ones EXPLAIN takes (parse analysis, rewriting, planning: what ``lockscope footprint``
+    measures); the others are taken only when the statement runs, and lockscope models them from the catalog on a
+    user's server, or measures them by running the statement on its own scratch server.
+    """
+
+    #: parse analysis, the rewriter, the planner: what EXPLAIN takes.
+    STATEMENT = "statement"
+    #: a reused generic plan's index scans at executor start (``nodeIndexscan.c ExecInitIndexScan``).
+    EXECUTOR_INDEX = "executor index"
+    #: ``nextval`` of a column default, an identity column or an explicit call (``sequence.c nextval_internal``).
+    SEQUENCE = "sequence"
+    #: the partition a row is routed to (``execPartition.c ExecFindPartition``).
+    ROUTING = "tuple routing"
+    #: the ancestors a partition constraint is read from (``partcache.c generate_partition_qual``).
+    PARTITION_CONSTRAINT = "partition constraint"
+    #: the target's indexes while rows are written (``execIndexing.c ExecOpenIndices``), released at statement end.
+    TARGET_INDEX = "target index"
+    #: an out-of-line value written (``toast_internals.c toast_save_datum``).
+    TOAST = "TOAST"
+    #: a foreign-key check on the referencing side (``ri_triggers.c RI_FKey_check``).
+    FK_CHECK = "foreign-key check"
+    #: a foreign-key action on the referenced side (``ri_triggers.c`` ``RI_FKey_cascade_del`` & co.).
+    FK_ACTION = "foreign-key action"
+    #: a statement a user trigger's function runs (``pl_exec.c exec_prepare_plan``).
+    TRIGGER = "trigger"
+    #: taken for real and explained by no rule (executed runs only).
+    UNMODELLED = "unmodelled"

@@ -37,9 +37,17 @@ from .advice import (
     mlpt_advice,
     shared_lock_risk,
 )
+from .findings import HIGH_MAIN_PER_S, SEVERITIES, Finding
 from .indexes import DropPlan, IndexFinding, index_findings, smallest_drop_set
 from .partitions import LockPartitionLoad, lock_partition_load
 from .tables import TableFootprint, headroom, table_footprints
+from .transactions import (
+    ScriptWorkload,
+    TransactionsSeen,
+    audit_transactions,
+    held_transaction_findings,
+    transaction_findings,
+)
 
 __all__ = [
     "HIGH_MAIN_PER_S",
@@ -52,9 +60,6 @@ __all__ = [
     "run_audit",
 ]
 
-SEVERITIES = ("high", "medium", "low", "info")
-#: main-lock-table acquisitions per second from which a statement is a high risk.
-HIGH_MAIN_PER_S = 1000.0
 #: Main-lock-table acquisitions/s below which a measured workload gets no restart advice (a few statements planned
 #: per new connection stay below it on any server).
 QUIET_MAIN_PER_S = 100.0
@@ -77,33 +82,6 @@ class AuditOptions:
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One risk with its evidence and fix.
-
-    :ivar severity: one of :data:`SEVERITIES`.
-    :ivar kind: e.g. ``table-spill``, ``statement-spill``, ``non-pruning``, ``generic-over-custom``,
-        ``shared-lock-table``, ``index-invalid``, ``index-duplicate``, ``index-redundant``, ``index-unused``,
-        ``drop-set``, ``max-locks-per-transaction``, ``plan-cache-mode``, ``partition-granularity``,
-        ``table-near-limit``, ``table-unpruned-spill``, ``pg-stat-lock``.
-    :ivar subject: the table, index, statement (``queryid``) or setting concerned.
-    :ivar title: one line.
-    :ivar evidence: the numbers.
-    :ivar fix: the smallest change that helps.
-    :ivar sql: statements for the ``--sql`` script (lockscope never runs them).
-    :ivar score: ranking within a severity (higher first): main-lock-table acquisitions/s, spilled locks, ...
-    """
-
-    severity: str
-    kind: str
-    subject: str
-    title: str
-    evidence: str
-    fix: str
-    sql: tuple[str, ...] = ()
-    score: float = 0.0
-
-
-@dataclass(frozen=True)
 class AuditReport:
     """Everything ``lockscope audit`` found.
 
@@ -118,6 +96,9 @@ class AuditReport:
     :ivar partition_load: main-lock-table acquisitions/s per lock partition of the audited statements, the hottest
         partition and what loads it (:mod:`.partitions`); None without a pg_stat_statements workload.
     :ivar timings_s: seconds per phase (catalog, footprints, workload, probes, total).
+    :ivar transactions: the workload's transactions: measured (``--scratch --workload``), or the caveat that a
+        transaction may hold more than its statements, and what the pg_locks snapshots show
+        (:class:`lockscope.audit.transactions.TransactionsSeen`).
     """
 
     server_version: str
@@ -149,6 +130,7 @@ class AuditReport:
     notes: tuple[str, ...] = ()
     timings_s: dict[str, float] = field(default_factory=dict)
     demo: bool = False
+    transactions: TransactionsSeen = field(default_factory=TransactionsSeen)
 
     def count(self, severity: str) -> int:
         """Findings at this severity (count)."""
@@ -206,6 +188,7 @@ class FindingsContext:
     :ivar granularity: partition granularity options per partitioned table.
     :ivar database: the audited database's name (for ``ALTER ROLE ... IN DATABASE``).
     :ivar max_connections: the server's max_connections (sessions for the shared-lock-table finding).
+    :ivar transactions: what the audit knows of the workload's transactions.
     """
 
     catalog: Catalog
@@ -219,6 +202,7 @@ class FindingsContext:
     granularity: Sequence[GranularityAdvice]
     database: str
     max_connections: int
+    transactions: TransactionsSeen = field(default_factory=TransactionsSeen)
 
     @property
     def cap(self) -> str:
@@ -531,11 +515,18 @@ def _pg_stat_lock_findings(ctx: FindingsContext) -> list[Finding]:
         "pg_stat_lock.fastpath_exceeded for locktype relation since its stats_reset", "-", (), 0.0)]
 
 
+def _transaction_findings(ctx: FindingsContext) -> list[Finding]:
+    """``transaction-spill``, ``execution-locks``, ``fk-generic-plan`` (the script's measured transactions) and
+    ``transaction-held`` (the pg_locks snapshots): :mod:`.transactions`."""
+    return (transaction_findings(ctx.transactions.measured, ctx.model)
+            + held_transaction_findings(ctx.transactions.held))
+
+
 #: One function per kind of finding (each returns its findings in input order; the sort below ranks them all).
 _FINDING_KINDS: tuple[Callable[[FindingsContext], list[Finding]], ...] = (
     _table_findings, _statement_spill_findings, _non_pruning_findings, _generic_over_custom_findings,
     _shared_lock_findings, _index_findings, _mlpt_findings, _plan_cache_mode_findings, _granularity_findings,
-    _pg_stat_lock_findings,
+    _pg_stat_lock_findings, _transaction_findings,
 )
 
 
@@ -566,14 +557,29 @@ def _names(catalog: Catalog) -> dict[int, str]:
     return names
 
 
+def _probe(session: Session, options: AuditOptions, catalog: Catalog, workload: Workload,
+           rows: list[StatementRates], say: Callable[[str], None]) -> tuple[Workload, LockPartitionLoad | None, int]:
+    """The workload's statements probed, the lock-partition load they make, and the database's OID."""
+    t0 = time.monotonic()
+    if options.statements and workload.available:
+        probed = probe_statements(session, catalog, rows, progress=say)
+        workload = Workload(**{**workload.__dict__, "statements": probed, "probe_seconds": time.monotonic() - t0})
+    database_oid = database_facts(session)[0]
+    load = (lock_partition_load(session, workload.statements, session.facts.capacity, database_oid)
+            if options.statements and workload.available else None)
+    return workload, load, database_oid
+
+
 def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
               progress: Callable[[str], None] | None = None,
               during_interval: Callable[[], None] | None = None,
-              demo: bool = False) -> AuditReport:
+              demo: bool = False, script: ScriptWorkload | None = None) -> AuditReport:
     """Audit the session's database (read-only; see the module docstring).
 
     :param progress: called with short status texts.
     :param during_interval: called between the two pg_stat_statements snapshots (the demo runs its workload).
+    :param script: a scratch audit's ``--workload`` script: its transactions are measured on the scratch server
+        (:mod:`.transactions`; statements run there for real, rolled back). Never for a user's server.
     :raises DatabaseError: when the catalog cannot be read; pg_stat_statements problems become notes.
     """
     say = progress or (lambda _msg: None)
@@ -594,21 +600,17 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     idx = index_findings(catalog, unused_min_age_s=options.unused_min_age_s)
     plans = [smallest_drop_set(catalog, model, t, idx) for t in tables if t.pruned.spilled]
     t_footprints = time.monotonic()
-    if options.statements and workload.available:
-        probed = probe_statements(session, catalog, rows, progress=say)
-        workload = Workload(**{**workload.__dict__, "statements": probed,
-                               "probe_seconds": time.monotonic() - t_footprints})
-    database_oid = database_facts(session)[0]
-    load = (lock_partition_load(session, workload.statements, model, database_oid)
-            if options.statements and workload.available else None)
+    workload, load, database_oid = _probe(session, options, catalog, workload, rows, say)
+    if script is not None:
+        say("measuring the workload's transactions")
+    txns = audit_transactions(session, workload, rows, script)
     t_probes = time.monotonic()
     mlpt = mlpt_advice(catalog, model, facts.max_backends, facts.max_prepared_transactions, tables,
                        workload.statements)
     risk = shared_lock_risk(facts.shared_lock_table_entries, facts.max_connections, tables, workload.statements)
     gran = [g for g in (granularity_advice(catalog, model, t) for t in tables) if g is not None]
     findings = build_findings(FindingsContext(catalog, model, tables, idx, plans, workload, mlpt, risk, gran,
-                                              facts.database, facts.max_connections))
-    names = _names(catalog)
+                                              facts.database, facts.max_connections, txns))
     if not catalog.settings.enable_partition_pruning:
         notes.append("enable_partition_pruning is off: every statement on a partitioned table locks all partitions")
     end = time.monotonic()
@@ -621,8 +623,9 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
         stats_since_source=catalog.settings.stats_since_source, relations=len(catalog.relations),
         indexes=len(catalog.indexes), tables=tuple(tables), workload=workload, index_findings=tuple(idx),
         drop_plans=tuple(plans), mlpt=mlpt, shared_lock=risk, granularity=tuple(gran), findings=tuple(findings),
-        names=names, database_oid=database_oid, partition_load=load, notes=tuple(notes + list(workload.notes)),
+        names=_names(catalog), database_oid=database_oid, partition_load=load,
+        notes=tuple(notes + list(workload.notes) + list(txns.notes) + ([txns.caveat] if txns.caveat else [])),
         timings_s={"workload": t_workload - t0, "catalog": t_catalog - t_workload,
                    "footprints": t_footprints - t_catalog, "probes": t_probes - t_footprints, "total": end - t0},
-        demo=demo,
+        demo=demo, transactions=txns,
     )

@@ -507,6 +507,20 @@ def add_interval_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) ->
                         "10s; 0 = rates since the last pg_stat_statements reset)")
 
 
+#: What ``--workload FILE`` is, the same words in every command that takes it (``script.read_script`` reads it).
+WORKLOAD_HELP = ("your statements as a pgbench script (SQL statements ending in ';', BEGIN ... COMMIT blocks as "
+                 "transactions, every other statement its own; \\set lines and :variables as pgbench binds them)")
+
+
+def add_workload_option(p: argparse.ArgumentParser | argparse._ArgumentGroup, *, use: str,
+                        required: bool = False) -> None:
+    """``--workload FILE``: a pgbench script of the user's statements (:data:`WORKLOAD_HELP`).
+
+    :param use: what the command does with it, for the help text.
+    """
+    p.add_argument("--workload", metavar="FILE", type=Path, required=required, help=f"{WORKLOAD_HELP}: {use}")
+
+
 def add_statement_input(p: argparse.ArgumentParser, *, several: bool, what: str) -> None:
     """Statement input, the same in every command: positional ``SQL``, ``-f FILE``, or ``-`` (standard input).
 

@@ -18,6 +18,7 @@ from ._common import (
     add_target_options,
     add_timeout_options,
     add_top_option,
+    add_workload_option,
     check_mlpt_option,
     choose_command_target,
     non_negative_float,
@@ -61,8 +62,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "psql's -h -p -U -d), else the PG* environment, else libpq's defaults (the local socket), as "
                     "for psql; with --demo, a demo database on a scratch PostgreSQL 18, audited while a short "
                     "workload runs on it; with --scratch --setup schema.sql [--workload queries.sql], your schema "
-                    "on a scratch server, each workload statement run a few times there, then audited: a CI gate "
-                    "with no live server (lockscope never starts a server otherwise). The first line names the "
+                    "on a scratch server, the workload run there by pgbench, then audited, its transactions "
+                    "measured execution by execution: a CI gate with no live server (lockscope never starts a "
+                    "server otherwise). With pg_stat_statements alone (a server of yours, the demo), statements are "
+                    "known and transactions are not: the report says that a transaction may hold more than its "
+                    "statements, and what the pg_locks snapshots of the interval show of it. The first line names the "
                     "server; the last line on stderr gives the probes' pg_locks reads and their time "
                     "(docs/safety.md).",
         exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143),
@@ -72,11 +76,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                                                    "PostgreSQL, audited there: no live server needed")
     p.add_argument("--setup", metavar="FILE", type=Path,
                    help="with --scratch: SQL script (your schema, e.g. pg_dump -s) run on the scratch server first")
-    p.add_argument("--workload", metavar="FILE", type=Path,
-                   help="with --scratch: your statements as a pgbench script (as lab replay --workload: SQL "
-                        "statements ending in ';', \\set lines for variables), run for real on the scratch server by "
-                        "pgbench (-M prepared, 2 clients) during the --interval, so that pg_stat_statements has them "
-                        "with their rates; then audited")
+    add_workload_option(p, use="with --scratch: run for real on the scratch server by pgbench (-M prepared, 2 "
+                               "clients) during the --interval, so that pg_stat_statements has them with their "
+                               "rates; then audited, and each transaction measured there execution by execution "
+                               "(run for real and rolled back, and by EXPLAIN only)")
     add_interval_option(p)
     add_top_option(p)
     add_probe_rate_option(p)
@@ -178,9 +181,11 @@ def _check_options(args: argparse.Namespace) -> list[str]:
 def _run_scratch(args: argparse.Namespace, options: AuditOptions, progress: Callable[[str], None],
                  info: Console, rate_hz: float, setup: str, workload: str | None) -> tuple[AuditReport, ProbeCost]:
     """``audit --scratch --setup FILE [--workload FILE]``: the schema on a scratch server; the workload (a pgbench
-    script) run by pgbench there during the pg_stat_statements interval, as the demo's; then the audit."""
+    script) run by pgbench there during the pg_stat_statements interval, as the demo's; then the audit, with the
+    script's transactions measured there."""
     from ..audit import run_audit
     from ..audit.demo import DemoWorkload
+    from ..audit.transactions import ScriptWorkload
     from ..db import connect, run_script
     from ..server import ScratchServer, ScratchSettings
 
@@ -200,8 +205,10 @@ def _run_scratch(args: argparse.Namespace, options: AuditOptions, progress: Call
                                    f"your schema on a scratch server started by lockscope, "
                                    f"max_locks_per_transaction {session.facts.max_locks_per_transaction}"))
             try:
+                script = ScriptWorkload(workload, server.conninfo(), str(args.workload),
+                                        args.statement_timeout) if workload else None
                 report = run_audit(session, options if load else _no_statements(options), progress=progress,
-                                   during_interval=load.start if load else None)
+                                   during_interval=load.start if load else None, script=script)
             finally:
                 if load is not None:
                     load.join()

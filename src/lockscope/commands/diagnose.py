@@ -45,7 +45,12 @@ from pg_stats, EXPLAIN (GENERIC_PLAN) for $n texts). It names the relations whos
 the main lock table and their lock partitions (0..15), the plan-cache phase that spills (custom plan, generic plan
 build at execution 6, cached generic plan reuse), and ranks the audit's fixes (drop a droppable index set,
 max_locks_per_transaction, plan_cache_mode, partitioning) by their effect on main-lock-table acquisitions/s
-(calls/s x spilled locks per call, before and after). The last line is the verdict.
+(calls/s x spilled locks per call, before and after). The main-lock-table rate it states is the server's: PG 19
+pg_stat_lock.fastpath_exceeded, 13-18 pg_locks snapshots of the backends in a transaction (one a second: held
+main-table locks per transaction x transactions/s); the transactions whose statements fill the fast path together
+are named with their fixes (fewer statements per transaction, max_locks_per_transaction, plan_cache_mode for a
+foreign-key check on a partitioned table), the statements' footprints kept beside as the model. The last line is
+the verdict.
 
 CI gate: --fail-on contention exits 6 when the status is contention; --fail-on risk also when it is risk.
 
@@ -78,7 +83,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--cores", type=positive_int, metavar="N",
                    help="cores of the forecast model (default: this machine's)")
     p.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained HTML report")
-    add_json_option(p, schema="lockscope/diagnose/v1, docs/diagnose.md")
+    add_json_option(p, schema="lockscope/diagnose/v2, docs/diagnose.md")
     add_timeout_options(p, what="probe transaction and catalog query")
     p.add_argument("--fail-on", choices=FAIL_ON_LEVELS, metavar="LEVEL",
                    help=f"CI gate: exit {EXIT_SPILL} when the status is LEVEL or worse: contention (LWLock:LockManager "

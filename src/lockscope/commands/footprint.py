@@ -36,7 +36,9 @@ if TYPE_CHECKING:
 
     from ..db import Endpoint, ProbeCost
     from ..footprint import Footprint
+    from ..script import Script
     from ..statement import CheckedStatement
+    from ..transaction import TransactionFootprint
 
 #: JSON schema of several statements' footprints (one ``lockscope/footprint/v1`` document each).
 FOOTPRINTS_SCHEMA = "lockscope/footprints/v1"
@@ -105,12 +107,46 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fp.set_defaults(handler=run)
 
 
-def _read_statements(args: argparse.Namespace) -> tuple[CheckedStatement, ...]:
+def _read_input(args: argparse.Namespace, protocol: str) -> tuple[str, Script]:
+    """The input text and the script it is (transactions, pgbench variables: :func:`lockscope.script.read_script`).
+
+    :raises BadInputError: unreadable input, a script lockscope cannot read (its line named).
+    """
+    from ..script import read_script
     from ..statement import check_statements
 
     text = read_statement_input(args, command="footprint")
     assert text is not None
-    return check_statements(text, where=str(args.file) if args.file is not None else "")
+    try:
+        return text, read_script(text, protocol=protocol, where=_where(args))
+    except BadInputError:
+        check_statements(text, where=_where(args))  # a statement's own refusal says more (its character)
+        raise
+
+
+def _where(args: argparse.Namespace) -> str:
+    return str(args.file) if args.file is not None and str(args.file) != "-" else ""
+
+
+def _transaction_input(script: Script, scratch: bool) -> bool:
+    """Transactions (``BEGIN ... COMMIT``), a pgbench script, or (on a scratch server, where it runs) DDL: measured
+    as transactions; else statement by statement as before."""
+    from ..statement import PROBEABLE_KINDS
+
+    ddl = any(s.kind not in PROBEABLE_KINDS for s in script.statements)
+    return script.has_blocks or script.pgbench or (scratch and ddl)
+
+
+def _check_executions(args: argparse.Namespace, protocol: str, statements: Sequence[CheckedStatement]) -> None:
+    """``--executions`` with the simple protocol matters only where a plan cache advances anyway: a statement that
+    writes (its foreign-key checks' and triggers' queries) or a transaction.
+
+    :raises BadInputError: it would be ignored.
+    """
+    if args.executions is not None and protocol != "prepared" and all(c.kind == "SELECT" for c in statements):
+        raise BadInputError(f"--executions applies to --protocol prepared, to transactions and to statements that "
+                            f"write: with {args.protocol or 'simple'}, every execution of a SELECT is planned afresh "
+                            "and one probe shows the footprint")
 
 
 def failed_conditions(footprints: Sequence[Footprint], conditions: Sequence[tuple[str, int]]) -> list[str]:
@@ -149,9 +185,6 @@ def _check_options(args: argparse.Namespace) -> tuple[str, str]:
     if mode is not None and protocol != "prepared":
         raise BadInputError(f"--plan-cache-mode applies to --protocol prepared, not {given}: with {given}, "
                             "every execution is planned with its values")
-    if args.executions is not None and protocol != "prepared":
-        raise BadInputError(f"--executions applies to --protocol prepared: with {given}, every execution "
-                            "is planned afresh and one probe shows the footprint")
     if args.executions is not None and args.executions > 100:
         raise BadInputError("--executions: at most 100")
     if args.param_type and protocol != "prepared":
@@ -169,12 +202,16 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from ..footprint import measure_all_modes, measure_footprint
     from ..report.terminal import render_footprints
     from ..server import ScratchSettings
-    from ..statement import check_param_count
+    from ..statement import check_param_count, check_statements
     from ..target import open_target
 
     # everything the user gave is checked before any server is started or contacted
     protocol, mode = _check_options(args)
-    statements = _read_statements(args)
+    text, script = _read_input(args, protocol)
+    if _transaction_input(script, bool(args.scratch)):
+        return run_transactions(args, console, text, script, protocol, mode)
+    statements = check_statements(text, where=_where(args))
+    _check_executions(args, protocol, statements)
     if len(statements) > 1 and (args.param or args.param_type):
         raise BadInputError(f"--param and --param-type apply to one statement, not to {len(statements)}")
     for checked in statements:
@@ -236,3 +273,88 @@ def _json_doc(results: list[tuple[Footprint, ...]], endpoint: Endpoint, chosen_b
             "server": docs[0]["server"], "statements": docs,
             "spilled": any(d["spilled"] for d in docs),
             "mismatch_count": sum(d["mismatch_count"] for d in docs), "probe_cost": cost.to_dict()}
+
+
+def run_transactions(args: argparse.Namespace, console: Console, text: str, script: Script, protocol: str,
+                     mode: str) -> int:
+    """Transaction footprints: each transaction of the script, execution after execution (EXPLAIN only on any
+    server; on a scratch server also run for real, the measured truth beside the model; DDL only runs there)."""
+    from ..executed import execute_scripts
+    from ..report.txn_terminal import render_transactions
+    from ..script import read_script
+    from ..server import ScratchSettings
+    from ..statement import PROBEABLE_KINDS
+    from ..target import open_target
+    from ..transaction import measure_transaction
+
+    if args.param or args.param_type:
+        raise BadInputError("--param and --param-type apply to one statement: a script gives its values with "
+                            "pgbench's \\set lines and :variables")
+    if mode == "all":
+        raise BadInputError("--plan-cache-mode all applies to one statement: give one mode for a transaction")
+    executions = args.executions or DEFAULT_EXECUTIONS
+    scripts = [script, *(read_script(text, protocol=protocol, where=_where(args), execution=k)
+                         for k in range(2, executions + 1))]
+    check_writable(args.json)
+    choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,
+                                                       "--mlpt": args.mlpt})
+    setup = read_text(args.setup, "set-up script") if args.setup is not None else None
+    pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
+    to_stdout = args.json is not None and str(args.json) == "-"
+    info = make_console(stderr=True) if to_stdout else console
+    with open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=args.mlpt),
+                     setup_sql=setup, lock_timeout_ms=args.lock_timeout, statement_timeout_ms=args.statement_timeout,
+                     pg_locks_rate_hz=choice.pg_locks_rate_hz(args.probe_rate)) as target:
+        session = target.session
+        facts = session.facts
+        note(info, target_line("footprint", session.endpoint.label(), choice.describe(facts.max_locks_per_transaction)))
+        assume = _assumed_model(args, facts.server_version_num, facts.max_locks_per_transaction)
+        models: list[TransactionFootprint | None] = []
+        for t, txn in enumerate(script.transactions):
+            if any(s.kind not in PROBEABLE_KINDS for s in txn.statements) and target.server is not None:
+                models.append(None)  # DDL: only the run on the scratch server measures it
+                continue
+            models.append(measure_transaction(session, [s.transactions[t] for s in scripts], protocol=protocol,
+                                              plan_cache_mode=PlanCacheMode(mode), executions=executions,
+                                              assume=assume))
+        truths = execute_scripts(target.server.conninfo(), scripts, protocol=protocol,
+                                 plan_cache_mode=PlanCacheMode(mode), executions=executions, assume=assume,
+                                 statement_timeout_ms=args.statement_timeout) if target.server is not None else None
+        endpoint = session.endpoint
+        cost = session.probe_cost
+    shown = [m if m is not None else truths[n] for n, m in enumerate(models)] if truths else \
+        [m for m in models if m is not None]
+    beside = [t if models[n] is not None else None for n, t in enumerate(truths)] if truths else None
+    if args.json is not None:
+        from ..report.jsonout import transactions_to_dict
+
+        doc = transactions_to_dict(shown, beside)
+        doc["server"].update(host=endpoint.host, port=endpoint.port, database=endpoint.database, user=endpoint.user,
+                             chosen_by=choice.source)
+        write_json(args.json, {**doc, "probe_cost": cost.to_dict()}, info, stdout=console)
+    if not to_stdout:
+        console.print(render_transactions(shown, beside, verbose=args.verbose))
+    print_probe_cost("footprint", cost)
+    failed = failed_transaction_conditions([*shown, *(truths or ())], args.fail_on)
+    if failed:
+        note(make_console(stderr=True), "lockscope footprint: --fail-on " + "; ".join(failed))
+        return EXIT_SPILL
+    return 0
+
+
+def failed_transaction_conditions(footprints: Sequence[TransactionFootprint],
+                                  conditions: Sequence[tuple[str, int]]) -> list[str]:
+    """The ``--fail-on`` conditions transaction footprints meet, in words (empty: the gate passes)."""
+    out = []
+    for name, n in conditions:
+        if name == "spill" and any(fp.spilled for fp in footprints):
+            out.append("spill: a transaction holds locks in the main lock table")
+        elif name == "assumed-spill" and any(not lk.assumed_fastpath for fp in footprints for e in fp.executions
+                                             for lk in e.locks if lk.assumed_fastpath is not None):
+            out.append("assumed-spill: a transaction would hold locks in the main lock table under the assumed "
+                       "capacity")
+        elif name == "locks":
+            most = max((e.lock_count for fp in footprints for e in fp.executions), default=0)
+            if most > n:
+                out.append(f"locks:{n}: a transaction holds {most} relation locks")
+    return out

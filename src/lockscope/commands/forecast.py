@@ -22,6 +22,7 @@ from ._common import (
     add_target_options,
     add_timeout_options,
     add_top_option,
+    add_workload_option,
     check_assume_options,
     check_mlpt_option,
     choose_command_target,
@@ -76,17 +77,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "partition (0..15, the server's own hash), locks per partition per transaction, a queueing "
                     "model of the cores and the 16 lock-partition LWLocks (docs/forecast.md), the binding resource, "
                     "partition utilisation and the predicted LockManager share of active sessions. Input: one "
-                    "statement (SQL, -f FILE or -, probed with EXPLAIN only), or the database's pg_stat_statements "
-                    "workload (read-only, as lockscope audit reads it). The server: --dsn (or psql's -h -p -U -d), "
+                    "statement (SQL, -f FILE or -, probed with EXPLAIN only), the transactions of a --workload "
+                    "script (each one class whose locks accumulate, EXPLAIN only), or the database's "
+                    "pg_stat_statements workload (read-only, as lockscope audit reads it; statements only: a "
+                    "transaction may hold more than its statements). The server: --dsn (or psql's -h -p -U -d), "
                     "else the PG* environment, else libpq's defaults (the local socket), as for psql; --scratch "
-                    "starts a scratch PostgreSQL 18 instead (a statement only; --setup creates its tables, --mlpt "
-                    "sets its max_locks_per_transaction). What-ifs (--drop-index, --assume-mlpt, --plan-cache-mode, "
-                    "--assume-version) are forecast beside the measured state. The first line names the server.",
+                    "starts a scratch PostgreSQL 18 instead (a statement or a --workload script; --setup creates "
+                    "its tables, --mlpt sets its max_locks_per_transaction). What-ifs (--drop-index, --assume-mlpt, "
+                    "--plan-cache-mode, --assume-version) are forecast beside the measured state. The first line "
+                    "names the server.",
         exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143),
     )
     add_statement_input(p, several=False, what="forecast instead of the pg_stat_statements workload")
     p.add_argument("--statement", dest="statement_alias", metavar="SQL", help=argparse.SUPPRESS)  # before issue 21
-    add_target_options(p, what="forecast", scratch="a scratch PostgreSQL (with a statement; see --setup)")
+    add_target_options(p, what="forecast", scratch="a scratch PostgreSQL (with a statement or --workload; see --setup)")
     p.add_argument("--setup", metavar="FILE", type=Path,
                    help="SQL script run on the scratch server before probing (with --scratch only)")
     add_scratch_options(p, mlpt_default=MLPT_DEFAULT_HELP)
@@ -127,6 +131,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                            "this mode; a workload statement takes its custom or cached generic plan's locks")
     add_assume_options(what)
     wl = p.add_argument_group("workload (without a statement)")
+    add_workload_option(wl, use="forecast instead of the pg_stat_statements workload, each transaction as one class "
+                                "whose relation locks accumulate, probed with EXPLAIN only (never run) on any server")
     add_interval_option(wl)
     add_top_option(wl, what="forecast")
 
@@ -171,6 +177,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
 
     # everything the user gave is checked before any server is started or contacted
     sql, protocol = _checked_statement(args)
+    script = _checked_script(args, sql, protocol)
     what_if = WhatIf(drop_indexes=tuple(args.drop_index), max_locks_per_transaction=args.assume_mlpt,
                      plan_cache_mode=PlanCacheMode(args.plan_cache_mode) if args.plan_cache_mode else None,
                      assume_major=args.assume_version)
@@ -178,14 +185,14 @@ def run(args: argparse.Namespace, console: Console) -> int:
     check_writable(args.json, args.html)
     choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,
                                                       "--mlpt": args.mlpt})
-    if choice.scratch and sql is None:
+    if choice.scratch and sql is None and script is None:
         raise BadInputError("a scratch server has no workload: give a statement (SQL, -f FILE or -; with --setup "
-                            "FILE for its tables), or --dsn for a database with pg_stat_statements")
+                            "FILE for its tables) or --workload FILE, or --dsn for a database with pg_stat_statements")
     setup = read_text(args.setup, "set-up script") if args.setup is not None else None
     cores = args.cores or default_cores()
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
-    report, endpoint, cost = _forecast(args, choice, info, sql=sql, setup=setup, protocol=protocol,
+    report, endpoint, cost = _forecast(args, choice, info, sql=sql, script=script, setup=setup, protocol=protocol,
                                        what_if=what_if, calibration=calibration, cores=cores)
     _render(args, report, choice, endpoint, cost, console=console, info=info, to_stdout=to_stdout)
     print_probe_cost("forecast", cost)
@@ -216,8 +223,9 @@ def _checked_statement(args: argparse.Namespace) -> tuple[str | None, str]:
     protocol = args.protocol or args.protocol_default
     protocol = "simple" if protocol == "extended" else protocol
     if sql is None:
+        scripted = args.workload is not None  # --protocol applies to a --workload script too
         for option, value in (("--param", args.param), ("--param-type", args.param_type),
-                              ("--protocol", args.protocol)):
+                              ("--protocol", None if scripted else args.protocol)):
             if value:
                 raise BadInputError(f"{option} applies to a statement (SQL, -f FILE or -)")
         return None, protocol
@@ -228,11 +236,36 @@ def _checked_statement(args: argparse.Namespace) -> tuple[str | None, str]:
     return checked.text, protocol
 
 
+def _checked_script(args: argparse.Namespace, sql: str | None, protocol: str) -> str | None:
+    """The ``--workload`` script's text (None without one), read as it will be probed.
+
+    :raises BadInputError: a statement given too, ``--exec-cost`` or ``--fail-on headroom:F`` without a rate, an
+        unreadable file or a script lockscope cannot read (its line named).
+    """
+    from ..script import read_script
+
+    if args.workload is None:
+        return None
+    if sql is not None:
+        raise BadInputError("give a statement (SQL, -f FILE or -) or --workload FILE, not both")
+    if args.exec_cost is not None:
+        raise BadInputError("--exec-cost applies to a statement: the statements of a --workload script are timed "
+                            "one by one (pg_stat_statements, or a --scratch server)")
+    if any(name == "headroom" and tps is None for name, _, tps in args.fail_on):
+        raise BadInputError("--fail-on headroom:F needs a rate for a --workload script: headroom:F@TPS (e.g. "
+                            "headroom:2@5000)")
+    text = read_text(args.workload, "workload file")
+    read_script(text, protocol=protocol, where=str(args.workload))
+    return text
+
+
 def _forecast(args: argparse.Namespace, choice: TargetChoice, info: Console, *, sql: str | None,
-              setup: str | None, protocol: str, what_if: WhatIf, calibration: Calibration,
+              script: str | None, setup: str | None, protocol: str, what_if: WhatIf, calibration: Calibration,
               cores: int) -> tuple[ForecastReport, Endpoint, ProbeCost]:
-    """Open the target (starting a scratch server if chosen) and forecast the statement or the workload."""
+    """Open the target (starting a scratch server if chosen) and forecast the statement, the script's transactions
+    or the workload."""
     from ..forecast.engine import forecast_statement, forecast_workload
+    from ..forecast.transactions import forecast_script
     from ..server import ScratchSettings
     from ..target import open_target
 
@@ -247,12 +280,16 @@ def _forecast(args: argparse.Namespace, choice: TargetChoice, info: Console, *, 
             session = target.session
             note(info, target_line("forecast", session.endpoint.label(),
                                    choice.describe(session.facts.max_locks_per_transaction)))
-            if sql is not None:
+            scratch_conninfo = target.server.conninfo() if target.server else None
+            if script is not None:
+                report = forecast_script(session, script, calibration=calibration, cores=cores, clients=args.clients,
+                                         where=str(args.workload), what_if=what_if, protocol=protocol,
+                                         scratch_conninfo=scratch_conninfo, progress=step)
+            elif sql is not None:
                 report = forecast_statement(session, sql, calibration=calibration, cores=cores, clients=args.clients,
                                             what_if=what_if, params=args.param, param_types=args.param_type,
                                             protocol=protocol, exec_cost_ms=args.exec_cost,
-                                            scratch_conninfo=target.server.conninfo() if target.server else None,
-                                            progress=step)
+                                            scratch_conninfo=scratch_conninfo, progress=step)
             else:
                 report = forecast_workload(session, calibration=calibration, cores=cores, clients=args.clients,
                                            what_if=what_if, interval_s=args.interval, top_n=args.top,

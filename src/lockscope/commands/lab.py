@@ -26,6 +26,7 @@ from ._common import (
     add_parser,
     add_protocol_option,
     add_scratch_options,
+    add_workload_option,
     check_mlpt_option,
     duration_with_unit,
     non_negative_duration,
@@ -170,8 +171,7 @@ def _register_replay(scen: _Scenarios) -> None:
         "again. Default 8 clients, 10 s per phase; --quick 4 clients, 3 s.")
     _scenario_options(p)
     p.add_argument("--schema", metavar="FILE", type=Path, required=True, help="schema-only dump (pg_dump -s)")
-    p.add_argument("--workload", metavar="FILE", type=Path, required=True,
-                   help="statements in pgbench script format (\\set lines, statements ending in ;)")
+    add_workload_option(p, required=True, use="probed statement by statement, then run by pgbench in each phase")
     p.add_argument("--setup", metavar="FILE", type=Path, help="SQL run after the schema (e.g. to load rows)")
     p.add_argument("--drop-index", metavar="NAME", action="append", default=[], help="what-if: drop this index")
     p.add_argument("--set", metavar="NAME=VALUE", action="append", default=[], dest="settings",

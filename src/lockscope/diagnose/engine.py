@@ -25,7 +25,6 @@ Nothing here prints; :func:`run_diagnose` returns a :class:`Diagnosis` whose ``v
 from __future__ import annotations
 
 import datetime
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +44,8 @@ from ..vocab import LockRole, PlanPhase
 from ..watch.aas import share
 from ..watch.engine import WatchConfig, Watcher, WatchSummary
 from ..workload.probes import shape_from_plan
+from .fix import FIX_ORDER, Fix, short_list
+from .transactions import ServerRate, TransactionFinding, server_rate, transaction_fixes
 
 if TYPE_CHECKING:
     from ..audit.engine import AuditReport
@@ -80,8 +81,6 @@ LOCKMANAGER_AAS_MIN = 0.1
 RISK_MAIN_PER_S = 100.0
 #: ``Diagnosis.status`` values: LockManager contention; spills without contention yet; nothing wrong.
 STATUSES = ("contention", "risk", "healthy")
-#: Fix kinds in the order of their cost when two remove as much (online first, restart and redesign last).
-_FIX_ORDER = ("drop-indexes", "plan-cache-mode", "max-locks-per-transaction", "partitioning")
 _PHASE_WORDS = {
     PlanPhase.SIMPLE: "simple",  # the audit's plans are custom, generic-build or generic-reuse
     PlanPhase.CUSTOM: "custom plan (every execution of a simple-protocol statement, executions 1-5 prepared)",
@@ -204,36 +203,6 @@ class SpilledRelation:
 
 
 @dataclass(frozen=True)
-class Fix:
-    """One change, from the audit's advice, with its expected effect.
-
-    :ivar kind: one of ``drop-indexes``, ``plan-cache-mode``, ``max-locks-per-transaction``, ``partitioning``.
-    :ivar title: one line.
-    :ivar action: the imperative for the verdict line, e.g. ``drop these 2 redundant indexes``.
-    :ivar detail: the evidence.
-    :ivar sql: statements to review and run (lockscope never runs them).
-    :ivar restart: True when the server must restart.
-    :ivar main_per_s_before: main-lock-table acquisitions/s of the audited statements now.
-    :ivar main_per_s_after: predicted after the change, None when not predictable (re-partitioning).
-    :ivar culprit_spills_after: spilled locks per call of each waiting statement after it (count), in culprit order.
-    :ivar drop_index_oids: the indexes a ``drop-indexes`` fix drops.
-    :ivar capacity_after: the fast-path capacity after a ``max-locks-per-transaction`` fix.
-    """
-
-    kind: str
-    title: str
-    action: str
-    detail: str
-    sql: tuple[str, ...]
-    restart: bool
-    main_per_s_before: float
-    main_per_s_after: float | None
-    culprit_spills_after: tuple[int, ...] = ()
-    drop_index_oids: tuple[int, ...] = ()
-    capacity_after: CapacityModel | None = None
-
-
-@dataclass(frozen=True)
 class Diagnosis:
     """Everything ``lockscope diagnose`` found.
 
@@ -241,8 +210,10 @@ class Diagnosis:
     :ivar audit: the audit report (None when the database could not be audited; see ``notes``).
     :ivar culprits: statements carrying LockManager waits, most samples first.
     :ivar spilled_relations: relations the culprits spill, most acquisitions/s first.
-    :ivar fixes: ranked: most main-lock-table acquisitions/s removed first, then the cheaper change.
-    :ivar main_per_s: main-lock-table acquisitions/s of all audited statements now.
+    :ivar fixes: ranked: most main-lock-table acquisitions/s removed first (each on its basis: the model for the
+        audit's statement fixes, the server's figure for a transaction's), then the cheaper change.
+    :ivar main_per_s: the model: main-lock-table acquisitions/s of all audited statements now (their EXPLAIN
+        footprints, calls/s x spilled locks per call, each call a transaction of its own).
     :ivar partition_per_s: per lock partition (16 values): main-lock-table acquisitions/s now.
     :ivar partition_per_s_after: the same after the first fix, None without a predictable fix.
     :ivar statements_measured: audited statements with a footprint (count).
@@ -254,8 +225,10 @@ class Diagnosis:
     :ivar anchor: the model against that point before any what-if (None without ``live``).
     :ivar think_s: each connection's time between calls outside the server the forecast used (s).
     :ivar status: one of :data:`STATUSES`: ``contention`` (LockManager share >= :data:`LOCKMANAGER_SHARE_PROBLEM`
-        with >= :data:`LOCKMANAGER_AAS_MIN` sessions waiting), ``risk`` (no contention, main-lock-table
-        acquisitions/s >= :data:`RISK_MAIN_PER_S`), else ``healthy``.
+        with >= :data:`LOCKMANAGER_AAS_MIN` sessions waiting), ``risk`` (no contention,
+        :attr:`main_lock_table_per_s` >= :data:`RISK_MAIN_PER_S`), else ``healthy``.
+    :ivar server: the server's main-lock-table figure, the transactions holding main-table locks and why the
+        figure differs from the model (:class:`lockscope.diagnose.transactions.ServerRate`).
     :ivar verdict: one line a human can act on.
     """
 
@@ -282,6 +255,18 @@ class Diagnosis:
     anchor: Anchor | None = None
     think_s: float = 0.0
     timings_s: dict[str, float] = field(default_factory=dict)
+    server: ServerRate = field(default_factory=ServerRate)
+
+    @property
+    def main_lock_table_per_s(self) -> float:
+        """The main-lock-table acquisitions/s diagnose stands by: the server's figure when it gave one
+        (:attr:`server`), else the model's (:attr:`main_per_s`)."""
+        return self.server.main_per_s if self.server.main_per_s is not None else self.main_per_s
+
+    @property
+    def transactions(self) -> tuple[TransactionFinding, ...]:
+        """The transactions the server held main-table locks for, most acquisitions/s first."""
+        return self.server.transactions
 
     @property
     def lockmanager_share(self) -> float:
@@ -318,11 +303,6 @@ def _partition_rates(shapes: Sequence[StatementShape]) -> tuple[float, ...]:
     :func:`lockscope.lockpart.partition_rates` only, without its release passes, so that the partitions add up to
     :func:`_rate` (the figure the fixes are ranked by; the audit's partition load counts both)."""
     return partition_rates(((s.calls_per_s or 0.0), s.partition_load) for s in shapes).acquisitions_per_s
-
-
-def _names(names: Sequence[str], limit: int = 3) -> str:
-    shown = ", ".join(names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
 @dataclass
@@ -456,10 +436,10 @@ def _drop_index_fixes(ctx: _FixContext) -> list[Fix]:
         n = len(plan.index_oids)
         out.append(Fix(
             "drop-indexes", f"drop {plural(n, adjective + ' index')} on {table}",
-            f"drop {'this' if n == 1 else 'these'} {plural(n, adjective + ' index')} ({_names(index_names)})",
+            f"drop {'this' if n == 1 else 'these'} {plural(n, adjective + ' index')} ({short_list(index_names)})",
             f"the smallest safe set{'' if plan.exact else ' found (greedy)'} after which {table}'s planner locks "
             f"{'fit' if plan.sufficient else 'still spill ' + str(plan.after_spilled)} ({plan.before_spilled} "
-            f"spilled now): {_names(index_names, 8)}; DROP INDEX CONCURRENTLY, no restart",
+            f"spilled now): {short_list(index_names, 8)}; DROP INDEX CONCURRENTLY, no restart",
             sql, False, ctx.before, after, _culprit_spills(ctx.culprits, model, drops),
             drop_index_oids=plan.index_oids))
     return out
@@ -506,7 +486,8 @@ def _plan_cache_fixes(ctx: _FixContext) -> list[Fix]:
             continue  # neither behind the waits nor saving anything measurable
         out.append(Fix("plan-cache-mode", f"plan_cache_mode = force_custom_plan for role {role}",
                        f"set plan_cache_mode = force_custom_plan for role {role}", f.evidence, f.sql, False,
-                       ctx.before, max(0.0, ctx.before - max(0.0, saved)), tuple(len(c.spilled) for c in ctx.culprits)))
+                       ctx.before, max(0.0, ctx.before - max(0.0, saved)), tuple(len(c.spilled) for c in ctx.culprits),
+                       subject=f"role {role}"))
     return out
 
 
@@ -532,11 +513,23 @@ def _fixes(report: AuditReport, wl: _Workload, culprits: Sequence[Culprit]) -> l
     culprit_oids = {lk.relation_oid for c in culprits if c.shape is not None for lk in c.shape.locks}
     relevant = culprit_oids if culprits else {lk.relation_oid for s in wl.shapes for lk in s.main_table_locks}
     ctx = _FixContext(report, wl, culprits, _rate(wl.shapes), relevant)
-    out = [*_drop_index_fixes(ctx), *_mlpt_fix(ctx), *_plan_cache_fixes(ctx), *_partitioning_fixes(ctx)]
-    out.sort(key=lambda x: (x.main_per_s_after is None,
-                            x.main_per_s_after if x.main_per_s_after is not None else math.inf,
-                            _FIX_ORDER.index(x.kind)))
-    return out
+    return [*_drop_index_fixes(ctx), *_mlpt_fix(ctx), *_plan_cache_fixes(ctx), *_partitioning_fixes(ctx)]
+
+
+def _ranked(statement_fixes: Sequence[Fix], txn_fixes: Sequence[Fix]) -> list[Fix]:
+    """Both kinds of fix in one ranking: most main-lock-table acquisitions/s removed first (each on its own basis),
+    then the cheaper kind; not predicted last. Of two ``max_locks_per_transaction`` fixes (the audit's for its
+    statements, one for the transactions), the larger setting, which fits both; the audit's ``plan_cache_mode``
+    fix for a role a transaction's fix sets it for too gives way to that one."""
+    given = {(f.kind, f.subject) for f in txn_fixes if f.subject}
+    fixes = [*(f for f in statement_fixes if not f.subject or (f.kind, f.subject) not in given), *txn_fixes]
+    mlpt = [f for f in fixes if f.kind == "max-locks-per-transaction" and f.capacity_after is not None]
+    if len(mlpt) > 1:
+        keep = max(mlpt, key=lambda f: (f.capacity_after.max_locks_per_transaction if f.capacity_after else 0,
+                                        f.removed_per_s))
+        fixes = [f for f in fixes if f not in mlpt or f is keep]
+    fixes.sort(key=lambda x: (x.main_per_s_after is None, -x.removed_per_s, FIX_ORDER.index(x.kind)))
+    return fixes
 
 
 def _fix_shapes(fix: Fix, report: AuditReport, wl: _Workload) -> list[StatementShape] | None:
@@ -602,30 +595,65 @@ def _unprepared_what_if(audits: Sequence[StatementAudit], main_now: float) -> li
 
 
 # -- the verdict -------------------------------------------------------------------------------------------------------
+def _verdict_transaction(server: ServerRate) -> TransactionFinding | None:
+    """The transaction the verdict names: the first that holds more than its statements' footprints and carries at
+    least half of the server's main-lock-table acquisitions/s."""
+    rate = server.main_per_s or 0.0
+    return next((f for f in server.transactions if f.beyond_model and rate > 0 and f.shape.main_per_s >= 0.5 * rate),
+                None)
+
+
+def _transaction_words(f: TransactionFinding, *, rate: bool = True) -> str:
+    """``transactions of these 5 statements (on ...) hold 17 main-table locks each (67,569 main-lock-table
+    acquisitions/s at 3,975 transactions/s; alone they spill 0)``; without ``rate``: ``... each at 3,975
+    transactions/s (alone they spill 0)``."""
+    shape = f.shape
+    alone = (f"alone {'they spill' if len(shape.statements) > 1 else 'it spills'} {f.model_spilled_per_txn:g}"
+             if any(x is not None for x in f.statement_spills) else "")
+    if not rate:
+        return (f"{f.describe()} at {shape.transactions_per_s:,.0f} transactions/s" + (f" ({alone})" if alone else ""))
+    return (f"{f.describe()} ({shape.main_per_s:,.0f} main-lock-table acquisitions/s at "
+            f"{shape.transactions_per_s:,.0f} transactions/s" + (f"; {alone}" if alone else "") + ")")
+
+
+def _healthy_line(summary: WatchSummary, main_per_s: float, statements_measured: int, server: ServerRate) -> str:
+    pct, aas = 100 * summary.lockmanager_share, summary.aas
+    rate = server.main_per_s if server.main_per_s is not None else main_per_s
+    who = "the server" if server.main_per_s is not None else f"the {statements_measured} audited statements"
+    return (f"Nothing wrong: {pct:.1f}% of active-session samples wait on LWLock:LockManager "
+            f"({summary.lockmanager_samples:,} of {summary.active_session_samples:,} active-session samples in "
+            f"{summary.ticks:,} samples over {summary.duration_s:.0f} s, {aas:.2f} average active sessions) and "
+            + (f"none of the {statements_measured} audited statements spills out of the fast path at a "
+               "measurable rate." if statements_measured and rate == 0 else
+               f"{who} put only {rate:,.1f} locks/s into the main lock table (below {RISK_MAIN_PER_S:,.0f}/s)."
+               if statements_measured or server.main_per_s is not None else
+               "no statement could be audited (see the notes)."))
+
+
 def verdict_line(status: str, summary: WatchSummary, culprits: Sequence[Culprit], fixes: Sequence[Fix],
-                 main_per_s: float, statements_measured: int) -> str:
-    """One line a human can act on (pure)."""
+                 main_per_s: float, statements_measured: int, *, server: ServerRate | None = None) -> str:
+    """One line a human can act on (pure). ``main_per_s`` is the model's figure; the server's (``server``), when
+    it gave one, is the rate the line states, and a transaction that holds more than its statements' footprints
+    and carries most of it is named."""
+    server = server or ServerRate()
     pct = 100 * summary.lockmanager_share
     aas = summary.aas
     lm_aas = summary.lockmanager_samples / summary.ticks if summary.ticks else 0.0
-    actions = [f.action for f in fixes[:2]]
-    todo = " or ".join(actions)
-    measured = [c for c in culprits if c.shape is not None and c.spilled]
+    todo = " or ".join(f.action for f in fixes[:2])
+    txn = _verdict_transaction(server)
     if status == "healthy":
-        return (f"Nothing wrong: {pct:.1f}% of active-session samples wait on LWLock:LockManager "
-                f"({summary.lockmanager_samples:,} of {summary.active_session_samples:,} active-session samples in "
-                f"{summary.ticks:,} samples over {summary.duration_s:.0f} s, {aas:.2f} average active sessions) and "
-                + (f"none of the {statements_measured} audited statements spills out of the fast path at a "
-                   "measurable rate." if statements_measured and main_per_s == 0 else
-                   f"the {statements_measured} audited statements put only {main_per_s:,.1f} locks/s into the main "
-                   f"lock table (below {RISK_MAIN_PER_S:,.0f}/s)." if statements_measured else
-                   "no statement could be audited (see the notes)."))
+        return _healthy_line(summary, main_per_s, statements_measured, server)
     if status == "risk":
-        return (f"No LockManager contention now ({pct:.1f}% of {aas:.2f} average active sessions), but the "
-                f"audited statements put {main_per_s:,.0f} locks/s into the main lock table"
-                + (f" — {todo}" if todo else "") + ".")
+        rate = server.main_per_s if server.main_per_s is not None else main_per_s
+        who = "the server put" if server.main_per_s is not None else "the audited statements put"
+        what = f": {_transaction_words(txn, rate=False)}" if txn is not None else ""
+        return (f"No LockManager contention now ({pct:.1f}% of {aas:.2f} average active sessions), but {who} "
+                f"{rate:,.0f} locks/s into the main lock table{what}" + (f" — {todo}" if todo else "") + ".")
     head = (f"{pct:.0f}% of active sessions wait on LWLock:LockManager ({lm_aas:.1f} of {aas:.1f} average active "
             "sessions)")
+    if txn is not None:
+        return head + "; " + _transaction_words(txn) + (f" — {todo}" if todo else "") + "."
+    measured = [c for c in culprits if c.shape is not None and c.spilled]
     if not measured:
         why = culprits[0].reason if culprits else "no statement was named (no query_id)"
         return head + f"; the waiting statements could not be measured ({why})" + (f" — {todo}" if todo else "") + "."
@@ -640,7 +668,7 @@ def verdict_line(status: str, summary: WatchSummary, culprits: Sequence[Culprit]
     each = f"{count} locks {'each ' if many else ''}per call"
     rate = sum(c.main_per_s for c in measured)
     stmt = plural(len(measured), "statement")
-    return (head + f"; {stmt} on {_names(tables, 2)} spill{'' if many else 's'} {each} to the main lock table "
+    return (head + f"; {stmt} on {short_list(tables, 2)} spill{'' if many else 's'} {each} to the main lock table "
             f"({rate:,.0f} acquisitions/s)"
             + (f" — {todo}" if todo else " — no fix from the audit's advice; see the findings") + ".")
 
@@ -761,13 +789,18 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     if not report.workload.available:
         notes.append("statements not audited: " + " ".join(report.workload.notes))
     culprits = _culprits(summary, wl, report, database_oid, notes)
-    fixes = _fixes(report, wl, culprits) if wl is not None else []
     shapes = wl.shapes if wl is not None else []
     main_now = _rate(shapes)
+    server = server_rate(session, report, main_now) if report.workload.available else ServerRate()
+    fixes = _ranked(_fixes(report, wl, culprits) if wl is not None else [],
+                    transaction_fixes(server, report, session))
     fixed = _fix_shapes(fixes[0], report, wl) if fixes and wl is not None else None
     solved = _forecast(shapes, fixed, fixes[0] if fixes else None, report, live, options, notes)
     notes.extend(_reconcile(live, solved))
-    status = _status(summary, main_now)
+    if server.model_note:
+        notes.append(server.model_note)
+    rate = server.main_per_s if server.main_per_s is not None else main_now
+    status = _status(summary, rate)
     if status != "contention":
         # no measured contention: a restart is never the first thing to do (stable: otherwise as ranked)
         fixes.sort(key=lambda f: f.restart)
@@ -785,8 +818,8 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
         forecast_before=solved.measured.forecast if solved is not None else None,
         forecast_after=solved.after.forecast if solved is not None and solved.after is not None else None,
         clients=solved.clients if solved is not None else (live.population if live is not None else 1),
-        status=status, verdict=verdict_line(status, summary, culprits, fixes, main_now, measured),
+        status=status, verdict=verdict_line(status, summary, culprits, fixes, main_now, measured, server=server),
         notes=tuple(notes) + report.notes, live=live, anchor=solved.anchor if solved is not None else None,
         think_s=solved.think_s if solved is not None else 0.0,
-        timings_s={**seen.timings_s, "total": time.monotonic() - t0},
+        timings_s={**seen.timings_s, "total": time.monotonic() - t0}, server=server,
     )

@@ -1,6 +1,6 @@
 """The forecast engine: measured lock footprints -> lock partitions -> the queueing model, with what-ifs.
 
-Two inputs, one output (:class:`ForecastReport`):
+Three inputs, one output (:class:`ForecastReport`):
 
 - **one statement** (:func:`forecast_statement`): probed with :func:`lockscope.footprint.measure_footprint`
   (EXPLAIN only); the steady-state transaction is the last execution probed (the simple protocol's only one; with
@@ -8,7 +8,10 @@ Two inputs, one output (:class:`ForecastReport`):
 - **a live workload** (:func:`forecast_workload`): pg_stat_statements rates and each top statement's measured
   footprint, read by the workload reader lockscope audit uses too (:func:`lockscope.workload.statements.read_workload`
   and :func:`~lockscope.workload.probes.probe_statements`); a call takes the custom plan's locks, or the cached generic
-  plan's when the custom plan could not be probed. Each call is taken as its own transaction.
+  plan's when the custom plan could not be probed. Each call is taken as its own transaction, and the report says
+  so: a transaction may hold more than its statements (``transaction.STATEMENTS_ONLY_CAVEAT``).
+- **a script's transactions** (:func:`lockscope.forecast.transactions.forecast_script`, ``--workload FILE``): each
+  transaction one class whose locks accumulate.
 
 Each relation lock becomes a :class:`LockSite`: its fast-path flag (measured for a statement; for the workload the
 capacity model's flag over the measured locks in acquisition order, checked against the measured count) and, for
@@ -45,6 +48,7 @@ from ..lockpart import NUM_LOCK_PARTITIONS
 from ..rows import ClockRow, PopulationRow, StatementTimesRow
 from ..shapes import StatementShape, apply_what_if, shape_from_footprint
 from ..statement import bind_params, check_statement
+from ..transaction import STATEMENTS_ONLY_CAVEAT
 from ..versions import PG14, check_assumed_major
 from ..vocab import PlanCacheMode
 from ..watch.sampler import BackgroundSampler
@@ -550,7 +554,9 @@ def forecast_workload(
     live = live_point(samples, rate or 0.0, facts.database, own_pids=(session.backend_pid,),
                       connections=connections_doing_work(session, since) if since is not None else None) \
         if samples and rate else None
-    notes = list(workload.notes)
+    notes = [*workload.notes, f"{STATEMENTS_ONLY_CAVEAT}: each statement is forecast as its own transaction; give "
+                              "the application's transactions with --workload FILE (BEGIN ... COMMIT blocks) to "
+                              "forecast them as they hold their locks"]
     measured_shapes, whatif_shapes = _workload_shapes(
         session, audits, what_if, frozenset(drops.values()), db_oid, notes,
         deflate=live.cpu_deflation(cores) if live is not None else 1.0, interval_s=interval_s)

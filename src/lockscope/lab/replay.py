@@ -4,9 +4,10 @@
    server's own ``psql`` (``\\restrict`` lines dropped; errors about missing roles from ``OWNER TO`` / ``GRANT``
    ignored; any other error stops the run), then an optional ``--setup`` SQL file (e.g. to load rows).
 2. *before*: every SQL statement of the workload file (pgbench script format: ``\\set`` lines, statements ending in
-   ``;``) is probed with the footprint engine (pgbench variables become parameters valued as the ``\\set`` lines
-   give, ``random(a, b)`` taken as ``a``; each statement as if in its own transaction), then the workload runs with
-   pgbench (C clients, T seconds) while pg_stat_statements and the wait-event sampler measure it.
+   ``;``; read by :func:`lockscope.script.read_script`, the one reader of pgbench scripts) is probed with the
+   footprint engine (pgbench variables bound as pgbench binds them with ``--protocol``, valued as the ``\\set`` lines
+   give for the script's first execution; each statement as if in its own transaction), then the workload runs
+   with pgbench (C clients, T seconds) while pg_stat_statements and the wait-event sampler measure it.
 3. *after*: the what-if is applied (``DROP INDEX``, settings such as max_locks_per_transaction, plan_cache_mode,
    all with a restart) and step 2 is repeated.
 
@@ -15,12 +16,9 @@ Copies of the schema and workload files go to the results directory; pgbench rea
 
 from __future__ import annotations
 
-import ast
 import math
-import operator
 import re
 import subprocess
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from typing import Any
 from ..db import connect, run_script
 from ..errors import BadInputError, LockscopeError, ScratchServerError, UnsupportedStatementError
 from ..footprint import measure_footprint
+from ..script import ScriptStatement, read_script
 from ..server import ScratchServer, ScratchSettings
 from ..versions import DEFAULT_MAX_LOCKS_PER_TRANSACTION
 from ..vocab import PlanCacheMode
@@ -35,126 +34,22 @@ from .load import install_pg_stat_statements, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
-__all__ = ["ReplayScenario", "WorkloadStatement", "parse_workload"]
+__all__ = ["ReplayScenario", "workload_statements"]
 
-_VAR = re.compile(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_]*)")
-_SET = re.compile(r"^\\set\s+([A-Za-z_][A-Za-z0-9_]*)\s+(.+?)\s*$", re.I)
 _ROLE_ERROR = re.compile(r'role "[^"]*" does not exist', re.I)
-_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
-        ast.Div: operator.floordiv, ast.Mod: operator.mod}
 
 
-@dataclass(frozen=True)
-class WorkloadStatement:
-    """One SQL statement of a pgbench script, ready for the footprint engine.
-
-    :ivar text: the statement with pgbench variables turned into ``$1..$n``.
-    :ivar params: the values of ``$1..$n`` (text).
-    :ivar original: the statement as written in the script.
-    """
-
-    text: str
-    params: tuple[str, ...]
-    original: str
-
-
-def _eval_expr(expr: str, values: Mapping[str, int | float], scale: int) -> int | float:
-    """Value of a pgbench ``\\set`` expression, deterministically: ``random*(a, b, ...)`` -> ``a``,
-    ``:scale`` -> the scale, unknown functions or variables -> 1."""
-    text = _VAR.sub(lambda m: str(values.get(m.group(1), scale if m.group(1) == "scale" else 1)), expr)
-
-    def ev(node: ast.AST) -> int | float:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return float(node.value) if isinstance(node.value, float) else int(node.value)
-        if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
-            right = ev(node.right)
-            if isinstance(node.op, (ast.FloorDiv, ast.Div, ast.Mod)) and right == 0:
-                return 1
-            value: int | float = _BIN[type(node.op)](ev(node.left), right)
-            return value
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            args = [ev(a) for a in node.args]
-            name = node.func.id.lower()
-            if name.startswith("random") and args:
-                return args[0]
-            if name in ("abs",) and args:
-                return abs(args[0])
-            if name in ("least", "greatest") and args:
-                return min(args) if name == "least" else max(args)
-            if name in ("int",) and args:
-                return int(args[0])
-        return 1
-
-    try:
-        return ev(ast.parse(text.strip(), mode="eval"))
-    except (SyntaxError, ValueError, TypeError, RecursionError):
-        return 1
-
-
-def parse_workload(text: str, *, scale: int = 1) -> tuple[WorkloadStatement, ...]:
-    """The SQL statements of a pgbench script, with variables as parameters.
+def workload_statements(text: str, *, protocol: str = "simple", scale: int = 1) -> tuple[ScriptStatement, ...]:
+    """The SQL statements of a pgbench script, as pgbench sends them with ``protocol`` (read by
+    :func:`lockscope.script.read_script`: ``\\set`` lines evaluated, ``:variables`` bound per occurrence, or
+    pasted in with the simple protocol; ``BEGIN`` and ``COMMIT`` are transaction control, not statements).
 
     :param text: the script (pgbench ``-f`` format).
+    :param protocol: ``simple``, ``extended`` or ``prepared`` (pgbench ``-M``).
     :param scale: value of ``:scale``.
-    :raises BadInputError: the SQL part does not parse, or there is none.
+    :raises BadInputError: the script cannot be read (its line named), or it has no SQL statement.
     """
-    from pglast import split
-    from pglast.parser import ParseError
-
-    values: dict[str, int | float] = {"scale": scale, "client_id": 0}
-    sql_lines: list[str] = []
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        while line.rstrip().endswith("\\") and line.lstrip().startswith("\\") and i + 1 < len(lines):
-            i += 1
-            line = line.rstrip()[:-1] + " " + lines[i]
-        i += 1
-        stripped = line.strip()
-        if stripped.startswith("\\"):
-            match = _SET.match(stripped)
-            if match:
-                values[match.group(1)] = _eval_expr(match.group(2), values, scale)
-            continue
-        sql_lines.append(line)
-    names: list[str] = []
-
-    def to_param(m: re.Match[str]) -> str:
-        if m.group(1) not in names:
-            names.append(m.group(1))
-        return f"${names.index(m.group(1)) + 1}"
-
-    sql = _VAR.sub(to_param, "\n".join(sql_lines))
-    try:
-        pieces = split(sql)
-    except ParseError as exc:
-        raise BadInputError(f"workload: SQL does not parse: {exc}") from None
-    out = []
-    for piece in pieces:
-        used: list[int] = []
-
-        def renumber(m: re.Match[str], used: list[int] = used) -> str:
-            n = int(m.group(1))
-            if n not in used:
-                used.append(n)
-            return f"${used.index(n) + 1}"
-
-        stmt = re.sub(r"\$(\d+)", renumber, piece)
-        params = tuple(_fmt(values.get(names[n - 1], 1)) for n in used)
-        original = re.sub(r"\$(\d+)", lambda m: ":" + names[int(m.group(1)) - 1], piece)
-        out.append(WorkloadStatement(stmt.strip(), params, " ".join(original.split())))
-    if not out:
-        raise BadInputError("workload: no SQL statements")
-    return tuple(out)
-
-
-def _fmt(value: int | float) -> str:
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    return read_script(text, protocol=protocol, where="--workload", scale=scale).statements
 
 
 def _read(path: Path, what: str) -> str:
@@ -236,7 +131,7 @@ class ReplayScenario:
             if not name.strip():
                 raise BadInputError("--drop-index: empty name")
         _read(self.schema, "--schema")
-        parse_workload(_read(self.workload, "--workload"), scale=self.scale)
+        workload_statements(_read(self.workload, "--workload"), protocol=self.protocol, scale=self.scale)
         if self.setup is not None:
             _read(self.setup, "--setup")
 
@@ -275,7 +170,7 @@ class ReplayScenario:
         workload_copy = ctx.out_dir / "workload.sql"
         workload_text = _read(self.workload, "--workload")
         workload_copy.write_text(workload_text)
-        statements = parse_workload(workload_text, scale=self.scale)
+        statements = workload_statements(workload_text, protocol=self.protocol, scale=self.scale)
         base = ScratchSettings(max_locks_per_transaction=self.mlpt)
         after = base.replace(**dict(self.settings), **({"plan_cache_mode": self.plan_cache_mode}
                                                         if self.plan_cache_mode else {}))
@@ -311,7 +206,7 @@ class ReplayScenario:
                     ctx.record(self._phase(ctx, server, info, phase, statements, workload_copy))
 
     def _phase(self, ctx: LabContext, server: ScratchServer, info: Any, phase: str,
-               statements: tuple[WorkloadStatement, ...], workload: Path) -> dict[str, Any]:
+               statements: tuple[ScriptStatement, ...], workload: Path) -> dict[str, Any]:
         probes = []
         with connect(server.conninfo()) as session:
             mode = session.facts.plan_cache_mode

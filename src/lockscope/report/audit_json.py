@@ -14,10 +14,11 @@ from ..audit.engine import AuditReport
 from ..audit.indexes import IndexFinding
 from ..audit.partitions import LockPartitionLoad
 from ..audit.tables import FootprintCase
+from ..audit.transactions import TransactionsSeen
 from ..workload.phases import PhaseSplit
 from ..workload.probes import PlanFootprint, StatementAudit
 from ..workload.statements import Workload
-from .jsonout import capacity_to_dict
+from .jsonout import capacity_to_dict, transaction_to_dict
 
 __all__ = ["AUDIT_SCHEMA", "audit_to_dict"]
 
@@ -106,6 +107,7 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
         "max_locks_per_transaction": _mlpt(report.mlpt),
         "shared_lock_table": _shared_lock(report.shared_lock),
         "partition_granularity": [_granularity(g) for g in report.granularity],
+        "transactions": _transactions(report.transactions),
         "notes": list(report.notes),
         "timings_s": {k: round(v, 3) for k, v in report.timings_s.items()},
     }
@@ -187,3 +189,18 @@ def _granularity(g: GranularityAdvice) -> dict[str, Any]:
             "unpruned_locks": g.unpruned_locks,
             "options": [{"label": o.label, "partitions": o.partitions, "unpruned_locks": o.unpruned_locks,
                          "generic_reuse_locks": o.generic_reuse_locks, "fits": o.fits} for o in g.options]}
+
+
+def _transactions(t: TransactionsSeen) -> dict[str, Any]:
+    """The workload's transactions: measured on the scratch server (each with its executed run), or the caveat;
+    and what the pg_locks snapshots showed."""
+    held = None
+    if t.held is not None:
+        held = {"most_main_table": t.held.most_main, "snapshots": t.held.snapshots,
+                "statements": [{"queryid": h.queryid, "query": h.query, "footprint_locks": h.footprint_locks,
+                                "footprint_main_table": h.footprint_main, "held_locks": h.held_locks,
+                                "held_main_table": h.held_main, "observations": h.observations}
+                               for h in t.held.statements]}
+    return {"measured": bool(t.measured), "caveat": t.caveat, "held": held,
+            "items": [{**transaction_to_dict(ta.model), "executed": transaction_to_dict(ta.truth),
+                       "transactions_per_s": ta.transactions_per_s} for ta in t.measured]}

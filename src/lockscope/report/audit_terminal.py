@@ -106,6 +106,31 @@ def _statements(report: AuditReport, limit: int) -> Table:
     return table
 
 
+def _transactions(report: AuditReport, limit: int) -> Table:
+    """The workload script's transactions, measured on the scratch server: run for real (rolled back) and by
+    EXPLAIN only, at the execution holding the most main-table locks and once the plan caches settled."""
+    table = Table(title="Transactions of the workload script (scratch server, executions 1.."
+                        f"{len(report.transactions.measured[0].truth.executions)})", title_justify="left",
+                  header_style="bold")
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("line", "right"), ("statements", "right"), ("most main: locks/main", "right"), ("first spill", "right"),
+        ("settled: locks/main", "right"), ("EXPLAIN model", "right"), ("tx/s", "right"), ("statement 1", "left"))
+    for col, just in columns:
+        table.add_column(col, justify=just)
+    for ta in report.transactions.measured[:limit]:
+        peak, steady = ta.peak, ta.steady
+        model = ta.model_execution(peak.number)
+        table.add_row(str(ta.truth.line), str(len(ta.truth.statements)),
+                      Text(f"{peak.lock_count}/{peak.main_table_count} (exec {peak.number})",
+                           style="bold red" if peak.main_table_count else "green"),
+                      f"statement {peak.first_spill}" if peak.first_spill else "-",
+                      f"{steady.lock_count}/{steady.main_table_count}",
+                      f"{model.lock_count}/{model.main_table_count}",
+                      "-" if ta.transactions_per_s is None else f"{ta.transactions_per_s:,.1f}",
+                      " ".join(ta.truth.statements[0].split())[:60])
+    return table
+
+
 def _partition_load(load: LockPartitionLoad, limit: int) -> RenderableType:
     """Per-partition LWLock demand, then the statements and relations loading the hottest partition."""
     if load.hottest_partition is None:
@@ -153,10 +178,13 @@ def _partition_load(load: LockPartitionLoad, limit: int) -> RenderableType:
 
 
 def render_audit(report: AuditReport, *, limit: int = 15) -> RenderableType:
-    """The terminal report: header, top risks (evidence and fix), tables, statements, lock-partition load, notes."""
+    """The terminal report: header, top risks (evidence and fix), tables, statements, the workload script's
+    transactions, lock-partition load, notes."""
     parts: list[RenderableType] = [_header(report), _findings(report, limit), _tables(report, limit)]
     if report.workload.statements:
         parts.append(_statements(report, limit))
+    if report.transactions.measured:
+        parts.append(_transactions(report, limit))
     if report.partition_load is not None:
         parts.append(_partition_load(report.partition_load, limit))
     if report.notes:

@@ -9,6 +9,7 @@ the audit's findings.
 from __future__ import annotations
 
 from ..diagnose.engine import Culprit, Diagnosis, Fix, forecast_lines
+from ..diagnose.transactions import TransactionFinding
 from ..lockpart import NUM_LOCK_PARTITIONS
 from .audit_html import findings_html, statements_chart, tables_chart
 from .html import SEVERITY_COLORS, cards, escape, page, svg_columns, svg_hbars, svg_stack, table, wait_color
@@ -67,9 +68,39 @@ def _culprit(c: Culprit, total_lm: int) -> str:
     return head + text + facts + phases + "<h3>Spilled relations by lock partition</h3>" + spills + "</div>"
 
 
+def _transaction(i: int, f: TransactionFinding) -> str:
+    shape = f.shape
+    head = (f'<div class="item {"high" if f.beyond_model else "medium"}"><div class="t">{i}. {escape(f.describe())}'
+            "</div>")
+    facts = (f'<div class="e">{shape.held_locks_per_txn:.0f} relation locks held per transaction, '
+             f"{shape.held_main_per_txn:.0f} in the main lock table, x {shape.transactions_per_s:,.0f} transactions/s "
+             f"({escape(shape.tps_basis)}) = <b>{shape.main_per_s:,.0f} main-lock-table acquisitions/s</b>; "
+             f"{shape.observations} complete of {shape.transactions_seen} transactions seen</div>")
+    cause = f'<div class="e">Why: {escape(f.cause)}</div>' if f.cause else ""
+    stmts = table(("#", "statement", "main-table locks alone (model)"),
+                  [(k, t or "(text unknown)", "-" if sp is None else f"{sp:g}")
+                   for k, (t, sp) in enumerate(zip(shape.texts, f.statement_spills, strict=True), 1)], left=2)
+    main = (f'<div class="e">In the main lock table: {escape(", ".join(f.main_relations))}</div>'
+            if f.main_relations else "")
+    return head + facts + cause + stmts + main + "</div>"
+
+
+def _transactions(d: Diagnosis) -> list[str]:
+    """The transactions holding main-table locks, with why the server and the model differ; [] without any."""
+    if not d.transactions:
+        return []
+    out = [f"<h2>Transactions holding main-table locks ({len(d.transactions)})</h2>"]
+    if d.server.model_note:
+        out.append(f'<p class="muted">{escape(d.server.model_note)}</p>')
+    out.extend(_transaction(i, f) for i, f in enumerate(d.transactions, 1))
+    return out
+
+
 def _fix(i: int, f: Fix) -> str:
+    basis = "the statements' footprints" if f.transaction is None else "the server's figure"
     effect = ("not predicted (needs re-partitioning)" if f.main_per_s_after is None else
-              f"{f.main_per_s_before:,.0f} &rarr; <b>{f.main_per_s_after:,.0f}</b> main-lock-table acquisitions/s")
+              f"{f.main_per_s_before:,.0f} &rarr; <b>{f.main_per_s_after:,.0f}</b> main-lock-table acquisitions/s "
+              f"({basis})")
     sql = '<pre class="long">' + escape("\n".join(f.sql)) + "</pre>" if f.sql else ""
     return (f'<div class="item {"medium" if f.restart else "low"}"><div class="t">{i}. {escape(f.title)}'
             f"{' (restart)' if f.restart else ''}</div><div class=\"e\">{effect}</div>"
@@ -78,10 +109,13 @@ def _fix(i: int, f: Fix) -> str:
 
 def _fix_chart(d: Diagnosis) -> str:
     known = [f for f in d.fixes if f.main_per_s_after is not None]
-    if not known or d.main_per_s <= 0:
+    if not known or d.main_lock_table_per_s <= 0:
         return ""
-    rows = [("now", d.main_per_s, SEVERITY_COLORS["high"])]
-    rows += [(f"{i}. {f.title}", float(f.main_per_s_after or 0.0), SEVERITY_COLORS["after"])
+    rows = [("now (the model: the statements' footprints)", d.main_per_s, SEVERITY_COLORS["high"])]
+    if d.server.main_per_s is not None:
+        rows.insert(0, ("now (the server)", d.server.main_per_s, SEVERITY_COLORS["high"]))
+    rows += [(f"{i}. {f.title}" + (" (model)" if f.transaction is None else " (server)"),
+              float(f.main_per_s_after or 0.0), SEVERITY_COLORS["after"])
              for i, f in enumerate(d.fixes, 1) if f.main_per_s_after is not None]
     return svg_hbars(rows, title="Expected main-lock-table acquisitions/s after each fix", unit="acquisitions/s",
                      label_chars=60)
@@ -99,7 +133,11 @@ def diagnose_html(d: Diagnosis) -> str:
     items = [(f"{100 * d.lockmanager_share:.0f}%", "of active-session samples wait on LWLock:LockManager",
               d.status == "contention"),
              (f"{d.lockmanager_aas:.1f} / {w.aas:.1f}", "sessions waiting on LockManager / active (AAS)", False),
-             (f"{d.main_per_s:,.0f}", "main-lock-table acquisitions/s now", d.main_per_s > 0)]
+             (f"{d.main_lock_table_per_s:,.0f}", "main-lock-table acquisitions/s now"
+              + (" (the server)" if d.server.main_per_s is not None else " (the model)"), d.main_lock_table_per_s > 0)]
+    if d.server.main_per_s is not None:
+        items.append((f"{d.main_per_s:,.0f}", "acquisitions/s in the model (each statement's footprint alone)",
+                      False))
     if after is not None:
         items.append((f"{after:,.0f}", "acquisitions/s after the first fix", False))
     items.append((str(d.statements_measured), "statements measured", False))
@@ -119,6 +157,7 @@ def diagnose_html(d: Diagnosis) -> str:
     body.append(_partitions(d))
     if audit is not None:
         body.append(tables_chart(audit, limit=12))
+    body.extend(_transactions(d))
     body.append(f"<h2>Statements that waited on LockManager ({len(d.culprits)})</h2>")
     if d.culprits:
         body.extend(_culprit(c, w.lockmanager_samples) for c in d.culprits)

@@ -1,15 +1,16 @@
-"""``lockscope diagnose --json``: schema ``lockscope/diagnose/v1`` (docs/diagnose.md)."""
+"""``lockscope diagnose --json``: schema ``lockscope/diagnose/v2`` (docs/diagnose.md)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..diagnose.engine import Culprit, Diagnosis, Fix
+from ..diagnose.transactions import TransactionFinding
 from ..forecast.model import Forecast
 
 __all__ = ["SCHEMA", "diagnose_to_dict"]
 
-SCHEMA = "lockscope/diagnose/v1"
+SCHEMA = "lockscope/diagnose/v2"
 
 
 def _forecast(f: Forecast | None) -> dict[str, Any] | None:
@@ -51,8 +52,37 @@ def _culprit(c: Culprit) -> dict[str, Any]:
 
 def _fix(f: Fix) -> dict[str, Any]:
     return {"kind": f.kind, "title": f.title, "action": f.action, "detail": f.detail, "sql": list(f.sql),
-            "restart": f.restart, "main_lock_table_per_s_before": f.main_per_s_before,
+            "restart": f.restart, "basis": "model" if f.transaction is None else "server",
+            "transaction": f.transaction, "main_lock_table_per_s_before": f.main_per_s_before,
             "main_lock_table_per_s_after": f.main_per_s_after, "culprit_spills_after": list(f.culprit_spills_after)}
+
+
+def _main_lock_table(d: Diagnosis) -> dict[str, Any]:
+    s = d.server
+    return {"per_s": d.main_lock_table_per_s, "basis": s.basis or "model", "server_per_s": s.main_per_s,
+            "held_per_s": s.held_main_per_s, "model_per_s": d.main_per_s, "transactions_per_s": s.transactions_per_s,
+            "snapshots": s.snapshots, "transactions_seen": s.transactions_seen,
+            "model_vs_server": s.model_note or None}
+
+
+def _transaction(f: TransactionFinding) -> dict[str, Any]:
+    shape = f.shape
+    return {
+        "describe": f.describe(),
+        "statements": [{"query_id": q, "text": t, "spilled_alone": sp}
+                       for q, t, sp in zip(shape.query_ids, shape.texts, f.statement_spills, strict=True)],
+        "single_statement": shape.single_statement, "tables": list(f.tables),
+        "held_locks_per_transaction": shape.held_locks_per_txn,
+        "held_main_table_per_transaction": shape.held_main_per_txn,
+        "model_spilled_per_transaction": f.model_spilled_per_txn,
+        "relations": len(shape.relation_oids), "main_table_relations": list(f.main_relations),
+        "transactions_per_s": shape.transactions_per_s, "transactions_per_s_basis": shape.tps_basis,
+        "main_lock_table_per_s": shape.main_per_s, "observations": shape.observations,
+        "transactions_seen": shape.transactions_seen,
+        "foreign_keys": [{"constraint": k.constraint, "table": k.table, "referenced": k.referenced,
+                          "partitioned": k.partitioned, "main_table_locks": k.main_locks} for k in f.foreign_keys],
+        "relations_beyond_statements": f.unexplained, "cause": f.cause or None,
+    }
 
 
 def diagnose_to_dict(d: Diagnosis) -> dict[str, Any]:
@@ -70,7 +100,9 @@ def diagnose_to_dict(d: Diagnosis) -> dict[str, Any]:
                   "lockmanager_samples": w.lockmanager_samples, "lockmanager_share": w.lockmanager_share,
                   "by_wait": dict(w.by_wait), "late_ticks": w.late_ticks, "gaps": len(w.gaps)},
         "statements_measured": d.statements_measured,
-        "main_lock_table_per_s": d.main_per_s,
+        "main_lock_table_per_s": d.main_lock_table_per_s,
+        "main_lock_table": _main_lock_table(d),
+        "transactions": [_transaction(f) for f in d.transactions],
         "partition_per_s": list(d.partition_per_s),
         "partition_per_s_after_first_fix": list(d.partition_per_s_after) if d.partition_per_s_after else None,
         "culprits": [_culprit(c) for c in d.culprits],

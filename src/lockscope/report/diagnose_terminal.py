@@ -8,9 +8,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ..diagnose.engine import Culprit, Diagnosis, forecast_lines
+from ..diagnose.transactions import BASES, TransactionFinding
 from ..lockpart import NUM_LOCK_PARTITIONS
 
-__all__ = ["render_diagnosis", "short_text"]
+__all__ = ["main_table_line", "render_diagnosis", "short_text"]
 
 _VERDICT_STYLE = {"contention": "bold white on red", "risk": "bold yellow", "healthy": "bold green"}
 
@@ -19,6 +20,21 @@ def short_text(text: str, limit: int = 100) -> str:
     """The text on one line, at most ``limit`` characters."""
     one = " ".join(text.split())
     return one if len(one) <= limit else one[: limit - 3] + "..."
+
+
+def main_table_line(d: Diagnosis) -> str:
+    """``main-lock-table acquisitions 67,569/s from the server (pg_locks snapshots, 3,975 transactions/s), 0/s in
+    the model (each statement's footprint alone)``."""
+    s = d.server
+    model = f"{d.main_per_s:,.0f}/s in the model (each statement's footprint alone)"
+    if s.main_per_s is None:
+        return f"main-lock-table acquisitions {model}; the server gave no figure"
+    if s.basis == BASES[0]:
+        source = "pg_stat_lock.fastpath_exceeded"
+    else:
+        source = "pg_locks snapshots" + (f" x {s.transactions_per_s:,.0f} transactions/s"
+                                         if s.transactions_per_s is not None else "")
+    return f"main-lock-table acquisitions {s.main_per_s:,.0f}/s from the server ({source}),\n{model}"
 
 
 def _header(d: Diagnosis) -> Panel:
@@ -31,8 +47,7 @@ def _header(d: Diagnosis) -> Panel:
                  f"{w.aas:.2f} average active sessions, ")
     lines.append(f"{100 * d.lockmanager_share:.1f}% waiting on LWLock:LockManager",
                  style="bold red" if d.status == "contention" else "")
-    lines.append(f"\n{d.statements_measured} statements measured; main-lock-table acquisitions "
-                 f"{d.main_per_s:,.0f}/s")
+    lines.append(f"\n{d.statements_measured} statements measured; {main_table_line(d)}")
     for line in forecast_lines(d):
         lines.append("\n" + line)
     return Panel(lines, title="lockscope diagnose", title_align="left")
@@ -80,6 +95,32 @@ def _culprits(d: Diagnosis) -> Table:
     return t
 
 
+def _statements(f: TransactionFinding, limit: int = 6) -> str:
+    shape = f.shape
+    lines = [f"{i}. " + short_text(t or "(text unknown)", 70) + ("" if sp is None else f"  [alone: {sp:g}]")
+             for i, (t, sp) in enumerate(zip(shape.texts, f.statement_spills, strict=True), 1)]
+    if len(lines) > limit:
+        lines = [*lines[:limit - 1], f"... {len(lines) - limit + 1} more", lines[-1]]
+    return "\n".join(lines)
+
+
+def _transactions(d: Diagnosis) -> Table:
+    t = Table(title="Transactions holding main-table locks (pg_locks snapshots)", title_justify="left",
+              header_style="bold", show_lines=True)
+    t.add_column("#", justify="right")
+    t.add_column("statements (main-table locks of each alone: the model)", ratio=1)
+    t.add_column("held per transaction: locks / main table", justify="right")
+    t.add_column("transactions/s", justify="right")
+    t.add_column("main-lock-table/s", justify="right")
+    t.add_column("why more than its statements alone", ratio=1)
+    for i, f in enumerate(d.transactions, 1):
+        shape = f.shape
+        t.add_row(str(i), _statements(f), f"{shape.held_locks_per_txn:.0f} / {shape.held_main_per_txn:.0f}",
+                  f"{shape.transactions_per_s:,.0f}\n({shape.tps_basis})", f"{shape.main_per_s:,.0f}",
+                  f.cause or "-")
+    return t
+
+
 def _spilled(d: Diagnosis, limit: int = 12) -> Table:
     t = Table(title=f"Relations they spill ({len(d.spilled_relations)})", title_justify="left", header_style="bold")
     t.add_column("relation")
@@ -101,7 +142,7 @@ def _fixes(d: Diagnosis) -> Table:
     t.add_column("why", ratio=1)
     for i, f in enumerate(d.fixes, 1):
         effect = (f"{f.main_per_s_before:,.0f} -> {f.main_per_s_after:,.0f}" if f.main_per_s_after is not None
-                  else "not predicted")
+                  else "not predicted") + (" (model)" if f.transaction is None else " (server)")
         t.add_row(str(i), f.title + (" (restart)" if f.restart else ""), effect, f.detail)
     return t
 
@@ -111,6 +152,8 @@ def render_diagnosis(d: Diagnosis) -> Group:
     parts: list[RenderableType] = [_header(d), _waits(d)]
     if d.culprits:
         parts.append(_culprits(d))
+    if d.transactions:
+        parts.append(_transactions(d))
     if d.spilled_relations:
         parts.append(_spilled(d))
     if d.fixes:

@@ -12,10 +12,14 @@ from typing import Any
 from .. import __version__
 from ..capacity import CapacityModel
 from ..footprint import Execution, Footprint, RelationLock
+from ..transaction import TransactionExecution, TransactionFootprint
 
-__all__ = ["FOOTPRINT_SCHEMA", "capacity_to_dict", "footprints_to_dict"]
+__all__ = ["FOOTPRINT_SCHEMA", "TRANSACTIONS_SCHEMA", "capacity_to_dict", "footprints_to_dict",
+           "transaction_to_dict", "transactions_to_dict"]
 
 FOOTPRINT_SCHEMA = "lockscope/footprint/v1"
+#: Transaction footprints (``footprint`` with BEGIN ... COMMIT, a pgbench script, or DDL on a scratch server).
+TRANSACTIONS_SCHEMA = "lockscope/transactions/v1"
 
 
 def capacity_to_dict(model: CapacityModel | None) -> dict[str, Any] | None:
@@ -44,6 +48,8 @@ def _relation(lock: RelationLock) -> dict[str, Any]:
         "order": lock.order,
         "order_rule": lock.order_rule,
         "lock_partition": lock.lock_partition,
+        "source": lock.source,
+        "detail": lock.detail,
     }
 
 
@@ -61,6 +67,9 @@ def _execution(e: Execution) -> dict[str, Any]:
         "main_table_locks_per_partition": list(e.partition_load),
         "relations": [_relation(lock) for lock in e.locks],
         "executor_index_locks": [_relation(lock) for lock in e.executor_index_locks],
+        "execution_locks": [_relation(lock) for lock in e.execution_locks],
+        "query_phases": [{"query": what, "phase": phase} for what, phase in e.query_phases],
+        "notes": list(e.notes),
         "real_locks": e.real_lock_count,
         "real_main_table": e.real_main_table_count,
         "plan": list(e.plan.lines),
@@ -94,4 +103,55 @@ def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
             {"plan_cache_mode": fp.plan_cache_mode, "executions": [_execution(e) for e in fp.executions]}
             for fp in footprints
         ],
+    }
+
+
+def _transaction_execution(e: TransactionExecution) -> dict[str, Any]:
+    return {
+        "number": e.number,
+        "locks": e.lock_count,
+        "main_table": e.main_table_count,
+        "first_spill": e.first_spill,
+        "main_table_locks_per_partition": list(e.partition_load),
+        "statements": [{
+            "number": s.number, "line": s.line, "phase": s.execution.phase, "held_after": s.held_after,
+            "main_after": s.main_after, "lock_entries": dict(s.lock_entries),
+            "query_phases": [{"query": what, "phase": phase} for what, phase in s.execution.query_phases],
+            "locks": [_relation(lk) for lk in s.locks],
+        } for s in e.steps],
+    }
+
+
+def transaction_to_dict(fp: TransactionFootprint) -> dict[str, Any]:
+    """One transaction footprint: ``line``, ``explicit``, ``method``, ``protocol``, ``plan_cache_mode``,
+    ``statements``, ``spilled``, ``notes`` and ``executions`` (each with its ``statements``: docs/json-schema.md)."""
+    return {
+        "line": fp.line, "explicit": fp.explicit, "method": fp.method, "protocol": fp.protocol,
+        "plan_cache_mode": fp.plan_cache_mode, "statements": list(fp.statements), "spilled": fp.spilled,
+        "notes": list(fp.notes), "executions": [_transaction_execution(e) for e in fp.executions],
+    }
+
+
+def transactions_to_dict(footprints: Sequence[TransactionFootprint],
+                         executed: Sequence[TransactionFootprint | None] | None = None) -> dict[str, Any]:
+    """One JSON document for a script's transactions (schema :data:`TRANSACTIONS_SCHEMA`, docs/json-schema.md).
+
+    :param footprints: one per transaction (the model, or the executed run for DDL on a scratch server).
+    :param executed: on a scratch server, the executed run beside each model (None where it is the footprint).
+    :return: ``schema``, ``lockscope_version``, ``measured_at``, ``server``, ``capacity``, ``assumed``,
+        ``spilled`` and ``transactions`` (each: ``line``, ``explicit``, ``method``, ``protocol``,
+        ``plan_cache_mode``, ``statements``, ``spilled``, ``notes``, ``executions`` with their ``statements``,
+        and ``executed``: the same for the run on the scratch server, or None).
+    """
+    first = footprints[0]
+    return {
+        "schema": TRANSACTIONS_SCHEMA,
+        "lockscope_version": __version__,
+        "measured_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "server": {"server_version_num": first.server_version_num, "server_version": first.server_version},
+        "capacity": capacity_to_dict(first.capacity),
+        "assumed": capacity_to_dict(first.assumed),
+        "spilled": any(fp.spilled for fp in footprints),
+        "transactions": [{**transaction_to_dict(fp), "executed": transaction_to_dict(t) if t is not None else None}
+                         for fp, t in zip(footprints, executed or [None] * len(footprints), strict=True)],
     }

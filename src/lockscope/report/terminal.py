@@ -64,13 +64,14 @@ def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -
     if first.assumed is not None:
         a = first.assumed
         table.add_column(f"main if PG{major_of(a.server_version_num)}/{a.max_locks_per_transaction}", justify="right")
-    executor = 0
+    extra_note = False
     for e in first.executions:
+        extra = len(e.executor_index_locks) + len(e.execution_locks)
         locks: RenderableType = str(e.lock_count)
-        if e.executor_index_locks:
-            executor = max(executor, len(e.executor_index_locks))
+        if extra:
+            extra_note = True
             extra_main = e.real_main_table_count - e.main_table_count
-            locks = Text(f"{e.lock_count} +{len(e.executor_index_locks)}")
+            locks = Text(f"{e.lock_count} +{extra}")
             if extra_main:
                 locks.append(f" ({extra_main} main)", style="bold red")
         row: list[RenderableType] = [str(e.number), e.phase, e.plan_type or "-", locks,
@@ -78,9 +79,14 @@ def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -
         if first.assumed is not None:
             row.append(str(e.assumed_main_table_count))
         table.add_row(*row)
-    if executor:
-        table.caption = ("+N: index locks a real execution of the reused generic plan takes at executor start "
-                         "(ExecInitIndexScan and friends; EXPLAIN skips them): predicted, not in the other columns")
+    if extra_note:
+        table.caption = ("+N: locks a real execution takes that EXPLAIN does not (a reused generic plan's index "
+                         "scans, sequences, routed partitions, foreign-key checks and actions: --verbose lists "
+                         "them), with the capacity model's fast-path flags; not in the other columns")
+        table.caption_justify = "left"
+    notes = sorted({n for fp in footprints for e in fp.executions for n in e.notes})
+    if notes:
+        table.caption = (table.caption or "") + "".join(f"\nnot derived: {n}" for n in notes)
         table.caption_justify = "left"
     return table
 
@@ -100,11 +106,11 @@ def relations_table(e: Execution, title: str) -> Table:
                          style="bold white on red" if lock.mismatch else "dim")
         table.add_row(str(lock.order + 1), lock.relation, str(lock.relation_oid), lock.role, lock.mode,
                       str(lock.fast_path_group), measured, predicted, str(lock.lock_partition))
-    for lock in e.executor_index_locks:
+    for lock in e.executor_index_locks + e.execution_locks:
         predicted = Text("yes" if lock.fastpath else "no (main table)", style="dim" if lock.fastpath else "red")
+        taken = "real execution" if not lock.detail else f"real execution: {lock.source}, {lock.detail}"
         table.add_row(str(lock.order + 1), lock.relation, str(lock.relation_oid), lock.role, lock.mode,
-                      str(lock.fast_path_group), Text("real execution", style="dim"), predicted,
-                      str(lock.lock_partition))
+                      str(lock.fast_path_group), Text(taken, style="dim"), predicted, str(lock.lock_partition))
     if e.main_table_count:
         table.caption = partition_summary(e)
         table.caption_justify = "left"
@@ -172,7 +178,7 @@ def render_footprints(footprints: Sequence[Footprint], *, verbose: bool = False)
         for fp in footprints:
             previous: tuple[tuple[int, str, bool], ...] | None = None
             for e in fp.executions:
-                key = tuple((lk.relation_oid, lk.mode, lk.fastpath) for lk in e.locks)
+                key = tuple((lk.relation_oid, lk.mode, lk.fastpath) for lk in e.real_locks)
                 if key == previous:
                     continue
                 previous = key

@@ -14,6 +14,7 @@ from ..watch.engine import WatchState, WatchSummary
 from ..watch.recorded import RecordingSummary
 from ..watch.sampler import LOCK_MANAGER
 from ..watch.window import WAIT_CLASSES, LiveStats, StatementStat, wait_class
+from ..workload.transactions import TransactionLoad
 
 __all__ = ["CLASS_STYLES", "FASTPATH_EXCEEDED_CAVEAT", "LiveHeader", "render_live", "render_recording",
            "render_summary"]
@@ -199,12 +200,29 @@ def _live_extras(state: WatchState, now_wall: float) -> list[RenderableType]:
         blocked = Text("blocked (pg_blocking_pids): ", style="bold dark_orange")
         blocked.append(", ".join(f"pid {pid} by {list(by)}" for pid, by in list(state.blocking.items())[:5]))
         parts.append(blocked)
+    if state.transactions is not None:
+        parts.append(_held_line(state.transactions))
     if state.fastpath_exceeded_per_s is not None:
         fp = Text(f"pg_stat_lock.fastpath_exceeded {state.fastpath_exceeded_per_s:,.0f}/s", style="bold")
         fp.append(f", {sum(state.fastpath_exceeded_total.values()):,} since start", style="bold")
         fp.append(f" ({FASTPATH_EXCEEDED_CAVEAT})", style="grey62")
         parts.append(fp)
     return parts
+
+
+def _held_line(load: TransactionLoad) -> Text:
+    """``main-lock-table acquisitions held 67,569/s: 17 per transaction x 3,975 transactions/s (pg_locks snapshots
+    of the last 60 s)``, the top transaction's first statement after it."""
+    line = Text("main-lock-table acquisitions (held) ", style="bold")
+    line.append(f"{load.held_main_per_s:,.0f}/s", style="red" if load.held_main_per_s else "")
+    top = next((s for s in load.shapes if s.held_main_per_txn > 0), None)
+    if top is not None:
+        line.append(f": {top.held_main_per_txn:.0f} per transaction of {len(top.statements)} statement"
+                    f"{'s' if len(top.statements) > 1 else ''} x {top.transactions_per_s:,.0f}/s "
+                    f"({' '.join(top.texts[0].split())[:60] if top.texts else '?'} ...)")
+    tps = f", {load.transactions_per_s:,.0f} transactions/s" if load.transactions_per_s is not None else ""
+    line.append(f" [{load.snapshots} pg_locks snapshots{tps}]", style="grey62")
+    return line
 
 
 def _waits_table(by_wait: dict[str, int], ticks: int, title: str, n: int = 8) -> Table:
@@ -238,6 +256,11 @@ def render_summary(summary: WatchSummary) -> RenderableType:
     facts.add_row("gaps", gaps)
     if summary.record_path is not None:
         facts.add_row("recording", f"{summary.record_path} ({summary.samples_recorded:,} samples)")
+    if summary.fastpath_exceeded_per_s is not None:
+        facts.add_row("fastpath_exceeded", f"{summary.fastpath_exceeded_per_s:,.0f}/s (pg_stat_lock, PostgreSQL 19: "
+                                           "the server's count of main-lock-table acquisitions)")
+    if summary.transactions is not None:
+        facts.add_row("main-lock-table", _held_line(summary.transactions))
     parts: list[RenderableType] = [facts]
     if summary.by_wait:
         parts.append(_waits_table(summary.by_wait, summary.ticks, "wait events"))

@@ -11,13 +11,20 @@ extras run between reads on the same autocommit connection and are rate-limited:
 extra                       when                                    cost on the server
 ==========================  ======================================  =============================================
 pg_locks snapshot           ``locks_every_s`` (off by default,       every backend's fast-path LWLock, then all 16
-                            >= 1 s)                                  lock-partition LWLocks shared, once
+                            >= 1 s), with the database's             lock-partition LWLocks shared, once
+                            transaction count
 pg_blocking_pids(pid)       only pids in wait_event_type 'Lock',     ProcArrayLock + all 16 partition LWLocks
                             at most once per second, <= 10 pids      shared, once per pid
 pg_stat_lock (PG19)         once per second, when the view exists    reads cumulative statistics
 statement texts             new query_ids waiting on LockManager,   pg_stat_statements (or pg_stat_get_activity)
                             at most every 5 s
 ==========================  ======================================  =============================================
+
+The pg_locks snapshots also give the main-lock-table acquisitions/s the server holds: the client backends of the
+watched database in a transaction, held main-table locks per transaction x transactions/s
+(:mod:`lockscope.workload.transactions`; the database's transactions from ``audit_xact_counters.sql`` read with
+each snapshot), the figure on PostgreSQL 13-18; on 19 ``pg_stat_lock.fastpath_exceeded`` per second is the
+server's own count of them.
 
 Nothing here prints: the live view and the Prometheus endpoint read :attr:`Watcher.state`.
 """
@@ -26,14 +33,24 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
 from ..db import APPLICATION_NAME, Endpoint, Session, connect
 from ..errors import BadInputError, DatabaseError, LockscopeError, RecordFileError
-from ..rows import BackendLockCountsRow, BlockingPidsRow, QueryTextRow, StatLockRow, WatchFeaturesRow
+from ..rows import (
+    BackendLockCountsRow,
+    BlockingPidsRow,
+    HeldLocksRow,
+    QueryTextRow,
+    StatLockRow,
+    TransactionCountRow,
+    WatchFeaturesRow,
+)
 from ..versions import PG14
+from ..workload.transactions import TransactionLoad, transaction_load
 from .aas import MAX_HZ, MIN_HZ, WaitTotals, achieved_hz, share
 from .sampler import ActivityReader, Sample, Schedule
 from .store import RecordWriter
@@ -60,6 +77,8 @@ BLOCKING_EVERY_S = 1.0
 BLOCKING_MAX_PIDS = 10
 #: Statement texts looked up at most this often (s).
 TEXTS_EVERY_S = 5.0
+#: pg_locks snapshots kept for the transaction estimate of the summary (the live figure uses the window's).
+HELD_SNAPSHOTS_KEPT = 600
 #: ``WatchConfig.source`` choices: where active-session samples come from.
 SOURCES = ("auto", "activity", "pg_wait_sampling")
 
@@ -146,6 +165,8 @@ class WatchState:
     :ivar source_detail: one line about it (pg_wait_sampling: version, period, ring, CPU sampled or inferred).
     :ivar source_note: why ``auto`` chose ``activity`` (pg_wait_sampling missing or not loaded), else "".
     :ivar walks_lost: pg_wait_sampling collector walks lost to a ring wrap (count).
+    :ivar transactions: what the pg_locks snapshots of the last ``window_s`` say of the watched database's
+        transactions (held main-table locks per transaction x transactions/s), None without snapshots.
     """
 
     window: RollingWindow
@@ -173,6 +194,7 @@ class WatchState:
     source_detail: str = "pg_stat_activity"
     source_note: str = ""
     walks_lost: int = 0
+    transactions: TransactionLoad | None = None
 
     def note_query_error(self, exc: Exception) -> None:
         """Count a sample or extra query that failed while the connection stayed up, and keep its message."""
@@ -196,6 +218,10 @@ class WatchSummary(WaitTotals):
     :ivar end_reason: ``duration``, ``stopped``, ``interrupted``, ``terminated`` or an error.
     :ivar backends_seen: per database, the client backends seen running a statement during the watch (distinct
         pids, lockscope's own left out): in a closed loop, the connections doing work (count).
+    :ivar fastpath_exceeded_per_s: PG 19 ``pg_stat_lock.fastpath_exceeded`` (all lock types) per second between the
+        first and the last read, None without the view or two reads.
+    :ivar transactions: the watched database's transactions as the pg_locks snapshots saw them (the last
+        :data:`HELD_SNAPSHOTS_KEPT`; ``--locks-every``), None without snapshots.
     """
 
     duration_s: float
@@ -211,6 +237,16 @@ class WatchSummary(WaitTotals):
     server_version: str
     query_errors: int
     backends_seen: dict[str, int] = field(default_factory=dict)
+    fastpath_exceeded_per_s: float | None = None
+    transactions: TransactionLoad | None = None
+
+    @property
+    def main_lock_table_per_s(self) -> float | None:
+        """Main-lock-table acquisitions/s from the server: ``fastpath_exceeded`` per second on PG 19, else the
+        held main-table locks per transaction x transactions/s of the snapshots; None without either."""
+        if self.fastpath_exceeded_per_s is not None:
+            return self.fastpath_exceeded_per_s
+        return self.transactions.held_main_per_s if self.transactions is not None else None
 
     @property
     def achieved_hz(self) -> float:
@@ -264,6 +300,8 @@ class Watcher:
         self._end_mono: float | None = None
         self._stat_lock_prev: dict[str, tuple[int, int]] | None = None
         self._stat_lock_prev_mono = 0.0
+        self._stat_lock_span_s = 0.0
+        self._held: deque[tuple[float, list[HeldLocksRow], int | None]] = deque(maxlen=HELD_SNAPSHOTS_KEPT)
         self._pgss_schema: str | None = None
         self._pgws_info: WaitSamplingInfo | None = None
         self._seen: dict[str, set[int]] = {}
@@ -347,6 +385,9 @@ class Watcher:
             server_version=self.state.server_version,
             query_errors=self.state.query_errors,
             backends_seen={db: len(pids) for db, pids in list(self._seen.items())},
+            fastpath_exceeded_per_s=(sum(self.state.fastpath_exceeded_total.values()) / self._stat_lock_span_s
+                                     if self._stat_lock_span_s > 0 else None),
+            transactions=self._transactions(None),
         )
 
     # -- connection ---------------------------------------------------------------------------------------------
@@ -535,8 +576,29 @@ class Watcher:
             key=lambda b: (-b.main_table_locks, -b.relation_locks, b.pid)))
         snap = LockSnapshot(time.time(), backends)
         self.state.locks = snap
+        try:
+            count: int | None = session.query_rows("audit_xact_counters", TransactionCountRow)[0].transactions
+        except (DatabaseError, IndexError):
+            count = None
+        self._held.append((time.monotonic(), [h for r in rows if (h := r.held()) is not None], count))
+        self.state.transactions = self._transactions(float(self.config.window_s))
         if self.writer is not None:
             self.writer.add_lock_snapshot(snap)
+
+    def _transactions(self, within_s: float | None) -> TransactionLoad | None:
+        """The transaction estimate over the kept snapshots (those of the last ``within_s`` seconds when given),
+        the database's transactions/s over the same span; None without snapshots. Shapes without
+        pg_stat_statements calls/s get the database's rate x their share of the transactions seen."""
+        kept = list(self._held)
+        if within_s is not None and kept:
+            kept = [k for k in kept if k[0] >= kept[-1][0] - within_s]
+        if not kept:
+            return None
+        counted = [(t, n) for t, _, n in kept if n is not None]
+        tps = None
+        if len(counted) >= 2 and counted[-1][0] > counted[0][0] and counted[-1][1] >= counted[0][1]:
+            tps = (counted[-1][1] - counted[0][1]) / (counted[-1][0] - counted[0][0])
+        return transaction_load([rows for _, rows, _ in kept], transactions_per_s=tps, calls_per_s={}, texts={})
 
     def _blocking(self, session: Session, pids: list[int]) -> None:
         rows = session.query_rows("watch_blocking", BlockingPidsRow, [pids])
@@ -555,6 +617,7 @@ class Watcher:
         if previous is None:
             return
         interval = max(1e-3, now_mono - prev_mono)
+        self._stat_lock_span_s += interval
         deltas = stat_lock_deltas(previous, current)
         st = self.state
         for locktype, (fp, _) in deltas.items():

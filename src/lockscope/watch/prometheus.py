@@ -66,6 +66,8 @@ METRIC_NAMES = (
     "lockscope_statement_lockmanager_samples_total",
     "lockscope_statement_info",
     "lockscope_watch_info",
+    "lockscope_main_lock_table_held_per_second",
+    "lockscope_transactions_per_second",
 )
 #: Statements exported per scrape (by LockManager samples since the start), and their text's length in labels
 #: (``--prometheus-query-text`` only).
@@ -196,6 +198,16 @@ def _lock_metrics(st: WatchState, server: str) -> Iterator[Metric]:
          sum(1 for b in backends if slots is not None and b.relation_locks > slots)),
     ):
         yield _one(GaugeMetricFamily, server, f"lockscope_locks_{name}", doc, value)
+    load = st.transactions
+    if load is not None:
+        yield _one(GaugeMetricFamily, server, "lockscope_main_lock_table_held_per_second",
+                   "Main-lock-table acquisitions per second the watched database's transactions hold: held "
+                   "main-table locks per transaction x transactions/s, pg_locks snapshots of the last window",
+                   load.held_main_per_s)
+        if load.transactions_per_s is not None:
+            yield _one(GaugeMetricFamily, server, "lockscope_transactions_per_second",
+                       "Transactions (commits and rollbacks) per second of the watched database, same window",
+                       load.transactions_per_s)
 
 
 def _statement_metrics(st: WatchState, server: str, query_text: bool) -> Iterator[Metric]:

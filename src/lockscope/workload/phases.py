@@ -192,7 +192,9 @@ def held_locks_per_call(snapshots: Iterable[Sequence[HeldLocksRow]], queryids: I
     """Aggregate pg_locks snapshots (``audit_held_locks.sql`` rows) per pg_stat_statements queryid.
 
     A backend row counts for the statement whose queryid it shows (``pg_stat_activity.query_id``, PG 14+ with
-    ``compute_query_id``), else whose text fingerprints like its query text.
+    ``compute_query_id``), else whose text fingerprints like its query text; only rows of backends running it
+    (state ``active``): a backend idle in transaction holds what its transaction took so far, not one call's locks
+    (:mod:`lockscope.workload.transactions` reads those).
 
     :param snapshots: one row list per snapshot.
     :param queryids: the statements of interest.
@@ -208,6 +210,8 @@ def held_locks_per_call(snapshots: Iterable[Sequence[HeldLocksRow]], queryids: I
     acc: dict[int, list[tuple[int, int]]] = {}
     for rows in snapshots:
         for row in rows:
+            if row.state not in (None, "active"):
+                continue
             seen = row.query_id
             if seen is None or seen not in wanted:
                 fp = query_fingerprint(str(row.query or ""))

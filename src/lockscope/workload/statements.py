@@ -4,9 +4,12 @@
   apart give calls/s; with ``interval_s = 0`` calls/s is calls since the last reset (``pg_stat_statements_info``,
   PG 14+; the postmaster start on PG 13). The top N statements by calls in the interval (then by total calls) are
   kept; only their texts are read. lockscope's own queries and utility statements are left out.
-- During the interval, one pg_locks snapshot a second of the relation locks the database's active client backends
-  hold (``audit_held_locks.sql``): the measured main-table locks per call of each statement, one of the sources of
-  the plan-cache phase split (:mod:`lockscope.workload.phases`).
+- During the interval, one pg_locks snapshot a second of the relation locks the database's client backends in a
+  transaction hold (``audit_held_locks.sql``): the measured main-table locks per call of each statement, one of the
+  sources of the plan-cache phase split (:mod:`lockscope.workload.phases`), and the main-table locks each
+  transaction holds (:mod:`lockscope.workload.transactions`).
+- At both snapshots, the database's transaction count (``audit_xact_counters.sql``) and, on PostgreSQL 19,
+  ``pg_stat_lock.fastpath_exceeded``: transactions/s and fast-path misses/s over the same interval.
 
 What the statements lock is :mod:`lockscope.workload.probes`' business.
 """
@@ -31,9 +34,11 @@ from ..rows import (
     StatementTextRow,
     StatLockRow,
     StatsResetRow,
+    TransactionCountRow,
 )
 from ..versions import PG14
-from .phases import HeldLocks, held_locks_per_call
+from .phases import HeldLocks, held_locks_per_call, query_fingerprint
+from .transactions import TransactionLoad, transaction_load
 
 if TYPE_CHECKING:
     from .probes import StatementAudit
@@ -61,6 +66,11 @@ class Workload:
     :ivar statements: the top statements, probed.
     :ivar notes: what was skipped and how to enable it.
     :ivar pg_stat_lock_fastpath_exceeded: PG 19 server counter of fast-path overflows, or None.
+    :ivar fastpath_exceeded_per_s: its increase over the interval per second (PG 19, an interval), else None.
+    :ivar transactions_per_s: the database's transactions (commits and rollbacks) per second over the interval,
+        None without an interval or when not readable.
+    :ivar transactions: the transactions the pg_locks snapshots saw (:mod:`lockscope.workload.transactions`), None
+        when none were taken.
     """
 
     available: bool
@@ -76,6 +86,9 @@ class Workload:
     extra: dict[str, Any] = field(default_factory=dict)
     track_planning: bool = False
     lock_snapshots: int = 0
+    fastpath_exceeded_per_s: float | None = None
+    transactions_per_s: float | None = None
+    transactions: TransactionLoad | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +180,8 @@ class _Interval:
     :ivar elapsed_s: between the snapshots (s; 0 for rates since the reset).
     :ivar since_s: since the reset (s), for rates since the reset; else None.
     :ivar held: the pg_locks snapshots taken in between, one row list each.
+    :ivar counters: the server's (transactions, fastpath_exceeded) at the first and at the second snapshot, each
+        None when not read.
     """
 
     first: _Snapshot
@@ -174,6 +189,15 @@ class _Interval:
     elapsed_s: float
     since_s: float | None
     held: list[list[HeldLocksRow]]
+    counters: tuple[tuple[int | None, int | None], tuple[int | None, int | None]] = ((None, None), (None, None))
+
+    def per_s(self, which: int) -> float | None:
+        """The increase of counter ``which`` (0 transactions, 1 fastpath_exceeded) per second over the interval;
+        None without both reads (or an interval), or when it went down (a reset)."""
+        before, after = self.counters[0][which], self.counters[1][which]
+        if before is None or after is None or self.elapsed_s <= 0 or self.since_s is not None or after < before:
+            return None
+        return (after - before) / self.elapsed_s
 
 
 def _take_snapshots(session: Session, settings: AuditSettings, schema_sql: str, *, interval_s: float,
@@ -187,6 +211,7 @@ def _take_snapshots(session: Session, settings: AuditSettings, schema_sql: str, 
     extra = _snapshot_columns(session, schema_sql, settings)
     first = _snapshot(session, schema_sql, extra)
     t0 = time.monotonic()
+    before = _counters(session, settings) if interval_s > 0 else (None, None)
     if during_interval is not None:
         during_interval()
     held: list[list[HeldLocksRow]] = []
@@ -194,7 +219,18 @@ def _take_snapshots(session: Session, settings: AuditSettings, schema_sql: str, 
         return _Interval(first, first, 0.0, _since_reset_s(session, schema_sql, settings), held)
     _hold_interval(session, t0, interval_s, sleep, held if lock_snapshots else None)
     second = _snapshot(session, schema_sql, extra)
-    return _Interval(first, second, max(time.monotonic() - t0, 1e-6), None, held)
+    after = _counters(session, settings)
+    return _Interval(first, second, max(time.monotonic() - t0, 1e-6), None, held, (before, after))
+
+
+def _counters(session: Session, settings: AuditSettings) -> tuple[int | None, int | None]:
+    """The database's transactions so far and PG 19's ``fastpath_exceeded`` (relation locks), each None when it
+    cannot be read."""
+    try:
+        transactions: int | None = session.query_rows("audit_xact_counters", TransactionCountRow)[0].transactions
+    except (DatabaseError, IndexError):
+        transactions = None
+    return transactions, _fastpath_exceeded(session, settings, [])
 
 
 def _rates(span: _Interval, interval_s: float) -> list[StatementRates]:
@@ -321,7 +357,9 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
     # take the places of the statements that lock tables
     candidates = _with_texts(session, schema_sql, rows[: top_n * 2 + 20], span.held)
     chosen = _choose(rows, candidates, top_n, notes)
-    fastpath_exceeded = _fastpath_exceeded(session, settings, notes)
+    fastpath_exceeded = span.counters[1][1]
+    if fastpath_exceeded is None:
+        fastpath_exceeded = _fastpath_exceeded(session, settings, notes)
     if not settings.track_planning and not any(r.generic_plan_calls is not None for r in chosen):
         notes.append("pg_stat_statements.track_planning is off: calls are split into planned ones and reuses of a "
                      "cached plan from pg_locks snapshots" + (" taken during the interval" if span.held else
@@ -329,8 +367,29 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
                      ". SET pg_stat_statements.track_planning = on (no restart) records the split exactly.")
     workload = Workload(True, entries=len(span.second), hidden=hidden, interval_s=span.elapsed_s,
                         since_s=span.since_s, notes=tuple(notes), pg_stat_lock_fastpath_exceeded=fastpath_exceeded,
-                        top_n=top_n, track_planning=settings.track_planning, lock_snapshots=len(span.held))
+                        top_n=top_n, track_planning=settings.track_planning, lock_snapshots=len(span.held),
+                        fastpath_exceeded_per_s=span.per_s(1), transactions_per_s=span.per_s(0),
+                        transactions=_transactions(span, rows, candidates))
     return workload, chosen
+
+
+def _transactions(span: _Interval, rows: list[StatementRates], texts: list[StatementRates]) -> TransactionLoad | None:
+    """The transactions the interval's pg_locks snapshots saw, with the statements' calls/s and texts by
+    :func:`~lockscope.workload.transactions.statement_key` (``q<queryid>``, and ``f<fingerprint>`` of the texts
+    read); None when no snapshot was taken."""
+    if not span.held:
+        return None
+    calls: dict[str, float] = {}
+    by_text: dict[str, str] = {}
+    for r in rows:
+        calls[f"q{r.queryid}"] = calls.get(f"q{r.queryid}", 0.0) + r.calls_per_s
+    for r in texts:
+        by_text[f"q{r.queryid}"] = r.query
+        fp = query_fingerprint(r.query) if r.query else None
+        if fp is not None:
+            calls[f"f{fp}"] = calls.get(f"f{fp}", 0.0) + r.calls_per_s
+            by_text.setdefault(f"f{fp}", r.query)
+    return transaction_load(span.held, transactions_per_s=span.per_s(0), calls_per_s=calls, texts=by_text)
 
 
 #: Seconds between two pg_locks snapshots during the interval (``audit_held_locks.sql``).
