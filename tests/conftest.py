@@ -33,7 +33,7 @@ from lockscope.db import Session, connect
 from lockscope.server import ScratchServer
 
 from .helpers import SUMMARY_PROPERTY
-from .schedule import WORKER_INPUT_KEY, LoadsApartScheduling, write_heavy
+from .schedule import WORKER_INPUT_KEY, LoadsApartScheduling, turn, write_heavy
 from .servers import DEMO_SCHEMA, DEMO_SETTINGS, DataTemplates, ServerPool, demo_server
 
 T = TypeVar("T")
@@ -46,8 +46,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _heavy(item: pytest.Item) -> bool:
-    """A test marked ``slow`` or one that generates load (it takes ``load_lock``)."""
-    return item.get_closest_marker("slow") is not None or "load_lock" in getattr(item, "fixturenames", ())
+    """A test marked ``slow`` or ``alone``, or one that generates load (it takes ``load_lock``)."""
+    return (item.get_closest_marker("slow") is not None or item.get_closest_marker("alone") is not None
+            or "load_lock" in getattr(item, "fixturenames", ()))
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own ordering (tests sharing a parametrised fixture together)
@@ -64,6 +65,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _HEAVY_DIR = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """(xdist worker) Each test, set-up to teardown, in the run's room: shared, or alone for a test marked ``alone``
+    (:func:`tests.schedule.turn`). A run on one process needs no room."""
+    directory = getattr(item.config, "workerinput", {}).get(WORKER_INPUT_KEY)
+    if directory is None:
+        return (yield)
+    with turn(Path(directory), alone=item.get_closest_marker("alone") is not None):
+        return (yield)
 
 
 @pytest.hookimpl(optionalhook=True)

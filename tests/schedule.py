@@ -2,7 +2,9 @@
 
 The heavy tests (``tests/conftest.py``: marked ``slow`` or taking ``load_lock``) are one work unit, run by one worker
 one after another in collection order, first in the run; every other test is a unit of its own, given to whichever
-worker is free (the other worker at first, the loads' worker too once the loads are done). A worker collects the
+worker is free (the other worker at first, the loads' worker too once the loads are done). A test marked ``alone``
+(its assertion measures what the machine gives one load: throughput against the cores, sampling rates) runs with no
+other test of the run: the other worker finishes its test and waits (:func:`turn`). A worker collects the
 tests, so the controller learns which are heavy from a file each worker writes after its collection (xdist's own
 ``--dist loadgroup`` would do this with ``xdist_group`` marks, but it renames node ids, which pytest 9.2 ignores:
 pytest-xdist issue 1386).
@@ -10,13 +12,16 @@ pytest-xdist issue 1386).
 
 from __future__ import annotations
 
+import fcntl
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-__all__ = ["LOADS_UNIT", "WORKER_INPUT_KEY", "LoadsApartScheduling", "write_heavy"]
+__all__ = ["LOADS_UNIT", "WORKER_INPUT_KEY", "LoadsApartScheduling", "turn", "write_heavy"]
 
 #: The work unit of the heavy tests.
 LOADS_UNIT = "loads"
@@ -30,6 +35,24 @@ def write_heavy(directory: Path, worker_id: str, nodeids: list[str]) -> None:
     part = directory / f".heavy-{worker_id}.part"
     part.write_text("".join(f"{n}\n" for n in nodeids), encoding="utf-8")
     os.replace(part, directory / f"heavy-{worker_id}.txt")
+
+
+@contextmanager
+def turn(directory: Path, *, alone: bool) -> Iterator[None]:
+    """Hold the run's room (``directory/room.lock``) for one test: shared by the workers' tests, exclusive for an
+    ``alone`` test. The gate (``directory/gate.lock``) is held while the room is being taken, so that an ``alone``
+    test waiting for the room is not starved by the other worker's next tests: they wait at the gate. Each worker
+    holds at most the gate and the room of its one test, and frees the room without the gate: no deadlock."""
+    with open(directory / "gate.lock", "a") as gate, open(directory / "room.lock", "a") as room:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(room, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(room, fcntl.LOCK_UN)
 
 
 class LoadsApartScheduling(LoadScopeScheduling):
