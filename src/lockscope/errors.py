@@ -16,7 +16,8 @@ each into one line on stderr and the exit code named by its ``exit_code``::
      +-- ScratchServerError             exit 4   the scratch server could not be set up or started
      |    +-- PostgresInstallError               ``lockscope lab install`` could not fetch or unpack binaries
      +-- ModelMismatchError             exit 5   measured fast-path flags differ from the capacity model
-    (exit 6 is not an error: ``--fail-on-spill`` found an execution that spilled to the main lock table)
+    (exit 6 is not an error: a ``--fail-on`` CI gate was met, e.g. ``footprint --fail-on spill``: an execution
+    spilled to the main lock table; every command's gates: docs/cli.md)
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ __all__ = [
     "UnsupportedStatementError",
 ]
 
-#: Exit code of ``lockscope footprint --fail-on-spill`` when an execution spilled.
+#: Exit code of a ``--fail-on`` CI gate that is met (``footprint --fail-on spill``: an execution spilled; audit's,
+#: forecast's and diagnose's gates alike).
 EXIT_SPILL = 6
 
 
