@@ -53,4 +53,11 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[test]'
 bash scripts/check.sh
-exec .venv/bin/python -m pytest "$@"
+# A short base for the tests' temporary directories: a scratch server's socket path (tmp_path, then
+# lockscope-pg-XXXXXXXX/socket/.s.PGSQL.PORT) must stay within 107 bytes, and xdist puts popen-gwN/ into every
+# tmp_path (under /tmp/pytest-of-USER/pytest-N/ it reached 115: servers of long-named tests failed to start).
+base=$(mktemp -d /tmp/lst-XXXXXX)
+status=0
+.venv/bin/python -m pytest -n 2 --basetemp "$base" "$@" || status=$?
+rm -rf "$base"
+exit "$status"

@@ -21,15 +21,19 @@ commands' alike, is a copy of one initdb'd data directory per bin directory (``d
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
 from lockscope.db import Session, connect
 from lockscope.server import ScratchServer
 
+from .helpers import SUMMARY_PROPERTY
+from .schedule import WORKER_INPUT_KEY, LoadsApartScheduling, turn, write_heavy
 from .servers import DEMO_SCHEMA, DEMO_SETTINGS, DataTemplates, ServerPool, demo_server
 
 T = TypeVar("T")
@@ -42,16 +46,80 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _heavy(item: pytest.Item) -> bool:
-    """A test marked ``slow`` or one that generates load (it takes ``load_lock``)."""
-    return item.get_closest_marker("slow") is not None or "load_lock" in getattr(item, "fixturenames", ())
+    """A test marked ``slow`` or ``alone``, or one that generates load (it takes ``load_lock``)."""
+    return (item.get_closest_marker("slow") is not None or item.get_closest_marker("alone") is not None
+            or "load_lock" in getattr(item, "fixturenames", ()))
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own ordering (tests sharing a parametrised fixture together)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run order: the quick tests first, then the heavy ones (:func:`_heavy`: about a third of the run's time in
-    a tenth of its tests), each group in pytest's order. A regression fails within the first minutes; the loads,
-    which take the machine's load lock and minutes, come last. Nothing is deselected."""
+    """Run order: the quick tests first, then the heavy ones (:func:`_heavy`), each group in pytest's order; in a run
+    on one process a regression fails within the first minutes and the loads, which take the machine's load lock,
+    come last. An xdist worker also writes which tests are heavy, for the controller's scheduler
+    (:mod:`tests.schedule`). Nothing is deselected."""
     items.sort(key=_heavy)  # stable: within each group the order stays pytest's
+    directory = getattr(config, "workerinput", {}).get(WORKER_INPUT_KEY)
+    if directory is not None:
+        write_heavy(Path(directory), config.workerinput["workerid"],  # type: ignore[attr-defined]
+                    [item.nodeid for item in items if _heavy(item)])
+
+
+_HEAVY_DIR = pytest.StashKey[Path]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[object]:
+    """(xdist worker) Each test, set-up to teardown, in the run's room: shared, or alone for a test marked ``alone``
+    (:func:`tests.schedule.turn`). A run on one process needs no room."""
+    directory = getattr(item.config, "workerinput", {}).get(WORKER_INPUT_KEY)
+    if directory is None:
+        return (yield)
+    with turn(Path(directory), alone=item.get_closest_marker("alone") is not None):
+        return (yield)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """(xdist controller) Tell each worker where to write its heavy tests' node ids."""
+    config: pytest.Config = node.config
+    if _HEAVY_DIR not in config.stash:
+        config.stash[_HEAVY_DIR] = Path(tempfile.mkdtemp(prefix="lockscope-test-schedule-"))
+    node.workerinput[WORKER_INPUT_KEY] = str(config.stash[_HEAVY_DIR])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """(xdist controller) ``-n N`` (``--dist load``, xdist's default): the heavy tests run on one worker, one after
+    another (:class:`tests.schedule.LoadsApartScheduling`); any other ``--dist`` is xdist's own."""
+    if config.getvalue("dist") != "load" or _HEAVY_DIR not in config.stash:
+        return None
+    return LoadsApartScheduling(config, log, config.stash[_HEAVY_DIR])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _HEAVY_DIR in config.stash:
+        shutil.rmtree(config.stash[_HEAVY_DIR], ignore_errors=True)
+
+
+_summary_lines: dict[str, list[str]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the summary lines tests add (:func:`tests.helpers.summary_line`), from this process or a worker."""
+    if report.when != "call":
+        return
+    for key, value in report.user_properties:
+        if key == SUMMARY_PROPERTY:
+            section, line = value
+            _summary_lines.setdefault(str(section), []).append(str(line))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the collected summary lines, one section each."""
+    for section, lines in _summary_lines.items():
+        terminalreporter.section(section)
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 def need_bin_dir(bin_dir: Path) -> Path:

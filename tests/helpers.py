@@ -105,6 +105,17 @@ def one_line_error(proc: subprocess.CompletedProcess[str], *, progress: str | No
     return lines[-1]
 
 
+#: ``user_properties`` key of a line a test adds to the run's closing summary (:func:`summary_line`).
+SUMMARY_PROPERTY = "lockscope-summary"
+
+
+def summary_line(request: pytest.FixtureRequest, section: str, line: str) -> None:
+    """Add ``line`` to section ``section`` of the terminal summary at the end of the run (``tests/conftest.py``
+    prints it). It travels with the test's report (``user_properties``), so it reaches the summary from a pytest-xdist
+    worker too."""
+    request.node.user_properties.append((SUMMARY_PROPERTY, (section, line)))
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now (for a server a test starts)."""
     with socket.socket() as s:

@@ -63,7 +63,8 @@ def _finding(doc: dict[str, Any], kind: str) -> dict[str, Any]:
     return dict(found[0])
 
 
-def test_scratch_audit_measures_the_workload_transactions(tmp_path: Path) -> None:
+def test_scratch_audit_measures_the_workload_transactions(tmp_path: Path, load_lock: None) -> None:
+    """``audit --scratch --workload``: pgbench runs the script (2 clients) on the scratch server, a load."""
     (tmp_path / "schema.sql").write_text(LOOKUPS_SQL + ";\n" + TENANT_SEG_SQL)
     (tmp_path / "workload.pgbench").write_text(TRANSACTION + SEG_LINK)
     proc = run("audit", "--scratch", "--setup", str(tmp_path / "schema.sql"), "--mlpt", "16", "--workload",

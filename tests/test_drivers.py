@@ -19,6 +19,7 @@ from lockscope.server import ScratchServer, ScratchSettings
 
 from . import drivers
 from .drivers import DRIVERS, DriverError, build, run
+from .helpers import summary_line
 
 SQL = "select * from t where id = $1"
 SCHEMA = """
@@ -32,6 +33,8 @@ create extension pg_stat_statements;
 """
 CLIENTS = 2
 SECONDS = 2.0
+#: The terminal summary's section with one line per driver run (rates are reported only).
+SUMMARY = "client libraries: calls and plannings per run (tests/test_drivers.py)"
 
 # plancache.c choose_custom_plan (plan_cache_mode = auto): a prepared (named) statement gets custom plans "until we
 # have done at least 5", so its executions 1-5 are each planned; at the 6th, GetCachedPlan builds the generic plan
@@ -58,30 +61,6 @@ PLANS_PER_CONNECTION: dict[str, int | None] = {
 }
 
 
-class _Summary:
-    """Collects one line per driver run and prints them in pytest's terminal summary (rates are reported only)."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if self.lines:
-            terminalreporter.section("client libraries: calls and plannings per run (tests/test_drivers.py)")
-            for line in self.lines:
-                terminalreporter.write_line(line)
-
-
-@pytest.fixture(scope="module")
-def summary(request: pytest.FixtureRequest) -> _Summary:
-    name = "lockscope-driver-summary"
-    plugin = request.config.pluginmanager.get_plugin(name)
-    if plugin is None:
-        plugin = _Summary()
-        request.config.pluginmanager.register(plugin, name)
-    assert isinstance(plugin, _Summary)
-    return plugin
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[ScratchServer]:
     with ScratchServer(settings=ScratchSettings(track_planning=True)) as srv:
@@ -105,15 +84,16 @@ def reset_stats(conninfo: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("driver", DRIVERS)
-def test_default_statement_caching(driver: str, server: ScratchServer, summary: _Summary, load_lock: None) -> None:
+def test_default_statement_caching(driver: str, server: ScratchServer, request: pytest.FixtureRequest,
+                                   load_lock: None) -> None:
     started = time.monotonic()
     build(driver)  # fetched and built on the first run, a cache hit afterwards
     build_seconds = time.monotonic() - started
     reset_stats(server.conninfo())
     result = run(driver, server.conninfo(), SQL, ["int:42"], clients=CLIENTS, seconds=SECONDS)
     calls, plans = stat_of(server.conninfo(), SQL)
-    summary.lines.append(f"{driver:14} {result.version:9} calls {calls:7} plans {plans:6} "
-                         f"{result.rate:8.0f} calls/s  (build {build_seconds:.1f} s)")
+    summary_line(request, SUMMARY, f"{driver:14} {result.version:9} calls {calls:7} plans {plans:6} "
+                                   f"{result.rate:8.0f} calls/s  (build {build_seconds:.1f} s)")
 
     assert result.errors == 0, result.stderr
     assert result.driver == driver and result.version

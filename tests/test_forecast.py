@@ -237,7 +237,8 @@ def _pgbench_select_planned(scenario: ScenarioForecast) -> StatementShape:
                key=lambda sh: sh.calls_per_s or 0.0)
 
 
-def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions() -> None:
+def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions(load_lock: None) -> None:
+    """forecast of a live pgbench load (2 clients, 6 s): a load, it takes ``load_lock``."""
     from lockscope.demo import set_extra_indexes
     from lockscope.forecast.engine import forecast_workload
     from lockscope.lab.load import install_pg_stat_statements

@@ -25,7 +25,9 @@ from lockscope.lab.load import install_pg_stat_statements, measure_load
 from lockscope.pgbench import pgbench_init
 from lockscope.server import ScratchServer, ScratchSettings
 
-pytestmark = pytest.mark.usefixtures("load_lock")
+# alone: the forecast is calibrated for os.cpu_count() cores and pgbench measured on them; a test of the run on the
+# other xdist worker takes one of the two (a run with one did: joins at 2 clients measured at 0.43-0.53 of the forecast)
+pytestmark = [pytest.mark.usefixtures("load_lock"), pytest.mark.alone]
 
 SCHEMA = """
 create table customers (id int primary key, email text unique, country text, city text, status text,

@@ -145,8 +145,10 @@ def test_query_id_joins_pg_stat_statements(pgws: ScratchServer, sampler_session:
     assert 8 <= len(samples) <= 13
 
 
-def test_cpu_inferred_for_running_session(pgws: ScratchServer, sampler_session: Session) -> None:
-    """pg_wait_sampling 1.1.4 records no item for a process that is not waiting; lockscope infers CPU."""
+@pytest.mark.alone  # the burner's share of samples is its share of a core: nothing else of the run meanwhile
+def test_cpu_inferred_for_running_session(pgws: ScratchServer, sampler_session: Session, load_lock: None) -> None:
+    """pg_wait_sampling 1.1.4 records no item for a process that is not waiting; lockscope infers CPU. The burner
+    is a load (one core for seconds): it takes ``load_lock``."""
     done = threading.Event()
 
     def burn() -> None:

@@ -100,6 +100,7 @@ def test_survives_server_restart(scratch_base: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # the observers' achieved rates under the load: the cores are the load's and the observers'
 def test_observer_effect_measurement_runs(scratch_base: Path, load_lock: None) -> None:
     """The benchmark's library function, very short: every condition runs and its observer really ran at its
     rate (the figures themselves are benchmarks/observer_effect.py's business)."""
@@ -123,6 +124,7 @@ def test_observer_effect_measurement_runs(scratch_base: Path, load_lock: None) -
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # as above: the achieved rate under the load
 def test_paired_observer_measurement_runs(scratch_base: Path, load_lock: None) -> None:
     """The paired within-run method, very short (4 blocks of 2 s): one real watch process, toggled with
     SIGSTOP/SIGCONT, samples only in "on" blocks at its rate; every block got pgbench progress seconds; ratios and

@@ -15,7 +15,9 @@ driver                    program (this directory)                 what reaches 
 Each program's header says exactly what its library sends. Every program takes
 ``HOST PORT USER DBNAME CLIENTS SECONDS SQL [TYPE:VALUE ...]`` (HOST a Unix socket directory or an address, no
 password; SQL with ``$1..$n``; TYPE ``int`` or ``text``), opens CLIENTS connections, runs SQL in a closed loop on each
-until SECONDS have passed and prints one JSON line ``{"driver", "version", "calls", "errors", "seconds"}``.
+until SECONDS have passed or its standard input ends, whichever comes first, and prints one JSON line
+``{"driver", "version", "calls", "errors", "seconds"}``. :func:`run` keeps that input open, so a load runs SECONDS
+unless the caller ends it sooner (``until``: a test whose measurement is over).
 
 :func:`build` fetches the library from its registry (Go module proxy, Maven Central, npm, PyPI) and builds the program
 once into ``~/.cache/lockscope/drivers/<program>-<hash of its sources>`` (``$LOCKSCOPE_DRIVER_CACHE`` or
@@ -33,6 +35,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,14 +229,61 @@ def _command(driver: str, built: Path) -> tuple[list[str], dict[str, str] | None
     raise DriverError(f"unknown driver {driver!r}: one of {', '.join(DRIVERS)}")
 
 
+class _Input:
+    """The write end of a program's standard input, closed once: when the caller's ``until`` is set, or at the end."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+    def close_when(self, until: threading.Event, limit: float) -> None:
+        if until.wait(limit):
+            self.close()
+
+
+def _run_program(driver: str, argv: list[str], env: dict[str, str] | None, limit: float,
+                 until: threading.Event | None) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` to its end (at most ``limit`` s), its standard input an open pipe until ``until`` is set."""
+    read_end, write_end = os.pipe()
+    try:
+        proc = subprocess.Popen(argv, stdin=read_end, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env)
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    stdin = _Input(write_end)
+    if until is not None:
+        threading.Thread(target=stdin.close_when, args=(until, limit), daemon=True).start()
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise DriverError(f"{driver} did not finish in {limit:.0f} s: {' '.join(argv)}\n"
+                          f"{_tail(out)}{_tail(err)}") from None
+    finally:
+        stdin.close()
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
 def run(driver: str, conninfo: str, sql: str, params: Sequence[str] = (), *, clients: int,
-        seconds: float) -> DriverRun:
+        seconds: float, until: threading.Event | None = None) -> DriverRun:
     """Run ``sql`` in a closed loop on ``clients`` connections of ``driver`` for ``seconds`` (builds it if needed).
 
     :param conninfo: libpq conninfo; its host (a Unix socket directory or an address), port, user and dbname are
         passed on, no password.
     :param sql: one statement with ``$1..$n`` placeholders.
     :param params: one typed value per placeholder: ``int:42`` or ``text:abc``.
+    :param until: when set (by another thread) before ``seconds`` have passed, the load ends then: the program's
+        standard input is closed, it finishes the calls in flight and reports.
     :raises DriverError: a bad parameter, a build failure, or the program failing or printing no result.
     """
     for p in params:
@@ -249,11 +299,7 @@ def run(driver: str, conninfo: str, sql: str, params: Sequence[str] = (), *, cli
     argv, env = _command(driver, build(driver))
     argv += [*pieces, str(clients), repr(float(seconds)), sql, *params]
     limit = seconds + 120  # connecting and a JVM's start-up on a busy 2-core machine
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=limit, env=env, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as exc:
-        raise DriverError(f"{driver} did not finish in {limit:.0f} s: {' '.join(argv)}\n"
-                          f"{_tail(exc.stdout)}{_tail(exc.stderr)}") from None
+    proc = _run_program(driver, argv, env, limit, until)
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
     if proc.returncode != 0 or not lines:
         raise DriverError(f"{driver} failed (exit {proc.returncode}): {' '.join(argv)}\n"

@@ -8,15 +8,18 @@ never sends a parameterized statement unnamed while the cache is on.
 
 Usage: python load.py HOST PORT USER DBNAME CLIENTS SECONDS SQL [TYPE:VALUE ...]   (asyncpg on PYTHONPATH)
   HOST is a Unix socket directory or an address; no password. SQL uses $1..$n (asyncpg's own syntax). TYPE is int
-  (a Python int) or text (a str). Prints one JSON line: {"driver","version","calls","errors","seconds"}.
+  (a Python int) or text (a str). The loop runs SECONDS, or less if standard input ends first (its end-of-file
+  stops the load). Prints one JSON line: {"driver","version","calls","errors","seconds"}.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sys
+import threading
 import time
 
 import asyncpg
@@ -37,6 +40,17 @@ def parse_param(p: str) -> object:
     return None
 
 
+def end_of_input(stop: threading.Event) -> None:
+    """Read standard input to its end, then set ``stop`` (the file descriptor itself: a daemon thread blocked in
+    ``sys.stdin``'s buffered reader would stop the interpreter's shutdown)."""
+    try:
+        while os.read(0, 65536):
+            pass
+    except OSError:
+        pass
+    stop.set()
+
+
 async def main(argv: list[str]) -> None:
     if len(argv) < 7:
         fail("usage: load.py HOST PORT USER DBNAME CLIENTS SECONDS SQL [TYPE:VALUE ...]")
@@ -46,12 +60,14 @@ async def main(argv: list[str]) -> None:
              for _ in range(int(clients))]
 
     calls = errors = 0
+    stop = threading.Event()
+    threading.Thread(target=end_of_input, args=(stop,), daemon=True).start()
     start = time.monotonic()
     deadline = start + float(seconds)
 
     async def loop(conn: asyncpg.Connection) -> None:
         nonlocal calls, errors
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not stop.is_set():
             try:
                 await conn.fetch(sql, *params)
             except asyncpg.PostgresError as exc:

@@ -11,7 +11,8 @@
 //
 // Usage: node index.js [--named] HOST PORT USER DBNAME CLIENTS SECONDS SQL [TYPE:VALUE ...]
 //   HOST is a Unix socket directory or an address; no password. SQL uses $1..$n (pg's own syntax). TYPE is int (a JS
-//   number) or text (a string). Prints one JSON line: {"driver","version","calls","errors","seconds"}.
+//   number) or text (a string). The loop runs SECONDS, or less if standard input ends first (its end-of-file stops
+//   the load). Prints one JSON line: {"driver","version","calls","errors","seconds"}.
 'use strict'
 
 const { Client } = require('pg')
@@ -48,11 +49,15 @@ async function main() {
 
   let calls = 0
   let errors = 0
+  let stop = false
+  process.stdin.on('data', () => {})
+  process.stdin.on('end', () => { stop = true })
+  process.stdin.on('error', () => { stop = true })
   const start = process.hrtime.bigint()
   const deadline = start + BigInt(Math.round(Number(seconds) * 1e9))
   await Promise.all(
     conns.map(async (client) => {
-      while (process.hrtime.bigint() < deadline) {
+      while (process.hrtime.bigint() < deadline && !stop) {
         try {
           await client.query(query)
           calls++
@@ -64,6 +69,7 @@ async function main() {
   )
   const elapsed = Number(process.hrtime.bigint() - start) / 1e9
   await Promise.all(conns.map((client) => client.end()))
+  process.stdin.destroy() // a standard input still open would keep the process alive
   const driver = named ? 'node-pg-named' : 'node-pg'
   console.log(JSON.stringify({ driver, version, calls, errors, seconds: elapsed }))
 }

@@ -11,9 +11,11 @@
 // Usage: java -cp CLASSES:LIB/* Main HOST PORT USER DBNAME CLIENTS SECONDS SQL [TYPE:VALUE ...]
 //   HOST is a Unix socket directory (reached through junixsocket's socket factory, pgjdbc's documented way: pgjdbc
 //   itself speaks TCP only) or an address; no password. SQL uses $1..$n, turned into JDBC's ? here (a $n inside a
-//   string literal is not told apart). TYPE is int (setInt, setLong beyond int) or text (setString). Prints one JSON
-//   line: {"driver","version","calls","errors","seconds"}.
+//   string literal is not told apart). TYPE is int (setInt, setLong beyond int) or text (setString). The loop runs
+//   SECONDS, or less if standard input ends first (its end-of-file stops the load). Prints one JSON line:
+//   {"driver","version","calls","errors","seconds"}.
 
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -80,12 +82,24 @@ public final class Main {
 
         AtomicLong calls = new AtomicLong(), errors = new AtomicLong();
         AtomicBoolean reported = new AtomicBoolean();
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread input = new Thread(() -> {
+            try {
+                while (System.in.read() != -1) {
+                }
+            } catch (IOException e) {
+                // an unreadable standard input ends it as well
+            }
+            stop.set(true);
+        });
+        input.setDaemon(true);
+        input.start();
         long start = System.nanoTime();
         long deadline = start + (long) (seconds * 1e9);
         List<Thread> threads = new ArrayList<>();
         for (Connection conn : conns) {
             Thread t = new Thread(() -> {
-                while (System.nanoTime() < deadline) {
+                while (System.nanoTime() < deadline && !stop.get()) {
                     try (PreparedStatement ps = conn.prepareStatement(sql.toString())) {
                         for (int i = 0; i < order.size(); i++) {
                             ps.setObject(i + 1, params[order.get(i)]);

@@ -10,13 +10,15 @@
 // Usage: pgx-load HOST PORT USER DBNAME CLIENTS SECONDS SQL [TYPE:VALUE ...]
 //
 //	HOST is a Unix socket directory or an address; no password. SQL uses $1..$n (pgx's own syntax).
-//	TYPE is int (an int64) or text (a string). Prints one JSON line: {"driver","version","calls","errors","seconds"}.
+//	TYPE is int (an int64) or text (a string). The loop runs SECONDS, or less if standard input ends first
+//	(its end-of-file stops the load). Prints one JSON line: {"driver","version","calls","errors","seconds"}.
 package main
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -93,6 +95,11 @@ func main() {
 
 	var calls, errors atomic.Int64
 	var firstError sync.Once
+	var stop atomic.Bool
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop.Store(true)
+	}()
 	start := time.Now()
 	deadline := start.Add(time.Duration(seconds * float64(time.Second)))
 	var wg sync.WaitGroup
@@ -100,7 +107,7 @@ func main() {
 		wg.Add(1)
 		go func(conn *pgx.Conn) {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
+			for time.Now().Before(deadline) && !stop.Load() {
 				rows, err := conn.Query(ctx, sql, args...)
 				if err == nil {
 					for rows.Next() {

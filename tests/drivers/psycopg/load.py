@@ -13,12 +13,14 @@ own default would wrap the whole loop in one transaction.
 Usage: python load.py HOST PORT USER DBNAME CLIENTS SECONDS SQL [TYPE:VALUE ...]
   HOST is a Unix socket directory or an address; no password. SQL uses $1..$n, turned into psycopg's %(pN)s here
   (a literal % is doubled; a $n inside a string literal is not told apart). TYPE is int (a Python int) or text
-  (a str). Prints one JSON line: {"driver","version","calls","errors","seconds"}.
+  (a str). The loop runs SECONDS, or less if standard input ends first (its end-of-file stops the load). Prints
+  one JSON line: {"driver","version","calls","errors","seconds"}.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import threading
@@ -43,6 +45,17 @@ def parse_param(p: str) -> object:
     return None
 
 
+def end_of_input(stop: threading.Event) -> None:
+    """Read standard input to its end, then set ``stop`` (the file descriptor itself: a daemon thread blocked in
+    ``sys.stdin``'s buffered reader would stop the interpreter's shutdown)."""
+    try:
+        while os.read(0, 65536):
+            pass
+    except OSError:
+        pass
+    stop.set()
+
+
 def main(argv: list[str]) -> None:
     if len(argv) < 7:
         fail("usage: load.py HOST PORT USER DBNAME CLIENTS SECONDS SQL [TYPE:VALUE ...]")
@@ -54,12 +67,14 @@ def main(argv: list[str]) -> None:
 
     calls = errors = 0
     lock = threading.Lock()
+    stop = threading.Event()
+    threading.Thread(target=end_of_input, args=(stop,), daemon=True).start()
     start = time.monotonic()
     deadline = start + float(seconds)
 
     def loop(conn: psycopg.Connection[tuple[object, ...]]) -> None:
         nonlocal calls, errors
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not stop.is_set():
             try:
                 cur = conn.execute(query, params)
                 if cur.description is not None:
