@@ -154,7 +154,7 @@ def verify_fixes(fit: Fit, *, bin_dir: Path | None, settings: BudgetSettings, se
             version = f"PG {ex.facts.server_version} scratch"
             try:
                 for t in before:
-                    run_statements(ex, t.statements, commit=True, read=False)
+                    run_statements(ex, t.statements, commit=True)
             except StatementError as exc:
                 if exc.sqlstate != OUT_OF_SHARED_MEMORY:
                     raise
@@ -171,7 +171,7 @@ def _trial(conninfo: str, held: int, statements: Sequence[object]) -> bool:
         if held:
             holder.run(f"SELECT count(pg_catalog.pg_advisory_lock(k)) FROM generate_series(1, {int(held)}) AS k")
         try:
-            run_statements(ex, statements, commit=False, read=False)  # type: ignore[arg-type]
+            run_statements(ex, statements, commit=False)  # type: ignore[arg-type]
         except StatementError as exc:
             if exc.sqlstate != OUT_OF_SHARED_MEMORY:
                 raise
