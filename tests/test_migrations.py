@@ -168,7 +168,9 @@ def test_budget_from_a_live_server(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    (["footprint", "CREATE TABLE t (a int)"], "utility statement"),
+    (["footprint", "CREATE TABLE t (a int)"], "CREATE TABLE is a utility statement: lockscope probes only SELECT, "
+     "INSERT, UPDATE, DELETE and MERGE on a server of yours and never runs DDL there; a migration is measured with "
+     "--scratch, on lockscope's own server (--scratch --setup schema.sql -f migration.sql)"),
     (["footprint", "--scratch", "--fail-on", "exhaustion", "SELECT 1"], "--fail-on exhaustion applies to a migration"),
     (["footprint", "--scratch", "--assume-max-connections", "5", "SELECT 1"], "--assume-max-connections applies"),
     (["footprint", "--fail-on", "exhausted", "SELECT 1"], "not a condition"),
