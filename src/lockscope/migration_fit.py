@@ -13,8 +13,10 @@ with the budget's settings (autovacuum off, so that no worker takes entries in t
 set-up and the migration's earlier transactions (committed), holds the entries other sessions hold on the live
 server with advisory locks (one entry each, never in the fast path), then runs the transaction cut to the batch
 (must succeed) and cut to batch + 1 (on 19 must fail with 53200), each rolled back; when a trial disagrees, the true
-boundary is searched (doubling, then bisection on the batch count). Then the server restarts with the smallest
-``max_locks_per_transaction`` and the whole transaction must succeed (else the setting grows until it does).
+boundary is searched (doubling, then bisection on the batch count: at most ``2 x ceil(log2(count + 1)) + 2`` trials,
+:func:`largest_true`). A trial needs only success or failure: it reads no lock-table entries. Then the server
+restarts with the smallest ``max_locks_per_transaction`` and the whole transaction must succeed (else the setting
+grows until it does, at most :data:`_MLPT_TRIES` restarts).
 """
 
 from __future__ import annotations
@@ -197,7 +199,8 @@ def _verify_batch(srv: ScratchServer, fit: Fit, txn: Transaction) -> tuple[int, 
 
 def largest_true(ok: Callable[[int], bool], guess: int, cap: int) -> int:
     """The largest k in 0..cap with ``ok(k)`` (``ok`` true up to a point, false after), starting at ``guess``:
-    its neighbour first, then doubling steps, then bisection. -1 when ``ok(0)`` is false."""
+    its neighbour first, then doubling steps, then bisection. -1 when ``ok(0)`` is false. At most
+    ``2 x ceil(log2(cap + 1)) + 2`` distinct k are tried (``ok`` may be asked a k twice: memoize it)."""
     guess = min(max(guess, 0), cap)
     step = 1
     if ok(guess):
