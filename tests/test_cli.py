@@ -90,7 +90,9 @@ def test_statement_from_stdin_and_file(pg18: ScratchServer, tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("args, code, text", [
-    (["create index on acct (balance)"], 2, "utility statement"),
+    (["create index on acct (balance)"], 2, "CREATE INDEX is a utility statement: lockscope probes only SELECT, "
+     "INSERT, UPDATE, DELETE and MERGE on a server of yours and never runs DDL there; a migration is measured with "
+     "--scratch"),
     (["select 1; vacuum"], 2, "statement 2 of 2: VACUUM is a utility statement"),
     ([""], 2, "empty statement"),
     ([], 2, "no statement given"),

@@ -342,8 +342,8 @@ def test_pg_locks_queries_are_declared() -> None:
     (watch_*: its own at-most-once-a-second rule), the exporters' definitions (export_*: run by postgres_exporter
     or pgwatch, never by lockscope) and the observer-effect benchmark's loop is in db.PG_LOCKS_QUERIES, which only
     Session.query_rows paces and counts (the one way lockscope runs a SQL file on a user's server), or
-    db.ScratchExecutor reads on lockscope's own scratch servers (executed_locks, migration_locks); budget_held_entries
-    is footprint --budget-from's one read of a live server."""
+    db.ScratchExecutor reads on lockscope's own scratch servers (executed_locks, migration_locks,
+    migration_lock_count); budget_held_entries is footprint --budget-from's one read of a live server."""
     from lockscope.db import PG_LOCKS_QUERIES
 
     sql_dir = Path(__import__("lockscope.sql", fromlist=["_"]).__file__).parent
@@ -355,5 +355,5 @@ def test_pg_locks_queries_are_declared() -> None:
             readers.add(path.stem.split("-")[0])
     outside_watch = {n for n in readers if not n.startswith(("watch_", "export_"))}
     assert outside_watch == set(PG_LOCKS_QUERIES) == {"relation_locks", "blocking_locks", "audit_held_locks",
-                                                      "executed_locks", "migration_locks",
+                                                      "executed_locks", "migration_locks", "migration_lock_count",
                                                       "budget_held_entries"}, readers

@@ -168,7 +168,9 @@ def test_budget_from_a_live_server(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    (["footprint", "CREATE TABLE t (a int)"], "utility statement"),
+    (["footprint", "CREATE TABLE t (a int)"], "CREATE TABLE is a utility statement: lockscope probes only SELECT, "
+     "INSERT, UPDATE, DELETE and MERGE on a server of yours and never runs DDL there; a migration is measured with "
+     "--scratch, on lockscope's own server (--scratch --setup schema.sql -f migration.sql)"),
     (["footprint", "--scratch", "--fail-on", "exhaustion", "SELECT 1"], "--fail-on exhaustion applies to a migration"),
     (["footprint", "--scratch", "--assume-max-connections", "5", "SELECT 1"], "--assume-max-connections applies"),
     (["footprint", "--fail-on", "exhausted", "SELECT 1"], "not a condition"),
@@ -188,3 +190,55 @@ def test_bad_migration_options_are_one_line(tmp_path: Path) -> None:
         proc = run("footprint", "--scratch", "-f", str(mig), *extra)
         assert proc.returncode == 2, (extra, proc.stderr)
         assert words in one_line_error(proc), extra
+
+
+def test_reads_sampled_and_a_step_that_is_not_constant(tmp_path: Path) -> None:
+    """PG 16 (16 fast-path slots, lock.c FP_LOCK_SLOTS_PER_BACKEND): a table created, then 30 SELECTs of 30 tables
+    in one transaction; the first 16 SELECTs take the fast path (no entry), the next 14 one entry each. The entries
+    are read after the CREATE, the first 4 and the last SELECT only (null between), the step read (0) is checked
+    against the last total and found not constant, the step printed is the mean over the SELECTs not read, rounded
+    up; the peak equals pg_locks."""
+    tables = [f"t{i}" for i in range(30)]
+    schema, mig = tmp_path / "schema.sql", tmp_path / "m.sql"
+    schema.write_text("".join(f"CREATE TABLE {t} (a int);\n" for t in tables))
+    block = ["CREATE TABLE marker (a int);", *(f"SELECT * FROM {t};" for t in tables)]
+    mig.write_text("BEGIN;\n" + "\n".join(block) + "\nCOMMIT;\n")
+    out = tmp_path / "s.json"
+    proc = run("footprint", "--scratch", *_pg_bin(16), "--setup", str(schema), "-f", str(mig), "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    (txn,) = json.loads(out.read_text())["transactions"]
+    with ScratchServer(bin_dir_of(16)) as srv, psycopg.connect(srv.conninfo(), autocommit=True) as conn, \
+            psycopg.connect(srv.conninfo(), autocommit=True) as reader:
+        conn.execute(schema.read_text())
+        conn.execute("BEGIN")
+        created = 0
+        for stmt in block:
+            conn.execute(stmt)
+            created = created or sum(n for _, n in reader.execute(ENTRIES, [conn.info.backend_pid]).fetchall())
+        truth = dict(reader.execute(ENTRIES, [conn.info.backend_pid]).fetchall())
+        conn.execute("ROLLBACK")
+    assert txn["peak_by_type"] == truth and txn["peak_entries"] == created + 14
+    after = txn["entries_after"]
+    assert after[:5] == [created] * 5 and after[5:30] == [None] * 25 and after[30] == created + 14
+    (rep,) = txn["repetitions"]
+    assert (rep["count"], rep["constant"], rep["per_repetition_entries"]) == (30, False, 1)  # ceil(14 / 26)
+    # the run cut to 4 SELECTs (all in the fast path: no entry) against the whole (14 more), over 26 more SELECTs
+    assert rep["transaction_per_repetition_entries"] == pytest.approx(14 / 26)
+
+
+def test_largest_true_is_exact_and_bounded() -> None:
+    """The boundary search of the batch fix: the exact boundary from any guess, in at most 2 x ceil(log2(cap + 1))
+    + 2 distinct trials (each a run of the cut transaction on the scratch server)."""
+    from lockscope.migration_fit import largest_true
+
+    for cap, bound in ((0, 2), (1, 4), (7, 8), (250, 18), (1000, 22)):
+        for boundary in range(-1, cap + 1, 1 if cap < 300 else 37):
+            for guess in range(0, cap + 1, 1 if cap < 300 else 41):
+                tried: set[int] = set()
+
+                def ok(k: int, b: int = boundary, seen: set[int] = tried) -> bool:
+                    seen.add(k)
+                    return k <= b
+
+                assert largest_true(ok, guess, cap) == boundary, (cap, boundary, guess)
+                assert len(tried) <= bound, (cap, boundary, guess, sorted(tried))

@@ -76,7 +76,7 @@ DEFAULT_CONNECT_TIMEOUT_S = 5
 #: counts and times them. ``lockscope watch``'s own ``watch_locks`` / ``watch_blocking`` (at most once per second,
 #: its own rule) are not in this set.
 PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks", "audit_held_locks", "executed_locks",
-                              "budget_held_entries", "migration_locks"})
+                              "budget_held_entries", "migration_locks", "migration_lock_count"})
 #: SQLSTATE classes (first two characters, PostgreSQL ``errcodes.txt``) mapped to :class:`StatementError`: the
 #: statement or its parameters are at fault (42 syntax/access rule, 22 data exception, 0A feature not supported,
 #: 08 connection exception, 26 invalid statement name, 07 dynamic SQL, 25 invalid transaction state, 54 program

@@ -2,11 +2,16 @@
 
 A migration file runs as psql runs it (:func:`lockscope.script.read_script`): a ``BEGIN ... COMMIT`` block is one
 transaction, every other statement one of its own. On a scratch server lockscope started itself
-(:class:`lockscope.db.ScratchExecutor`), each transaction runs for real and COMMITs (the next ones see its objects);
-after every statement, before the COMMIT, the backend's entries outside the fast path are read
-(``sql/migration_locks.sql``: one per locked object, whatever its modes, as the shared table holds them, ``lock.c``
-``LOCK`` keyed by ``LOCKTAG``). A transaction keeps every lock to its end (``lock.c LockReleaseAll``), so its entries
-only grow: the peak is the count after its last statement.
+(:class:`lockscope.db.ScratchExecutor`), each transaction runs for real and COMMITs (the next ones see its objects).
+The backend's entries outside the fast path (one per locked object, whatever its modes, as the shared table holds
+them, ``lock.c`` ``LOCK`` keyed by ``LOCKTAG``) are read where the figures need them (:func:`read_points`): after
+every statement outside a run of repetitions, after the first :data:`SAMPLED_REPETITIONS` repetitions of each
+repeated shape and after its last, counted on the server (``sql/migration_lock_count.sql``); after the last
+statement, before the COMMIT, in full (``sql/migration_locks.sql``). Each read costs the server a copy of every
+backend's locks (``lockfuncs.c pg_lock_status``), so a read after each of 1,000 statements would cost more than the
+statements. A transaction keeps every lock to its end (``lock.c LockReleaseAll``), so its entries only grow (the
+transient catalog locks a statement takes while it runs aside: :data:`lockscope.migration_fit.HEADROOM_ENTRIES`):
+the peak is the count after its last statement.
 
 Per transaction this module derives:
 
@@ -16,10 +21,12 @@ Per transaction this module derives:
   FastPathStrongRelationLocks``, counted per hash partition of the relation's LOCKTAG);
 - the growth per repeated statement: statements of the same shape (:func:`statement_shape`: literals and numbers
   masked, e.g. ``CREATE TABLE ... PARTITION OF events`` x 150), the entries each repetition adds (the difference
-  between the totals after consecutive repetitions, checked constant) and the fixed part;
+  between the totals after consecutive repetitions among the first ones read) and the fixed part; the step is
+  constant when the first ones agree AND the total after the last repetition equals the first's plus
+  ``(count - 1) x step``;
 - the transaction's own growth per repetition, with the statements that follow the repetitions (an index on the
-  parent adds one index per partition): measured by running the transaction cut to half the repetitions first
-  (rolled back), :attr:`Repetition.transaction_per_repetition`.
+  parent adds one index per partition): measured by running the transaction cut to :func:`cut_size` repetitions
+  first (rolled back, its entries read once at its end), :attr:`Repetition.transaction_per_repetition`.
 
 A statement that cannot run in a transaction block (``CREATE INDEX CONCURRENTLY``, ``VACUUM``) runs on its own and
 is not measured (its own transactions are internal): :attr:`MigrationTransaction.measured` is False.
@@ -27,15 +34,16 @@ is not measured (its own transactions are internal): :attr:`MigrationTransaction
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
 from .db import ScratchExecutor
 from .errors import StatementError
-from .rows import MigrationLockRow, OidListRow, RelationInfoRow
+from .rows import MigrationEntriesRow, MigrationLockRow, OidListRow, RelationInfoRow
 from .script import Script, ScriptStatement, Transaction
 from .vocab import LockMode
 
@@ -43,8 +51,10 @@ __all__ = [
     "MigrationTransaction",
     "Repetition",
     "StrongLock",
+    "cut_size",
     "cut_statements",
     "measure_migration",
+    "read_points",
     "repeated_groups",
     "run_statements",
     "statement_shape",
@@ -58,6 +68,11 @@ _PARTITION_OF = re.compile(r"\bpartition\s+of\s+((?:\"[^\"]+\"|[\w$.])+)", re.I)
 _MODES = frozenset(m.value for m in LockMode)
 #: Fewest repetitions measured as a growth (two differences to check constant).
 MIN_REPETITIONS = 3
+#: Repetitions of each repeated shape whose entries are read from its start (count: three steps to compare); the
+#: last repetition is read too, and checked against the first plus (count - 1) x step.
+SAMPLED_REPETITIONS = 4
+#: The run cut for the whole transaction's growth keeps at least this many repetitions (count), and a tenth of them.
+MIN_CUT_REPETITIONS = 4
 
 
 @dataclass(frozen=True)
@@ -86,11 +101,14 @@ class Repetition:
     :ivar noun: what one repetition makes, plural (``partitions``, ``tables``, ``indexes``, ``repetitions``).
     :ivar positions: the statements' 0-based positions in the transaction.
     :ivar per_repetition: entries one repetition adds (count): the largest difference between the totals after
-        consecutive repetitions.
-    :ivar constant: every such difference is the same.
+        consecutive repetitions read (the first :data:`SAMPLED_REPETITIONS`); when not constant, the mean over
+        the repetitions not read (rounded up) if larger.
+    :ivar constant: the differences read are the same AND the total after the last repetition is the first's
+        plus ``(count - 1) x`` that difference.
     :ivar fixed: the transaction's peak less ``count x per_repetition`` (count).
     :ivar transaction_per_repetition: entries the whole transaction grows by per repetition, its later statements
-        included (count, may be fractional): from a run cut to half the repetitions; None when not measured.
+        included (count, may be fractional): from a run cut to :func:`cut_size` repetitions; None when not
+        measured.
     """
 
     shape: str
@@ -123,7 +141,8 @@ class MigrationTransaction:
     :ivar explicit: a ``BEGIN ... COMMIT`` block (False: one statement in autocommit).
     :ivar statements: the statements' texts.
     :ivar statement_lines: their lines.
-    :ivar entries_after: the entries outside the fast path after each statement (count each).
+    :ivar entries_after: the entries outside the fast path after each statement (count each; None where not read,
+        :func:`read_points`; the last statement's is always read: the peak).
     :ivar peak_by_type: the entries at the peak by pg_locks ``locktype``, sorted by type.
     :ivar strong_locks: strong relation locks held at the end, by relation OID.
     :ivar repetitions: repeated statement shapes, the most entries first.
@@ -135,7 +154,7 @@ class MigrationTransaction:
     explicit: bool
     statements: tuple[str, ...]
     statement_lines: tuple[int, ...]
-    entries_after: tuple[int, ...]
+    entries_after: tuple[int | None, ...]
     peak_by_type: tuple[tuple[str, int], ...]
     strong_locks: tuple[StrongLock, ...]
     repetitions: tuple[Repetition, ...]
@@ -189,6 +208,27 @@ def repeated_groups(statements: Sequence[ScriptStatement]) -> list[tuple[str, tu
     return sorted(groups, key=lambda g: -len(g[1]))
 
 
+def read_points(count: int, groups: Sequence[tuple[str, tuple[int, ...]]]) -> frozenset[int]:
+    """The 0-based positions of a transaction's ``count`` statements after which its entries are read: every
+    statement outside the repeated ``groups`` (:func:`repeated_groups`), the first :data:`SAMPLED_REPETITIONS` and
+    the last of each group, and the last statement (the peak)."""
+    repeated = {p for _, positions in groups for p in positions}
+    points = {p for p in range(count) if p not in repeated}
+    for _, positions in groups:
+        points.update(positions[:SAMPLED_REPETITIONS])
+        points.add(positions[-1])
+    if count:
+        points.add(count - 1)
+    return frozenset(points)
+
+
+def cut_size(count: int) -> int:
+    """Repetitions kept in the run cut for the whole transaction's growth (count): a tenth of ``count``, at least
+    :data:`MIN_CUT_REPETITIONS`; the growth is the difference between the two runs' peaks over the difference
+    between their repetitions."""
+    return max(MIN_CUT_REPETITIONS, count // 10)
+
+
 def cut_statements(statements: Sequence[ScriptStatement], positions: Sequence[int],
                    keep: int) -> tuple[ScriptStatement, ...]:
     """The transaction cut to its first ``keep`` repetitions (the repetitions at ``positions``; every other
@@ -214,40 +254,49 @@ def measure_migration(conninfo: str, script: Script) -> tuple[MigrationTransacti
             groups = repeated_groups(txn.statements)
             cut_peak = None
             if groups and len(groups[0][1]) >= 2 * MIN_REPETITIONS:
-                half = len(groups[0][1]) // 2
-                cut = cut_statements(txn.statements, groups[0][1], half)
-                cut_peak = (half, run_statements(ex, cut, commit=False)[0][-1])
-            totals, rows, measured = run_statements(ex, txn.statements, commit=True)
+                keep = cut_size(len(groups[0][1]))
+                cut = cut_statements(txn.statements, groups[0][1], keep)
+                total = run_statements(ex, cut, commit=False, read_at={len(cut) - 1})[0][-1]
+                cut_peak = (keep, total) if total is not None else None
+            totals, rows, measured = run_statements(ex, txn.statements, commit=True,
+                                                    read_at=read_points(len(txn.statements), groups), rows=True)
             out.append(_transaction(ex, number, txn, totals, rows, measured, existing, groups, cut_peak))
     return tuple(out)
 
 
-def run_statements(ex: ScratchExecutor, statements: Sequence[ScriptStatement],
-                   *, commit: bool, read: bool = True) -> tuple[list[int], list[MigrationLockRow], bool]:
-    """BEGIN, each statement run (and, with ``read``, the entries read after it), COMMIT (or ROLLBACK).
+def run_statements(ex: ScratchExecutor, statements: Sequence[ScriptStatement], *, commit: bool,
+                   read_at: Collection[int] = frozenset(),
+                   rows: bool = False) -> tuple[list[int | None], list[MigrationLockRow], bool]:
+    """BEGIN, each statement run, COMMIT (or ROLLBACK). After the statements at the 0-based positions ``read_at``,
+    the entries are counted (``migration_lock_count.sql``); with ``rows``, after the last one they are read in
+    full (``migration_locks.sql``).
 
-    :return: (totals after each statement, the rows at the end, measured); one statement refused inside a block
-        (25001) runs on its own, unmeasured.
+    :return: (the totals after each statement, None where not read; the rows after the last statement, empty
+        without ``rows``; measured); one statement refused inside a block (25001) runs on its own, unmeasured.
     :raises StatementError: a statement failed (``line N:`` and the server's message, its SQLSTATE); the
         transaction is rolled back.
     """
-    totals: list[int] = []
-    rows: list[MigrationLockRow] = []
+    totals: list[int | None] = []
+    held: list[MigrationLockRow] = []
     ex.begin()
     try:
-        for stmt in statements:
+        for n, stmt in enumerate(statements):
             _exec(ex, stmt)
-            if read:
-                rows = ex.query_rows("migration_locks", MigrationLockRow)
-                totals.append(len(rows))
+            if rows and n == len(statements) - 1:
+                held = ex.query_rows("migration_locks", MigrationLockRow)
+                totals.append(len(held))
+            elif n in read_at:
+                totals.append(ex.query_rows("migration_lock_count", MigrationEntriesRow)[0].entries)
+            else:
+                totals.append(None)
     except StatementError as exc:
         ex.rollback()
         if exc.sqlstate != _IN_BLOCK or len(statements) != 1:
             raise
         _exec(ex, statements[0])
-        return [0], [], False
+        return [None], [], False
     (ex.commit if commit else ex.rollback)()
-    return totals, rows, True
+    return totals, held, True
 
 
 def _exec(ex: ScratchExecutor, stmt: ScriptStatement) -> None:
@@ -257,7 +306,7 @@ def _exec(ex: ScratchExecutor, stmt: ScriptStatement) -> None:
         raise StatementError(f"line {stmt.line}: {exc}", sqlstate=exc.sqlstate) from None
 
 
-def _transaction(ex: ScratchExecutor, number: int, txn: Transaction, totals: list[int],
+def _transaction(ex: ScratchExecutor, number: int, txn: Transaction, totals: list[int | None],
                  rows: list[MigrationLockRow], measured: bool, existing: set[int],
                  groups: list[tuple[str, tuple[int, ...]]], cut_peak: tuple[int, int] | None) -> MigrationTransaction:
     """The measured transaction: peak by type, strong locks named (after the COMMIT: the naming query's own locks
@@ -282,17 +331,23 @@ def _transaction(ex: ScratchExecutor, number: int, txn: Transaction, totals: lis
         peak_by_type=tuple(sorted(peak.items())), strong_locks=locks, repetitions=tuple(reps), measured=measured)
 
 
-def _repetition(statements: Sequence[ScriptStatement], shape: str, positions: tuple[int, ...], totals: list[int],
-                cut_peak: tuple[int, int] | None) -> Repetition:
-    """A repeated shape's growth: differences between the totals after consecutive repetitions."""
+def _repetition(statements: Sequence[ScriptStatement], shape: str, positions: tuple[int, ...],
+                totals: list[int | None], cut_peak: tuple[int, int] | None) -> Repetition:
+    """A repeated shape's growth: the differences between the totals after its first repetitions (read), checked
+    against the total after its last; the peak is the total after the transaction's last statement (read)."""
     after = [totals[p] for p in positions]
-    steps = [b - a for a, b in pairwise(after)]
+    sampled = [a for a in after[:SAMPLED_REPETITIONS] if a is not None]
+    first, last, peak = sampled[0], after[-1], totals[-1]
+    assert last is not None and peak is not None and len(sampled) == min(len(after), SAMPLED_REPETITIONS)
+    steps = [b - a for a, b in pairwise(sampled)]
+    constant = len(set(steps)) == 1 and last == first + (len(after) - 1) * steps[0]
     per = max(steps)
+    if not constant and len(after) > len(sampled):  # the repetitions not read: their mean step, rounded up
+        per = max(per, math.ceil((last - sampled[-1]) / (len(after) - len(sampled))))
     label, noun = _label(statements[positions[0]].text, shape)
     whole = None
     if cut_peak is not None:
-        half, peak_half = cut_peak
-        whole = (totals[-1] - peak_half) / (len(positions) - half)
+        keep, peak_cut = cut_peak
+        whole = (peak - peak_cut) / (len(positions) - keep)
     return Repetition(shape=shape, label=label, noun=noun, positions=positions, per_repetition=per,
-                      constant=len(set(steps)) == 1, fixed=totals[-1] - len(positions) * per,
-                      transaction_per_repetition=whole)
+                      constant=constant, fixed=peak - len(positions) * per, transaction_per_repetition=whole)

@@ -13,8 +13,10 @@ with the budget's settings (autovacuum off, so that no worker takes entries in t
 set-up and the migration's earlier transactions (committed), holds the entries other sessions hold on the live
 server with advisory locks (one entry each, never in the fast path), then runs the transaction cut to the batch
 (must succeed) and cut to batch + 1 (on 19 must fail with 53200), each rolled back; when a trial disagrees, the true
-boundary is searched (doubling, then bisection on the batch count). Then the server restarts with the smallest
-``max_locks_per_transaction`` and the whole transaction must succeed (else the setting grows until it does).
+boundary is searched (doubling, then bisection on the batch count: at most ``2 x ceil(log2(count + 1)) + 2`` trials,
+:func:`largest_true`). A trial needs only success or failure: it reads no lock-table entries. Then the server
+restarts with the smallest ``max_locks_per_transaction`` and the whole transaction must succeed (else the setting
+grows until it does, at most :data:`_MLPT_TRIES` restarts).
 """
 
 from __future__ import annotations
@@ -154,7 +156,7 @@ def verify_fixes(fit: Fit, *, bin_dir: Path | None, settings: BudgetSettings, se
             version = f"PG {ex.facts.server_version} scratch"
             try:
                 for t in before:
-                    run_statements(ex, t.statements, commit=True, read=False)
+                    run_statements(ex, t.statements, commit=True)
             except StatementError as exc:
                 if exc.sqlstate != OUT_OF_SHARED_MEMORY:
                     raise
@@ -171,7 +173,7 @@ def _trial(conninfo: str, held: int, statements: Sequence[object]) -> bool:
         if held:
             holder.run(f"SELECT count(pg_catalog.pg_advisory_lock(k)) FROM generate_series(1, {int(held)}) AS k")
         try:
-            run_statements(ex, statements, commit=False, read=False)  # type: ignore[arg-type]
+            run_statements(ex, statements, commit=False)  # type: ignore[arg-type]
         except StatementError as exc:
             if exc.sqlstate != OUT_OF_SHARED_MEMORY:
                 raise
@@ -197,7 +199,8 @@ def _verify_batch(srv: ScratchServer, fit: Fit, txn: Transaction) -> tuple[int, 
 
 def largest_true(ok: Callable[[int], bool], guess: int, cap: int) -> int:
     """The largest k in 0..cap with ``ok(k)`` (``ok`` true up to a point, false after), starting at ``guess``:
-    its neighbour first, then doubling steps, then bisection. -1 when ``ok(0)`` is false."""
+    its neighbour first, then doubling steps, then bisection. -1 when ``ok(0)`` is false. At most
+    ``2 x ceil(log2(cap + 1)) + 2`` distinct k are tried (``ok`` may be asked a k twice: memoize it)."""
     guess = min(max(guess, 0), cap)
     step = 1
     if ok(guess):

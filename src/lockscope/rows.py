@@ -56,6 +56,7 @@ __all__ = [
     "HeldLocksRow",
     "IndexInfo",
     "LabStatementRow",
+    "MigrationEntriesRow",
     "MigrationLockRow",
     "NameRow",
     "OidListRow",
@@ -1138,6 +1139,16 @@ class MigrationLockRow:
     locktype: str
     relation_oid: int | None
     modes: list[str]
+
+
+@dataclass(frozen=True)
+class MigrationEntriesRow:
+    """The shared lock-table entries a backend holds outside the fast path, counted (``migration_lock_count.sql``).
+
+    :ivar entries: count of distinct locked objects.
+    """
+
+    entries: int
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EXIT_SPILL, BadInputError
+from ..errors import EXIT_SPILL, BadInputError, UnsupportedStatementError
 from ..pgbin.cache import resolve_pg_bin
 from ._common import positive_int
 from ._output import check_writable, make_console, note, read_text, target_line, write_json
@@ -42,19 +42,28 @@ def add_budget_options(p: argparse.ArgumentParser) -> None:
                    help="migrations: print the fixes by the figures, without verifying them on a scratch server")
 
 
-def is_migration(script: Script, scratch: bool) -> bool:
+def is_migration(script: Script, scratch: bool, *, where: str = "") -> bool:
     """A script with DDL (or another statement lockscope never probes on a user's server).
 
-    :raises BadInputError: DDL without ``--scratch`` (one line: lockscope never runs it on a user's server).
+    :param where: the file it comes from (``""``: the command line), for the refusal.
+    :raises UnsupportedStatementError: DDL without ``--scratch``, before any server is contacted (one line: lockscope
+        never runs it on a user's server; a migration is measured with ``--scratch``).
     """
     from ..statement import PROBEABLE_KINDS
 
-    ddl = next((s for s in script.statements if s.kind not in PROBEABLE_KINDS), None)
-    if ddl is not None and not scratch:
-        word = " ".join(ddl.original.split()[:2]).upper() if ddl.original else ddl.kind
-        raise BadInputError(f"line {ddl.line}: {word} runs only on lockscope's scratch server, never on yours: "
-                            "measure the migration with --scratch --setup schema.sql")
-    return ddl is not None
+    ddl = next(((n, s) for n, s in enumerate(script.statements, 1) if s.kind not in PROBEABLE_KINDS), None)
+    if ddl is None:
+        return False
+    if not scratch:
+        n, stmt = ddl
+        word = " ".join(stmt.original.split()[:2]).upper() if stmt.original else stmt.kind
+        place = f"{where} line {stmt.line}: " if where else \
+            f"statement {n} of {len(script.statements)}: " if len(script.statements) > 1 else ""
+        raise UnsupportedStatementError(
+            f"{place}{word} is a utility statement: lockscope probes only SELECT, INSERT, UPDATE, DELETE and MERGE on "
+            "a server of yours and never runs DDL there; a migration is measured with --scratch, on lockscope's own "
+            "server (--scratch --setup schema.sql -f migration.sql)")
+    return True
 
 
 def check_migration_only(args: argparse.Namespace) -> None:

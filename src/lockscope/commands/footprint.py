@@ -219,7 +219,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
             return run_migration(args, console, script)
     check_migration_only(args)
     protocol, mode = _check_options(args)
-    text, script = _read_input(args, protocol, given)  # DDL without --scratch: refused by check_statements
+    text, script = _read_input(args, protocol, given)
+    is_migration(script, bool(args.scratch), where=_where(args))  # DDL without --scratch: refused, with --scratch
     if _transaction_input(script, bool(args.scratch)):
         return run_transactions(args, console, text, script, protocol, mode)
     statements = check_statements(text, where=_where(args))
