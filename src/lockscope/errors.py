@@ -17,12 +17,14 @@ each into one line on stderr and the exit code named by its ``exit_code``::
      |    +-- PostgresInstallError               ``lockscope lab install`` could not fetch or unpack binaries
      +-- ModelMismatchError             exit 5   measured fast-path flags differ from the capacity model
     (exit 6 is not an error: ``--fail-on-spill`` found an execution that spilled to the main lock table)
+    (exit 7 is not an error either: ``forecast --fail-on`` judged nothing, the model does not reproduce the present)
 """
 
 from __future__ import annotations
 
 __all__ = [
     "EXIT_SPILL",
+    "EXIT_UNJUDGED",
     "BadInputError",
     "ConnectionFailedError",
     "DatabaseError",
@@ -40,6 +42,9 @@ __all__ = [
 
 #: Exit code of ``lockscope footprint --fail-on-spill`` when an execution spilled.
 EXIT_SPILL = 6
+#: Exit code of ``lockscope forecast --fail-on`` when the gate judged nothing: the model's first estimate of the
+#: present is more than 25 % off the measured calls/s (:mod:`lockscope.forecast.honesty`). Never a pass.
+EXIT_UNJUDGED = 7
 
 
 class LockscopeError(Exception):

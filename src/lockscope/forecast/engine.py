@@ -52,9 +52,11 @@ from ..transaction import STATEMENTS_ONLY_CAVEAT
 from ..versions import PG14, check_assumed_major
 from ..vocab import PlanCacheMode
 from ..watch.sampler import BackgroundSampler
+from ..workload.coverage import Coverage, coverage_of
 from ..workload.probes import probe_statements, shape_from_plan
 from ..workload.statements import StatementRates, read_workload
 from .calibration import Calibration
+from .honesty import ModelCheck, check_model
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, idle_round_trip_s, workload_demands
 
@@ -199,6 +201,9 @@ class ForecastReport:
     :ivar live: the measured operating point (workload mode with samples), else None.
     :ivar anchor: the model against it ("model vs now"), else None.
     :ivar think_s: each client's time between calls outside the server used by the model (s).
+    :ivar coverage: the share of the interval's calls and execution time in the model (workload mode), else None.
+    :ivar model_check: the first estimate of the present more than 25 % off, with the reasons found
+        (:mod:`lockscope.forecast.honesty`), else None.
     """
 
     mode: str
@@ -217,6 +222,8 @@ class ForecastReport:
     live: LivePoint | None = None
     anchor: Anchor | None = None
     think_s: float = 0.0
+    coverage: Coverage | None = None
+    model_check: ModelCheck | None = None
 
     @property
     def gain(self) -> dict[str, float] | None:
@@ -560,6 +567,7 @@ def forecast_workload(
     measured_shapes, whatif_shapes = _workload_shapes(
         session, audits, what_if, frozenset(drops.values()), db_oid, notes,
         deflate=live.cpu_deflation(cores) if live is not None else 1.0, interval_s=interval_s)
+    cover = coverage_of(workload, audits, {int(s.name) for s in measured_shapes})
     progress("solving the model")
     solved = forecast_live(measured_shapes, whatif_shapes if what_if.any else None, live=live, rate_tps=rate,
                            calibration=calibration, cores=cores, clients=clients, capacity=facts.capacity,
@@ -570,7 +578,8 @@ def forecast_workload(
                           database_oid=db_oid, cores=cores, clients=solved.clients,
                           clients_source=solved.clients_source, calibration=calibration, measured=solved.measured,
                           what_if=solved.after, what_if_text=what_if.describe(), notes=tuple(notes), live=live,
-                          anchor=solved.anchor, think_s=solved.think_s)
+                          anchor=solved.anchor, think_s=solved.think_s, coverage=cover,
+                          model_check=check_model(solved.anchor, live, cover, measured_shapes))
 
 
 def _sampled_workload(session: Session, dsn: str | None, interval_s: float,
@@ -697,6 +706,8 @@ def _workload_shapes(session: Session, audits: Sequence[StatementAudit], what_if
         if not plans or weight <= 0:
             skipped += 1
             continue
+        if a.standins_note:
+            notes.append(f"query {a.queryid}: {a.standins_note}")
         own = workload_own_cost(a, deflate)
         shapes = [own.apply(shape_from_plan(a, plan, model, db_oid, relations, calls=weight * share, share=share))
                   for plan, share in plans]  # the phase split (workload/phases.py): planned calls and reuses

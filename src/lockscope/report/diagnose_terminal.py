@@ -158,6 +158,8 @@ def render_diagnosis(d: Diagnosis) -> Group:
         parts.append(_spilled(d))
     if d.fixes:
         parts.append(_fixes(d))
+    if d.coverage is not None:
+        parts.append(Text(d.coverage.text(), style="bold" if d.coverage.uncovered else ""))
     for note in d.notes:
         parts.append(Text(f"note: {note}", style="dim"))
     parts.append(Text(d.verdict, style=_VERDICT_STYLE.get(d.status, "bold")))

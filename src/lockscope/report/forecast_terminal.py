@@ -119,8 +119,11 @@ def _model_vs_now(report: ForecastReport) -> Table:
 def render_forecast(report: ForecastReport, *, verbose: bool = False) -> Group:
     """The terminal rendering of a forecast (``verbose``: every main-table lock with its lock partition)."""
     think = f", think time {report.think_s * 1000:.2f} ms" if report.think_s else ""
-    parts: list[object] = [Text(f"model: {report.cores} cores, {report.clients} clients ({report.clients_source})"
-                                f"{think}; calibration: {report.calibration.source}")]
+    parts: list[object] = [Text(report.model_check.headline, style="bold red")] if report.model_check else []
+    parts.append(Text(f"model: {report.cores} cores, {report.clients} clients ({report.clients_source})"
+                      f"{think}; calibration: {report.calibration.source}"))
+    if report.coverage is not None:
+        parts.append(Text(report.coverage.text(), style="bold" if report.coverage.uncovered else ""))
     if report.anchor is not None and report.live is not None:
         parts.append(_model_vs_now(report))
     for s in (report.measured, report.what_if):
