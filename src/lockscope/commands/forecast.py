@@ -199,8 +199,10 @@ def run(args: argparse.Namespace, console: Console) -> int:
     _render(args, report, choice, endpoint, cost, console=console, info=info, to_stdout=to_stdout)
     print_probe_cost("forecast", cost)
     if args.fail_on and report.model_check is not None:
-        note(make_console(stderr=True), "lockscope forecast: --fail-on judged nothing: "
-                                        + report.model_check.headline)
+        # always printed, -q or not, on one line: a CI log must say why the gate did not pass
+        make_console(stderr=True, errors=True).print(
+            "lockscope forecast: --fail-on judged nothing: " + report.model_check.headline, markup=False,
+            highlight=False, soft_wrap=True)
         return EXIT_UNJUDGED
     failed = failed_conditions(report, args.fail_on)
     if failed:

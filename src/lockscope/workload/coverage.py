@@ -85,7 +85,8 @@ def _reason(audit: StatementAudit) -> str:
     if audit.skipped_reason:
         return audit.skipped_reason
     if not audit.weighted_plans():
-        return audit.custom_reason or audit.generic_reason or "no plan measured"
+        reasons = dict.fromkeys(r for r in (audit.custom_reason, audit.generic_reason) if r)
+        return "; ".join(reasons) or "no plan measured"
     return "no calls in the interval"
 
 
