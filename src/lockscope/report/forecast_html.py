@@ -63,6 +63,9 @@ def forecast_html(report: ForecastReport) -> str:
             f"({escape(report.clients_source)}); what-if: {escape(report.what_if_text)}.</p>",
             f"<p class=\"muted\">calibration: {escape(report.calibration.source)}</p>",
             *([f"<p>{escape(report.coverage.text())}</p>"] if report.coverage is not None else []),
+            *([f"<p>predicted TPS between {report.throughput_range_tps[0]:,.0f} and "
+               f"{report.throughput_range_tps[1]:,.0f}: the statement's execution time is an estimate (notes)</p>"]
+              if report.throughput_range_tps is not None else []),
             svg_tps_curve(scenarios, clients=report.clients)]
     for s in scenarios:
         body.append(f"<h2>{escape(s.label)} ({escape(s.capacity.describe())} fast-path slots)</h2>")

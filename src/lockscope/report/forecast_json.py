@@ -103,6 +103,7 @@ def forecast_to_dict(report: ForecastReport) -> dict[str, Any]:
             "anchored_tps": report.anchor.anchored_tps,
             "model_lockmanager_share": report.anchor.model_lockmanager_share,
             "measured_lockmanager_share": report.anchor.measured_lockmanager_share},
+        "throughput_range_tps": None if report.throughput_range_tps is None else list(report.throughput_range_tps),
         "coverage": coverage_dict(report.coverage),
         "model_check": None if report.model_check is None else {
             "off": report.model_check.off, "reasons": list(report.model_check.reasons),
