@@ -77,3 +77,18 @@ def test_prepare_of_the_standin_text_succeeds_where_the_normalized_text_fails(
 def test_a_text_that_types_as_it_stands_gets_no_standins(standins_session: Session) -> None:
     text = "select id, $1 || $2 from standins.posts where title like $3 || $4 and uploader_id = $5"
     assert typed_standins(standins_session.query_rows, check_statement(text), owner=standins_session) is None
+
+
+@pytest.mark.parametrize(("normalized", "types"), [
+    ("select count(*) from standins.posts where id > $1 and now() - interval $2 * $3 < now()",
+     ["bigint", "interval", "double precision"]),
+    ("select id from standins.posts where uploader_id between $1 and $2 + $3 and now() > date $4",
+     ["integer", "integer", "integer", "date"]),
+])
+def test_a_typed_literal_pg_stat_statements_normalized_is_written_as_its_cast(
+        pg18: ScratchServer, standins_session: Session, normalized: str, types: list[str]) -> None:
+    """``interval '1 day'`` is recorded as ``interval $1``: the server's grammar refuses it (42601)."""
+    assert _prepare(pg18.conninfo(), normalized) == "42601"
+    standins = typed_standins(standins_session.query_rows, check_statement(normalized), owner=standins_session)
+    assert standins is not None
+    assert _prepare(pg18.conninfo(), standins.text) == types

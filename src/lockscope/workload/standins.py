@@ -17,8 +17,10 @@ arithmetic operator's operands are ``int4`` (the integer literal pg_stat_stateme
 ``||``'s are ``text``. A parameter still left ``unknown`` gets ``text``, what parse analysis resolves an unknown
 literal to where nothing coerces it (``parse_target.c resolveTargetListUnknowns``). The stand-in text is the
 normalized text with ``::type`` after each such ``$n``; it is typed once more on the client before anything is
-sent, and the probes PREPARE and EXPLAIN it instead of the normalized text. Nothing is silently dropped: a text
-that still cannot be typed raises, with the reason.
+sent, and the probes PREPARE and EXPLAIN it instead of the normalized text. A typed literal pg_stat_statements
+normalized (``interval '1 day'`` -> ``interval $1``, which the server's grammar refuses) is written as the cast it
+is (``$1::interval``) first. Nothing is silently dropped: a text that still cannot be typed raises, with the
+reason.
 """
 
 from __future__ import annotations
@@ -166,6 +168,39 @@ def _group_types(run: Runner, checked: CheckedStatement, owner: object | None) -
     return out
 
 
+def _typed_literals(text: str) -> tuple[str, list[tuple[int, str]]]:
+    """``interval $1`` -> ``$1::interval``: pg_stat_statements replaces the string of a typed literal (``interval
+    '1 day'``, ``date '2024-01-01'``: gram.y ``AexprConst: ConstTypename Sconst``) with ``$n``, a text the server's
+    grammar refuses (42601) but libpg_query (pglast) reads as a cast. Written as a cast, it is the same
+    expression. A typed literal with a qualifier after it (``interval $1 day``) is left as it is.
+
+    :return: the text and ``($n, type as written)`` of each rewritten literal.
+    """
+    spans: list[tuple[int, int, int, str]] = []
+    raw = text.encode()
+
+    def visit(node: Any) -> None:
+        type_name = node.typeName if isinstance(node, ast.TypeCast) else None
+        if isinstance(node, ast.TypeCast) and isinstance(node.arg, ast.ParamRef) and type_name is not None \
+                and type_name.location is not None and node.arg.location is not None \
+                and 0 <= type_name.location < node.arg.location and not type_name.typmods \
+                and node.arg.number is not None:
+            written = raw[type_name.location:node.arg.location].decode().strip()
+            spans.append((type_name.location, node.arg.location + len(f"${node.arg.number}".encode()), node.arg.number,
+                          written))
+        if isinstance(node, ast.Node):
+            for name in node:
+                visit(getattr(node, name))
+        elif isinstance(node, (tuple, list)):
+            for item in node:
+                visit(item)
+
+    visit(parse_sql(text))
+    for start, end, number, written in sorted(spans, reverse=True):
+        raw = raw[:start] + f"${number}::{written}".encode() + raw[end:]
+    return raw.decode(), [(n, w) for _, _, n, w in sorted(spans)]
+
+
 def typed_standins(run: Runner, checked: CheckedStatement, *, owner: object | None = None) -> StandIns | None:
     """The stand-in text of a normalized statement whose ``$n`` PREPARE could not type (module docstring).
 
@@ -175,9 +210,20 @@ def typed_standins(run: Runner, checked: CheckedStatement, *, owner: object | No
     :raises StatementError: the text cannot be typed even with stand-ins (the SQLSTATE PREPARE would raise).
     :raises DatabaseError: a catalog read failed.
     """
+    try:
+        rewritten, literals = _typed_literals(checked.text)
+    except (ParseError, ValueError) as exc:
+        raise StatementError(f"typed stand-ins: cannot rewrite the text ({exc})") from None
+    if literals:
+        checked = check_statement(rewritten)
     first = type_params(run, checked, owner=owner)
     if not first.refused:
-        return None
+        if not literals:
+            return None
+        casts = ", ".join(f"${n}::{w}" for n, w in literals)
+        return StandIns(checked.text, tuple((n, 0, w) for n, w in literals),
+                        "42601 syntax error: pg_stat_statements replaced a typed literal's string with $n "
+                        f"(written as {casts})", tuple((n, "the typed literal's own type") for n, _ in literals))
     try:
         found = _group_types(run, checked, owner)
     except (ParseError, ValueError) as exc:
@@ -193,8 +239,9 @@ def typed_standins(run: Runner, checked: CheckedStatement, *, owner: object | No
                              f"help ({typing.sqlstate or first.sqlstate}: {typing.message or first.message})",
                              sqlstate=typing.sqlstate or first.sqlstate)
     names = describe_types(run, [t for t, _ in found.values()], owner=owner)
-    return StandIns(text, tuple((n, t, names[t][0]) for n, (t, _) in sorted(found.items())),
-                    f"{first.sqlstate} {first.message}", tuple((n, how) for n, (_, how) in sorted(found.items())))
+    typed = [(n, t, names[t][0]) for n, (t, _) in found.items()] + [(n, 0, w) for n, w in literals]
+    how = [(n, h) for n, (_, h) in found.items()] + [(n, "the typed literal's own type") for n, _ in literals]
+    return StandIns(text, tuple(sorted(typed)), f"{first.sqlstate} {first.message}", tuple(sorted(how)))
 
 
 def _typed(run: Runner, checked: CheckedStatement, found: dict[int, tuple[int, str]],
