@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import psycopg
 import pytest
+from benchmarks.cost_unit import HELD_OUT_SCHEMA as SCHEMA
 
-from lockscope.db import connect
+from lockscope.db import connect, run_script
 from lockscope.errors import EXIT_UNJUDGED
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION
 from lockscope.forecast.engine import forecast_workload
@@ -30,16 +30,6 @@ from lockscope.server import ScratchServer, ScratchSettings
 
 from .helpers import run
 
-SCHEMA = """
-CREATE TABLE users (id int PRIMARY KEY, level int NOT NULL);
-CREATE TABLE posts (id int PRIMARY KEY, uploader_id int NOT NULL REFERENCES users, title text NOT NULL,
-                    created_at timestamptz NOT NULL);
-CREATE INDEX ON posts (uploader_id);
-INSERT INTO users SELECT g, g % 5 FROM generate_series(1, 1000) g;
-INSERT INTO posts SELECT g, 1 + g % 1000, 'post ' || g, now() - g * interval '1 minute'
-  FROM generate_series(1, 50000) g;
-ANALYZE;
-"""
 SCRIPT = r"""\set id random(1, 900)
 select title from posts where id = :id;
 select u.level, count(*) from posts p join users u on u.id = p.uploader_id
@@ -55,8 +45,7 @@ def test_coverage_standins_headline_and_the_gates_refusal(scratch_base: Path, lo
     script.write_text(SCRIPT)
     with ScratchServer(None, ScratchSettings()) as server:
         install_pg_stat_statements(server)
-        with psycopg.connect(server.conninfo(), autocommit=True) as admin:
-            admin.execute(SCHEMA)  # type: ignore[arg-type]
+        run_script(server.conninfo(), SCHEMA)
         with start_pgbench(server, clients=2, duration_s=16, select_only=False, extra_args=["-f", str(script)]), \
                 connect(server.conninfo()) as session:
             report = forecast_workload(session, calibration=DEFAULT_CALIBRATION, cores=2, clients=None,

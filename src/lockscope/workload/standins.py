@@ -25,7 +25,7 @@ reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,21 +112,23 @@ def _replace_groups(node: Any, groups: list[tuple[int, str, list[int]]], fresh: 
     return node
 
 
+def _nodes(node: Any) -> Iterator[ast.Node]:
+    """Every node of a pglast tree, parents first."""
+    if isinstance(node, ast.Node):
+        yield node
+        for name in node:
+            yield from _nodes(getattr(node, name))
+    elif isinstance(node, (tuple, list)):
+        for item in node:
+            yield from _nodes(item)
+
+
 def _param_locations(text: str) -> dict[int, list[int]]:
     """``$n -> `` byte offsets of its occurrences in ``text`` (libpg_query's locations)."""
     out: dict[int, list[int]] = {}
-
-    def visit(node: Any) -> None:
+    for node in _nodes(parse_sql(text)):
         if isinstance(node, ast.ParamRef) and node.number is not None and node.location is not None:
             out.setdefault(node.number, []).append(node.location)
-        elif isinstance(node, ast.Node):
-            for name in node:
-                visit(getattr(node, name))
-        elif isinstance(node, (tuple, list)):
-            for item in node:
-                visit(item)
-
-    visit(parse_sql(text))
     return out
 
 
@@ -179,23 +181,15 @@ def _typed_literals(text: str) -> tuple[str, list[tuple[int, str]]]:
     spans: list[tuple[int, int, int, str]] = []
     raw = text.encode()
 
-    def visit(node: Any) -> None:
+    for node in _nodes(parse_sql(text)):
         type_name = node.typeName if isinstance(node, ast.TypeCast) else None
         if isinstance(node, ast.TypeCast) and isinstance(node.arg, ast.ParamRef) and type_name is not None \
                 and type_name.location is not None and node.arg.location is not None \
                 and 0 <= type_name.location < node.arg.location and not type_name.typmods \
                 and node.arg.number is not None:
             written = raw[type_name.location:node.arg.location].decode().strip()
-            spans.append((type_name.location, node.arg.location + len(f"${node.arg.number}".encode()), node.arg.number,
-                          written))
-        if isinstance(node, ast.Node):
-            for name in node:
-                visit(getattr(node, name))
-        elif isinstance(node, (tuple, list)):
-            for item in node:
-                visit(item)
-
-    visit(parse_sql(text))
+            spans.append((type_name.location, node.arg.location + len(f"${node.arg.number}".encode()),
+                          node.arg.number, written))
     for start, end, number, written in sorted(spans, reverse=True):
         raw = raw[:start] + f"${number}::{written}".encode() + raw[end:]
     return raw.decode(), [(n, w) for _, _, n, w in sorted(spans)]
