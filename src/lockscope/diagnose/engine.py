@@ -231,8 +231,8 @@ class Diagnosis:
         :attr:`main_lock_table_per_s` >= :data:`RISK_MAIN_PER_S`), else ``healthy``.
     :ivar server: the server's main-lock-table figure, the transactions holding main-table locks and why the
         figure differs from the model (:class:`lockscope.diagnose.transactions.ServerRate`).
-    :ivar verdict: one line a human can act on; preceded by the :attr:`model_check` headline (its first line)
-        when the model's first estimate of the present is more than 25 % off.
+    :ivar verdict: one line a human can act on; every rendering prints the :attr:`model_check` headline as the
+        verdict's first line when the model's first estimate of the present is more than 25 % off.
     :ivar coverage: the share of the interval's calls and execution time the forecast models, None without a
         workload.
     :ivar model_check: the forecast's first estimate more than 25 % off, with the reasons found
@@ -831,7 +831,7 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
         forecast_before=solved.measured.forecast if solved is not None else None,
         forecast_after=solved.after.forecast if solved is not None and solved.after is not None else None,
         clients=solved.clients if solved is not None else (live.population if live is not None else 1),
-        status=status, verdict=f"{check.headline}\n{verdict}" if check is not None else verdict,
+        status=status, verdict=verdict,
         notes=tuple(notes) + report.notes, live=live, anchor=solved.anchor if solved is not None else None,
         think_s=solved.think_s if solved is not None else 0.0,
         timings_s={**seen.timings_s, "total": time.monotonic() - t0}, server=server, coverage=cover,

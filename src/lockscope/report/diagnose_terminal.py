@@ -162,5 +162,7 @@ def render_diagnosis(d: Diagnosis) -> Group:
         parts.append(Text(d.coverage.text(), style="bold" if d.coverage.uncovered else ""))
     for note in d.notes:
         parts.append(Text(f"note: {note}", style="dim"))
+    if d.model_check is not None:  # the verdict's first line, not a note
+        parts.append(Text(d.model_check.headline, style="bold red"))
     parts.append(Text(d.verdict, style=_VERDICT_STYLE.get(d.status, "bold")))
     return Group(*parts)
