@@ -65,6 +65,7 @@ __all__ = [
     "redact",
     "redact_dsn",
     "run_script",
+    "time_and_cost_on_scratch",
     "time_on_scratch",
 ]
 
@@ -854,6 +855,17 @@ def time_on_scratch(conninfo: str, text: str, *, runs: int = 20) -> tuple[float,
     :raises StatementError: the statement failed (the server's message).
     :raises ConnectionFailedError: the server cannot be reached.
     """
+    plan_ms, exec_ms, _ = time_and_cost_on_scratch(conninfo, text, runs=runs)
+    return plan_ms, exec_ms
+
+
+def time_and_cost_on_scratch(conninfo: str, text: str, *, runs: int = 20) -> tuple[float, float, float]:
+    """:func:`time_on_scratch` with the plan's total cost (planner cost units, the top node's ``Total Cost`` of
+    the last run): (planning ms, execution ms, cost).
+
+    :raises StatementError: the statement failed (the server's message).
+    :raises ConnectionFailedError: the server cannot be reached.
+    """
     import json
     import statistics
 
@@ -864,6 +876,7 @@ def time_on_scratch(conninfo: str, text: str, *, runs: int = 20) -> tuple[float,
                                     sqlstate=exc.sqlstate) from None
     plans: list[float] = []
     execs: list[float] = []
+    cost = 0.0
     with conn:
         for _ in range(max(1, runs)):
             try:
@@ -879,7 +892,8 @@ def time_on_scratch(conninfo: str, text: str, *, runs: int = 20) -> tuple[float,
             top = (json.loads(doc) if isinstance(doc, str) else doc or [{}])[0]
             plans.append(float(top.get("Planning Time", 0.0)))
             execs.append(float(top.get("Execution Time", 0.0)))
-    return statistics.median(plans), statistics.median(execs)
+            cost = float(top.get("Plan", {}).get("Total Cost", 0.0))
+    return statistics.median(plans), statistics.median(execs), cost
 
 
 class ScratchExecutor:

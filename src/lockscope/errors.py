@@ -19,12 +19,14 @@ each into one line on stderr and the exit code named by its ``exit_code``::
     (exit 6, EXIT_SPILL, is not an error: a ``--fail-on`` gate was met: ``spill`` (an execution spilled to the
     main lock table), ``assumed-spill``, ``locks:N``, ``exhaustion`` (a migration's transaction needs more
     lock-table entries than the budget))
+    (exit 7 is not an error either: ``forecast --fail-on`` judged nothing, the model does not reproduce the present)
 """
 
 from __future__ import annotations
 
 __all__ = [
     "EXIT_SPILL",
+    "EXIT_UNJUDGED",
     "BadInputError",
     "ConnectionFailedError",
     "DatabaseError",
@@ -43,6 +45,9 @@ __all__ = [
 #: Exit code of a ``--fail-on`` gate met: ``footprint --fail-on spill`` (an execution spilled), ``exhaustion`` (a
 #: migration's transaction needs more lock-table entries than the budget), and the other commands' conditions.
 EXIT_SPILL = 6
+#: Exit code of ``lockscope forecast --fail-on`` when the gate judged nothing: the model's first estimate of the
+#: present is more than 25 % off the measured calls/s (:mod:`lockscope.forecast.honesty`). Never a pass.
+EXIT_UNJUDGED = 7
 
 
 class LockscopeError(Exception):

@@ -55,6 +55,8 @@ class ExplainedPlan:
     :ivar param_refs: a field shows a parameter as ``$n`` (a generic plan; a custom plan shows the values).
     :ivar planning_time_ms: ``Planning Time`` (ms; with ``SUMMARY``), else None.
     :ivar query_id: ``Query Identifier`` (with ``VERBOSE``, PG 14+ with compute_query_id), else None.
+    :ivar total_cost: the top plan node's ``Total Cost`` (planner cost units, ``costsize.c``), summed over the
+        planned queries; None without costs.
     """
 
     lines: tuple[str, ...] = ()
@@ -64,6 +66,7 @@ class ExplainedPlan:
     param_refs: bool = False
     planning_time_ms: float | None = None
     query_id: int | None = None
+    total_cost: float | None = None
 
 
 def read_explain(document: str) -> ExplainedPlan:
@@ -89,7 +92,14 @@ def read_explain(document: str) -> ExplainedPlan:
         param_refs=any(_PARAM_REF.search(text) for text in _strings(doc)),
         planning_time_ms=None if planning is None else float(planning),
         query_id=None if query_id is None else int(query_id),
+        total_cost=_total_cost(doc),
     )
+
+
+def _total_cost(doc: list[Any]) -> float | None:
+    costs = [q["Plan"]["Total Cost"] for q in doc if isinstance(q, dict) and isinstance(q.get("Plan"), dict)
+             and "Total Cost" in q["Plan"]]
+    return float(sum(costs)) if costs else None
 
 
 def _walk(node: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:

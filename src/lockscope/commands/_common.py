@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ..capacity import MIN_MAX_LOCKS_PER_TRANSACTION
-from ..errors import EXIT_SPILL, BadInputError
+from ..errors import EXIT_SPILL, EXIT_UNJUDGED, BadInputError
 from ..versions import (
     DEFAULT_MAX_LOCKS_PER_TRANSACTION,
     DEFAULT_MAX_LOCKS_PER_TRANSACTION_PG19,
@@ -80,6 +80,7 @@ _EXIT_MEANINGS: dict[int, str] = {
     4: "the scratch server could not be installed, started or stopped",
     5: "measured fast-path flags differ from the capacity model",
     EXIT_SPILL: "the --fail-on condition was met (CI gate)",
+    EXIT_UNJUDGED: "--fail-on judged nothing: the model does not reproduce the present (CI gate, never a pass)",
     130: "interrupted (Ctrl-C)",
     143: "terminated (SIGTERM)",
 }

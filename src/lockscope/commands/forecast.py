@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import EXIT_SPILL, BadInputError
+from ..errors import EXIT_SPILL, EXIT_UNJUDGED, BadInputError
 from ..pgbin.cache import resolve_pg_bin
 from ..vocab import PlanCacheMode
 from ._common import (
@@ -86,7 +86,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "its tables, --mlpt sets its max_locks_per_transaction). What-ifs (--drop-index, --assume-mlpt, "
                     "--plan-cache-mode, --assume-version) are forecast beside the measured state. The first line "
                     "names the server.",
-        exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143),
+        exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, EXIT_UNJUDGED, 130, 143),
     )
     add_statement_input(p, several=False, what="forecast instead of the pg_stat_statements workload")
     p.add_argument("--statement", dest="statement_alias", metavar="SQL", help=argparse.SUPPRESS)  # before issue 21
@@ -148,7 +148,9 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
                    help=f"CI gate on the measured state (repeat for several): exit {EXIT_SPILL} on partition (the "
                         "binding resource at --clients is a lock-partition LWLock, not the CPU) or headroom:F "
                         "(the predicted throughput at --clients is below F x the workload's measured rate; "
-                        "headroom:F@TPS compares with TPS instead, and is the form a single statement needs)")
+                        "headroom:F@TPS compares with TPS instead, and is the form a single statement needs); "
+                        f"exit {EXIT_UNJUDGED}, judging nothing, when the model's first estimate of the present is "
+                        "more than 25 %% off the measured calls/s")
 
 
 def failed_conditions(report: ForecastReport, conditions: list[tuple[str, float, float | None]]) -> list[str]:
@@ -196,6 +198,12 @@ def run(args: argparse.Namespace, console: Console) -> int:
                                        what_if=what_if, calibration=calibration, cores=cores)
     _render(args, report, choice, endpoint, cost, console=console, info=info, to_stdout=to_stdout)
     print_probe_cost("forecast", cost)
+    if args.fail_on and report.model_check is not None:
+        # always printed, -q or not, on one line: a CI log must say why the gate did not pass
+        make_console(stderr=True, errors=True).print(
+            "lockscope forecast: --fail-on judged nothing: " + report.model_check.headline, markup=False,
+            highlight=False, soft_wrap=True)
+        return EXIT_UNJUDGED
     failed = failed_conditions(report, args.fail_on)
     if failed:
         note(make_console(stderr=True), "lockscope forecast: --fail-on " + "; ".join(failed))

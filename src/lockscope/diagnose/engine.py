@@ -36,6 +36,7 @@ from ..catalog import database_facts, relation_facts
 from ..errors import LockscopeError
 from ..forecast.calibration import DEFAULT_CALIBRATION
 from ..forecast.engine import connections_doing_work, forecast_live, server_clock, workload_own_cost
+from ..forecast.honesty import ModelCheck, check_model
 from ..forecast.live import live_from_watch
 from ..lockpart import partition_rates
 from ..shapes import apply_what_if
@@ -43,6 +44,7 @@ from ..text import plural
 from ..vocab import LockRole, PlanPhase
 from ..watch.aas import share
 from ..watch.engine import WatchConfig, Watcher, WatchSummary
+from ..workload.coverage import Coverage, coverage_of
 from ..workload.probes import shape_from_plan
 from .fix import FIX_ORDER, Fix, short_list
 from .transactions import ServerRate, TransactionFinding, server_rate, transaction_fixes
@@ -229,7 +231,12 @@ class Diagnosis:
         :attr:`main_lock_table_per_s` >= :data:`RISK_MAIN_PER_S`), else ``healthy``.
     :ivar server: the server's main-lock-table figure, the transactions holding main-table locks and why the
         figure differs from the model (:class:`lockscope.diagnose.transactions.ServerRate`).
-    :ivar verdict: one line a human can act on.
+    :ivar verdict: one line a human can act on; every rendering prints the :attr:`model_check` headline as the
+        verdict's first line when the model's first estimate of the present is more than 25 % off.
+    :ivar coverage: the share of the interval's calls and execution time the forecast models, None without a
+        workload.
+    :ivar model_check: the forecast's first estimate more than 25 % off, with the reasons found
+        (:mod:`lockscope.forecast.honesty`), else None.
     """
 
     server_version: str
@@ -256,6 +263,8 @@ class Diagnosis:
     think_s: float = 0.0
     timings_s: dict[str, float] = field(default_factory=dict)
     server: ServerRate = field(default_factory=ServerRate)
+    coverage: Coverage | None = None
+    model_check: ModelCheck | None = None
 
     @property
     def main_lock_table_per_s(self) -> float:
@@ -809,6 +818,10 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     measured = len({id(a) for a in (wl.audits if wl is not None else ()) if a.weighted_plans()})
     if summary.ticks == 0:
         notes.append("no wait-event sample was taken")
+    cover = coverage_of(report.workload, report.workload.statements, {int(s.name) for s in shapes if s.calls > 0}) \
+        if wl is not None else None
+    check = check_model(solved.anchor if solved is not None else None, live, cover, [s for s in shapes if s.calls > 0])
+    verdict = verdict_line(status, summary, culprits, fixes, main_now, measured, server=server)
     return Diagnosis(
         server_version=report.server_version, database=report.database, database_oid=database_oid,
         capacity=report.capacity, watch=summary, audit=report, culprits=culprits,
@@ -818,8 +831,9 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
         forecast_before=solved.measured.forecast if solved is not None else None,
         forecast_after=solved.after.forecast if solved is not None and solved.after is not None else None,
         clients=solved.clients if solved is not None else (live.population if live is not None else 1),
-        status=status, verdict=verdict_line(status, summary, culprits, fixes, main_now, measured, server=server),
+        status=status, verdict=verdict,
         notes=tuple(notes) + report.notes, live=live, anchor=solved.anchor if solved is not None else None,
         think_s=solved.think_s if solved is not None else 0.0,
-        timings_s={**seen.timings_s, "total": time.monotonic() - t0}, server=server,
+        timings_s={**seen.timings_s, "total": time.monotonic() - t0}, server=server, coverage=cover,
+        model_check=check,
     )

@@ -37,7 +37,8 @@ GENERIC_BASE_RATIO = 17_201.0 / 32_234.0
 CONVOY_PER_CORE = 0.07
 _SECONDS = ("base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s",
             "planned_relation_cpu_s", "idle_round_trip_s", "coherence_cpu_s", "sleep_cpu_s", "wake_latency_s",
-            "base_plan_s", "base_exec_s", "executor_relation_cpu_s", "explain_plan_extra_s", "explain_exec_extra_s")
+            "base_plan_s", "base_exec_s", "executor_relation_cpu_s", "explain_plan_extra_s", "explain_exec_extra_s",
+            "exec_s_per_cost_unit")
 _REQUIRED = ("base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s")
 
 
@@ -97,6 +98,12 @@ class Calibration:
     :ivar executor_relation_cpu_s: CPU per relation the executor initialises and scans beyond the first (an empty
         partition's scan node: ``ExecInitNode``, the relation opened, the scan started; slope of a cached generic
         plan that scans every partition, minus the same plan with run-time pruning, over 198 partitions).
+    :ivar exec_s_per_cost_unit: execution time of one planner cost unit (s; 0 = not measured, a calibration from
+        before issue 27): the median over a few statement shapes on pgbench's tables, in memory
+        (:mod:`lockscope.lab.cost_unit`). A statement whose execution time is unknown is estimated as its plan's
+        total cost times this.
+    :ivar cost_estimate_error: how far one shape's own seconds per unit was from the median, either way (a factor
+        >= 1; 0 = not measured): the estimate's range is the estimate divided and multiplied by it.
     :ivar convoy_per_core: growth of the partition LWLocks' hold, coherence and wake-up costs per backend in the
         server beyond the first (count >= 0; :func:`lockscope.forecast.model.convoy_factor`):
         lwlock.c ``LWLockAttemptLock``'s atomics on the lock word, ``LWLockQueueSelf`` and ``LWLockWakeup`` under
@@ -123,15 +130,19 @@ class Calibration:
     explain_exec_extra_s: float = 0.0
     executor_relation_cpu_s: float = 0.0
     convoy_per_core: float = CONVOY_PER_CORE
+    exec_s_per_cost_unit: float = 0.0
+    cost_estimate_error: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in (*_SECONDS, "generic_base_cpu_s", "cpu_growth_per_doubling", "convoy_per_core"):
+        for name in (*_SECONDS, "generic_base_cpu_s", "cpu_growth_per_doubling", "convoy_per_core",
+                     "cost_estimate_error"):
             value = getattr(self, name)
             if value is None and name == "generic_base_cpu_s":
                 continue
             if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value) \
                     or value < 0:
-                unit = "number" if name in ("cpu_growth_per_doubling", "convoy_per_core") else "number of seconds"
+                unit = "number" if name in ("cpu_growth_per_doubling", "convoy_per_core", "cost_estimate_error") \
+                    else "number of seconds"
                 raise BadInputError(f"calibration {name} must be a finite {unit} >= 0, got {value!r}")
         if not isinstance(self.cpus, int) or isinstance(self.cpus, bool) or self.cpus < 1:
             raise BadInputError(f"calibration cpus must be an integer >= 1, got {self.cpus!r}")
@@ -214,6 +225,9 @@ DEFAULT_CALIBRATION = Calibration(
     wake_latency_s=9.362144321374917e-06, base_plan_s=1.306709049246523e-05, base_exec_s=6.905646134327576e-06,
     explain_plan_extra_s=4.932909507534769e-06, explain_exec_extra_s=2.0943538656724235e-06,
     executor_relation_cpu_s=3.852591343804044e-06, convoy_per_core=0.07,
+    # the planner cost unit (benchmarks/cost_unit.py, the same VM and PostgreSQL 18.6, 2026-11-27, load average
+    # 13: BENCHMARKS.md "forecast: planner cost units"): 7.07 µs of execution per cost unit, shapes spread x 4.35
+    exec_s_per_cost_unit=7.0651e-06, cost_estimate_error=4.35,
     source="defaults: lockscope lab ceiling on a 2-core x86_64 VM, PostgreSQL 18.6, 2026-11-26 "
            "(benchmarks/results/calibration-2026-11-26/ceiling)")
 

@@ -35,7 +35,7 @@ import math
 import os
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..capacity import MIN_MAX_LOCKS_PER_TRANSACTION, CapacityModel
@@ -52,9 +52,11 @@ from ..transaction import STATEMENTS_ONLY_CAVEAT
 from ..versions import PG14, check_assumed_major
 from ..vocab import PlanCacheMode
 from ..watch.sampler import BackgroundSampler
+from ..workload.coverage import Coverage, coverage_of
 from ..workload.probes import probe_statements, shape_from_plan
 from ..workload.statements import StatementRates, read_workload
-from .calibration import Calibration
+from .calibration import DEFAULT_CALIBRATION, Calibration
+from .honesty import ModelCheck, check_model
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, idle_round_trip_s, workload_demands
 
@@ -199,6 +201,11 @@ class ForecastReport:
     :ivar live: the measured operating point (workload mode with samples), else None.
     :ivar anchor: the model against it ("model vs now"), else None.
     :ivar think_s: each client's time between calls outside the server used by the model (s).
+    :ivar coverage: the share of the interval's calls and execution time in the model (workload mode), else None.
+    :ivar model_check: the first estimate of the present more than 25 % off, with the reasons found
+        (:mod:`lockscope.forecast.honesty`), else None.
+    :ivar throughput_range_tps: ``(low, high)`` predicted TPS of the measured state at ``clients`` when the
+        statement's execution time is an estimate with a range (:meth:`OwnCost.with_exec_floor`), else None.
     """
 
     mode: str
@@ -217,6 +224,9 @@ class ForecastReport:
     live: LivePoint | None = None
     anchor: Anchor | None = None
     think_s: float = 0.0
+    coverage: Coverage | None = None
+    model_check: ModelCheck | None = None
+    throughput_range_tps: tuple[float, float] | None = None
 
     @property
     def gain(self) -> dict[str, float] | None:
@@ -303,6 +313,9 @@ class OwnCost:
     :ivar plan_by_explain: ``plan_s`` is EXPLAIN's "Planning Time" (one call, its own instrumentation), not a
         steady-state mean (pg_stat_statements).
     :ivar exec_by_explain: ``exec_s`` is ``EXPLAIN ANALYZE``'s "Execution Time".
+    :ivar plan_cost: the plan's total cost (planner cost units, EXPLAIN), None when not read.
+    :ivar exec_range_s: ``(low, high)`` execution time (s) when it is an estimate (:meth:`with_exec_floor`), else
+        None.
     """
 
     plan_s: float | None
@@ -310,13 +323,30 @@ class OwnCost:
     source: str
     plan_by_explain: bool = False
     exec_by_explain: bool = False
+    plan_cost: float | None = None
+    exec_range_s: tuple[float, float] | None = None
 
     def with_exec_floor(self, calibration: Calibration) -> OwnCost:
-        """When only the planning time is known: the base statement's execution stands in for the execution (a
-        lower bound), so the statement's planning still counts; unchanged otherwise."""
+        """When the execution time is unknown (issue 27): estimated from the plan's total cost times the
+        calibration's execution time per cost unit (``lab ceiling``; :data:`DEFAULT_CALIBRATION`'s when the
+        calibration has none), with the range its error factor gives, both ends stated; without a plan cost, the
+        base statement's execution (a lower bound) up to the same estimate. Unchanged when the time is known."""
         if self.exec_s is not None or self.plan_s is None:
             return self
-        return OwnCost(self.plan_s, calibration.base_exec_s, self.source, self.plan_by_explain, False)
+        unit = calibration if calibration.exec_s_per_cost_unit > 0 else DEFAULT_CALIBRATION
+        if not self.plan_cost or unit.exec_s_per_cost_unit <= 0:
+            return replace(self, exec_s=calibration.base_exec_s, exec_by_explain=False)
+        estimate = self.plan_cost * unit.exec_s_per_cost_unit
+        err = max(1.0, unit.cost_estimate_error)
+        low, high = max(calibration.base_exec_s, estimate / err), max(calibration.base_exec_s, estimate * err)
+        which = "" if unit is calibration else " (the built-in calibration's: yours has none)"
+        source = (f"{self.source.split('; execution time unknown')[0]}; execution time unknown (not in "
+                  f"pg_stat_statements; give --exec-cost, or --scratch --setup with data to time it): estimated "
+                  f"from the plan's cost, {self.plan_cost:,.2f} units x {unit.exec_s_per_cost_unit * 1e9:,.1f} ns"
+                  f"{which} = {estimate * 1e3:.3f} ms, between {low * 1e3:.3f} and {high * 1e3:.3f} ms (statement "
+                  f"shapes spread by x {err:.2f} around one figure per unit)")
+        return replace(self, exec_s=max(calibration.base_exec_s, estimate), exec_by_explain=False, source=source,
+                       exec_range_s=(low, high))
 
     def steady(self, calibration: Calibration) -> OwnCost:
         """The times as a steady-state mean (what pg_stat_statements records, the basis of
@@ -328,7 +358,7 @@ class OwnCost:
         exec_s = self.exec_s
         if exec_s is not None and self.exec_by_explain:
             exec_s = max(0.0, exec_s - calibration.explain_exec_extra_s)
-        return OwnCost(plan, exec_s, self.source)
+        return OwnCost(plan, exec_s, self.source, plan_cost=self.plan_cost)
 
     def own_s(self, plans: bool) -> float | None:
         """Per call (s): execution, plus planning when the call plans; None when the execution time is unknown."""
@@ -392,7 +422,7 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
                        f"pg_stat_statements on this server: {exec_ms:.3f} ms execution over "
                        f"{recorded.calls:,} calls, {planning}", plan_by_explain=by_explain)
     return OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, f"{planning}; {_UNKNOWN_EXEC}",
-                   plan_by_explain=True)
+                   plan_by_explain=True, plan_cost=plans[-1].total_cost)
 
 
 def _recorded_times(session: Session, query_id: int | None) -> StatementTimesRow | None:
@@ -463,6 +493,12 @@ def forecast_statement(
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
                                think_s=think_s)
+    span = None
+    if own.exec_range_s is not None:  # an estimated execution time: the forecast at both ends of its range
+        ends = [forecast_shapes("measured", [replace(own, exec_s=e).apply(shape)], facts.capacity, calibration,
+                                cores=cores, clients=n, think_s=think_s).forecast.throughput_tps
+                for e in own.exec_range_s]
+        span = (min(ends), max(ends))
     after = None
     if what_if.any:
         probe = functools.partial(measure_footprint, session, sql, params=params, param_types=param_types,
@@ -475,7 +511,8 @@ def forecast_statement(
                           database_oid=db_oid, cores=cores, clients=n,
                           clients_source="--clients" if clients else "default (a probed statement has no live rate)",
                           calibration=calibration, measured=measured, what_if=after,
-                          what_if_text=what_if.describe(), notes=tuple(notes), think_s=think_s)
+                          what_if_text=what_if.describe(), notes=tuple(notes), think_s=think_s,
+                          throughput_range_tps=span)
 
 
 def _probe_statement(session: Session, sql: str, db_oid: int, *, calibration: Calibration, params: Sequence[str],
@@ -560,6 +597,7 @@ def forecast_workload(
     measured_shapes, whatif_shapes = _workload_shapes(
         session, audits, what_if, frozenset(drops.values()), db_oid, notes,
         deflate=live.cpu_deflation(cores) if live is not None else 1.0, interval_s=interval_s)
+    cover = coverage_of(workload, audits, {int(s.name) for s in measured_shapes})
     progress("solving the model")
     solved = forecast_live(measured_shapes, whatif_shapes if what_if.any else None, live=live, rate_tps=rate,
                            calibration=calibration, cores=cores, clients=clients, capacity=facts.capacity,
@@ -570,7 +608,8 @@ def forecast_workload(
                           database_oid=db_oid, cores=cores, clients=solved.clients,
                           clients_source=solved.clients_source, calibration=calibration, measured=solved.measured,
                           what_if=solved.after, what_if_text=what_if.describe(), notes=tuple(notes), live=live,
-                          anchor=solved.anchor, think_s=solved.think_s)
+                          anchor=solved.anchor, think_s=solved.think_s, coverage=cover,
+                          model_check=check_model(solved.anchor, live, cover, measured_shapes))
 
 
 def _sampled_workload(session: Session, dsn: str | None, interval_s: float,
@@ -697,6 +736,8 @@ def _workload_shapes(session: Session, audits: Sequence[StatementAudit], what_if
         if not plans or weight <= 0:
             skipped += 1
             continue
+        if a.standins_note:
+            notes.append(f"query {a.queryid}: {a.standins_note}")
         own = workload_own_cost(a, deflate)
         shapes = [own.apply(shape_from_plan(a, plan, model, db_oid, relations, calls=weight * share, share=share))
                   for plan, share in plans]  # the phase split (workload/phases.py): planned calls and reuses

@@ -32,6 +32,10 @@ controls:
 - The base statement's own planning and execution time: ``EXPLAIN (ANALYZE, SUMMARY)`` of pgbench -S's statement,
   median of 200, one client (:func:`lockscope.db.time_on_scratch`): splits the base CPU into the statement's own
   cost and the rest of a transaction, so a statement whose own times are known is forecast with them.
+- The execution time of one planner cost unit (:mod:`lockscope.lab.cost_unit`): five statements of different
+  shapes on pgbench's tables, timed like the base statement (median of 20) with their plans' total costs; the
+  median seconds per unit and how far the shapes spread around it (``exec_s_per_cost_unit``,
+  ``cost_estimate_error``): a statement whose execution time is unknown is forecast from its plan's cost.
 - The lock and main-table counts of ``generic_200`` and ``index_101`` at both settings are checked with the
   footprint engine before they are measured (0 and 184 / 86 main-table locks).
 
@@ -52,7 +56,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +69,7 @@ from ..pgbench import pgbench_init
 from ..rows import ClassNameRow, DatabaseFactsRow
 from ..server import ScratchServer, ScratchSettings
 from ..vocab import PlanCacheMode, PlanPhase
+from .cost_unit import measure_cost_unit
 from .load import install_pg_stat_statements, is_pk_select, measure_load, measure_load_columns
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
@@ -157,6 +162,10 @@ class CeilingScenario:
             pgbench_init(server, 1)
             install_pg_stat_statements(server)
             explain_ms = time_on_scratch(server.conninfo(), BASE_STATEMENT, runs=200)
+            cost_unit = measure_cost_unit(server.conninfo())
+            ctx.extras["cost_unit"] = {"exec_s_per_cost_unit": cost_unit.exec_s_per_cost_unit,
+                                       "error_factor": cost_unit.error_factor,
+                                       "points": [list(p) for p in cost_unit.points]}
             steady_ms = _base_steady_ms(server, self.duration_s)
             ctx.extras["base_statement_ms"] = {"statement": BASE_STATEMENT, "explain": list(explain_ms),
                                                "pg_stat_statements": list(steady_ms)}
@@ -179,6 +188,8 @@ class CeilingScenario:
             calibration, checks = fit_calibration(ctx.rows, spilled=self.spilled, clients=self.clients,
                                                   cores=os.cpu_count() or 1, server_version=info.pg_version,
                                                   base_statement_ms=steady_ms, base_explain_ms=explain_ms)
+            calibration = replace(calibration, exec_s_per_cost_unit=cost_unit.exec_s_per_cost_unit,
+                                  cost_estimate_error=cost_unit.error_factor)
             save_calibration(calibration, ctx.out_dir / CALIBRATION_FILE)
             ctx.extras["calibration"] = calibration.to_json()
             ctx.extras["checks"] = checks

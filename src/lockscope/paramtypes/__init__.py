@@ -33,7 +33,7 @@ from .failures import TYPING_SQLSTATES, OtherServerError, TypingFailure
 from .nodes import Params, raw_dicts
 from .stmts import StatementAnalyzer
 
-__all__ = ["TYPING_SQLSTATES", "ParamTyping", "statement_names", "type_params"]
+__all__ = ["TYPING_SQLSTATES", "ParamTyping", "describe_types", "statement_names", "type_params"]
 
 _BETWEEN_OPERATORS = ("<", "<=", ">", ">=")
 
@@ -146,3 +146,25 @@ def _types(params: Params, count: int) -> tuple[int, ...]:
         return 0 if n in params.undecided or t in (OPAQUE, UNKNOWN) else t
 
     return tuple(one(n) for n in range(1, count + 1))
+
+
+def describe_types(run: Runner, oids: Sequence[int], *, owner: object | None = None) -> dict[int, tuple[str, str]]:
+    """``oid -> (schema.name, typcategory)``: the name as a cast in a statement text can give it (each part
+    double-quoted when it is not a plain lower-case identifier) and its category letter (``N`` numeric, ``S``
+    string, ``A`` array, ...; ``""`` when unknown); from the session's type facts (:func:`read_catalog`, no
+    statement named).
+
+    :raises DatabaseError: the catalog read failed.
+    """
+    cat = read_catalog(run, relations=[], functions=[], operators=[], owner=owner)
+
+    def quote(part: str) -> str:
+        return part if part.isidentifier() and part == part.lower() and part.isascii() else \
+            '"' + part.replace('"', '""') + '"'
+
+    out = {}
+    for oid in oids:
+        row = cat.types.get(oid)
+        out[oid] = (f"{quote(row.schema_name)}.{quote(row.name)}", row.category) if row is not None else \
+            (cat.type_name(oid), "")
+    return out

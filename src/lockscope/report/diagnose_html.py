@@ -128,7 +128,10 @@ def diagnose_html(d: Diagnosis) -> str:
             f"fast path {escape(d.capacity.describe())} per backend (max_locks_per_transaction "
             f"{d.capacity.max_locks_per_transaction}); sampled {w.duration_s:.1f} s at {w.achieved_hz:.1f} Hz "
             f"({w.ticks:,} samples, {w.late_ticks:,} late).</p>"]
-    body.append(f'<div class="verdict {escape(d.status)}">{escape(d.verdict)}</div>')
+    headline = f"{escape(d.model_check.headline)}<br>" if d.model_check is not None else ""
+    body.append(f'<div class="verdict {escape(d.status)}">{headline}{escape(d.verdict)}</div>')
+    if d.coverage is not None:
+        body.append(f"<p>{escape(d.coverage.text())}</p>")
     after = d.fixes[0].main_per_s_after if d.fixes else None
     items = [(f"{100 * d.lockmanager_share:.0f}%", "of active-session samples wait on LWLock:LockManager",
               d.status == "contention"),

@@ -7,6 +7,7 @@ from typing import Any
 from ..diagnose.engine import Culprit, Diagnosis, Fix
 from ..diagnose.transactions import TransactionFinding
 from ..forecast.model import Forecast
+from .forecast_json import coverage_dict
 
 __all__ = ["SCHEMA", "diagnose_to_dict"]
 
@@ -113,5 +114,8 @@ def diagnose_to_dict(d: Diagnosis) -> dict[str, Any]:
         "forecast": {"clients": d.clients, "model_vs_now": _model_vs_now(d), "before": _forecast(d.forecast_before),
                      "after_first_fix": _forecast(d.forecast_after)},
         "notes": list(d.notes),
+        "coverage": coverage_dict(d.coverage),
+        "model_check": None if d.model_check is None else {
+            "off": d.model_check.off, "reasons": list(d.model_check.reasons), "headline": d.model_check.headline},
         "timings_s": d.timings_s,
     }

@@ -158,7 +158,11 @@ def render_diagnosis(d: Diagnosis) -> Group:
         parts.append(_spilled(d))
     if d.fixes:
         parts.append(_fixes(d))
+    if d.coverage is not None:
+        parts.append(Text(d.coverage.text(), style="bold" if d.coverage.uncovered else ""))
     for note in d.notes:
         parts.append(Text(f"note: {note}", style="dim"))
+    if d.model_check is not None:  # the verdict's first line, not a note
+        parts.append(Text(d.model_check.headline, style="bold red"))
     parts.append(Text(d.verdict, style=_VERDICT_STYLE.get(d.status, "bold")))
     return Group(*parts)

@@ -56,10 +56,16 @@ def _summary_rows(s: ScenarioForecast) -> list[list[str]]:
 def forecast_html(report: ForecastReport) -> str:
     """The HTML document of a forecast."""
     scenarios = [report.measured] + ([report.what_if] if report.what_if is not None else [])
-    body = [f"<p>PostgreSQL {escape(report.server_version)}, database {escape(report.database)} (OID "
+    body = [f'<div class="verdict contention">{escape(report.model_check.headline)}</div>'] \
+        if report.model_check is not None else []
+    body += [f"<p>PostgreSQL {escape(report.server_version)}, database {escape(report.database)} (OID "
             f"{report.database_oid}); model: {report.cores} cores, {report.clients} clients "
             f"({escape(report.clients_source)}); what-if: {escape(report.what_if_text)}.</p>",
             f"<p class=\"muted\">calibration: {escape(report.calibration.source)}</p>",
+            *([f"<p>{escape(report.coverage.text())}</p>"] if report.coverage is not None else []),
+            *([f"<p>predicted TPS between {report.throughput_range_tps[0]:,.0f} and "
+               f"{report.throughput_range_tps[1]:,.0f}: the statement's execution time is an estimate (notes)</p>"]
+              if report.throughput_range_tps is not None else []),
             svg_tps_curve(scenarios, clients=report.clients)]
     for s in scenarios:
         body.append(f"<h2>{escape(s.label)} ({escape(s.capacity.describe())} fast-path slots)</h2>")

@@ -9,6 +9,7 @@ from typing import Any
 from ..forecast.engine import ForecastReport, ScenarioForecast, saturation_rate
 from ..forecast.model import Forecast
 from ..shapes import StatementShape
+from ..workload.coverage import Coverage
 
 __all__ = ["SCHEMA", "forecast_to_dict"]
 
@@ -72,6 +73,16 @@ def _scenario(s: ScenarioForecast) -> dict[str, Any]:
     }
 
 
+def coverage_dict(coverage: Coverage | None) -> dict[str, Any] | None:
+    """The ``coverage`` object of the forecast and diagnose JSON (null without a workload interval): shares 0..1."""
+    if coverage is None:
+        return None
+    return {"calls_share": coverage.calls_share, "time_share": coverage.time_share,
+            "statements_modelled": coverage.statements_modelled, "standins": coverage.standins,
+            "uncovered": [{"queryid": u.queryid, "query": u.query, "calls_share": u.calls_share,
+                           "time_share": u.time_share, "reason": u.reason} for u in coverage.uncovered]}
+
+
 def forecast_to_dict(report: ForecastReport) -> dict[str, Any]:
     """The JSON document of a forecast (schema :data:`SCHEMA`)."""
     return {
@@ -92,6 +103,11 @@ def forecast_to_dict(report: ForecastReport) -> dict[str, Any]:
             "anchored_tps": report.anchor.anchored_tps,
             "model_lockmanager_share": report.anchor.model_lockmanager_share,
             "measured_lockmanager_share": report.anchor.measured_lockmanager_share},
+        "throughput_range_tps": None if report.throughput_range_tps is None else list(report.throughput_range_tps),
+        "coverage": coverage_dict(report.coverage),
+        "model_check": None if report.model_check is None else {
+            "off": report.model_check.off, "reasons": list(report.model_check.reasons),
+            "headline": report.model_check.headline},
         "gain": report.gain,
         "calibration": report.calibration.to_json(),
         "what_if": report.what_if_text,

@@ -49,7 +49,10 @@ def _scenario_table(report: ForecastReport, s: ScenarioForecast) -> Table:
     t = Table(title=f"{s.label} ({s.capacity.describe()} fast-path)", show_header=False, title_justify="left")
     t.add_column("figure", style="bold")
     t.add_column("value")
-    t.add_row("predicted TPS", f"{f.throughput_tps:,.0f} at {f.clients} clients on {f.cpus} cores")
+    span = report.throughput_range_tps if s is report.measured else None
+    t.add_row("predicted TPS", f"{f.throughput_tps:,.0f} at {f.clients} clients on {f.cpus} cores" + (
+        f", between {span[0]:,.0f} and {span[1]:,.0f} (the execution time is an estimate: see the note)"
+        if span is not None else ""))
     t.add_row("TPS ceiling", f"{rate_text(f.ceiling_tps)} (CPU alone {rate_text(f.cpu_ceiling_tps)}, "
                              f"knee at {f.knee_clients:.1f} clients)")
     t.add_row("binding resource", binding_text(f))
@@ -119,8 +122,11 @@ def _model_vs_now(report: ForecastReport) -> Table:
 def render_forecast(report: ForecastReport, *, verbose: bool = False) -> Group:
     """The terminal rendering of a forecast (``verbose``: every main-table lock with its lock partition)."""
     think = f", think time {report.think_s * 1000:.2f} ms" if report.think_s else ""
-    parts: list[object] = [Text(f"model: {report.cores} cores, {report.clients} clients ({report.clients_source})"
-                                f"{think}; calibration: {report.calibration.source}")]
+    parts: list[object] = [Text(report.model_check.headline, style="bold red")] if report.model_check else []
+    parts.append(Text(f"model: {report.cores} cores, {report.clients} clients ({report.clients_source})"
+                      f"{think}; calibration: {report.calibration.source}"))
+    if report.coverage is not None:
+        parts.append(Text(report.coverage.text(), style="bold" if report.coverage.uncovered else ""))
     if report.anchor is not None and report.live is not None:
         parts.append(_model_vs_now(report))
     for s in (report.measured, report.what_if):

@@ -1,2 +1,2 @@
 -- /* lockscope */ The server's clock now (the start of an interval, compared with pg_stat_activity.state_change).
-SELECT pg_catalog.clock_timestamp() AS now
+SELECT /* lockscope */ pg_catalog.clock_timestamp() AS now

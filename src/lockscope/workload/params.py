@@ -11,6 +11,7 @@ column has no statistics, the custom plan is "not measured", with the reason.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,6 +77,10 @@ class _Collector:
                 self.visit(item)
 
     def bind(self, param: Any, col: Any) -> None:
+        while isinstance(param, ast.TypeCast):
+            param = param.arg
+        if isinstance(param, ast.A_Expr) and param.name and getattr(param.name[-1], "sval", None) in ("+", "-"):
+            param = param.lexpr  # ``col = $2 + $3`` (a typed stand-in's sum): $2 takes the column's value
         number, column = _param_number(param), _column(col)
         if number is not None and column is not None:
             self.columns.setdefault(number, column)
@@ -155,10 +160,12 @@ def _resolve_tables(session: Session, order: list[str], cache: dict[str, Any]) -
 
 
 def derive_params(session: Session, sql: str, param_count: int,
-                  cache: dict[str, Any] | None = None) -> ParamBinding:
+                  cache: dict[str, Any] | None = None, fallback: Mapping[int, str] | None = None) -> ParamBinding:
     """Derive a value for each of ``$1..$param_count`` from pg_stats (see the module docstring).
 
     :param cache: a dict shared between calls of one audit (table columns and statistics by table).
+    :param fallback: ``$n -> value`` for a parameter no column gives a value to (a typed stand-in's neutral value,
+        :func:`lockscope.workload.standins.standin_values`).
     :return: the values, or a :class:`ParamBinding` with a ``reason`` when not derivable.
     """
     if param_count == 0:
@@ -168,6 +175,8 @@ def derive_params(session: Session, sql: str, param_count: int,
         columns, constants, relations, order = param_columns(sql)
     except ValueError as exc:
         return ParamBinding((), (), str(exc))
+    fallback = fallback or {}
+    constants = {n: fallback[n] for n in fallback if n not in columns} | constants
     needed = [n for n in range(1, param_count + 1) if n not in constants]
     missing = [n for n in needed if n not in columns]
     if missing:
@@ -181,7 +190,7 @@ def derive_params(session: Session, sql: str, param_count: int,
     for n in range(1, param_count + 1):
         if n in constants:
             values.append(constants[n])
-            sources.append("LIMIT/OFFSET")
+            sources.append("typed stand-in's neutral value" if n in fallback and n not in columns else "LIMIT/OFFSET")
             continue
         qualifier, column = columns[n]
         candidates = [relations[qualifier]] if qualifier and qualifier in relations else order

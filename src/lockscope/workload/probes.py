@@ -10,6 +10,9 @@
   named), so the probes here are not paced again.
 - A text PostgreSQL's parser (pglast) cannot parse, or that is not one probeable statement, is skipped with the
   reason; it never reaches the server.
+- A normalized text whose ``$n`` PREPARE could not type as it stands (``$2 + $3``: pg_stat_statements replaced
+  constants that had types) is probed with typed stand-ins (:mod:`lockscope.workload.standins`), and its
+  ``standins_note`` says so; one that cannot be typed even so is skipped with the reason.
 
 **Main-lock-table acquisitions per second** = calls/s x spilled locks per call, where a call's spilled locks are
 its phase's: a planned call (simple protocol, unnamed statement, custom plan) takes the custom plan's, a call that
@@ -36,6 +39,7 @@ from ..statement import check_statement
 from ..vocab import LockMode, LockRole, PlanPhase
 from .params import ParamBinding, derive_params
 from .phases import PhaseSplit, split_phases
+from .standins import standin_values, typed_standins
 from .statements import OWN_QUERY, SQL_PREPARE, StatementRates
 
 __all__ = [
@@ -122,6 +126,8 @@ class StatementAudit:
         backend under the load of the moment), None when unknown.
     :ivar mean_plan_ms: its mean planning time per planning (ms; with track_planning), None when unknown.
     :ivar rows_per_call: rows returned or affected per call (count), None when unknown.
+    :ivar standins_note: how its text was probed with typed stand-ins for the constants pg_stat_statements
+        replaced (:mod:`lockscope.workload.standins`), None when the normalized text typed as it stands.
     """
 
     queryid: int
@@ -148,6 +154,7 @@ class StatementAudit:
     mean_exec_ms: float | None = None
     mean_plan_ms: float | None = None
     rows_per_call: float | None = None
+    standins_note: str | None = None
 
     @property
     def main_lock_table_per_s(self) -> float:
@@ -309,7 +316,17 @@ def _probe_one(session: Session, catalog: Catalog, row: StatementRates, cache: d
     except LockscopeError as exc:
         return StatementAudit(**base, skipped_reason=str(exc).split(":")[0])
     kind = checked.kind
-    binding = derive_params(session, checked.text, checked.param_count, cache)
+    standins = None
+    if checked.param_count:
+        try:
+            standins = typed_standins(session.query_rows, checked, owner=session)
+        except LockscopeError as exc:
+            return StatementAudit(**base, kind=kind, skipped_reason=f"cannot be typed, even with typed stand-ins: "
+                                                                     f"{exc}")
+        if standins is not None:
+            checked = check_statement(standins.text)
+    binding = derive_params(session, checked.text, checked.param_count, cache,
+                            standin_values(standins) if standins is not None else None)
     custom, custom_reason = _custom_plan(session, checked.text, checked.param_count, binding)
     generic, generic_reason = _generic_plan(session, checked.text, checked.param_count, custom, custom_reason)
     reuse = reuse_footprint(generic, model, executor_relations=custom.executor_relations if custom else None) \
@@ -327,7 +344,8 @@ def _probe_one(session: Session, catalog: Catalog, row: StatementRates, cache: d
                           custom_reason=custom_reason, generic=generic, generic_reuse=reuse,
                           generic_reason=generic_reason,
                           spilled_per_call=split.main_table_per_call if split is not None else 0.0,
-                          basis=split.basis if split is not None else "none", prune_checks=checks, split=split)
+                          basis=split.basis if split is not None else "none", prune_checks=checks, split=split,
+                          standins_note=standins.note if standins is not None else None)
 
 
 def probe_statements(session: Session, catalog: Catalog, rows: Sequence[StatementRates], *,

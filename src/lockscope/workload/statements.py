@@ -43,7 +43,8 @@ from .transactions import TransactionLoad, transaction_load
 if TYPE_CHECKING:
     from .probes import StatementAudit
 
-__all__ = ["HELD_LOCKS_EVERY_S", "OWN_QUERY", "SQL_PREPARE", "StatementRates", "Workload", "read_workload"]
+__all__ = ["COVERAGE_FLOOR", "HELD_LOCKS_EVERY_S", "OWN_QUERY", "SQL_PREPARE", "StatementRates", "Workload",
+           "exec_ms_per_s", "read_workload"]
 
 #: lockscope's own queries: the audit SQL carries a /* lockscope */ marker; the footprint engine's are recognised.
 OWN_QUERY = re.compile(r"/\*\s*lockscope\s*\*/|^\s*(PREPARE|DEALLOCATE)\s+lockscope_|AS pg_locks_oid|toast_owner\.oid"
@@ -71,6 +72,10 @@ class Workload:
         None without an interval or when not readable.
     :ivar transactions: the transactions the pg_locks snapshots saw (:mod:`lockscope.workload.transactions`), None
         when none were taken.
+    :ivar total_calls_per_s: calls/s of every visible statement of the interval that may lock a relation
+        (lockscope's own queries and the utility statements among those whose text was read left out): the
+        denominator of the coverage (:mod:`lockscope.workload.coverage`).
+    :ivar total_exec_ms_per_s: their execution time per second (ms/s, pg_stat_statements ``total_exec_time``).
     """
 
     available: bool
@@ -89,6 +94,8 @@ class Workload:
     fastpath_exceeded_per_s: float | None = None
     transactions_per_s: float | None = None
     transactions: TransactionLoad | None = None
+    total_calls_per_s: float = 0.0
+    total_exec_ms_per_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -291,8 +298,9 @@ def _with_texts(session: Session, schema_sql: str, candidates: list[StatementRat
 
 
 def _choose(rows: list[StatementRates], candidates: list[StatementRates], top_n: int,
-            notes: list[str]) -> list[StatementRates]:
-    """The top ``top_n`` candidates that lock tables: lockscope's own queries and utility statements left out
+            notes: list[str], calls_total: float = 0.0, time_total: float = 0.0) -> list[StatementRates]:
+    """The top ``top_n`` candidates that lock tables, and beyond them every one carrying at least
+    :data:`COVERAGE_FLOOR` of the calls or execution time: lockscope's own queries and utility statements left out
     (each kind noted)."""
     own = [r for r in candidates if OWN_QUERY.search(r.query)]
     utility = [r for r in candidates if r not in own and not _PROBEABLE.match(SQL_PREPARE.sub("", r.query, 1))]
@@ -302,8 +310,10 @@ def _choose(rows: list[StatementRates], candidates: list[StatementRates], top_n:
                      f"{' '.join(utility[0].query.split())[:40]}) take no table locks worth auditing: skipped.")
     if len(rows) > len(own) + len(utility) + top_n:
         notes.append(f"{len(rows)} statements in pg_stat_statements: the top {top_n} by calls are audited "
-                     f"(--top N to change).")
-    return kept[:top_n]
+                     f"(--top N to change), and any other carrying at least {COVERAGE_FLOOR:.0%} of the calls or "
+                     "execution time.")
+    forced = [r for r in kept[top_n:] if _share(r, calls_total, time_total) >= COVERAGE_FLOOR]
+    return kept[:top_n] + forced
 
 
 def _fastpath_exceeded(session: Session, settings: AuditSettings, notes: list[str]) -> int | None:
@@ -355,8 +365,13 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
     rows = _rates(span, interval_s)
     # texts for a few more than N, so utility statements (BEGIN, SET, ...) and lockscope's own queries do not
     # take the places of the statements that lock tables
-    candidates = _with_texts(session, schema_sql, rows[: top_n * 2 + 20], span.held)
-    chosen = _choose(rows, candidates, top_n, notes)
+    calls_total, time_total = _totals(rows)
+    heavy = [r for r in rows[top_n * 2 + 20:] if _share(r, calls_total, time_total) >= COVERAGE_FLOOR]
+    candidates = _with_texts(session, schema_sql, rows[: top_n * 2 + 20] + heavy, span.held)
+    chosen = _choose(rows, candidates, top_n, notes, calls_total, time_total)
+    left_out = {r.queryid for r in candidates if OWN_QUERY.search(r.query) or
+                not _PROBEABLE.match(SQL_PREPARE.sub("", r.query, 1))}
+    calls_total, time_total = _totals([r for r in rows if r.queryid not in left_out])
     fastpath_exceeded = span.counters[1][1]
     if fastpath_exceeded is None:
         fastpath_exceeded = _fastpath_exceeded(session, settings, notes)
@@ -369,8 +384,30 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
                         since_s=span.since_s, notes=tuple(notes), pg_stat_lock_fastpath_exceeded=fastpath_exceeded,
                         top_n=top_n, track_planning=settings.track_planning, lock_snapshots=len(span.held),
                         fastpath_exceeded_per_s=span.per_s(1), transactions_per_s=span.per_s(0),
-                        transactions=_transactions(span, rows, candidates))
+                        transactions=_transactions(span, rows, candidates), total_calls_per_s=calls_total,
+                        total_exec_ms_per_s=time_total)
     return workload, chosen
+
+
+#: A statement carrying at least this share of the interval's calls or execution time is always audited, beyond
+#: ``--top`` if need be (issue 27: every such statement is in the model).
+COVERAGE_FLOOR = 0.01
+
+
+def exec_ms_per_s(row: StatementRates) -> float:
+    """A statement's execution time per second of the interval (ms/s): calls/s x mean execution time; 0 unknown."""
+    return row.calls_per_s * (row.mean_exec_ms or 0.0)
+
+
+def _totals(rows: list[StatementRates]) -> tuple[float, float]:
+    """(calls/s, execution ms/s) of ``rows``."""
+    return sum(r.calls_per_s for r in rows), sum(exec_ms_per_s(r) for r in rows)
+
+
+def _share(row: StatementRates, calls_total: float, time_total: float) -> float:
+    """The larger of the statement's share of the calls and of the execution time (0..1)."""
+    return max(row.calls_per_s / calls_total if calls_total > 0 else 0.0,
+               exec_ms_per_s(row) / time_total if time_total > 0 else 0.0)
 
 
 def _transactions(span: _Interval, rows: list[StatementRates], texts: list[StatementRates]) -> TransactionLoad | None:
