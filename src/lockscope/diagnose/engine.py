@@ -35,6 +35,7 @@ from ..capacity import CapacityModel
 from ..catalog import database_facts, relation_facts
 from ..errors import LockscopeError
 from ..forecast.calibration import DEFAULT_CALIBRATION
+from ..forecast.cpu import Deflation, KcacheWindow, OnCpu, deflation
 from ..forecast.engine import connections_doing_work, forecast_live, server_clock, workload_own_cost
 from ..forecast.live import live_from_watch
 from ..lockpart import partition_rates
@@ -315,9 +316,9 @@ class _Workload:
     relations: dict[int, tuple[bool, str]]
 
 
-def _workload(session: Session, report: AuditReport, database_oid: int, deflate: float) -> _Workload:
-    """The audited statements' shapes, each with its own cost from pg_stat_statements (``deflate``:
-    :meth:`lockscope.forecast.live.LivePoint.cpu_deflation`)."""
+def _workload(session: Session, report: AuditReport, database_oid: int, deflate: Deflation) -> _Workload:
+    """The audited statements' shapes, each with its own cost from pg_stat_statements (``deflate``: wall time ->
+    CPU, :func:`lockscope.forecast.cpu.deflation`)."""
 
     audits = [a for a in report.workload.statements if not a.skipped_reason]
     oids = [o for a in audits for p in (a.custom, a.generic, a.generic_reuse) if p is not None
@@ -328,7 +329,7 @@ def _workload(session: Session, report: AuditReport, database_oid: int, deflate:
     by_queryid: dict[int, list[tuple[StatementAudit, StatementShape | None]]] = {}
     for a in audits:
         shape = None
-        own = workload_own_cost(a, deflate)
+        own = workload_own_cost(a, deflate.of(a.queryid))
         for plan, weight in a.weighted_plans():  # the phase split: planned calls and reuses of a cached plan
             phase_shape = own.apply(shape_from_plan(a, plan, model, database_oid, relations,
                                                     calls=max(a.calls_per_s, 0.0) * weight, share=weight))
@@ -703,6 +704,8 @@ class _Observed:
     summary: WatchSummary
     since: datetime.datetime | None
     timings_s: dict[str, float]
+    kcache: dict[int, OnCpu] = field(default_factory=dict)
+    kcache_note: str | None = None
 
 
 def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: Callable[[str], None],
@@ -715,9 +718,11 @@ def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: 
     config.validate()
     watcher = Watcher(config)
     since: list[datetime.datetime] = []
+    kcache = KcacheWindow()
 
     def start_watch() -> None:
         since.append(server_clock(session))
+        kcache.start(session)
         say(f"sampling wait events for {options.duration_s:g} s at {options.hz:g} Hz")
         watcher.start()
 
@@ -737,6 +742,7 @@ def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: 
             watcher.stop("error")
         raise
     t_audit = time.monotonic()
+    on_cpu = kcache.stop(session)  # the window's pg_stat_statements and pg_stat_kcache deltas, over the same calls
     if not since:  # pg_stat_statements unavailable: the audit never opened its interval
         start_watch()
     watcher.wait(options.duration_s + 10)
@@ -744,7 +750,7 @@ def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: 
     if watcher.error is not None:
         raise watcher.error
     return _Observed(report, summary, since[0] if since else None,
-                     {"audit": t_audit - t0, "watch_end": time.monotonic() - t0})
+                     {"audit": t_audit - t0, "watch_end": time.monotonic() - t0}, on_cpu, kcache.note)
 
 
 def _status(summary: WatchSummary, main_now: float) -> str:
@@ -784,7 +790,9 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     database_oid, _ = database_facts(session)
     say("matching statements and ranking fixes")
     live = _live(session, seen, options)
-    deflate = live.cpu_deflation(options.cores) if live is not None else 1.0
+    deflate = deflation(live, (), report.database, options.cores, kcache=seen.kcache)
+    if seen.kcache_note:
+        notes.append(seen.kcache_note)
     wl = _workload(session, report, database_oid, deflate) if report.workload.available else None
     if not report.workload.available:
         notes.append("statements not audited: " + " ".join(report.workload.notes))

@@ -25,10 +25,11 @@ from dataclasses import dataclass
 
 from ..watch.aas import CPU
 from ..watch.engine import WatchSummary
-from ..watch.sampler import Sample
+from ..watch.sampler import ActiveSession, Sample
 from .model import Forecast
 
-__all__ = ["ANCHOR_TOLERANCE", "SATURATED", "Anchor", "LivePoint", "anchor_costs", "live_from_watch", "live_point"]
+__all__ = ["ANCHOR_TOLERANCE", "SATURATED", "Anchor", "LivePoint", "anchor_costs", "counts_toward", "live_from_watch",
+           "live_point", "sampled_on_cpu"]
 
 #: The model must reproduce the measured calls/s within this fraction, else its costs are re-anchored.
 ANCHOR_TOLERANCE = 0.25
@@ -76,13 +77,30 @@ class LivePoint:
 
     def cpu_deflation(self, cores: int) -> float:
         """The factor (0..1] that turns a statement's wall time in the server (pg_stat_statements, under the load
-        of the moment) into its CPU: the CPU share of the active time, divided by the stretch of processor sharing
-        when more backends want a core than there are cores."""
-        if self.aas <= 0:
-            return 1.0
-        cpu_share = self.aas_cpu / self.aas
-        stretch = max(1.0, self.aas_cpu / cores)
-        return max(1e-3, min(1.0, cpu_share / stretch))
+        of the moment) into its CPU: the CPU share of the active time, times the cores over the sessions sampled
+        on CPU when these are more (:func:`sampled_on_cpu`; per statement: :mod:`lockscope.forecast.cpu`)."""
+        return sampled_on_cpu(self.aas_cpu, self.aas, self.aas_cpu, cores)
+
+
+def sampled_on_cpu(cpu_samples: float, active_samples: float, aas_cpu: float, cores: int) -> float:
+    """The sampled on-CPU factor (0..1]: the share of active samples without a wait event, ``cpu_samples /
+    active_samples``, times ``min(1, cores / aas_cpu)`` (backends sampled on CPU beyond the cores are in the run
+    queue). 1.0 without active samples; at least 1e-3.
+
+    :param aas_cpu: average active sessions without a wait event, all statements (sessions).
+    :param cores: cores of the server (>= 1).
+    """
+    if active_samples <= 0:
+        return 1.0
+    share = cpu_samples / active_samples
+    return max(1e-3, min(1.0, share * min(1.0, cores / aas_cpu) if aas_cpu > 0 else share))
+
+
+def counts_toward(session: ActiveSession, database: str, own_pids: Sequence[int] = ()) -> bool:
+    """True for a client backend of ``database`` that is not lockscope's (``own_pids``, application_name
+    ``lockscope``): the sessions whose samples make the operating point."""
+    return (session.backend_type in (None, "client backend") and session.datname == database
+            and session.pid not in own_pids and session.application_name != "lockscope")
 
 
 def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own_pids: Sequence[int] = (),
@@ -98,8 +116,7 @@ def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own
     active = cpu = lm = 0
     for sample in samples:
         for s in sample.sessions:
-            if s.backend_type not in (None, "client backend") or s.datname != database or s.pid in own_pids \
-                    or s.application_name == "lockscope":
+            if not counts_toward(s, database, own_pids):
                 continue
             pids.add(s.pid)
             active += 1
