@@ -569,12 +569,11 @@ def _reconcile(live: LivePoint | None, solved: LiveForecast | None) -> list[str]
     if live is None or solved is None or solved.anchor is None:
         return []
     model, measured = solved.anchor.model_lockmanager_share, live.lockmanager_share
-    if abs(model - measured) <= 0.10:
+    if solved.anchor.lockmanager_reproduced:
         return []
     return [f"LockManager share: {100 * measured:.0f}% sampled now, {100 * model:.0f}% in the model at the same "
             f"{live.population} connections and {live.rate_tps:,.0f} calls/s; the verdict and the status use the "
-            "sampled share, the forecast's before/after figures the model's (its difference is the fix's effect, "
-            "its level is the model's)"]
+            "sampled share, and the model's LockManager shares (now, after the fix) are not printed as a forecast"]
 
 
 def _unprepared_what_if(audits: Sequence[StatementAudit], main_now: float) -> list[str]:
@@ -683,15 +682,20 @@ def forecast_lines(d: Diagnosis) -> list[str]:
         out.append(f"model vs now at {live.population} connections: {anchor.measured_tps:,.0f} calls/s measured, "
                    f"{anchor.model_tps:,.0f} modelled ({fit}); LockManager {100 * live.lockmanager_share:.0f}% "
                    f"sampled, {100 * anchor.model_lockmanager_share:.0f}% modelled")
+    modelled = anchor is None or anchor.lockmanager_reproduced
     if before is not None and after is not None:
         gain = after.throughput_tps / before.throughput_tps - 1.0 if before.throughput_tps else 0.0
+        lm = (f"LockManager {100 * before.lockmanager_share:.0f}% -> {100 * after.lockmanager_share:.0f}%"
+              if modelled else "LockManager share not forecast")
         out.append(f"first fix, forecast at {d.clients} connections: {before.throughput_tps:,.0f} -> "
-                   f"{after.throughput_tps:,.0f} calls/s ({100 * gain:+.0f} %), LockManager "
-                   f"{100 * before.lockmanager_share:.0f}% -> {100 * after.lockmanager_share:.0f}%, CPU per call "
+                   f"{after.throughput_tps:,.0f} calls/s ({100 * gain:+.0f} %), {lm}, CPU per call "
                    f"{before.cpu_per_transaction_us:,.0f} -> {after.cpu_per_transaction_us:,.0f} µs")
     elif before is not None:
-        out.append(f"forecast at {d.clients} connections: {before.throughput_tps:,.0f} calls/s, LockManager "
-                   f"{100 * before.lockmanager_share:.0f}%, CPU per call {before.cpu_per_transaction_us:,.0f} µs")
+        lm = f"LockManager {100 * before.lockmanager_share:.0f}%" if modelled else "LockManager share not forecast"
+        out.append(f"forecast at {d.clients} connections: {before.throughput_tps:,.0f} calls/s, {lm}, CPU per "
+                   f"call {before.cpu_per_transaction_us:,.0f} µs")
+    if anchor is not None and not anchor.lockmanager_reproduced:
+        out.append(anchor.lockmanager_refusal() + "; the sampled share is the present's figure")
     return out
 
 

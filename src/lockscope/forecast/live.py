@@ -28,11 +28,14 @@ from ..watch.engine import WatchSummary
 from ..watch.sampler import ActiveSession, Sample
 from .model import Forecast
 
-__all__ = ["ANCHOR_TOLERANCE", "SATURATED", "Anchor", "LivePoint", "anchor_costs", "counts_toward", "live_from_watch",
-           "live_point", "sampled_on_cpu"]
+__all__ = ["ANCHOR_TOLERANCE", "LOCKMANAGER_TOLERANCE", "SATURATED", "Anchor", "LivePoint", "anchor_costs",
+           "counts_toward", "live_from_watch", "live_point", "sampled_on_cpu"]
 
 #: The model must reproduce the measured calls/s within this fraction, else its costs are re-anchored.
 ANCHOR_TOLERANCE = 0.25
+#: The model's LockManager share at the operating point must be within this of the sampled one (fraction, 10 pp)
+#: for its LockManager shares to be printed as a forecast (issue 27).
+LOCKMANAGER_TOLERANCE = 0.10
 #: Sampled backends on CPU per core from which the cores count as saturated (no think time is inferred).
 SATURATED = 0.9
 _LOCK_MANAGER = "LWLock:LockManager"
@@ -176,6 +179,21 @@ class Anchor:
     def off(self) -> float:
         """Model / measured - 1 before re-anchoring (fraction; 0.3 = 30 % high)."""
         return self.model_tps / self.measured_tps - 1.0 if self.measured_tps > 0 else 0.0
+
+    @property
+    def lockmanager_reproduced(self) -> bool:
+        """True when the model's LockManager share at the operating point is within :data:`LOCKMANAGER_TOLERANCE`
+        of the sampled one: only then are the model's LockManager shares (now, after a what-if) a forecast.
+        On a machine with fewer cores than runnable backends the sampled share is mostly sleeps that last until a
+        preempted holder of the partition LWLock runs again (BENCHMARKS.md, "what a sampled LWLock:LockManager
+        is"), which the model does not have."""
+        return abs(self.model_lockmanager_share - self.measured_lockmanager_share) <= LOCKMANAGER_TOLERANCE
+
+    def lockmanager_refusal(self) -> str:
+        """Why the LockManager share is not forecast, in words (for reports; meaningful when not reproduced)."""
+        return (f"LockManager share not forecast: {100 * self.measured_lockmanager_share:.0f}% sampled now, the "
+                f"model gives {100 * self.model_lockmanager_share:.0f}% at the same operating point and cannot "
+                f"reproduce it (more than {100 * LOCKMANAGER_TOLERANCE:.0f} points apart)")
 
     @property
     def reanchored(self) -> bool:
