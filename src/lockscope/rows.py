@@ -55,6 +55,8 @@ __all__ = [
     "HeldEntriesRow",
     "HeldLocksRow",
     "IndexInfo",
+    "KcacheCpuRow",
+    "KcacheSchemaRow",
     "LabStatementRow",
     "MigrationEntriesRow",
     "MigrationLockRow",
@@ -940,6 +942,39 @@ class ClockRow:
     """The server's ``clock_timestamp()`` (``forecast_clock.sql``)."""
 
     now: _dt.datetime
+
+
+@dataclass(frozen=True)
+class KcacheSchemaRow:
+    """pg_stat_kcache in the current database (``forecast_kcache_schema.sql``; no row without it).
+
+    :ivar kcache_schema: its schema.
+    :ivar pgss_schema: pg_stat_statements' schema (None when not created here).
+    :ivar linux_hz: the setting ``pg_stat_kcache.linux_hz`` as text (None: the library is not loaded).
+    :ivar version: the extension's version (e.g. ``2.2.1``).
+    """
+
+    kcache_schema: str
+    pgss_schema: str | None
+    linux_hz: str | None
+    version: str
+
+
+@dataclass(frozen=True)
+class KcacheCpuRow:
+    """One statement's CPU recorded by pg_stat_kcache beside its pg_stat_statements wall time
+    (``forecast_kcache.sql``).
+
+    :ivar queryid: the query identifier.
+    :ivar calls: executions (count).
+    :ivar wall_ms: planning + execution time (ms, pg_stat_statements).
+    :ivar cpu_s: user + system CPU of planning + execution (s, pg_stat_kcache).
+    """
+
+    queryid: int
+    calls: int
+    wall_ms: float
+    cpu_s: float
 
 
 @dataclass(frozen=True)

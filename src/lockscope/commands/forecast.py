@@ -297,7 +297,7 @@ def _forecast(args: argparse.Namespace, choice: TargetChoice, info: Console, *, 
                 report = forecast_statement(session, sql, calibration=calibration, cores=cores, clients=args.clients,
                                             what_if=what_if, params=args.param, param_types=args.param_type,
                                             protocol=protocol, exec_cost_ms=args.exec_cost,
-                                            scratch_conninfo=scratch_conninfo, progress=step)
+                                            scratch_conninfo=scratch_conninfo, dsn=choice.dsn, progress=step)
             else:
                 report = forecast_workload(session, calibration=calibration, cores=cores, clients=args.clients,
                                            what_if=what_if, interval_s=args.interval, top_n=args.top,

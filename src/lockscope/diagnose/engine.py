@@ -35,6 +35,7 @@ from ..capacity import CapacityModel
 from ..catalog import database_facts, relation_facts
 from ..errors import LockscopeError
 from ..forecast.calibration import DEFAULT_CALIBRATION
+from ..forecast.cpu import Deflation, KcacheWindow, OnCpu, deflation
 from ..forecast.engine import connections_doing_work, forecast_live, server_clock, workload_own_cost
 from ..forecast.honesty import ModelCheck, check_model
 from ..forecast.live import live_from_watch
@@ -324,9 +325,9 @@ class _Workload:
     relations: dict[int, tuple[bool, str]]
 
 
-def _workload(session: Session, report: AuditReport, database_oid: int, deflate: float) -> _Workload:
-    """The audited statements' shapes, each with its own cost from pg_stat_statements (``deflate``:
-    :meth:`lockscope.forecast.live.LivePoint.cpu_deflation`)."""
+def _workload(session: Session, report: AuditReport, database_oid: int, deflate: Deflation) -> _Workload:
+    """The audited statements' shapes, each with its own cost from pg_stat_statements (``deflate``: wall time ->
+    CPU, :func:`lockscope.forecast.cpu.deflation`)."""
 
     audits = [a for a in report.workload.statements if not a.skipped_reason]
     oids = [o for a in audits for p in (a.custom, a.generic, a.generic_reuse) if p is not None
@@ -337,7 +338,7 @@ def _workload(session: Session, report: AuditReport, database_oid: int, deflate:
     by_queryid: dict[int, list[tuple[StatementAudit, StatementShape | None]]] = {}
     for a in audits:
         shape = None
-        own = workload_own_cost(a, deflate)
+        own = workload_own_cost(a, deflate.of(a.queryid))
         for plan, weight in a.weighted_plans():  # the phase split: planned calls and reuses of a cached plan
             phase_shape = own.apply(shape_from_plan(a, plan, model, database_oid, relations,
                                                     calls=max(a.calls_per_s, 0.0) * weight, share=weight))
@@ -577,12 +578,11 @@ def _reconcile(live: LivePoint | None, solved: LiveForecast | None) -> list[str]
     if live is None or solved is None or solved.anchor is None:
         return []
     model, measured = solved.anchor.model_lockmanager_share, live.lockmanager_share
-    if abs(model - measured) <= 0.10:
+    if solved.anchor.lockmanager_reproduced:
         return []
     return [f"LockManager share: {100 * measured:.0f}% sampled now, {100 * model:.0f}% in the model at the same "
             f"{live.population} connections and {live.rate_tps:,.0f} calls/s; the verdict and the status use the "
-            "sampled share, the forecast's before/after figures the model's (its difference is the fix's effect, "
-            "its level is the model's)"]
+            "sampled share, and the model's LockManager shares (now, after the fix) are not printed as a forecast"]
 
 
 def _unprepared_what_if(audits: Sequence[StatementAudit], main_now: float) -> list[str]:
@@ -691,15 +691,20 @@ def forecast_lines(d: Diagnosis) -> list[str]:
         out.append(f"model vs now at {live.population} connections: {anchor.measured_tps:,.0f} calls/s measured, "
                    f"{anchor.model_tps:,.0f} modelled ({fit}); LockManager {100 * live.lockmanager_share:.0f}% "
                    f"sampled, {100 * anchor.model_lockmanager_share:.0f}% modelled")
+    modelled = anchor is None or anchor.lockmanager_reproduced
     if before is not None and after is not None:
         gain = after.throughput_tps / before.throughput_tps - 1.0 if before.throughput_tps else 0.0
+        lm = (f"LockManager {100 * before.lockmanager_share:.0f}% -> {100 * after.lockmanager_share:.0f}%"
+              if modelled else "LockManager share not forecast")
         out.append(f"first fix, forecast at {d.clients} connections: {before.throughput_tps:,.0f} -> "
-                   f"{after.throughput_tps:,.0f} calls/s ({100 * gain:+.0f} %), LockManager "
-                   f"{100 * before.lockmanager_share:.0f}% -> {100 * after.lockmanager_share:.0f}%, CPU per call "
+                   f"{after.throughput_tps:,.0f} calls/s ({100 * gain:+.0f} %), {lm}, CPU per call "
                    f"{before.cpu_per_transaction_us:,.0f} -> {after.cpu_per_transaction_us:,.0f} µs")
     elif before is not None:
-        out.append(f"forecast at {d.clients} connections: {before.throughput_tps:,.0f} calls/s, LockManager "
-                   f"{100 * before.lockmanager_share:.0f}%, CPU per call {before.cpu_per_transaction_us:,.0f} µs")
+        lm = f"LockManager {100 * before.lockmanager_share:.0f}%" if modelled else "LockManager share not forecast"
+        out.append(f"forecast at {d.clients} connections: {before.throughput_tps:,.0f} calls/s, {lm}, CPU per "
+                   f"call {before.cpu_per_transaction_us:,.0f} µs")
+    if anchor is not None and not anchor.lockmanager_reproduced:
+        out.append(anchor.lockmanager_refusal() + "; the sampled share is the present's figure")
     return out
 
 
@@ -712,6 +717,8 @@ class _Observed:
     summary: WatchSummary
     since: datetime.datetime | None
     timings_s: dict[str, float]
+    kcache: dict[int, OnCpu] = field(default_factory=dict)
+    kcache_note: str | None = None
 
 
 def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: Callable[[str], None],
@@ -724,9 +731,11 @@ def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: 
     config.validate()
     watcher = Watcher(config)
     since: list[datetime.datetime] = []
+    kcache = KcacheWindow()
 
     def start_watch() -> None:
         since.append(server_clock(session))
+        kcache.start(session)
         say(f"sampling wait events for {options.duration_s:g} s at {options.hz:g} Hz")
         watcher.start()
 
@@ -746,6 +755,7 @@ def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: 
             watcher.stop("error")
         raise
     t_audit = time.monotonic()
+    on_cpu = kcache.stop(session)  # the window's pg_stat_statements and pg_stat_kcache deltas, over the same calls
     if not since:  # pg_stat_statements unavailable: the audit never opened its interval
         start_watch()
     watcher.wait(options.duration_s + 10)
@@ -753,7 +763,7 @@ def _watch_and_audit(session: Session, dsn: str, options: DiagnoseOptions, say: 
     if watcher.error is not None:
         raise watcher.error
     return _Observed(report, summary, since[0] if since else None,
-                     {"audit": t_audit - t0, "watch_end": time.monotonic() - t0})
+                     {"audit": t_audit - t0, "watch_end": time.monotonic() - t0}, on_cpu, kcache.note)
 
 
 def _status(summary: WatchSummary, main_now: float) -> str:
@@ -793,7 +803,9 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     database_oid, _ = database_facts(session)
     say("matching statements and ranking fixes")
     live = _live(session, seen, options)
-    deflate = live.cpu_deflation(options.cores) if live is not None else 1.0
+    deflate = deflation(live, (), report.database, options.cores, kcache=seen.kcache)
+    if seen.kcache_note:
+        notes.append(seen.kcache_note)
     wl = _workload(session, report, database_oid, deflate) if report.workload.available else None
     if not report.workload.available:
         notes.append("statements not audited: " + " ".join(report.workload.notes))

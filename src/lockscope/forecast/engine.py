@@ -34,6 +34,7 @@ import functools
 import math
 import os
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -56,6 +57,7 @@ from ..workload.coverage import Coverage, coverage_of
 from ..workload.probes import probe_statements, shape_from_plan
 from ..workload.statements import StatementRates, read_workload
 from .calibration import DEFAULT_CALIBRATION, Calibration
+from .cpu import WALL_TIME, Deflation, KcacheWindow, OnCpu, deflation
 from .honesty import ModelCheck, check_model
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, idle_round_trip_s, workload_demands
@@ -82,6 +84,7 @@ __all__ = [
     "forecast_workload",
     "saturation_rate",
     "server_clock",
+    "statement_on_cpu",
     "statement_own_cost",
     "transaction_class",
     "workload_own_cost",
@@ -316,6 +319,7 @@ class OwnCost:
     :ivar plan_cost: the plan's total cost (planner cost units, EXPLAIN), None when not read.
     :ivar exec_range_s: ``(low, high)`` execution time (s) when it is an estimate (:meth:`with_exec_floor`), else
         None.
+    :ivar queryid: the pg_stat_statements query identifier when the times are its means (wall time), else None.
     """
 
     plan_s: float | None
@@ -325,6 +329,17 @@ class OwnCost:
     exec_by_explain: bool = False
     plan_cost: float | None = None
     exec_range_s: tuple[float, float] | None = None
+    queryid: int | None = None
+
+    def deflated(self, on_cpu: OnCpu) -> OwnCost:
+        """The pg_stat_statements times as on-CPU times: multiplied by ``on_cpu.factor``
+        (:mod:`lockscope.forecast.cpu`; a planning time from EXPLAIN alone is kept), the source saying so."""
+        if on_cpu.factor == 1.0:
+            return replace(self, source=f"{self.source}; {on_cpu.source}")
+        f = on_cpu.factor  # planning timed by EXPLAIN alone is not wall time under load: kept
+        return replace(self, plan_s=None if self.plan_s is None or self.plan_by_explain else self.plan_s * f,
+                       exec_s=None if self.exec_s is None else self.exec_s * f,
+                       source=f"{self.source}, x {f:.2f} to CPU ({on_cpu.source})")
 
     def with_exec_floor(self, calibration: Calibration) -> OwnCost:
         """When the execution time is unknown (issue 27): estimated from the plan's total cost times the
@@ -358,7 +373,7 @@ class OwnCost:
         exec_s = self.exec_s
         if exec_s is not None and self.exec_by_explain:
             exec_s = max(0.0, exec_s - calibration.explain_exec_extra_s)
-        return OwnCost(plan, exec_s, self.source, plan_cost=self.plan_cost)
+        return OwnCost(plan, exec_s, self.source, plan_cost=self.plan_cost, queryid=self.queryid)
 
     def own_s(self, plans: bool) -> float | None:
         """Per call (s): execution, plus planning when the call plans; None when the execution time is unknown."""
@@ -420,9 +435,34 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
             planning = f"{plan_ms:.3f} ms planning (pg_stat_statements)"
         return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_ms / 1000.0,
                        f"pg_stat_statements on this server: {exec_ms:.3f} ms execution over "
-                       f"{recorded.calls:,} calls, {planning}", plan_by_explain=by_explain)
+                       f"{recorded.calls:,} calls, {planning}", plan_by_explain=by_explain,
+                       queryid=plans[-1].query_id)
     return OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, f"{planning}; {_UNKNOWN_EXEC}",
                    plan_by_explain=True, plan_cost=plans[-1].total_cost)
+
+
+#: Seconds of wait-event samples behind a statement's deflation to CPU in statement mode.
+STATEMENT_SAMPLE_S = 2.0
+
+
+def statement_on_cpu(session: Session, dsn: str, queryid: int, cores: int, seconds: float) -> OnCpu:
+    """The on-CPU factor of one statement's pg_stat_statements times, from ``seconds`` of the present (20 Hz
+    samples of ``dsn``'s client backends, pg_stat_kcache over the same seconds when installed):
+    :func:`lockscope.forecast.cpu.deflation`. pg_stat_statements' means cover every call since its reset; the
+    factor is the present's, and the source says so.
+
+    :raises DatabaseError, ConnectionFailedError: a catalog read or the sampling connection failed.
+    """
+    kcache = KcacheWindow()
+    kcache.start(session)
+    with BackgroundSampler(dsn, hz=20.0) as sampler:
+        time.sleep(seconds)
+    samples = sampler.stop()
+    on_kcache = kcache.stop(session)
+    live = live_point(samples, 0.0, session.facts.database, own_pids=(session.backend_pid,))
+    on = deflation(live, samples, session.facts.database, cores, kcache=on_kcache).of(queryid)
+    note = f"; {kcache.note}" if kcache.note else ""
+    return OnCpu(on.factor, f"{on.source}, over {seconds:g} s of the present{note}")
 
 
 def _recorded_times(session: Session, query_id: int | None) -> StatementTimesRow | None:
@@ -465,6 +505,8 @@ def forecast_statement(
     exec_cost_ms: float | None = None,
     scratch_conninfo: str | None = None,
     think_s: float = 0.0,
+    dsn: str | None = None,
+    sample_s: float = STATEMENT_SAMPLE_S,
     progress: Callable[[str], None] = lambda _msg: None,
 ) -> ForecastReport:
     """Probe one statement (EXPLAIN only) and forecast it, and the what-if beside it.
@@ -476,6 +518,9 @@ def forecast_statement(
         (:func:`statement_own_cost`).
     :param scratch_conninfo: the server is a scratch server lockscope started: the statement may be timed there.
     :param think_s: each client's time between calls outside the server (s).
+    :param dsn: the same server, for the wait-event sampler: when the statement's cost is pg_stat_statements' mean
+        (wall time), it is deflated to CPU by ``sample_s`` seconds of samples and pg_stat_kcache
+        (:func:`statement_on_cpu`); None: not deflated, and the source says so.
     :raises BadInputError, StatementError, UnsupportedStatementError, DatabaseError: from the probe or bad input.
     """
 
@@ -489,6 +534,13 @@ def forecast_statement(
                                   param_types=param_types, protocol=protocol,
                                   plan_cache_mode=mode if protocol == "prepared" else PlanCacheMode.AUTO,
                                   exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo, progress=progress)
+    if own.queryid is not None:
+        on_cpu = OnCpu(1.0, "not deflated to CPU: no --dsn to sample the wait states of")
+        if dsn is not None and sample_s > 0:
+            progress(f"sampling wait states for {sample_s:g} s (pg_stat_statements' wall time -> CPU)")
+            on_cpu = statement_on_cpu(session, dsn, own.queryid, cores, sample_s)
+        own = own.deflated(on_cpu)
+        shape = own.apply(shape)
     notes = [f"the statement's own cost: {own.source}"]
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
@@ -584,7 +636,8 @@ def forecast_workload(
     db_oid, _ = database_facts(session)
     drops = resolve_indexes(session, what_if.drop_indexes)
     progress("reading pg_stat_statements" + (f" ({interval_s:g} s interval)" if interval_s else ""))
-    workload, rows, samples, since = _sampled_workload(session, dsn, interval_s, top_n)
+    kcache = KcacheWindow()
+    workload, rows, samples, since = _sampled_workload(session, dsn, interval_s, top_n, kcache)
     progress("reading the catalog")
     audits = probe_statements(session, read_catalog(session), rows, progress=progress)
     rate = sum(a.calls_per_s for a in audits if a.weighted_plans()) if interval_s > 0 or workload.since_s else None
@@ -594,9 +647,12 @@ def forecast_workload(
     notes = [*workload.notes, f"{STATEMENTS_ONLY_CAVEAT}: each statement is forecast as its own transaction; give "
                               "the application's transactions with --workload FILE (BEGIN ... COMMIT blocks) to "
                               "forecast them as they hold their locks"]
+    on_cpu = deflation(live, samples, facts.database, cores, own_pids=(session.backend_pid,),
+                       kcache=kcache.stop(session) if since is not None else None)
+    if kcache.note:
+        notes.append(kcache.note)
     measured_shapes, whatif_shapes = _workload_shapes(
-        session, audits, what_if, frozenset(drops.values()), db_oid, notes,
-        deflate=live.cpu_deflation(cores) if live is not None else 1.0, interval_s=interval_s)
+        session, audits, what_if, frozenset(drops.values()), db_oid, notes, deflate=on_cpu, interval_s=interval_s)
     cover = coverage_of(workload, audits, {int(s.name) for s in measured_shapes})
     progress("solving the model")
     solved = forecast_live(measured_shapes, whatif_shapes if what_if.any else None, live=live, rate_tps=rate,
@@ -612,10 +668,12 @@ def forecast_workload(
                           model_check=check_model(solved.anchor, live, cover, measured_shapes))
 
 
-def _sampled_workload(session: Session, dsn: str | None, interval_s: float,
-                      top_n: int) -> tuple[Workload, list[StatementRates], list[Sample], datetime.datetime | None]:
+def _sampled_workload(session: Session, dsn: str | None, interval_s: float, top_n: int,
+                      kcache: KcacheWindow) -> tuple[Workload, list[StatementRates], list[Sample],
+                                                     datetime.datetime | None]:
     """pg_stat_statements over the interval with wait events sampled during it (10 Hz, ``dsn``'s own
-    connection): (the workload read, its rows, the samples, the server's clock at the interval's start).
+    connection) and pg_stat_kcache's first snapshot at its start (``kcache``; the caller takes the second):
+    (the workload read, its rows, the samples, the server's clock at the interval's start).
 
     :raises BadInputError: pg_stat_statements is not usable.
     """
@@ -625,6 +683,7 @@ def _sampled_workload(session: Session, dsn: str | None, interval_s: float,
 
     def start_sampling() -> None:
         since.append(server_clock(session))
+        kcache.start(session)
         if sampler is not None:
             sampler.__enter__()
 
@@ -704,22 +763,23 @@ def _anchor_note(anchor: Anchor, live: LivePoint, think_s: float) -> str:
     return head + ": within tolerance, costs as measured"
 
 
-def workload_own_cost(audit: StatementAudit, deflate: float) -> OwnCost:
+def workload_own_cost(audit: StatementAudit, on_cpu: OnCpu = WALL_TIME) -> OwnCost:
     """A workload statement's own cost from pg_stat_statements over the interval: mean execution and planning
-    time, times ``deflate`` (:meth:`LivePoint.cpu_deflation`: wall time in the backend under the load of the
-    moment -> CPU)."""
+    time, times ``on_cpu`` (:func:`lockscope.forecast.cpu.deflation`: wall time in the backend under the load of
+    the moment -> CPU)."""
     if audit.mean_exec_ms is None:
         return OwnCost(None, None, "unknown (no pg_stat_statements times): the base statement's cost stands in")
+    deflate = on_cpu.factor
     plan = None if audit.mean_plan_ms is None else audit.mean_plan_ms * deflate / 1000.0
     source = (f"pg_stat_statements over the interval: {audit.mean_exec_ms:.3f} ms execution"
               + (f", {audit.mean_plan_ms:.3f} ms planning" if audit.mean_plan_ms is not None else
                  ", planning not recorded (track_planning off)")
-              + (f", x {deflate:.2f} to CPU (sampled CPU share and run queue)" if deflate != 1.0 else ""))
+              + (f", x {deflate:.2f} to CPU ({on_cpu.source})" if deflate != 1.0 else ""))
     return OwnCost(plan, audit.mean_exec_ms * deflate / 1000.0, source)
 
 
 def _workload_shapes(session: Session, audits: Sequence[StatementAudit], what_if: WhatIf, drops: frozenset[int],
-                     db_oid: int, notes: list[str], *, deflate: float,
+                     db_oid: int, notes: list[str], *, deflate: Deflation,
                      interval_s: float) -> tuple[list[StatementShape], list[StatementShape]]:
     """The measured state's shapes (one per plan of the phase split, each with its own cost) and the what-if's."""
     oids = [o for a in audits for p in (a.custom, a.generic, a.generic_reuse) if p is not None
@@ -738,7 +798,7 @@ def _workload_shapes(session: Session, audits: Sequence[StatementAudit], what_if
             continue
         if a.standins_note:
             notes.append(f"query {a.queryid}: {a.standins_note}")
-        own = workload_own_cost(a, deflate)
+        own = workload_own_cost(a, deflate.of(a.queryid))
         shapes = [own.apply(shape_from_plan(a, plan, model, db_oid, relations, calls=weight * share, share=share))
                   for plan, share in plans]  # the phase split (workload/phases.py): planned calls and reuses
         for shape in shapes:

@@ -25,13 +25,17 @@ from dataclasses import dataclass
 
 from ..watch.aas import CPU
 from ..watch.engine import WatchSummary
-from ..watch.sampler import Sample
+from ..watch.sampler import ActiveSession, Sample
 from .model import Forecast
 
-__all__ = ["ANCHOR_TOLERANCE", "SATURATED", "Anchor", "LivePoint", "anchor_costs", "live_from_watch", "live_point"]
+__all__ = ["ANCHOR_TOLERANCE", "LOCKMANAGER_TOLERANCE", "SATURATED", "Anchor", "LivePoint", "anchor_costs",
+           "counts_toward", "live_from_watch", "live_point", "sampled_on_cpu"]
 
 #: The model must reproduce the measured calls/s within this fraction, else its costs are re-anchored.
 ANCHOR_TOLERANCE = 0.25
+#: The model's LockManager share at the operating point must be within this of the sampled one (fraction, 10 pp)
+#: for its LockManager shares to be printed as a forecast (issue 27).
+LOCKMANAGER_TOLERANCE = 0.10
 #: Sampled backends on CPU per core from which the cores count as saturated (no think time is inferred).
 SATURATED = 0.9
 _LOCK_MANAGER = "LWLock:LockManager"
@@ -76,13 +80,30 @@ class LivePoint:
 
     def cpu_deflation(self, cores: int) -> float:
         """The factor (0..1] that turns a statement's wall time in the server (pg_stat_statements, under the load
-        of the moment) into its CPU: the CPU share of the active time, divided by the stretch of processor sharing
-        when more backends want a core than there are cores."""
-        if self.aas <= 0:
-            return 1.0
-        cpu_share = self.aas_cpu / self.aas
-        stretch = max(1.0, self.aas_cpu / cores)
-        return max(1e-3, min(1.0, cpu_share / stretch))
+        of the moment) into its CPU: the CPU share of the active time, times the cores over the sessions sampled
+        on CPU when these are more (:func:`sampled_on_cpu`; per statement: :mod:`lockscope.forecast.cpu`)."""
+        return sampled_on_cpu(self.aas_cpu, self.aas, self.aas_cpu, cores)
+
+
+def sampled_on_cpu(cpu_samples: float, active_samples: float, aas_cpu: float, cores: int) -> float:
+    """The sampled on-CPU factor (0..1]: the share of active samples without a wait event, ``cpu_samples /
+    active_samples``, times ``min(1, cores / aas_cpu)`` (backends sampled on CPU beyond the cores are in the run
+    queue). 1.0 without active samples; at least 1e-3.
+
+    :param aas_cpu: average active sessions without a wait event, all statements (sessions).
+    :param cores: cores of the server (>= 1).
+    """
+    if active_samples <= 0:
+        return 1.0
+    share = cpu_samples / active_samples
+    return max(1e-3, min(1.0, share * min(1.0, cores / aas_cpu) if aas_cpu > 0 else share))
+
+
+def counts_toward(session: ActiveSession, database: str, own_pids: Sequence[int] = ()) -> bool:
+    """True for a client backend of ``database`` that is not lockscope's (``own_pids``, application_name
+    ``lockscope``): the sessions whose samples make the operating point."""
+    return (session.backend_type in (None, "client backend") and session.datname == database
+            and session.pid not in own_pids and session.application_name != "lockscope")
 
 
 def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own_pids: Sequence[int] = (),
@@ -98,8 +119,7 @@ def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own
     active = cpu = lm = 0
     for sample in samples:
         for s in sample.sessions:
-            if s.backend_type not in (None, "client backend") or s.datname != database or s.pid in own_pids \
-                    or s.application_name == "lockscope":
+            if not counts_toward(s, database, own_pids):
                 continue
             pids.add(s.pid)
             active += 1
@@ -159,6 +179,21 @@ class Anchor:
     def off(self) -> float:
         """Model / measured - 1 before re-anchoring (fraction; 0.3 = 30 % high)."""
         return self.model_tps / self.measured_tps - 1.0 if self.measured_tps > 0 else 0.0
+
+    @property
+    def lockmanager_reproduced(self) -> bool:
+        """True when the model's LockManager share at the operating point is within :data:`LOCKMANAGER_TOLERANCE`
+        of the sampled one: only then are the model's LockManager shares (now, after a what-if) a forecast.
+        On a machine with fewer cores than runnable backends the sampled share is mostly sleeps that last until a
+        preempted holder of the partition LWLock runs again (BENCHMARKS.md, "what a sampled LWLock:LockManager
+        is"), which the model does not have."""
+        return abs(self.model_lockmanager_share - self.measured_lockmanager_share) <= LOCKMANAGER_TOLERANCE
+
+    def lockmanager_refusal(self) -> str:
+        """Why the LockManager share is not forecast, in words (for reports; meaningful when not reproduced)."""
+        return (f"LockManager share not forecast: {100 * self.measured_lockmanager_share:.0f}% sampled now, the "
+                f"model gives {100 * self.model_lockmanager_share:.0f}% at the same operating point and cannot "
+                f"reproduce it (more than {100 * LOCKMANAGER_TOLERANCE:.0f} points apart)")
 
     @property
     def reanchored(self) -> bool:

@@ -144,7 +144,11 @@ def diagnose_html(d: Diagnosis) -> str:
     if after is not None:
         items.append((f"{after:,.0f}", "acquisitions/s after the first fix", False))
     items.append((str(d.statements_measured), "statements measured", False))
-    if d.forecast_before is not None:
+    if d.forecast_before is not None and d.anchor is not None and not d.anchor.lockmanager_reproduced:
+        items.append(("not forecast", f"LockManager share at {d.clients} connections: the model gives "
+                      f"{100 * d.anchor.model_lockmanager_share:.0f}% where {100 * d.lockmanager_share:.0f}% is "
+                      "sampled now", False))
+    elif d.forecast_before is not None:
         fc = f"{100 * d.forecast_before.lockmanager_share:.0f}%"
         if d.forecast_after is not None:
             fc += f" → {100 * d.forecast_after.lockmanager_share:.0f}%"

@@ -32,7 +32,8 @@ def _model_vs_now(d: Diagnosis) -> dict[str, Any] | None:
     if anchor is not None:
         out.update(model_calls_per_s=anchor.model_tps, off=anchor.off, reanchored=anchor.reanchored,
                    cost_factor=anchor.factor, anchored_calls_per_s=anchor.anchored_tps,
-                   model_lockmanager_share=anchor.model_lockmanager_share)
+                   model_lockmanager_share=anchor.model_lockmanager_share,
+                   lockmanager_reproduced=anchor.lockmanager_reproduced)
     return out
 
 

@@ -102,7 +102,8 @@ def forecast_to_dict(report: ForecastReport) -> dict[str, Any]:
             "off": report.anchor.off, "reanchored": report.anchor.reanchored, "factor": report.anchor.factor,
             "anchored_tps": report.anchor.anchored_tps,
             "model_lockmanager_share": report.anchor.model_lockmanager_share,
-            "measured_lockmanager_share": report.anchor.measured_lockmanager_share},
+            "measured_lockmanager_share": report.anchor.measured_lockmanager_share,
+            "lockmanager_reproduced": report.anchor.lockmanager_reproduced},
         "throughput_range_tps": None if report.throughput_range_tps is None else list(report.throughput_range_tps),
         "coverage": coverage_dict(report.coverage),
         "model_check": None if report.model_check is None else {

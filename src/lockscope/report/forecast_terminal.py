@@ -56,8 +56,11 @@ def _scenario_table(report: ForecastReport, s: ScenarioForecast) -> Table:
     t.add_row("TPS ceiling", f"{rate_text(f.ceiling_tps)} (CPU alone {rate_text(f.cpu_ceiling_tps)}, "
                              f"knee at {f.knee_clients:.1f} clients)")
     t.add_row("binding resource", binding_text(f))
-    t.add_row("LockManager share", f"{f.lockmanager_share:.0%} of active sessions (AAS {f.lockmanager_aas:.1f}; "
-                                   f"{f.lwlock_sleeps:.2f} LWLock sleeps per transaction)")
+    if report.anchor is not None and not report.anchor.lockmanager_reproduced:
+        t.add_row("LockManager share", Text(report.anchor.lockmanager_refusal(), style="yellow"))
+    else:
+        t.add_row("LockManager share", f"{f.lockmanager_share:.0%} of active sessions (AAS {f.lockmanager_aas:.1f}; "
+                                       f"{f.lwlock_sleeps:.2f} LWLock sleeps per transaction)")
     t.add_row("CPU per transaction", f"{f.cpu_per_transaction_us:.1f} µs at {f.clients} clients")
     t.add_row("hottest lock partition held 100 % at", saturation_text(s))
     t.add_row("main-table locks / transaction", f"{s.main_table_locks_per_transaction:.1f}")
@@ -137,9 +140,11 @@ def render_forecast(report: ForecastReport, *, verbose: bool = False) -> Group:
             parts.append(_locks_table(s))
     gain = report.gain
     if gain is not None:
+        lm = (f"LockManager share {100 * gain['lockmanager_share_before']:.0f} % -> "
+              f"{100 * gain['lockmanager_share_after']:.0f} %"
+              if report.anchor is None or report.anchor.lockmanager_reproduced else "LockManager share not forecast")
         parts.append(Text(
-            f"the what-if at {report.clients} clients: TPS {100 * gain['tps']:+.1f} %, LockManager share "
-            f"{100 * gain['lockmanager_share_before']:.0f} % -> {100 * gain['lockmanager_share_after']:.0f} %, CPU "
+            f"the what-if at {report.clients} clients: TPS {100 * gain['tps']:+.1f} %, {lm}, CPU "
             f"per transaction {gain['cpu_us_before']:.1f} -> {gain['cpu_us_after']:.1f} µs", style="bold"))
     for note in report.notes:
         parts.append(Text(f"note: {note}", style="yellow"))
