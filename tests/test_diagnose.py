@@ -105,7 +105,11 @@ def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
     assert now["population"] == fc["clients"] == 16
     assert now["measured_calls_per_s"] == pytest.approx(top["calls_per_s"], rel=0.01)
     assert abs(now["anchored_calls_per_s"] / now["measured_calls_per_s"] - 1) <= 0.25
-    assert fc["after_first_fix"]["lockmanager_share"] < fc["before"]["lockmanager_share"]
+    # the fix (86 fewer indexes to plan and lock) costs less CPU per call; the modelled LockManager share, a few
+    # per cent at most once wall time is deflated to CPU (issue 27), does not grow
+    after, before = fc["after_first_fix"], fc["before"]
+    assert after["cpu_per_transaction_us"] < before["cpu_per_transaction_us"]
+    assert after["lockmanager_share"] <= before["lockmanager_share"]
     assert "model vs now at 16 connections: " in proc.stdout  # a line of the header panel
     # the model's LockManager share is a forecast only within 10 points of the sampled one (issue 27)
     reproduced = abs(now["model_lockmanager_share"] - now["measured_lockmanager_share"]) <= 0.10
