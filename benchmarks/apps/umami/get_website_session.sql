@@ -1,6 +1,6 @@
 -- src/queries/sql/sessions/getWebsiteSession.ts:17-56 (the session detail page): session joined to its events,
 -- aggregated twice
--- example: s=4242 w=100000000003
+-- example: s=4242 w=100000000003 sid=100000004242
 \set s random(1, 30000)
 \set w 100000000000 + 1 + :s % 20
 \set sid 100000000000 + :s

@@ -1,6 +1,6 @@
 -- src/queries/sql/events/saveEvent.ts:107-141 (prisma.client.websiteEvent.create, every page view the tracker
 -- sends): the INSERT Prisma sends for the fields a page view sets, into a table with 15 indexes
--- example: e=500000001234 s=4242 w=100000000003
+-- example: e=500000001234 s=4242 w=100000000003 sid=100000004242 vid=100000016968
 \set e 500000000000 + random(1, 399999999999)
 \set s random(1, 30000)
 \set w 100000000000 + 1 + :s % 20
