@@ -24,9 +24,10 @@ with track_planning, ``max_parallel_workers_per_gather`` 0), loads the schema an
   */`` or reading ``pg_catalog``, left out) of the statements
   in the model, with lockscope's own coverage figure when the report has one (``ForecastReport.coverage``).
 
-Every load run holds the machine's load lock (``/tmp/lockscope-load.lock``, exclusive flock) around each point;
-never run this script under ``flock`` itself. Output: ``OUT/results.json`` (schema ``lockscope/forecast-apps/v1``)
-and ``OUT/summary.md`` (default ``benchmarks/results/forecast-apps-<UTC date>/``), the Markdown also printed.
+Each application's whole run (server, data, every point) holds the machine's load lock (``/tmp/lockscope-load.lock``,
+exclusive flock), so that no other load starts between its points; never run this script under ``flock`` itself.
+Output: ``OUT/results.json`` (schema ``lockscope/forecast-apps/v1``) and ``OUT/summary.md`` (default
+``benchmarks/results/forecast-apps-<UTC date>/``), the Markdown also printed.
 
     .venv/bin/python benchmarks/forecast_apps.py                       # 3 apps x 6 client counts, ~25 min
     .venv/bin/python benchmarks/forecast_apps.py --quick               # listmonk, clients 2 and 16
@@ -85,17 +86,27 @@ NOT_STATEMENTS = {"schema.sql", "generate.sql"}
 HOLD_LOAD_LOCK = True
 
 
+_held = [0]
+
+
 @contextlib.contextmanager
 def load_lock() -> Iterator[None]:
-    """The machine's load lock for one load run (exclusive flock on /tmp/lockscope-load.lock)."""
-    if not HOLD_LOAD_LOCK:
-        yield
-        return
-    with open(LOAD_LOCK, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    """The machine's load lock (exclusive flock on /tmp/lockscope-load.lock), re-entrant within this process: one
+    application's whole run holds it (its points then see no other load run start between them)."""
+    if not HOLD_LOAD_LOCK or _held[0]:
+        _held[0] += 1
         try:
             yield
         finally:
+            _held[0] -= 1
+        return
+    with open(LOAD_LOCK, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        _held[0] += 1
+        try:
+            yield
+        finally:
+            _held[0] -= 1
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
@@ -269,7 +280,7 @@ def run_app(app: str, clients: Sequence[int], seconds: float, say: Callable[[str
     """Every point of one application on its own scratch server."""
     settings = ScratchSettings(max_locks_per_transaction=16, extra={"max_parallel_workers_per_gather": "0"})
     statements = app_statements(app)
-    with ScratchServer(None, settings) as server:
+    with load_lock(), ScratchServer(None, settings) as server:
         install_pg_stat_statements(server)
         with load_lock():
             took, tables = load_app(server, app)
