@@ -1,0 +1,411 @@
+"""Benchmark: the forecast on three open-source applications it was not developed against (issue 27, "Show").
+
+For each application in ``benchmarks/apps/<app>/`` (``schema.sql``: an extract of its real schema; ``generate.sql``:
+data at realistic sizes; one pgbench script per statement its code really sends, each citing file:line;
+``mix.args``: the pgbench ``-f script@weight`` arguments of a mix; ``SOURCE.md``: repository, commit, licence) this
+script starts a scratch PostgreSQL 18 (embedded; ``max_locks_per_transaction`` 16, ``pg_stat_statements`` preloaded
+with track_planning, ``max_parallel_workers_per_gather`` 0), loads the schema and data, then for each client count
+(``--clients``, default 1 2 4 8 16 32; pgbench ``-M simple``, ``--seconds`` per point, default 6):
+
+- **statement mode**, each statement alone: pgbench with wait events sampled
+  (:func:`lockscope.lab.load.measure_load`, pg_stat_statements reset first), then ``lockscope forecast`` of the
+  statement (:func:`lockscope.forecast.engine.forecast_statement`, the script's example values bound) at that
+  client count, twice: with the cost lockscope finds on that server by itself (pg_stat_statements, which now holds
+  the point just measured, as a user running ``lockscope forecast`` after a load gets), and with the cost timed on
+  the scratch server before any load (``EXPLAIN ANALYZE``, median of 20, :func:`lockscope.db.time_on_scratch`, as
+  ``forecast --scratch --setup`` gets);
+- **workload mode**, the mix: pgbench runs ``--seconds`` + 2 s in the background while
+  :func:`lockscope.forecast.engine.forecast_workload` reads pg_stat_statements over a ``--seconds`` - 1 s
+  interval with wait events sampled (as ``lockscope forecast --interval`` on the live server); recorded: the
+  FIRST estimate at the measured operating point before any re-anchoring (``Anchor.model_tps``) against the
+  measured calls/s and pgbench's TPS, the re-anchoring factor, the sampled LockManager share against the
+  modelled one (first estimate and re-anchored), and the coverage: the share of pg_stat_statements' calls and
+  execution time since the reset (this script's own reading; lockscope's own statements, tagged ``/* lockscope
+  */`` or reading ``pg_catalog``, left out) of the statements
+  in the model, with lockscope's own coverage figure when the report has one (``ForecastReport.coverage``).
+
+Each application's whole run (server, data, every point) holds the machine's load lock (``/tmp/lockscope-load.lock``,
+exclusive flock), so that no other load starts between its points; never run this script under ``flock`` itself.
+Output: ``OUT/results.json`` (schema ``lockscope/forecast-apps/v1``) and ``OUT/summary.md`` (default
+``benchmarks/results/forecast-apps-<UTC date>/``), the Markdown also printed.
+
+    .venv/bin/python benchmarks/forecast_apps.py                       # 3 apps x 6 client counts, ~25 min
+    .venv/bin/python benchmarks/forecast_apps.py --quick               # listmonk, clients 2 and 16
+    .venv/bin/python benchmarks/forecast_apps.py --apps umami --clients 2 --clients 16 --seconds 4
+
+``results.json``: ``schema``, ``started``/``finished`` (UTC), ``git_commit``, ``command``, ``machine`` (cores,
+load average before and after), ``profile`` (clients, seconds), ``apps``: APP -> ``{server`` (version),
+``generate_s`` (schema and data load, s), ``tables`` (relation -> rows), ``statements``: NAME -> ``{source``
+(file:line comment), ``text`` (the bound example), ``timed_plan_ms``, ``timed_exec_ms}``, ``statement_points``:
+``[{statement, clients, measured_tps, sampled_lockmanager_share, aas, forecast_tps`` (pg_stat_statements cost),
+``ratio, own_cost_source, timed_forecast_tps, timed_ratio, modelled_lockmanager_share, error}]``,
+``workload_points``: ``[{clients, pgbench_tps, measured_calls_per_s`` (the anchor's), ``first_estimate_tps,
+first_ratio`` (first estimate / measured calls/s), ``first_ratio_pgbench``, ``factor, anchored_tps,
+population, think_ms, sampled_lockmanager_share, modelled_lockmanager_share_first,
+modelled_lockmanager_share_anchored, coverage_calls, coverage_time, lockscope_coverage, uncovered`` (normalised
+texts of pg_stat_statements rows not in the model), ``notes, error}]}``. Ratios are forecast / measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lockscope.db import Session, connect, run_script, time_on_scratch
+from lockscope.errors import LockscopeError
+from lockscope.forecast.calibration import DEFAULT_CALIBRATION
+from lockscope.forecast.engine import ForecastReport, forecast_statement, forecast_workload, transaction_class
+from lockscope.forecast.model import forecast_curve, workload_demands
+from lockscope.lab.load import install_pg_stat_statements, measure_load, read_statements, reset_statements
+from lockscope.pgbench import start_pgbench
+from lockscope.server import ScratchServer, ScratchSettings
+
+SCHEMA_ID = "lockscope/forecast-apps/v1"
+ROOT = Path(__file__).resolve().parent.parent
+APPS_DIR = ROOT / "benchmarks" / "apps"
+APPS = ("listmonk", "miniflux", "umami")
+CLIENTS = (1, 2, 4, 8, 16, 32)
+QUICK_CLIENTS = (2, 16)
+LOAD_LOCK = Path("/tmp/lockscope-load.lock")
+TOLERANCE = 0.25
+NOT_STATEMENTS = {"schema.sql", "generate.sql"}
+#: Take the machine's load lock around each point; a caller that holds it already (the test's ``load_lock``
+#: fixture: a second flock of the same file in one process would wait for itself) sets this False.
+HOLD_LOAD_LOCK = True
+
+
+_held = [0]
+
+
+@contextlib.contextmanager
+def load_lock() -> Iterator[None]:
+    """The machine's load lock (exclusive flock on /tmp/lockscope-load.lock), re-entrant within this process: one
+    application's whole run holds it (its points then see no other load run start between them)."""
+    if not HOLD_LOAD_LOCK or _held[0]:
+        _held[0] += 1
+        try:
+            yield
+        finally:
+            _held[0] -= 1
+        return
+    with open(LOAD_LOCK, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        _held[0] += 1
+        try:
+            yield
+        finally:
+            _held[0] -= 1
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@dataclass(frozen=True)
+class AppStatement:
+    """One statement of an application: its pgbench script and the example values bound for the forecast.
+
+    :ivar name: the script's file name without ``.sql``.
+    :ivar path: the pgbench script.
+    :ivar source: the script's first comment line (file:line in the application).
+    :ivar text: the statement with the example values of its ``-- example:`` line for its pgbench variables.
+    """
+
+    name: str
+    path: Path
+    source: str
+    text: str
+
+
+def read_statement(path: Path) -> AppStatement:
+    """Parse a pgbench script of benchmarks/apps: ``--`` comments (the first: the source; ``-- example: a=1 b=2``:
+    values of the variables), ``\\set`` lines, then one SQL statement with ``:var`` references."""
+    lines = path.read_text().splitlines()
+    comments = [ln[2:].strip() for ln in lines if ln.startswith("--")]
+    example = next((c for c in comments if c.startswith("example:")), "example:")
+    values = dict(kv.split("=", 1) for kv in example.removeprefix("example:").split())
+    body = "\n".join(ln for ln in lines if not ln.startswith(("--", "\\"))).strip().rstrip(";")
+    for var in sorted(values, key=len, reverse=True):
+        body = re.sub(rf":{var}\b", values[var], body)
+    if re.search(r"(?<!:):[a-z_]", body):  # a variable left, in a literal too ('...-:u')
+        raise SystemExit(f"{path}: a pgbench variable has no value on the example line")
+    return AppStatement(path.stem, path, comments[0] if comments else "", body)
+
+
+def app_statements(app: str) -> list[AppStatement]:
+    """The statements of an application (every ``*.sql`` but the schema and the generator), by name."""
+    return [read_statement(p) for p in sorted((APPS_DIR / app).glob("*.sql")) if p.name not in NOT_STATEMENTS]
+
+
+def mix_args(app: str) -> list[str]:
+    """The mix's pgbench arguments, script paths made absolute."""
+    out = []
+    for arg in (APPS_DIR / app / "mix.args").read_text().split():
+        out.append(str(APPS_DIR / app / arg) if arg.endswith(tuple(f".sql@{i}" for i in range(1, 100))) else arg)
+    return out
+
+
+def load_app(server: ScratchServer, app: str) -> tuple[float, dict[str, int]]:
+    """Schema and data into the scratch server: (seconds taken, rows per table)."""
+    t0 = time.monotonic()
+    run_script(server.conninfo(), (APPS_DIR / app / "schema.sql").read_text())
+    run_script(server.conninfo(), (APPS_DIR / app / "generate.sql").read_text())
+    took = time.monotonic() - t0
+    with connect(server.conninfo()) as session:
+        rows = session.oracle_rows("select relname::text, reltuples::bigint from pg_class where relkind = 'r' "
+                                   "and relnamespace = 'public'::regnamespace order by 1")
+    return took, {str(r[0]): int(r[1]) for r in rows}
+
+
+def _ratio(forecast: float | None, measured: float) -> float | None:
+    return forecast / measured if forecast is not None and measured > 0 else None
+
+
+def statement_point(server: ScratchServer, st: AppStatement, clients: int, seconds: float,
+                    timed_exec_ms: float | None) -> dict[str, Any]:
+    """One statement alone at ``clients``: measured, then forecast (pg_stat_statements' cost; the timed cost)."""
+    cores = os.cpu_count() or 1
+    try:
+        with load_lock():
+            load = measure_load(server, clients=clients, duration_s=seconds, select_only=False,
+                                extra_args=["-f", str(st.path)])
+    except LockscopeError as exc:
+        return {"statement": st.name, "clients": clients, "measured_tps": math.nan,
+                "sampled_lockmanager_share": math.nan, "error": f"pgbench: {exc}"}
+    rec: dict[str, Any] = {"statement": st.name, "clients": clients, "measured_tps": load.tps,
+                           "sampled_lockmanager_share": load.lockmanager_share, "aas": load.aas, "error": None}
+    try:
+        with connect(server.conninfo()) as session:
+            found = forecast_statement(session, st.text, calibration=DEFAULT_CALIBRATION, cores=cores,
+                                       clients=clients)
+            timed = forecast_statement(session, st.text, calibration=DEFAULT_CALIBRATION, cores=cores,
+                                       clients=clients, exec_cost_ms=timed_exec_ms) \
+                if timed_exec_ms is not None else None
+    except LockscopeError as exc:
+        rec["error"] = f"{type(exc).__name__}: {exc}"
+        return rec
+    f = found.measured.forecast
+    rec.update(forecast_tps=f.throughput_tps, ratio=_ratio(f.throughput_tps, load.tps),
+               own_cost_source=found.measured.statements[0][0].own_source,
+               modelled_lockmanager_share=f.lockmanager_share,
+               timed_forecast_tps=timed.measured.forecast.throughput_tps if timed else None,
+               timed_ratio=_ratio(timed.measured.forecast.throughput_tps, load.tps) if timed else None)
+    return rec
+
+
+def _coverage(report: ForecastReport, session: Session) -> dict[str, Any]:
+    """Shares of pg_stat_statements' calls and execution time since the reset that the model has (its shapes are
+    named by query id), and the texts of what it lacks."""
+    modelled = {s.name for s, _ in report.measured.statements}
+    rows = [r for r in read_statements(session) if r.calls and not _lockscope_own(r.query)]
+    calls = sum(r.calls for r in rows)
+    time_ms = sum(r.total_exec_ms + r.total_plan_ms for r in rows)
+    inside = [r for r in rows if str(r.queryid) in modelled]
+    return {"coverage_calls": sum(r.calls for r in inside) / calls if calls else None,
+            "coverage_time": sum(r.total_exec_ms + r.total_plan_ms for r in inside) / time_ms if time_ms else None,
+            "uncovered": [r.query[:160] for r in rows if str(r.queryid) not in modelled]}
+
+
+def _lockscope_own(query: str) -> bool:
+    """A pg_stat_statements text of lockscope's own probing and sampling (its catalog reads), not the app's."""
+    return "/* lockscope */" in query or "pg_catalog." in query
+
+
+def _first_lockmanager(report: ForecastReport) -> float | None:
+    """The model's LockManager share at the operating point with the first-estimate costs (factor 1)."""
+    if report.live is None:
+        return None
+    demands = workload_demands([transaction_class(s) for s, _ in report.measured.statements], report.calibration)
+    return forecast_curve(demands, report.cores, [max(1, report.live.population)],
+                          think_s=report.think_s)[0].lockmanager_share
+
+
+def workload_point(server: ScratchServer, app: str, clients: int, seconds: float) -> dict[str, Any]:
+    """The mix at ``clients``: pgbench in the background, ``forecast_workload`` over an interval inside its run."""
+    rec: dict[str, Any] = {"clients": clients, "error": None}
+    with load_lock(), connect(server.conninfo()) as session:
+        reset_statements(session)
+        with start_pgbench(server, clients=clients, duration_s=seconds + 2, select_only=False,
+                           extra_args=mix_args(app)) as run:
+            time.sleep(1.0)
+            try:
+                report = forecast_workload(session, calibration=DEFAULT_CALIBRATION, cores=os.cpu_count() or 1,
+                                           clients=None, interval_s=max(1.0, seconds - 1), dsn=server.conninfo())
+            except LockscopeError as exc:
+                rec["error"] = f"{type(exc).__name__}: {exc}"
+                report = None
+            rec["pgbench_tps"] = run.wait().tps
+        if report is not None:
+            rec.update(_coverage(report, session))
+    if report is None:
+        return rec
+    a, live = report.anchor, report.live
+    rec.update(notes=list(report.notes), lockscope_coverage=_jsonable(getattr(report, "coverage", None)))
+    if a is None or live is None:
+        rec["error"] = "no live operating point (no samples or no calls)"
+        return rec
+    rec.update(measured_calls_per_s=a.measured_tps, first_estimate_tps=a.model_tps,
+               first_ratio=_ratio(a.model_tps, a.measured_tps), first_ratio_pgbench=_ratio(a.model_tps,
+                                                                                           rec["pgbench_tps"]),
+               factor=a.factor, anchored_tps=a.anchored_tps, population=live.population,
+               think_ms=report.think_s * 1000.0, sampled_lockmanager_share=live.lockmanager_share,
+               modelled_lockmanager_share_first=_first_lockmanager(report),
+               modelled_lockmanager_share_anchored=a.model_lockmanager_share)
+    return rec
+
+
+def _jsonable(value: Any) -> Any:
+    """A dataclass or plain value as JSON-able data (lockscope's coverage figure, whatever its shape)."""
+    if value is None or isinstance(value, int | float | str | bool):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: _jsonable(getattr(value, k)) for k in value.__dataclass_fields__}
+    return str(value)
+
+
+def run_app(app: str, clients: Sequence[int], seconds: float, say: Callable[[str], None]) -> dict[str, Any]:
+    """Every point of one application on its own scratch server."""
+    settings = ScratchSettings(max_locks_per_transaction=16, extra={"max_parallel_workers_per_gather": "0"})
+    statements = app_statements(app)
+    with load_lock(), ScratchServer(None, settings) as server:
+        install_pg_stat_statements(server)
+        with load_lock():
+            took, tables = load_app(server, app)
+        say(f"{app}: PostgreSQL {server.major}, schema and data in {took:.1f} s: {tables}")
+        doc: dict[str, Any] = {"server": server.major, "generate_s": took, "tables": tables, "statements": {},
+                               "statement_points": [], "workload_points": []}
+        for st in statements:
+            plan_ms = exec_ms = None
+            with contextlib.suppress(LockscopeError), load_lock():
+                plan_ms, exec_ms = time_on_scratch(server.conninfo(), st.text)
+            doc["statements"][st.name] = {"source": st.source, "text": st.text, "timed_plan_ms": plan_ms,
+                                          "timed_exec_ms": exec_ms}
+        for c in clients:
+            for st in statements:
+                p = statement_point(server, st, c, seconds, doc["statements"][st.name]["timed_exec_ms"])
+                doc["statement_points"].append(p)
+                say(f"{app} {st.name} c={c}: {p['measured_tps']:,.0f} TPS, forecast {_f(p.get('forecast_tps'))} "
+                    f"({_f(p.get('ratio'), '.2f')}), timed {_f(p.get('timed_forecast_tps'))}, LockManager "
+                    f"{p['sampled_lockmanager_share']:.0%} sampled / {_f(p.get('modelled_lockmanager_share'), '.0%')}"
+                    + (f" ERROR {p['error']}" if p["error"] else ""))
+            w = workload_point(server, app, c, seconds)
+            doc["workload_points"].append(w)
+            say(f"{app} mix c={c}: pgbench {_f(w.get('pgbench_tps'))} TPS, first estimate "
+                f"{_f(w.get('first_estimate_tps'))} vs {_f(w.get('measured_calls_per_s'))} calls/s "
+                f"({_f(w.get('first_ratio'), '.2f')}), factor {_f(w.get('factor'), '.3g')}, coverage calls "
+                f"{_f(w.get('coverage_calls'), '.0%')} time {_f(w.get('coverage_time'), '.0%')}"
+                + (f" ERROR {w['error']}" if w["error"] else ""))
+    return doc
+
+
+def _f(value: Any, spec: str = ",.0f") -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return format(value, spec)
+
+
+def _within(values: Sequence[float | None]) -> str:
+    ok = [v for v in values if v is not None and math.isfinite(v)]
+    return f"{sum(1 for v in ok if abs(v - 1) <= TOLERANCE)} of {len(values)}"
+
+
+def summary(doc: dict[str, Any]) -> str:
+    """The Markdown tables: per app, statement mode (forecast / measured per statement and client count), the mix
+    in workload mode, and the goals of issue 27."""
+    out = []
+    for app, a in doc["apps"].items():
+        pts = a["statement_points"]
+        clients = sorted({p["clients"] for p in pts})
+        out += [f"### {app}", "", "Statement mode, forecast / measured (pg_stat_statements cost; timed cost):", "",
+                "| statement | " + " | ".join(f"{c}" for c in clients) + " |",
+                "|---|" + "---:|" * len(clients)]
+        for name in a["statements"]:
+            cells = []
+            for c in clients:
+                p = next((p for p in pts if p["statement"] == name and p["clients"] == c), {})
+                cells.append(f"{_f(p.get('ratio'), '.2f')}; {_f(p.get('timed_ratio'), '.2f')}")
+            out.append(f"| {name} | " + " | ".join(cells) + " |")
+        out += ["", "Workload mode (the mix), first estimate before any re-anchoring:", "",
+                "| clients | pgbench TPS | measured calls/s | first estimate | ratio | factor | coverage calls / "
+                "time | LockManager sampled / modelled (first) |", "|---:|---:|---:|---:|---:|---:|---|---|"]
+        for w in a["workload_points"]:
+            out.append(f"| {w['clients']} | {_f(w.get('pgbench_tps'))} | {_f(w.get('measured_calls_per_s'))} | "
+                       f"{_f(w.get('first_estimate_tps'))} | {_f(w.get('first_ratio'), '.2f')} | "
+                       f"{_f(w.get('factor'), '.3g')} | {_f(w.get('coverage_calls'), '.0%')} / "
+                       f"{_f(w.get('coverage_time'), '.0%')} | {_f(w.get('sampled_lockmanager_share'), '.0%')} / "
+                       f"{_f(w.get('modelled_lockmanager_share_first'), '.0%')} |")
+        lm = [(p["sampled_lockmanager_share"], p.get("modelled_lockmanager_share")) for p in pts
+              if p["sampled_lockmanager_share"] > 0.10]
+        lm_ok = sum(1 for s, m in lm if m is not None and abs(s - m) <= 0.10)
+        out += ["", f"Goals: statement mode within 25 %: {_within([p.get('ratio') for p in pts])} "
+                    f"(timed cost: {_within([p.get('timed_ratio') for p in pts])}); workload first estimate within "
+                    f"25 %: {_within([w.get('first_ratio') for w in a['workload_points']])}; LockManager share "
+                    f"within 10 pp where sampled > 10 %: {lm_ok} of {len(lm)} statement points", ""]
+    return "\n".join(out)
+
+
+def _git_commit() -> str:
+    proc = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
+    return proc.stdout.strip()
+
+
+def run(apps: Sequence[str], clients: Sequence[int], seconds: float, out: Path,
+        say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Measure and forecast every app; write ``out/results.json`` and ``out/summary.md``; return the document."""
+    out.mkdir(parents=True, exist_ok=True)
+    doc: dict[str, Any] = {
+        "schema": SCHEMA_ID, "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "finished": None,
+        "git_commit": _git_commit(), "command": sys.argv,
+        "machine": {"cores": os.cpu_count(), "load_avg_before": os.getloadavg()},
+        "profile": {"clients": list(clients), "seconds": seconds, "protocol": "simple",
+                    "max_locks_per_transaction": 16}, "apps": {}}
+    for app in apps:
+        doc["apps"][app] = run_app(app, clients, seconds, say)
+        (out / "results.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    doc["machine"]["load_avg_after"] = os.getloadavg()
+    doc["finished"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+    (out / "results.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    (out / "summary.md").write_text(summary(doc) + "\n")
+    return doc
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--apps", action="append", choices=APPS, help="an application (repeatable; default all)")
+    parser.add_argument("--clients", action="append", type=int, help="a client count (repeatable; default "
+                                                                     "1 2 4 8 16 32)")
+    parser.add_argument("--seconds", type=float, default=6.0, help="pgbench seconds per point (6)")
+    parser.add_argument("--quick", action="store_true", help="one app (listmonk), clients 2 and 16")
+    parser.add_argument("--out", type=Path, help="results directory (default benchmarks/results/"
+                                                 "forecast-apps-<UTC date>)")
+    args = parser.parse_args(argv)
+    apps = args.apps or (APPS[:1] if args.quick else APPS)
+    clients = args.clients or (QUICK_CLIENTS if args.quick else CLIENTS)
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    out = args.out or ROOT / "benchmarks" / "results" / f"forecast-apps-{'quick-' if args.quick else ''}{date}"
+    t0 = time.monotonic()
+
+    def say(text: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')} +{time.monotonic() - t0:5.0f}s load {os.getloadavg()[0]:.1f}] {text}",
+              flush=True)
+
+    doc = run(apps, clients, args.seconds, out, say)
+    print("\n" + summary(doc))
+    say(f"done: {out}")
+
+
+if __name__ == "__main__":
+    main()
