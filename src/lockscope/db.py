@@ -170,6 +170,7 @@ def redact(text: str, dsn: str | None) -> str:
 
 #: Marks lockscope's own queries in pg_stat_statements and pg_stat_activity (audit leaves them out).
 OWN_QUERY_MARKER = "/* lockscope */"
+_LINE_COMMENT = re.compile(r"--[^\n]*")
 _FIRST_KEYWORD = re.compile(r"^(\s*(?:SELECT|WITH|INSERT|UPDATE|DELETE))\b", re.IGNORECASE | re.MULTILINE)
 
 
@@ -194,7 +195,7 @@ def load_sql(name: str, server_version_num: int) -> str:
     if best is None:
         raise FileNotFoundError(f"no SQL file {name!r} for server_version_num {server_version_num}")
     text = best[1]
-    if OWN_QUERY_MARKER not in text:
+    if OWN_QUERY_MARKER not in _LINE_COMMENT.sub("", text):  # in a -- comment it is dropped with it
         text = _FIRST_KEYWORD.sub(rf"\1 {OWN_QUERY_MARKER}", text, count=1)
     return text
 
