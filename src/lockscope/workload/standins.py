@@ -15,8 +15,11 @@ type one ``$n`` standing in that place: an operator expression whose operands ar
 declared argument, LIMIT/OFFSET's ``int8``, ...); its operands get that type. Without such a context, an
 arithmetic operator's operands are ``int4`` (the integer literal pg_stat_statements most often replaced) and
 ``||``'s are ``text``. A parameter still left ``unknown`` gets ``text``, what parse analysis resolves an unknown
-literal to where nothing coerces it (``parse_target.c resolveTargetListUnknowns``). The stand-in text is the
-normalized text with ``::type`` after each such ``$n``; it is typed once more on the client before anything is
+literal to where nothing coerces it (``parse_target.c resolveTargetListUnknowns``). A CASE whose results are all
+parameters is ``text`` (``parse_coerce.c select_common_type``), which ``sum()`` does not take (42883) nor AND
+(42804): as a function's or AND/OR/NOT's argument, its results take the type the context gives the CASE, else
+``int4``, even when the client-side typing passes the text (the server refuses it for another reason). The
+stand-in text is the normalized text with ``::type`` after each such ``$n``; it is typed once more on the client before anything is
 sent, and the probes PREPARE and EXPLAIN it instead of the normalized text. A typed literal pg_stat_statements
 normalized (``interval '1 day'`` -> ``interval $1``, which the server's grammar refuses) is written as the cast it
 is (``$1::interval``) first. ``EXTRACT(epoch FROM x)`` is recorded as ``EXTRACT($1 FROM x)``: the field is a
