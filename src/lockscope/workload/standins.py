@@ -8,22 +8,22 @@ unknown``, which ``parse_oper.c oper_select_candidate`` cannot resolve (42725 "o
 ``select $1`` the parameter is never coerced (42P18, ``postgres.c pg_analyze_and_rewrite_varparams``). The
 statement the application ran typed fine; its normalized text cannot be PREPAREd.
 
-:func:`typed_standins` infers each such parameter's type from the expression around it, as parse analysis would
-type one ``$n`` standing in that place: an operator expression whose operands are all parameters (``$2 + $3``,
-``$1 || $2``, nested) is replaced by one fresh parameter and the statement typed again on the client
-(:func:`lockscope.paramtypes.type_params`: the comparison's other side, the column assigned, a function's
-declared argument, LIMIT/OFFSET's ``int8``, ...); its operands get that type. Without such a context, an
-arithmetic operator's operands are ``int4`` (the integer literal pg_stat_statements most often replaced) and
-``||``'s are ``text``. A parameter still left ``unknown`` gets ``text``, what parse analysis resolves an unknown
-literal to where nothing coerces it (``parse_target.c resolveTargetListUnknowns``). A CASE whose results are all
-parameters is ``text`` (``parse_coerce.c select_common_type``), which ``sum()`` does not take (42883) nor AND
-(42804): as a function's or AND/OR/NOT's argument, its results take the type the context gives the CASE, else
-``int4``, even when the client-side typing passes the text (the server refuses it for another reason). The
-stand-in text is the normalized text with ``::type`` after each such ``$n``; it is typed once more on the client before anything is
-sent, and the probes PREPARE and EXPLAIN it instead of the normalized text. A typed literal pg_stat_statements
-normalized (``interval '1 day'`` -> ``interval $1``, which the server's grammar refuses) is written as the cast it
-is (``$1::interval``) first. ``EXTRACT(epoch FROM x)`` is recorded as ``EXTRACT($1 FROM x)``: the field is a
-text constant of a function call (``gram.y func_expr_common_subexpr``: ``extract(text, x)`` from PostgreSQL 14,
+:func:`typed_standins` infers each such parameter's type from the expression around it, as parse analysis would type
+one ``$n`` standing in that place: an operator expression whose operands are all parameters (``$2 + $3``, ``$1 ||
+$2``, nested) is replaced by one fresh parameter and the statement typed again on the client
+(:func:`lockscope.paramtypes.type_params`: the comparison's other side, the column assigned, a function's declared
+argument, LIMIT/OFFSET's ``int8``, ...); its operands get that type. Without such a context, an arithmetic
+operator's operands are ``int4`` (the integer literal pg_stat_statements most often replaced) and ``||``'s are
+``text``. A parameter still left ``unknown`` gets ``text``, what parse analysis resolves an unknown literal to where
+nothing coerces it (``parse_target.c resolveTargetListUnknowns``). A CASE whose results are all parameters is
+``text`` (``parse_coerce.c select_common_type``), which ``sum()`` does not take (42883) nor AND (42804): as a
+function's or AND/OR/NOT's argument, its results take the type the context gives the CASE, else ``int4``, even when
+the client-side typing passes the text (the server refuses it for another reason). The stand-in text is the
+normalized text with ``::type`` after each such ``$n``; it is typed once more on the client before anything is sent,
+and the probes PREPARE and EXPLAIN it instead of the normalized text. A typed literal pg_stat_statements normalized
+(``interval '1 day'`` -> ``interval $1``, which the server's grammar refuses) is written as the cast it is
+(``$1::interval``) first. ``EXTRACT(epoch FROM x)`` is recorded as ``EXTRACT($1 FROM x)``: the field is a text
+constant of a function call (``gram.y func_expr_common_subexpr``: ``extract(text, x)`` from PostgreSQL 14,
 ``date_part(text, x)`` before; pg_proc has both for timestamp, timestamptz, interval, date, time, timetz), which the
 grammar accepts only as a keyword or a string, never ``$n`` (42601); it is written as that call,
 ``pg_catalog.extract($1::text, x)``, and its stand-in value is ``epoch`` (a field every one of those types has).
