@@ -142,3 +142,12 @@ def test_before_postgresql_14_an_extract_is_date_part(server_pool: ServerPool) -
     assert standins is not None and "pg_catalog.date_part($1::text," in standins.text
     assert _prepare(server.conninfo(), normalized) == "42601"
     assert _prepare(server.conninfo(), standins.text) == ["text", "interval"]
+
+
+def test_a_case_of_constants_the_server_takes_as_text_keeps_its_text(
+        pg18: ScratchServer, standins_session: Session) -> None:
+    """``string_agg(case ... then $2 else $3 end, $4)`` resolves with the CASE as text: PREPARE takes it as it
+    stands, so no stand-in retypes its results (an ``int4`` would make it fail: string_agg(integer, ...))."""
+    text = "select string_agg(case when level = $1 then $2 else $3 end, $4) from standins.users"
+    assert _prepare(pg18.conninfo(), text) == ["integer", "text", "text", "text"]
+    assert typed_standins(standins_session.query_rows, check_statement(text), owner=standins_session) is None

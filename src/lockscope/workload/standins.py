@@ -17,15 +17,15 @@ operator's operands are ``int4`` (the integer literal pg_stat_statements most of
 ``text``. A parameter still left ``unknown`` gets ``text``, what parse analysis resolves an unknown literal to where
 nothing coerces it (``parse_target.c resolveTargetListUnknowns``). A CASE whose results are all parameters is
 ``text`` (``parse_coerce.c select_common_type``), which ``sum()`` does not take (42883) nor AND (42804): as a
-function's or AND/OR/NOT's argument, its results take the type the context gives the CASE, else ``int4``, even when
-the client-side typing passes the text (the server refuses it for another reason). The stand-in text is the
-normalized text with ``::type`` after each such ``$n``; it is typed once more on the client before anything is sent,
-and the probes PREPARE and EXPLAIN it instead of the normalized text. A typed literal pg_stat_statements normalized
-(``interval '1 day'`` -> ``interval $1``, which the server's grammar refuses) is written as the cast it is
-(``$1::interval``) first. ``EXTRACT(epoch FROM x)`` is recorded as ``EXTRACT($1 FROM x)``: the field is a text
-constant of a function call (``gram.y func_expr_common_subexpr``: ``extract(text, x)`` from PostgreSQL 14,
-``date_part(text, x)`` before; pg_proc has both for timestamp, timestamptz, interval, date, time, timetz), which the
-grammar accepts only as a keyword or a string, never ``$n`` (42601); it is written as that call,
+function's or AND/OR/NOT's argument, its results take the type the context gives the CASE, else ``int4``; where the
+parameters type but the server would refuse the text for another reason (42883), only if that makes it pass. The
+stand-in text is the normalized text with ``::type`` after each such ``$n``; it is typed once more on the client
+before anything is sent, and the probes PREPARE and EXPLAIN it instead of the normalized text. A typed literal
+pg_stat_statements normalized (``interval '1 day'`` -> ``interval $1``, which the server's grammar refuses) is
+written as the cast it is (``$1::interval``) first. ``EXTRACT(epoch FROM x)`` is recorded as ``EXTRACT($1 FROM x)``:
+the field is a text constant of a function call (``gram.y func_expr_common_subexpr``: ``extract(text, x)`` from
+PostgreSQL 14, ``date_part(text, x)`` before; pg_proc has both for timestamp, timestamptz, interval, date, time,
+timetz), which the grammar accepts only as a keyword or a string, never ``$n`` (42601); it is written as that call,
 ``pg_catalog.extract($1::text, x)``, and its stand-in value is ``epoch`` (a field every one of those types has).
 Nothing is silently dropped: a text that still cannot be typed raises, with the reason.
 """
@@ -310,8 +310,8 @@ def typed_standins(run: Runner, checked: CheckedStatement, *, owner: object | No
     epoch = tuple((n, "epoch") for n, _ in fields)
     first = type_params(run, checked, owner=owner)
     if not first.refused:
-        return _standins_as_it_types(run, checked, owner, written, written_how, _rewritten_note(fields, literals),
-                                     epoch)
+        return _standins_as_it_types(run, checked, owner, first.other_error, written, written_how,
+                                     _rewritten_note(fields, literals), epoch)
     try:
         found = _group_types(run, checked, owner)
     except (ParseError, ValueError) as exc:
@@ -332,27 +332,31 @@ def typed_standins(run: Runner, checked: CheckedStatement, *, owner: object | No
     return StandIns(text, tuple(sorted(typed)), f"{first.sqlstate} {first.message}", tuple(sorted(how)), epoch)
 
 
-def _standins_as_it_types(run: Runner, checked: CheckedStatement, owner: object | None,
+def _standins_as_it_types(run: Runner, checked: CheckedStatement, owner: object | None, other_error: str,
                           written: list[tuple[int, int, str]], written_how: list[tuple[int, str]], note: str,
                           epoch: tuple[tuple[int, str], ...]) -> StandIns | None:
-    """A text that types on the client (after :func:`_rewrite`): stand-ins for the results of a CASE of constants
-    as a function's or AND/OR/NOT's argument only (:func:`_group_types`), None when nothing needs one."""
+    """A text whose parameters type on the client (after :func:`_rewrite`). When the server would still refuse it
+    for another reason (``other_error``: ``sum(text)`` does not exist) and typing the results of each CASE of
+    constants as a function's or AND/OR/NOT's argument from its context (:func:`_group_types`) makes it pass, those
+    stand-ins too; else the rewritten text's stand-ins only (None when there are none)."""
+    as_written = StandIns(checked.text, tuple(sorted(written)), note, tuple(sorted(written_how)), epoch) \
+        if written else None
+    if not other_error:
+        return as_written
     try:
         cases = _group_types(run, checked, owner, cases_only=True)
     except (ParseError, ValueError) as exc:
         raise StatementError(f"typed stand-ins: cannot rewrite the text ({exc})") from None
     if not cases:
-        return StandIns(checked.text, tuple(sorted(written)), note, tuple(sorted(written_how)), epoch) \
-            if written else None
+        return as_written
     text, typing = _typed(run, checked, cases, owner)
-    if typing.refused:
-        raise StatementError(f"typed stand-ins for a CASE of constants did not help ({typing.sqlstate}: "
-                             f"{typing.message})", sqlstate=typing.sqlstate)
+    if typing.refused or typing.other_error:
+        return as_written
     names = describe_types(run, [t for t, _ in cases.values()], owner=owner)
     typed = [(n, t, names[t][0]) for n, (t, _) in cases.items()] + written
     how = [(n, h) for n, (_, h) in cases.items()] + written_how
-    case_note = ("42883 function does not exist: a CASE whose results are all replaced constants is text "
-                 "(parse_coerce.c select_common_type), which the function around it does not take")
+    case_note = (f"{other_error}: a CASE whose results are all replaced constants is text "
+                 "(parse_coerce.c select_common_type)")
     return StandIns(text, tuple(sorted(typed)), f"{note}; {case_note}" if written else case_note,
                     tuple(sorted(how)), epoch)
 
