@@ -45,11 +45,14 @@ class ParamTyping:
     :ivar types: the type OID of each ``$1..$n`` (index n-1); 0 where lockscope cannot tell on the client.
     :ivar sqlstate: the SQLSTATE of the parameter-typing error (one of :data:`TYPING_SQLSTATES`), else None.
     :ivar message: that error's message (PostgreSQL's wording), else empty.
+    :ivar other_error: ``SQLSTATE: message`` when the server would refuse the statement for another reason (a
+        function or operator that does not exist...; not a typing refusal, ``types`` then all 0), else empty.
     """
 
     types: tuple[int, ...]
     sqlstate: str | None = None
     message: str = ""
+    other_error: str = ""
 
     @property
     def refused(self) -> bool:
@@ -135,8 +138,8 @@ def type_params(run: Runner, statement: CheckedStatement, declared: Sequence[str
         _final_check(params, count)
     except TypingFailure as failure:
         return ParamTyping(_types(params, count), failure.sqlstate, failure.message)
-    except OtherServerError:
-        return ParamTyping((0,) * count)
+    except OtherServerError as other:
+        return ParamTyping((0,) * count, other_error=f"{other.sqlstate}: {other.message}")
     return ParamTyping(_types(params, count))
 
 

@@ -319,7 +319,8 @@ def _probe_one(session: Session, catalog: Catalog, row: StatementRates, cache: d
     standins = None
     if checked.param_count:
         try:
-            standins = typed_standins(session.query_rows, checked, owner=session)
+            standins = typed_standins(session.query_rows, checked, owner=session,
+                                      server_version_num=session.facts.server_version_num)
         except LockscopeError as exc:
             return StatementAudit(**base, kind=kind, skipped_reason=f"cannot be typed, even with typed stand-ins: "
                                                                      f"{exc}")
