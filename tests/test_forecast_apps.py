@@ -12,7 +12,8 @@ import pytest
 from benchmarks import forecast_apps
 
 STATEMENT_FIELDS = ("measured_tps", "sampled_lockmanager_share", "forecast_tps", "ratio", "own_cost_source",
-                    "modelled_lockmanager_share", "timed_forecast_tps", "timed_ratio")
+                    "modelled_lockmanager_share", "timed_forecast_tps", "timed_ratio", "population",
+                    "model_lockmanager_share_at_population", "lockmanager_reproduced", "forecast_done_s")
 WORKLOAD_FIELDS = ("pgbench_tps", "measured_calls_per_s", "first_estimate_tps", "first_ratio", "factor",
                    "anchored_tps", "population", "sampled_lockmanager_share", "modelled_lockmanager_share_first",
                    "modelled_lockmanager_share_anchored", "coverage_calls", "coverage_time", "uncovered")
@@ -45,6 +46,9 @@ def test_harness_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         for key in STATEMENT_FIELDS:
             assert p[key] is not None, (p["statement"], key)
         assert p["measured_tps"] > 0 and math.isfinite(p["ratio"])
+        # forecast while the load ran (as a user runs it): deflated to CPU by its samples, which saw the load
+        assert "not deflated" not in p["own_cost_source"] and p["population"] >= 1, p
+        assert p["forecast_done_s"] < forecast_apps.STATEMENT_LOAD_MIN_S, p
     [w] = app["workload_points"]
     assert w["error"] is None, w
     for key in WORKLOAD_FIELDS:

@@ -445,24 +445,45 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
 STATEMENT_SAMPLE_S = 2.0
 
 
-def statement_on_cpu(session: Session, dsn: str, queryid: int, cores: int, seconds: float) -> OnCpu:
+def statement_on_cpu(session: Session, dsn: str, queryid: int, cores: int,
+                     seconds: float) -> tuple[OnCpu, LivePoint]:
     """The on-CPU factor of one statement's pg_stat_statements times, from ``seconds`` of the present (20 Hz
     samples of ``dsn``'s client backends, pg_stat_kcache over the same seconds when installed):
     :func:`lockscope.forecast.cpu.deflation`. pg_stat_statements' means cover every call since its reset; the
     factor is the present's, and the source says so.
 
+    :return: the factor, and the present's operating point over those seconds (its ``rate_tps``: the statement's
+        calls/s by pg_stat_statements' count before and after; its population: the client backends that ran a
+        statement in those seconds, :func:`connections_doing_work`; its sampled LockManager share).
     :raises DatabaseError, ConnectionFailedError: a catalog read or the sampling connection failed.
     """
     kcache = KcacheWindow()
     kcache.start(session)
+    before, since = _recorded_times(session, queryid), server_clock(session)
     with BackgroundSampler(dsn, hz=20.0) as sampler:
         time.sleep(seconds)
     samples = sampler.stop()
+    after = _recorded_times(session, queryid)
     on_kcache = kcache.stop(session)
-    live = live_point(samples, 0.0, session.facts.database, own_pids=(session.backend_pid,))
+    calls = (after.calls or 0) - (before.calls or 0) if after is not None and before is not None else 0
+    live = live_point(samples, max(calls, 0) / seconds, session.facts.database, own_pids=(session.backend_pid,),
+                      connections=connections_doing_work(session, since))
     on = deflation(live, samples, session.facts.database, cores, kcache=on_kcache).of(queryid)
     note = f"; {kcache.note}" if kcache.note else ""
-    return OnCpu(on.factor, f"{on.source}, over {seconds:g} s of the present{note}")
+    return OnCpu(on.factor, f"{on.source}, over {seconds:g} s of the present{note}"), live
+
+
+def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: CapacityModel, calibration: Calibration,
+                      cores: int, think_s: float) -> Anchor | None:
+    """The model at the sampled seconds' population against them (statement mode, no re-anchoring: factor 1):
+    its :attr:`Anchor.lockmanager_reproduced` is the guard on the LockManager share the report prints. None
+    without samples or without a backend seen running."""
+    if live is None or live.samples == 0 or live.aas == 0:
+        return None
+    at = forecast_shapes("now", [shape], capacity, calibration, cores=cores, clients=live.population,
+                         think_s=think_s).forecast
+    return Anchor(at.throughput_tps, live.rate_tps, 1.0, at.throughput_tps, at.lockmanager_share,
+                  live.lockmanager_share)
 
 
 def _recorded_times(session: Session, query_id: int | None) -> StatementTimesRow | None:
@@ -534,11 +555,12 @@ def forecast_statement(
                                   param_types=param_types, protocol=protocol,
                                   plan_cache_mode=mode if protocol == "prepared" else PlanCacheMode.AUTO,
                                   exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo, progress=progress)
+    live = None
     if own.queryid is not None:
         on_cpu = OnCpu(1.0, "not deflated to CPU: no --dsn to sample the wait states of")
         if dsn is not None and sample_s > 0:
             progress(f"sampling wait states for {sample_s:g} s (pg_stat_statements' wall time -> CPU)")
-            on_cpu = statement_on_cpu(session, dsn, own.queryid, cores, sample_s)
+            on_cpu, live = statement_on_cpu(session, dsn, own.queryid, cores, sample_s)
         own = own.deflated(on_cpu)
         shape = own.apply(shape)
     notes = [f"the statement's own cost: {own.source}"]
@@ -564,7 +586,8 @@ def forecast_statement(
                           clients_source="--clients" if clients else "default (a probed statement has no live rate)",
                           calibration=calibration, measured=measured, what_if=after,
                           what_if_text=what_if.describe(), notes=tuple(notes), think_s=think_s,
-                          throughput_range_tps=span)
+                          throughput_range_tps=span, live=live,
+                          anchor=_statement_anchor(shape, live, facts.capacity, calibration, cores, think_s))
 
 
 def _probe_statement(session: Session, sql: str, db_oid: int, *, calibration: Calibration, params: Sequence[str],
