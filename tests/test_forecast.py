@@ -3,6 +3,7 @@ exact what-ifs, a calibration written by the lab and read by the forecast, one-l
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -15,8 +16,10 @@ import pytest
 from lockscope.db import Session, connect, run_script
 from lockscope.footprint import measure_footprint
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION, Calibration, load_calibration
-from lockscope.forecast.engine import ScenarioForecast, WhatIf, forecast_statement
+from lockscope.forecast.engine import ForecastReport, ScenarioForecast, WhatIf, forecast_statement
 from lockscope.lockpart import lock_partition, transaction_traffic
+from lockscope.report.forecast_json import forecast_to_dict
+from lockscope.report.forecast_terminal import render_forecast
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.shapes import StatementShape
 
@@ -266,3 +269,68 @@ def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions(load_lo
     assert any(n.startswith("model vs now") for n in report.notes)
     assert report.what_if is not None
     assert len(_pgbench_select_planned(report.what_if).main_table_locks) == 5
+
+
+def _statement_mode_under_load(server: ScratchServer, clients: int) -> ForecastReport:
+    """``lockscope forecast "SQL" --dsn ...`` of pgbench -S's statement while pgbench -S runs with ``clients``
+    (2 s in, 2 s of samples), as a user runs statement mode."""
+    import time
+
+    from lockscope.pgbench import start_pgbench
+
+    run_script(server.conninfo(), "select pg_stat_statements_reset()")
+    with start_pgbench(server, clients=clients, duration_s=9), connect(server.conninfo()) as session:
+        time.sleep(2.0)
+        return forecast_statement(session, "select abalance from pgbench_accounts where aid = 1",
+                                  calibration=DEFAULT_CALIBRATION, cores=os.cpu_count() or 1, clients=clients,
+                                  dsn=server.conninfo(), sample_s=4.0)
+
+
+def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reproduce_it(load_lock: None) -> None:
+    """Statement mode with --dsn (issue 27): the model's LockManager share is printed as a forecast only when
+    within 10 points of the share sampled over the same seconds (the workload mode's guard, ``model_vs_now``). The
+    demo's load (pgbench -S, 100 extra indexes on pgbench_accounts: 86 locks in the main table, 16 clients on
+    this machine's 2 cores) samples far more LWLock:LockManager than the model gives (preempted holders of the
+    partition LWLock, which the model does not have): refused. The sampled share of 4 s swings between runs on
+    this VM (0.12-0.62 against a modelled 0.18 in six runs): up to four loads until one shows the gap, each
+    judged by the same rule. One client: nothing waits on LockManager, reproduced."""
+    from lockscope.demo import set_extra_indexes
+    from lockscope.lab.load import install_pg_stat_statements
+    from lockscope.pgbench import pgbench_init
+
+    with ScratchServer(None, ScratchSettings(max_locks_per_transaction=16, max_connections=60)) as server:
+        pgbench_init(server, 1)
+        install_pg_stat_statements(server)
+        set_extra_indexes(server.conninfo(), 100)
+        tries = []
+        for _ in range(4):
+            tries.append(_statement_mode_under_load(server, 16))
+            a = tries[-1].anchor
+            assert a is not None and a.factor == 1.0  # statement mode compares, it does not re-anchor
+            if a.measured_lockmanager_share > a.model_lockmanager_share + 0.10:
+                break
+        light = _statement_mode_under_load(server, 1)
+    for report in [*tries, light]:
+        assert report.live is not None and report.live.samples >= 60 and report.anchor is not None
+        assert report.live.population == report.clients  # counted by the server, not guessed from samples
+        doc = forecast_to_dict(report)
+        assert doc["live"]["lockmanager_share"] == doc["model_vs_now"]["measured_lockmanager_share"]
+        off = abs(report.anchor.model_lockmanager_share - report.live.lockmanager_share)
+        assert doc["model_vs_now"]["lockmanager_reproduced"] is (off <= 0.10)
+        assert ("LockManager share not forecast" in _rendered(render_forecast(report))) is (off > 0.10)
+    heavy = tries[-1]
+    assert heavy.anchor is not None
+    # the premise, measured in this run: the sampled seconds hold far more LockManager waits than the model has
+    assert heavy.anchor.measured_lockmanager_share > heavy.anchor.model_lockmanager_share + 0.10, \
+        [t.anchor for t in tries]
+    assert forecast_to_dict(heavy)["model_vs_now"]["lockmanager_reproduced"] is False
+    assert "cannot reproduce it" in _rendered(render_forecast(heavy))
+    assert forecast_to_dict(light)["model_vs_now"]["lockmanager_reproduced"] is True
+
+
+def _rendered(renderable: object) -> str:
+    from rich.console import Console
+
+    console = Console(width=250, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
