@@ -286,14 +286,15 @@ def _statement_mode_under_load(server: ScratchServer, clients: int) -> ForecastR
                                   dsn=server.conninfo(), sample_s=4.0)
 
 
+@pytest.mark.alone  # the sampled LockManager share is what the machine gives this load alone
 def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reproduce_it(load_lock: None) -> None:
     """Statement mode with --dsn (issue 27): the model's LockManager share is printed as a forecast only when
     within 10 points of the share sampled over the same seconds (the workload mode's guard, ``model_vs_now``). The
     demo's load (pgbench -S, 100 extra indexes on pgbench_accounts: 86 locks in the main table, 16 clients on
     this machine's 2 cores) samples far more LWLock:LockManager than the model gives (preempted holders of the
     partition LWLock, which the model does not have): refused. The sampled share of 4 s swings between runs on
-    this VM (0.12-0.62 against a modelled 0.18 in six runs): up to four loads until one shows the gap, each
-    judged by the same rule. One client: nothing waits on LockManager, reproduced."""
+    this VM (0.12-0.62 against a modelled 0.18 in six runs): up to six loads until one shows the gap, each
+    judged by the same rule (six at most). One client: nothing waits on LockManager, reproduced."""
     from lockscope.demo import set_extra_indexes
     from lockscope.lab.load import install_pg_stat_statements
     from lockscope.pgbench import pgbench_init
@@ -303,7 +304,7 @@ def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reprodu
         install_pg_stat_statements(server)
         set_extra_indexes(server.conninfo(), 100)
         tries = []
-        for _ in range(4):
+        for _ in range(6):
             tries.append(_statement_mode_under_load(server, 16))
             a = tries[-1].anchor
             assert a is not None and a.factor == 1.0  # statement mode compares, it does not re-anchor
