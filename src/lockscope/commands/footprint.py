@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from ..footprint import Footprint
     from ..script import Script
     from ..statement import CheckedStatement
+    from ..target import Target
     from ..transaction import TransactionFootprint
 
 #: JSON schema of several statements' footprints (one ``lockscope/footprint/v1`` document each).
@@ -203,13 +205,32 @@ def _check_options(args: argparse.Namespace) -> tuple[str, str]:
     return protocol, mode or "auto"
 
 
+def _open_footprint_target(args: argparse.Namespace) -> tuple[Any, AbstractContextManager[Target]]:
+    """The server footprint measures on (``--dsn`` and the PG* environment, or ``--scratch`` with ``--setup``,
+    ``--pg-bin`` and ``--mlpt``), chosen and not yet opened: (the :class:`lockscope.target.TargetChoice`, the
+    :func:`lockscope.target.open_target` context with the session settings of the probe options).
+
+    :raises BadInputError: a scratch-only option without ``--scratch``, an unreadable set-up script, an unknown
+        ``--pg-bin``.
+    """
+    from ..server import ScratchSettings
+    from ..target import open_target
+
+    choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,
+                                                       "--mlpt": args.mlpt})
+    setup = read_text(args.setup, "set-up script") if args.setup is not None else None
+    pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
+    return choice, open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=args.mlpt),
+                               setup_sql=setup, lock_timeout_ms=args.lock_timeout,
+                               statement_timeout_ms=args.statement_timeout,
+                               pg_locks_rate_hz=choice.pg_locks_rate_hz(args.probe_rate))
+
+
 def run(args: argparse.Namespace, console: Console) -> int:
     """Measure, render (table or JSON), and return the exit code."""
     from ..footprint import measure_all_modes, measure_footprint
     from ..report.terminal import render_footprints
-    from ..server import ScratchSettings
     from ..statement import check_param_count, check_statements
-    from ..target import open_target
 
     # everything the user gave is checked before any server is started or contacted
     given = read_statement_input(args, command="footprint")
@@ -230,16 +251,11 @@ def run(args: argparse.Namespace, console: Console) -> int:
     for checked in statements:
         check_param_count(checked, args.param, args.param_type if protocol == "prepared" else ())
     check_writable(args.json)
-    choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,
-                                                       "--mlpt": args.mlpt})
-    setup = read_text(args.setup, "set-up script") if args.setup is not None else None
-    pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
+    choice, opened = _open_footprint_target(args)
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
     results: list[tuple[Footprint, ...]] = []
-    with open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=args.mlpt),
-                     setup_sql=setup, lock_timeout_ms=args.lock_timeout, statement_timeout_ms=args.statement_timeout,
-                     pg_locks_rate_hz=choice.pg_locks_rate_hz(args.probe_rate)) as target:
+    with opened as target:
         facts = target.session.facts
         note(info, target_line("footprint", target.session.endpoint.label(),
                                choice.describe(facts.max_locks_per_transaction)))
@@ -295,9 +311,7 @@ def run_transactions(args: argparse.Namespace, console: Console, text: str, scri
     from ..executed import execute_scripts
     from ..report.txn_terminal import render_transactions
     from ..script import read_script
-    from ..server import ScratchSettings
     from ..statement import PROBEABLE_KINDS
-    from ..target import open_target
     from ..transaction import measure_transaction
 
     if args.param or args.param_type:
@@ -309,15 +323,10 @@ def run_transactions(args: argparse.Namespace, console: Console, text: str, scri
     scripts = [script, *(read_script(text, protocol=protocol, where=_where(args), execution=k)
                          for k in range(2, executions + 1))]
     check_writable(args.json)
-    choice = choose_command_target(args, scratch_only={"--setup": args.setup, "--pg-bin": args.pg_bin,
-                                                       "--mlpt": args.mlpt})
-    setup = read_text(args.setup, "set-up script") if args.setup is not None else None
-    pg_bin = resolve_pg_bin(args.pg_bin) if args.pg_bin else None
+    choice, opened = _open_footprint_target(args)
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
-    with open_target(choice.dsn, pg_bin=pg_bin, settings=ScratchSettings(max_locks_per_transaction=args.mlpt),
-                     setup_sql=setup, lock_timeout_ms=args.lock_timeout, statement_timeout_ms=args.statement_timeout,
-                     pg_locks_rate_hz=choice.pg_locks_rate_hz(args.probe_rate)) as target:
+    with opened as target:
         session = target.session
         facts = session.facts
         note(info, target_line("footprint", session.endpoint.label(), choice.describe(facts.max_locks_per_transaction)))

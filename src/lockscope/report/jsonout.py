@@ -76,6 +76,19 @@ def _execution(e: Execution) -> dict[str, Any]:
     }
 
 
+def _header(schema: str, first: Footprint | TransactionFootprint) -> dict[str, Any]:
+    """The keys every footprint document opens with: ``schema``, ``lockscope_version``, ``measured_at`` (UTC ISO
+    8601), ``server``, ``capacity`` and ``assumed`` (of ``first``, the document's first footprint)."""
+    return {
+        "schema": schema,
+        "lockscope_version": __version__,
+        "measured_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "server": {"server_version_num": first.server_version_num, "server_version": first.server_version},
+        "capacity": capacity_to_dict(first.capacity),
+        "assumed": capacity_to_dict(first.assumed),
+    }
+
+
 def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
     """One JSON document for one statement measured under one or more plan_cache_modes.
 
@@ -86,12 +99,7 @@ def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
     """
     first = footprints[0]
     return {
-        "schema": FOOTPRINT_SCHEMA,
-        "lockscope_version": __version__,
-        "measured_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "server": {"server_version_num": first.server_version_num, "server_version": first.server_version},
-        "capacity": capacity_to_dict(first.capacity),
-        "assumed": capacity_to_dict(first.assumed),
+        **_header(FOOTPRINT_SCHEMA, first),
         "statement": first.statement,
         "protocol": first.protocol,
         "params": list(first.params),
@@ -145,12 +153,7 @@ def transactions_to_dict(footprints: Sequence[TransactionFootprint],
     """
     first = footprints[0]
     return {
-        "schema": TRANSACTIONS_SCHEMA,
-        "lockscope_version": __version__,
-        "measured_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "server": {"server_version_num": first.server_version_num, "server_version": first.server_version},
-        "capacity": capacity_to_dict(first.capacity),
-        "assumed": capacity_to_dict(first.assumed),
+        **_header(TRANSACTIONS_SCHEMA, first),
         "spilled": any(fp.spilled for fp in footprints),
         "transactions": [{**transaction_to_dict(fp), "executed": transaction_to_dict(t) if t is not None else None}
                          for fp, t in zip(footprints, executed or [None] * len(footprints), strict=True)],
