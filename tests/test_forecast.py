@@ -130,6 +130,8 @@ def test_cli_statement_json_and_html(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # the fit needs the one-partition point's LWLock sleeps: a quick test on the other core
+# took the CPU they show up in (lwlock_hold_s fitted 0 in 1 of 3 fresh-clone runs on 2026-11-27)
 def test_lab_ceiling_quick_writes_a_calibration_that_forecast_loads(tmp_path: Path) -> None:
     out = tmp_path / "ceiling"
     proc = run("lab", "ceiling", "--quick", "--duration", "1", "--repeats", "1", "--out", str(out))
