@@ -12,10 +12,11 @@ with track_planning, ``max_parallel_workers_per_gather`` 0), loads the schema an
   ``lockscope forecast`` of the statement (:func:`lockscope.forecast.engine.forecast_statement` with ``dsn``, the
   script's example values bound) at that client count: the cost lockscope finds on that server by itself
   (pg_stat_statements' mean of the load's first seconds) deflated to CPU by ``STATEMENT_SAMPLE_S`` (2 s) of
-  wait-event samples of the load (and pg_stat_kcache if installed), the LockManager share checked against those
-  seconds' sampled one; measured: pgbench's TPS over the whole run. Then, after the load, with the cost timed on
-  the scratch server before any load (``EXPLAIN ANALYZE``, median of 20, :func:`lockscope.db.time_on_scratch`, as
-  ``forecast --scratch --setup`` gets);
+  wait-event samples of the load (and pg_stat_kcache if installed), each client's think time taken from those
+  seconds by Little's law as workload mode takes it (since round 4; the forecast with think time 0 recorded
+  beside it), the LockManager share checked against those seconds' sampled one; measured: pgbench's TPS over
+  the whole run. Then, after the load, with the cost timed on the scratch server before any load (``EXPLAIN
+  ANALYZE``, median of 20, :func:`lockscope.db.time_on_scratch`, as ``forecast --scratch --setup`` gets);
 - **workload mode**, the mix: pgbench runs ``--seconds`` + 2 s in the background while
   :func:`lockscope.forecast.engine.forecast_workload` reads pg_stat_statements over a ``--seconds`` - 1 s
   interval with wait events sampled (as ``lockscope forecast --interval`` on the live server); recorded: the
@@ -41,7 +42,9 @@ load average before and after), ``profile`` (clients, seconds), ``apps``: APP ->
 (file:line comment), ``text`` (the bound example), ``timed_plan_ms``, ``timed_exec_ms}``, ``statement_points``:
 ``[{statement, clients, measured_tps`` (pgbench), ``forecast_done_s`` (the forecast's end, s after pgbench's
 start), ``sampled_lockmanager_share, aas, sampled_calls_per_s, population`` (of the forecast's 2 s of samples),
-``forecast_tps`` (pg_stat_statements cost), ``ratio, own_cost_source, timed_forecast_tps, timed_ratio,
+``aas_cpu``, ``forecast_tps`` (pg_stat_statements cost, the sampled seconds' think time since round 4),
+``ratio, think_ms, think_note`` (where the think time comes from), ``forecast_tps_think0, ratio_think0`` (the same
+model with think time 0, as before round 4), ``own_cost_source, timed_forecast_tps, timed_ratio,
 modelled_lockmanager_share`` (at ``clients``), ``model_lockmanager_share_at_population, lockmanager_reproduced``
 (the report's ``model_vs_now``), ``error}]``,
 ``workload_points``: ``[{clients, pgbench_tps, measured_calls_per_s`` (the anchor's), ``first_estimate_tps,
@@ -218,11 +221,15 @@ def statement_point(server: ScratchServer, st: AppStatement, clients: int, secon
     if found is None:
         return rec
     f, live, a = found.measured.forecast, found.live, found.anchor
+    no_think = forecast_curve(found.measured.demands, found.cores, [found.clients])[0].throughput_tps
     rec.update(forecast_tps=f.throughput_tps, ratio=_ratio(f.throughput_tps, rec["measured_tps"]),
+               think_ms=found.think_s * 1000.0, think_note=next((n for n in found.notes if "think time" in n), None),
+               forecast_tps_think0=no_think, ratio_think0=_ratio(no_think, rec["measured_tps"]),
                own_cost_source=found.measured.statements[0][0].own_source,
                modelled_lockmanager_share=f.lockmanager_share,
                sampled_lockmanager_share=live.lockmanager_share if live else None,
-               aas=live.aas if live else None, sampled_calls_per_s=live.rate_tps if live else None,
+               aas=live.aas if live else None, aas_cpu=live.aas_cpu if live else None,
+               sampled_calls_per_s=live.rate_tps if live else None,
                population=live.population if live else None,
                model_lockmanager_share_at_population=a.model_lockmanager_share if a else None,
                lockmanager_reproduced=a.lockmanager_reproduced if a else None)
@@ -358,14 +365,16 @@ def summary(doc: dict[str, Any]) -> str:
     for app, a in doc["apps"].items():
         pts = a["statement_points"]
         clients = sorted({p["clients"] for p in pts})
-        out += [f"### {app}", "", "Statement mode, forecast / measured (pg_stat_statements cost; timed cost):", "",
+        out += [f"### {app}", "", "Statement mode, forecast / measured (pg_stat_statements cost, think time from "
+                "the sampled seconds (the same with think time 0); timed cost):", "",
                 "| statement | " + " | ".join(f"{c}" for c in clients) + " |",
                 "|---|" + "---:|" * len(clients)]
         for name in a["statements"]:
             cells = []
             for c in clients:
                 p = next((p for p in pts if p["statement"] == name and p["clients"] == c), {})
-                cells.append(f"{_f(p.get('ratio'), '.2f')}; {_f(p.get('timed_ratio'), '.2f')}")
+                cells.append(f"{_f(p.get('ratio'), '.2f')} ({_f(p.get('ratio_think0'), '.2f')}); "
+                             f"{_f(p.get('timed_ratio'), '.2f')}")
             out.append(f"| {name} | " + " | ".join(cells) + " |")
         out += ["", "Workload mode (the mix), first estimate before any re-anchoring:", "",
                 "| clients | pgbench TPS | measured calls/s | first estimate | ratio | factor | coverage calls / "
@@ -382,8 +391,9 @@ def summary(doc: dict[str, Any]) -> str:
         guarded = sum(1 for p in pts if p.get("lockmanager_reproduced") is not None)
         refused = sum(1 for p in pts if p.get("lockmanager_reproduced") is False)
         out += ["", f"Goals: statement mode within 25 %: {_within([p.get('ratio') for p in pts])} "
-                    f"(timed cost: {_within([p.get('timed_ratio') for p in pts])}); workload first estimate within "
-                    f"25 %: {_within([w.get('first_ratio') for w in a['workload_points']])}; LockManager share "
+                    f"(think time 0: {_within([p.get('ratio_think0') for p in pts])}; timed cost: "
+                    f"{_within([p.get('timed_ratio') for p in pts])}); workload first estimate within 25 %: "
+                    f" {_within([w.get('first_ratio') for w in a['workload_points']])}; LockManager share "
                     f"within 10 pp where sampled > 10 %: {lm_ok} of {len(lm)} statement points; statement mode's "
                     f"LockManager share refused (not within 10 pp of the sampled seconds) at {refused} of "
                     f"{guarded} points with samples", ""]

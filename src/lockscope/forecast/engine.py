@@ -59,7 +59,7 @@ from ..workload.statements import StatementRates, read_workload
 from .calibration import DEFAULT_CALIBRATION, Calibration
 from .cpu import WALL_TIME, Deflation, KcacheWindow, OnCpu, deflation
 from .honesty import ModelCheck, check_model
-from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
+from .live import ANCHOR_TOLERANCE, SATURATED, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, idle_round_trip_s, workload_demands
 
 if TYPE_CHECKING:
@@ -82,6 +82,7 @@ __all__ = [
     "forecast_shapes",
     "forecast_statement",
     "forecast_workload",
+    "live_think_s",
     "saturation_rate",
     "server_clock",
     "statement_on_cpu",
@@ -486,6 +487,28 @@ def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: C
                   live.lockmanager_share)
 
 
+def _statement_think(think_s: float | None, live: LivePoint | None, calibration: Calibration,
+                     cores: int) -> tuple[float, list[str]]:
+    """Statement mode's think time (s) and the note saying where it comes from: ``think_s`` when given; else the
+    sampled seconds' operating point's (:func:`live_think_s`, workload mode's think time); else 0 (a probe alone
+    has no clients to measure: no note)."""
+    sampled = live_think_s(live, calibration, cores) if live is not None and live.rate_tps > 0 else None
+    if think_s is not None:
+        also = f" (the sampled seconds give {sampled * 1000:.3f} ms)" if sampled is not None else ""
+        return think_s, [f"think time {think_s * 1000:.3f} ms, as given{also}"] if live is not None else []
+    if live is None or sampled is None:
+        return 0.0, []
+    if live.aas_cpu >= SATURATED * cores:
+        return sampled, [f"think time 0 from the sampled seconds: their backends on CPU fill the cores "
+                         f"({live.aas_cpu:.2f} sessions for {cores}): the time a call spends outside the active "
+                         "state is then the wait for a core, which the model has"]
+    trip = idle_round_trip_s(calibration, live.population, cores)
+    return sampled, [f"think time {sampled * 1000:.3f} ms from the sampled seconds, as in workload mode: "
+                     f"{live.population} connections / {live.rate_tps:,.0f} calls/s - "
+                     f"{live.server_time_s * 1000:.3f} ms in the server (Little's law) - {trip * 1000:.3f} ms "
+                     "idle round trip (the model's own)"]
+
+
 def _recorded_times(session: Session, query_id: int | None) -> StatementTimesRow | None:
     """What pg_stat_statements recorded of the statement with this query identifier in this database
     (``sql/forecast_statement_times.sql``); None without an identifier, without pg_stat_statements in this
@@ -525,7 +548,7 @@ def forecast_statement(
     plan_cache_mode: PlanCacheMode | None = None,
     exec_cost_ms: float | None = None,
     scratch_conninfo: str | None = None,
-    think_s: float = 0.0,
+    think_s: float | None = None,
     dsn: str | None = None,
     sample_s: float = STATEMENT_SAMPLE_S,
     progress: Callable[[str], None] = lambda _msg: None,
@@ -538,7 +561,8 @@ def forecast_statement(
     :param exec_cost_ms: the statement's execution time (ms, ``--exec-cost``), else found
         (:func:`statement_own_cost`).
     :param scratch_conninfo: the server is a scratch server lockscope started: the statement may be timed there.
-    :param think_s: each client's time between calls outside the server (s).
+    :param think_s: each client's time between calls outside the server (s); None: the sampled seconds' (with
+        ``dsn``, :func:`live_think_s`, as workload mode takes it), else 0. A given value wins; the notes say which.
     :param dsn: the same server, for the wait-event sampler: when the statement's cost is pg_stat_statements' mean
         (wall time), it is deflated to CPU by ``sample_s`` seconds of samples and pg_stat_kcache
         (:func:`statement_on_cpu`); None: not deflated, and the source says so.
@@ -563,14 +587,15 @@ def forecast_statement(
             on_cpu, live = statement_on_cpu(session, dsn, own.queryid, cores, sample_s)
         own = own.deflated(on_cpu)
         shape = own.apply(shape)
-    notes = [f"the statement's own cost: {own.source}"]
+    think, think_note = _statement_think(think_s, live, calibration, cores)
+    notes = [f"the statement's own cost: {own.source}", *think_note]
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
-                               think_s=think_s)
+                               think_s=think)
     span = None
     if own.exec_range_s is not None:  # an estimated execution time: the forecast at both ends of its range
         ends = [forecast_shapes("measured", [replace(own, exec_s=e).apply(shape)], facts.capacity, calibration,
-                                cores=cores, clients=n, think_s=think_s).forecast.throughput_tps
+                                cores=cores, clients=n, think_s=think).forecast.throughput_tps
                 for e in own.exec_range_s]
         span = (min(ends), max(ends))
     after = None
@@ -579,15 +604,15 @@ def forecast_statement(
                                   protocol="prepared")
         changed = _statement_what_if(session, shape, own, what_if, drops, probe, notes, progress)
         after = forecast_shapes(f"what-if: {what_if.describe()}", [changed], what_if.capacity(facts.capacity),
-                                calibration, cores=cores, clients=n, think_s=think_s)
+                                calibration, cores=cores, clients=n, think_s=think)
     return ForecastReport(mode="statement", server_version=facts.server_version,
                           server_version_num=facts.server_version_num, database=facts.database,
                           database_oid=db_oid, cores=cores, clients=n,
                           clients_source="--clients" if clients else "default (a probed statement has no live rate)",
                           calibration=calibration, measured=measured, what_if=after,
-                          what_if_text=what_if.describe(), notes=tuple(notes), think_s=think_s,
+                          what_if_text=what_if.describe(), notes=tuple(notes), think_s=think,
                           throughput_range_tps=span, live=live,
-                          anchor=_statement_anchor(shape, live, facts.capacity, calibration, cores, think_s))
+                          anchor=_statement_anchor(shape, live, facts.capacity, calibration, cores, think))
 
 
 def _probe_statement(session: Session, sql: str, db_oid: int, *, calibration: Calibration, params: Sequence[str],
@@ -756,8 +781,7 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
     population = live.population if live is not None else None
     n = clients or population or 16
     _check_model(cores, n)
-    think = (live.think_s(cores, idle_round_trip_s(calibration, live.population, cores)) if live is not None
-             else 0.0)
+    think = live_think_s(live, calibration, cores) if live is not None else 0.0
     anchor = None
     if live is not None and population:
         def solve(factor: float) -> Forecast:
@@ -774,6 +798,13 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
     source = "--clients" if clients else (live.population_source if live is not None else
                                           "default (no live operating point: no samples or no calls)")
     return LiveForecast(measured, after, n, source, think, anchor)
+
+
+def live_think_s(live: LivePoint, calibration: Calibration, cores: int) -> float:
+    """Each connection's think time at the live operating point (s, >= 0), the same in workload and statement
+    mode: :meth:`LivePoint.think_s` (Little's law, 0 when the sampled backends on CPU fill the cores) less the
+    model's own idle round trip at the live population (:func:`lockscope.forecast.model.idle_round_trip_s`)."""
+    return live.think_s(cores, idle_round_trip_s(calibration, live.population, cores))
 
 
 def _anchor_note(anchor: Anchor, live: LivePoint, think_s: float) -> str:
