@@ -242,22 +242,33 @@ def _pgbench_select_planned(scenario: ScenarioForecast) -> StatementShape:
                key=lambda sh: sh.calls_per_s or 0.0)
 
 
-def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions(load_lock: None) -> None:
-    """forecast of a live pgbench load (2 clients, 6 s): a load, it takes ``load_lock``."""
+@pytest.fixture(scope="module")
+def pgbench20() -> Iterator[ScratchServer]:
+    """pgbench's tables (scale 1) with 20 extra indexes on pgbench_accounts (22 relations: 6 in the main table at
+    mlpt 16), pg_stat_statements preloaded: the live loads' server."""
     from lockscope.demo import set_extra_indexes
-    from lockscope.forecast.engine import forecast_workload
     from lockscope.lab.load import install_pg_stat_statements
-    from lockscope.pgbench import pgbench_init, start_pgbench
+    from lockscope.pgbench import pgbench_init
 
     with ScratchServer(None, ScratchSettings(max_locks_per_transaction=16)) as server:
         pgbench_init(server, 1)
         install_pg_stat_statements(server)
-        set_extra_indexes(server.conninfo(), 20)  # 22 relations: 6 in the main table
-        with start_pgbench(server, clients=2, duration_s=6), connect(server.conninfo()) as session:
-            report = forecast_workload(session, calibration=DEFAULT_CALIBRATION, cores=2, clients=None,
-                                       interval_s=2, what_if=WhatIf(drop_indexes=("pgbench_accounts_extra_1",)),
-                                       dsn=server.conninfo())
-            db = _database_oid(session)
+        set_extra_indexes(server.conninfo(), 20)
+        yield server
+
+
+def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions(pgbench20: ScratchServer,
+                                                                          load_lock: None) -> None:
+    """forecast of a live pgbench load (2 clients, 6 s): a load, it takes ``load_lock``."""
+    from lockscope.forecast.engine import forecast_workload
+    from lockscope.pgbench import start_pgbench
+
+    server = pgbench20
+    with start_pgbench(server, clients=2, duration_s=6), connect(server.conninfo()) as session:
+        report = forecast_workload(session, calibration=DEFAULT_CALIBRATION, cores=2, clients=None,
+                                   interval_s=2, what_if=WhatIf(drop_indexes=("pgbench_accounts_extra_1",)),
+                                   dsn=server.conninfo())
+        db = _database_oid(session)
     pk = _pgbench_select_planned(report.measured)
     assert pk.calls_per_s is not None and pk.calls_per_s > 0 and pk.flags == "predicted"
     assert len(pk.locks) == 22 and len(pk.main_table_locks) == 6 == pk.measured_main_table_locks
@@ -271,6 +282,58 @@ def test_workload_forecast_reads_pg_stat_statements_rates_and_partitions(load_lo
     assert any(n.startswith("model vs now") for n in report.notes)
     assert report.what_if is not None
     assert len(_pgbench_select_planned(report.what_if).main_table_locks) == 5
+
+
+def test_statement_mode_takes_each_clients_think_time_from_the_sampled_seconds(pgbench20: ScratchServer,
+                                                                               load_lock: None) -> None:
+    """Statement mode with --dsn (issue 27, round 4): a short statement (pgbench -S's) under pgbench -S with 2
+    clients, whose cycle is mostly outside the server (pgbench, the protocol round trip), forecast 1 s into a 4 s
+    load from 2 s of samples: each client's think time comes from those seconds as in workload mode (Little's
+    law), the notes and the JSON say so, and the forecast is closer to pgbench's TPS than the same model with
+    think time 0 (ratios within this one run)."""
+    import time
+
+    from lockscope.forecast.model import forecast_curve
+    from lockscope.pgbench import start_pgbench
+
+    run_script(pgbench20.conninfo(), "select pg_stat_statements_reset()")
+    with start_pgbench(pgbench20, clients=2, duration_s=4) as load, connect(pgbench20.conninfo()) as session:
+        time.sleep(1.0)
+        report = forecast_statement(session, "select abalance from pgbench_accounts where aid = 1",
+                                    calibration=DEFAULT_CALIBRATION, cores=os.cpu_count() or 1, clients=2,
+                                    dsn=pgbench20.conninfo(), sample_s=2.0)
+        measured = load.wait().tps
+    assert report.live is not None and report.live.population == 2  # counted by the server
+    assert report.think_s > 0, report.notes
+    said = [n for n in report.notes if n.startswith("think time")]
+    assert len(said) == 1 and "from the sampled seconds, as in workload mode" in said[0], report.notes
+    assert forecast_to_dict(report)["model"]["think_ms"] == pytest.approx(1000 * report.think_s)
+    assert "think time" in _rendered(render_forecast(report))
+    with_think = report.measured.forecast.throughput_tps
+    without = forecast_curve(report.measured.demands, report.cores, [2])[0].throughput_tps
+    assert abs(with_think / measured - 1) < abs(without / measured - 1), (with_think, without, measured)
+
+
+def test_statement_mode_think_time_given_wins_and_none_when_the_cores_are_saturated() -> None:
+    """Statement mode's think time: the sampled seconds' (4 connections at 1,000 calls/s: a 4 ms cycle, 1 ms of
+    it active in the server, 3 ms outside; 4 backends fill 2 cores: no idle round trip); a given one wins (the
+    note names the sampled figure beside it); 0 when the backends sampled on CPU fill the cores (1.8 sessions for
+    2 cores), said so; no samples, no note."""
+    from dataclasses import replace
+
+    from lockscope.forecast.engine import _statement_think
+    from lockscope.forecast.live import LivePoint
+
+    live = LivePoint(rate_tps=1000.0, population=4, population_source="counted", aas=1.0, aas_cpu=1.0,
+                     lockmanager_share=0.0, samples=40)
+    think, said = _statement_think(None, live, DEFAULT_CALIBRATION, 2)
+    assert think == pytest.approx(0.003) and len(said) == 1 and "3.000 ms from the sampled seconds" in said[0]
+    think, said = _statement_think(0.0005, live, DEFAULT_CALIBRATION, 2)
+    assert think == 0.0005 and said == ["think time 0.500 ms, as given (the sampled seconds give 3.000 ms)"]
+    think, said = _statement_think(None, replace(live, aas_cpu=1.8), DEFAULT_CALIBRATION, 2)
+    assert think == 0.0 and len(said) == 1 and "fill the cores (1.80 sessions for 2)" in said[0]
+    assert _statement_think(None, None, DEFAULT_CALIBRATION, 2) == (0.0, [])
+    assert _statement_think(0.0005, None, DEFAULT_CALIBRATION, 2) == (0.0005, [])
 
 
 def _statement_mode_under_load(server: ScratchServer, clients: int) -> ForecastReport:
