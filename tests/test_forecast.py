@@ -338,14 +338,14 @@ def test_statement_mode_think_time_given_wins_and_none_when_the_cores_are_satura
 
 def _statement_mode_under_load(server: ScratchServer, clients: int) -> ForecastReport:
     """``lockscope forecast "SQL" --dsn ...`` of pgbench -S's statement while pgbench -S runs with ``clients``
-    (2 s in, 2 s of samples), as a user runs statement mode."""
+    (1 s in: pg_stat_statements then has thousands of its calls; 4 s of samples), as a user runs statement mode."""
     import time
 
     from lockscope.pgbench import start_pgbench
 
     run_script(server.conninfo(), "select pg_stat_statements_reset()")
     with start_pgbench(server, clients=clients, duration_s=9), connect(server.conninfo()) as session:
-        time.sleep(2.0)
+        time.sleep(1.0)
         return forecast_statement(session, "select abalance from pgbench_accounts where aid = 1",
                                   calibration=DEFAULT_CALIBRATION, cores=os.cpu_count() or 1, clients=clients,
                                   dsn=server.conninfo(), sample_s=4.0)
