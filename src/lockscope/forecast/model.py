@@ -438,13 +438,14 @@ def idle_round_trip_s(costs: Calibration, clients: float, cpus: int) -> float:
 
 def _forecast_of(step: _Step, cpus: int, think_s: float, hottest: int | None) -> Forecast:
     x, cpu_n, lm = step.state.x, step.cpu_s, step.lm_s
+    sampled = lm + step.convoy_s  # what a sampler sees as LWLock:LockManager
     top_hold = max(step.held)
     cpu_ceiling = cpus / cpu_n
     return Forecast(
         clients=step.n, cpus=cpus, throughput_tps=x, response_time_ms=(step.response_s - think_s) * 1000.0,
         cpu_utilisation=min(1.0, x * cpu_n / cpus),
         partition_utilisation=tuple(min(1.0, x * d) for d in step.held),
-        partition_wait_ms=lm * 1000.0, lockmanager_share=lm / (lm + cpu_n), lockmanager_aas=x * lm,
+        partition_wait_ms=lm * 1000.0, lockmanager_share=sampled / (sampled + cpu_n), lockmanager_aas=x * sampled,
         binding_resource=partition_name(step.at_part.index(max(step.at_part))) if lm > cpu_n else CPU,
         ceiling_tps=min(cpu_ceiling, 1.0 / top_hold if top_hold > 0 else math.inf), cpu_ceiling_tps=cpu_ceiling,
         hottest_partition=hottest, hottest_partition_saturation_tps=1.0 / top_hold if top_hold > 0 else math.inf,
