@@ -67,7 +67,8 @@ def measure(extra: int, clients: int, seconds: float, cores: int) -> dict[str, o
             "sampled_aas": live.lockmanager_share * live.aas, "think_ms": d.think_s * 1000,
             "model_tps_first": anchor.model_tps, "cost_factor": anchor.factor, "model_tps": f.throughput_tps,
             "cpu_us": f.cpu_per_transaction_us, "queue_wait_ms": f.partition_wait_ms,
-            "convoy_wait_ms": f.convoy_wait_ms, "model_share_now": _share(f.partition_wait_ms, f.cpu_per_transaction_us),
+            "convoy_wait_ms": f.convoy_wait_ms,
+            "model_share_now": _share(f.partition_wait_ms, f.cpu_per_transaction_us),
             "model_share_convoy": _share(convoy_lm, f.cpu_per_transaction_us),
             "model_aas_convoy": f.throughput_tps * convoy_lm / 1000.0}
 

@@ -32,11 +32,17 @@ The network (docs/forecast.md gives the assumptions, the measurements behind eac
 Per population n = 1..N: ``R = Z(n) + R_cpu + sum_p (W_p + k_p wake)``, ``X = n / R``, ``Q_cpu = X R_cpu``,
 ``Q_p = X (W_p + a_p h)``. Cost O(N x 16).
 
+**Preempted holders** (:func:`convoy_lockmanager_s`): with more runnable backends than cores, the kernel
+preempts a backend at a scheduler tick, now and then while it holds a partition LWLock; every backend that needs
+that partition then sleeps until the holder runs again, a tick later (BENCHMARKS.md, "what a sampled
+LWLock:LockManager is"). That time ``V`` per transaction is in the LockManager share and AAS, not in ``R``: the
+sleepers free the cores for other runnable work, so on saturated cores it takes the place of the wait for a core.
+
 What a sampler of active sessions sees: a backend in a statement is either on a core (its CPU, ``D``) or asleep on
 a partition (``LockManager``); the queue for a core after the client's query arrives is idle time (the backend
 has not read the query yet). So the predicted **LockManager share** is ``LM / (LM + D)`` with ``LM`` the
-partition time per transaction, and the binding resource is the partition with the most time when ``LM > D``,
-else the CPU.
+partition time per transaction plus ``V``, and the binding resource is the partition with the most time when the
+partition time exceeds ``D``, else the CPU.
 
 Several transaction classes (statements with their call counts, e.g. from pg_stat_statements) are aggregated into
 one class: calls-weighted means of the CPU, of ``a_p`` and of ``a_p^2`` (the sleeps go with ``a_p^2``)
@@ -337,9 +343,10 @@ class Forecast:
     :ivar cpu_utilisation: X D(N) / C (fraction 0..1).
     :ivar partition_utilisation: X a_p h per partition: the fraction of time each partition LWLock is held
         (16 fractions 0..1).
-    :ivar partition_wait_ms: time per transaction at the partitions: asleep on their LWLocks (ms).
-    :ivar lockmanager_share: LM / (LM + D(N)): the predicted LockManager share of active-session samples
-        (fraction 0..1).
+    :ivar partition_wait_ms: time per transaction at the partitions: queued and asleep on their LWLocks, without
+        the convoy behind preempted holders (ms).
+    :ivar lockmanager_share: LM / (LM + D(N)), LM = partition wait + convoy wait: the predicted LockManager share
+        of active-session samples (fraction 0..1).
     :ivar lockmanager_aas: X x LM: predicted average active sessions on ``LWLock:LockManager`` (sessions).
     :ivar binding_resource: ``partition N`` (the one with the most time) when the time at the partitions exceeds
         the CPU per transaction, else ``cpu``.
