@@ -356,10 +356,10 @@ def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reprodu
     """Statement mode with --dsn (issue 27): the model's LockManager share is printed as a forecast only when
     within 10 points of the share sampled over the same seconds (the workload mode's guard, ``model_vs_now``). The
     demo's load (pgbench -S, 100 extra indexes on pgbench_accounts: 86 locks in the main table, 16 clients on
-    this machine's 2 cores) samples far more LWLock:LockManager than the model gives (preempted holders of the
-    partition LWLock, which the model does not have): refused. The sampled share of 4 s swings between runs on
-    this VM (0.12-0.62 against a modelled 0.18 in six runs): up to six loads until one shows the gap, each
-    judged by the same rule (six at most). One client: nothing waits on LockManager, reproduced."""
+    this machine's 2 cores): the sampled share of 4 s swings between runs on this VM (0.12-0.62 in six runs; the
+    same load 15-85 % in BENCHMARKS.md), the model's (partition queues and the convoy behind preempted holders) does
+    not: up to six loads until one is more than 10 points from the model, refused, each judged by the same rule
+    (six at most). One client: nothing waits on LockManager, reproduced."""
     from lockscope.demo import set_extra_indexes
     from lockscope.lab.load import install_pg_stat_statements
     from lockscope.pgbench import pgbench_init
@@ -373,7 +373,7 @@ def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reprodu
             tries.append(_statement_mode_under_load(server, 16))
             a = tries[-1].anchor
             assert a is not None and a.factor == 1.0  # statement mode compares, it does not re-anchor
-            if a.measured_lockmanager_share > a.model_lockmanager_share + 0.10:
+            if abs(a.measured_lockmanager_share - a.model_lockmanager_share) > 0.10:
                 break
         light = _statement_mode_under_load(server, 1)
     for report in [*tries, light]:
@@ -386,8 +386,8 @@ def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reprodu
         assert ("LockManager share not forecast" in _rendered(render_forecast(report))) is (off > 0.10)
     heavy = tries[-1]
     assert heavy.anchor is not None
-    # the premise, measured in this run: the sampled seconds hold far more LockManager waits than the model has
-    assert heavy.anchor.measured_lockmanager_share > heavy.anchor.model_lockmanager_share + 0.10, \
+    # the premise, measured in this run: the sampled seconds are more than 10 points from the model
+    assert abs(heavy.anchor.measured_lockmanager_share - heavy.anchor.model_lockmanager_share) > 0.10, \
         [t.anchor for t in tries]
     assert forecast_to_dict(heavy)["model_vs_now"]["lockmanager_reproduced"] is False
     assert "cannot reproduce it" in _rendered(render_forecast(heavy))

@@ -25,6 +25,7 @@ from lockscope.forecast.model import (
     TransactionClass,
     ceiling_tps,
     class_demands,
+    convoy_lockmanager_s,
     forecast,
     forecast_curve,
     workload_demands,
@@ -167,6 +168,54 @@ def test_convoy_by_hand() -> None:
     f1, f2 = forecast_curve(d, 1, [1, 2])
     assert f1.hottest_partition_saturation_tps == pytest.approx(1.5 / 0.2)
     assert f2.hottest_partition_saturation_tps == pytest.approx(1 / 0.2)
+
+
+def test_preempted_holder_convoy_by_hand() -> None:
+    """The time asleep behind a preempted holder (issue 27): 2 cores, tick 4 ms, a main-table lock's CPU 1 µs,
+    D = 1 ms, partition 0 acquired twice per transaction, X = 1,000/s, 3 backends runnable and in the server, think
+    time 0. Another backend on the holder's core: 1 - 0.5^2 = 0.75; stalls/s 0.75 x 1,000 x 2 x 1 µs / 4 ms =
+    0.375; waiters min(2, 2 x 4 ms / 1 ms) = 2, each asleep 4 ms - 2 x 1 ms / 4 = 3.5 ms, then 0.5 ms for a core:
+    0.375 x 2 x 4 ms = 3 ms asleep per second, 3 µs per transaction. With think time 2 ms and 16 clients, the 13
+    outside send their next call within the tick: min(15, 8) = 8 waiters, each asleep 4 ms - 8 x 1 ms / 4 = 2 ms:
+    0.375 x 8 x 2.5 ms = 7.5 ms per second."""
+    d = Demands(1e-3, (2.0, *ZERO16[1:]), costs(fastpath_lock_cpu_s=1e-6, sched_tick_s=4e-3))
+    at = dict(throughput_tps=1000.0, runnable=3.0, in_server=3.0, cpu_s=1e-3, wake_s=0.5e-3)
+    assert convoy_lockmanager_s(d, 2, population=3, think_s=0.0, **at) == pytest.approx(3e-6)
+    assert convoy_lockmanager_s(d, 2, population=16, think_s=2e-3, **at) == pytest.approx(7.5e-6)
+    # one backend runnable: nobody preempts the holder; no tick: no convoy
+    assert convoy_lockmanager_s(d, 2, population=3, think_s=0.0, **{**at, "runnable": 1.0}) == 0.0
+    no_tick = replace(d, costs=replace(d.costs, sched_tick_s=0.0))
+    assert convoy_lockmanager_s(no_tick, 2, population=3, think_s=0.0, **at) == 0.0
+
+
+def test_preempted_holder_convoy_adds_to_the_share_not_to_the_throughput() -> None:
+    """pgbench -S with 100 extra indexes (86 main-table locks over the 16 partitions) at 16 clients on 2 cores: the
+    convoy behind a preempted holder is in the LockManager share and AAS, and the throughput is the same without
+    it (the sleep takes the place of the wait for a core: the cores stay busy)."""
+    cls = TransactionClass("pgbench -S, 100 extra indexes", 16, (6,) * 6 + (5,) * 10, planned_relations=100)
+    with_tick = forecast_curve(class_demands(cls, DEFAULT_CALIBRATION), 2, [1, 4, 16, 32])
+    without = forecast_curve(class_demands(cls, replace(DEFAULT_CALIBRATION, sched_tick_s=0.0)), 2, [1, 4, 16, 32])
+    assert [f.throughput_tps for f in with_tick] == [f.throughput_tps for f in without]
+    assert [f.convoy_wait_ms for f in without] == [0.0] * 4
+    assert with_tick[0].convoy_wait_ms == 0.0  # one client: nobody to preempt it, nobody to wait
+    assert with_tick[2].lockmanager_share > without[2].lockmanager_share + 0.3
+    assert with_tick[3].lockmanager_aas > with_tick[2].lockmanager_aas > without[2].lockmanager_aas
+
+
+def test_kernel_tick_from_the_build_configuration(tmp_path: Path) -> None:
+    """``lab ceiling`` reads the scheduler tick from the kernel's configuration (plain or gzip), the first file that
+    gives CONFIG_HZ; none: the built-in 4 ms."""
+    import gzip
+
+    from lockscope.lab.ceiling import kernel_tick_s
+
+    plain, packed, empty = tmp_path / "config-x", tmp_path / "config.gz", tmp_path / "config-y"
+    plain.write_text("# CONFIG_HZ_100 is not set\nCONFIG_HZ_1000=y\nCONFIG_HZ=1000\n")
+    packed.write_bytes(gzip.compress(b"CONFIG_HZ_250=y\nCONFIG_HZ=250\n"))
+    empty.write_text("CONFIG_PREEMPT_NONE=y\n")
+    assert kernel_tick_s([tmp_path / "missing", plain]) == pytest.approx(0.001)
+    assert kernel_tick_s([packed, plain]) == pytest.approx(0.004)
+    assert kernel_tick_s([empty, tmp_path / "missing"]) == 0.004
 
 
 def test_many_cores_peak_and_fall() -> None:

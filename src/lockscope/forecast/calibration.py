@@ -19,8 +19,8 @@ from typing import Any
 
 from lockscope.errors import BadInputError
 
-__all__ = ["CONVOY_PER_CORE", "DEFAULT_CALIBRATION", "GENERIC_BASE_RATIO", "SCHEMA", "Calibration", "load_calibration",
-           "published_generic_base_s", "save_calibration"]
+__all__ = ["CONVOY_PER_CORE", "DEFAULT_CALIBRATION", "GENERIC_BASE_RATIO", "SCHED_TICK_S", "SCHEMA", "Calibration",
+           "load_calibration", "published_generic_base_s", "save_calibration"]
 
 #: Versioned schema name of a calibration JSON file (v1, before the LWLock sleep model, is refused; v2, before
 #: statement costs and the convoy term, is read with those figures at 0).
@@ -35,6 +35,9 @@ GENERIC_BASE_RATIO = 17_201.0 / 32_234.0
 #: 100 partitions (benchmarks/forecast_real.py --published; BENCHMARKS.md "forecast: real statements"): 0.06 on a
 #: 2-socket AMD EPYC, 0.10 on a 2-socket Intel Xeon; their mean.
 CONVOY_PER_CORE = 0.07
+#: :attr:`Calibration.sched_tick_s` when a calibration does not give it: 4 ms, Linux's Kconfig default
+#: ``CONFIG_HZ_250`` (and this VM's kernel, 6.18).
+SCHED_TICK_S = 0.004
 _SECONDS = ("base_cpu_s", "fastpath_lock_cpu_s", "main_table_lock_extra_cpu_s", "lwlock_hold_s",
             "planned_relation_cpu_s", "idle_round_trip_s", "coherence_cpu_s", "sleep_cpu_s", "wake_latency_s",
             "base_plan_s", "base_exec_s", "executor_relation_cpu_s", "explain_plan_extra_s", "explain_exec_extra_s",
@@ -109,6 +112,11 @@ class Calibration:
         lwlock.c ``LWLockAttemptLock``'s atomics on the lock word, ``LWLockQueueSelf`` and ``LWLockWakeup`` under
         the wait-list spinlock. ``lab ceiling`` on a few cores cannot separate it: :data:`CONVOY_PER_CORE`, fitted
         on published many-core curves, stands in; it puts a peak in the curve and the fall past it.
+    :ivar sched_tick_s: the kernel's scheduler tick on the machine where the lab ran (s, ``1 / CONFIG_HZ``; read
+        by ``lab ceiling`` from the kernel's build configuration, :data:`SCHED_TICK_S` when it cannot be read):
+        how long a backend preempted while holding a lock-partition LWLock stays off its core
+        (:func:`lockscope.forecast.model.convoy_lockmanager_s`). Not a machine-speed figure: :meth:`scaled`
+        keeps it.
     """
 
     base_cpu_s: float
@@ -132,10 +140,11 @@ class Calibration:
     convoy_per_core: float = CONVOY_PER_CORE
     exec_s_per_cost_unit: float = 0.0
     cost_estimate_error: float = 0.0
+    sched_tick_s: float = SCHED_TICK_S
 
     def __post_init__(self) -> None:
         for name in (*_SECONDS, "generic_base_cpu_s", "cpu_growth_per_doubling", "convoy_per_core",
-                     "cost_estimate_error"):
+                     "cost_estimate_error", "sched_tick_s"):
             value = getattr(self, name)
             if value is None and name == "generic_base_cpu_s":
                 continue
@@ -177,7 +186,7 @@ class Calibration:
                            generic_base_cpu_s=None if self.generic_base_cpu_s is None
                            else self.generic_base_cpu_s * factor,
                            cpu_growth_per_doubling=self.cpu_growth_per_doubling,
-                           convoy_per_core=self.convoy_per_core)
+                           convoy_per_core=self.convoy_per_core, sched_tick_s=self.sched_tick_s)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document (schema :data:`SCHEMA`) of this calibration."""

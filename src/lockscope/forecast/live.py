@@ -184,9 +184,11 @@ class Anchor:
     def lockmanager_reproduced(self) -> bool:
         """True when the model's LockManager share at the operating point is within :data:`LOCKMANAGER_TOLERANCE`
         of the sampled one: only then are the model's LockManager shares (now, after a what-if) a forecast.
-        On a machine with fewer cores than runnable backends the sampled share is mostly sleeps that last until a
+        On a machine with fewer cores than runnable tasks the sampled share is mostly sleeps that last until a
         preempted holder of the partition LWLock runs again (BENCHMARKS.md, "what a sampled LWLock:LockManager
-        is"), which the model does not have."""
+        is"); the model has them only as far as its own run queue of backends preempts holders
+        (:func:`lockscope.forecast.model.convoy_lockmanager_s`), not the other tasks on the cores, and the sampled
+        share of the same load moves by tens of points between runs."""
         return abs(self.model_lockmanager_share - self.measured_lockmanager_share) <= LOCKMANAGER_TOLERANCE
 
     def lockmanager_refusal(self) -> str:

@@ -32,11 +32,17 @@ The network (docs/forecast.md gives the assumptions, the measurements behind eac
 Per population n = 1..N: ``R = Z(n) + R_cpu + sum_p (W_p + k_p wake)``, ``X = n / R``, ``Q_cpu = X R_cpu``,
 ``Q_p = X (W_p + a_p h)``. Cost O(N x 16).
 
+**Preempted holders** (:func:`convoy_lockmanager_s`): with more runnable backends than cores, the kernel
+preempts a backend at a scheduler tick, now and then while it holds a partition LWLock; every backend that needs
+that partition then sleeps until the holder runs again, a tick later (BENCHMARKS.md, "what a sampled
+LWLock:LockManager is"). That time ``V`` per transaction is in the LockManager share and AAS, not in ``R``: the
+sleepers free the cores for other runnable work, so on saturated cores it takes the place of the wait for a core.
+
 What a sampler of active sessions sees: a backend in a statement is either on a core (its CPU, ``D``) or asleep on
 a partition (``LockManager``); the queue for a core after the client's query arrives is idle time (the backend
 has not read the query yet). So the predicted **LockManager share** is ``LM / (LM + D)`` with ``LM`` the
-partition time per transaction, and the binding resource is the partition with the most time when ``LM > D``,
-else the CPU.
+partition time per transaction plus ``V``, and the binding resource is the partition with the most time when the
+partition time exceeds ``D``, else the CPU.
 
 Several transaction classes (statements with their call counts, e.g. from pg_stat_statements) are aggregated into
 one class: calls-weighted means of the CPU, of ``a_p`` and of ``a_p^2`` (the sleeps go with ``a_p^2``)
@@ -60,6 +66,7 @@ __all__ = [
     "ceiling_tps",
     "class_demands",
     "convoy_factor",
+    "convoy_lockmanager_s",
     "forecast",
     "forecast_curve",
     "idle_round_trip_s",
@@ -186,6 +193,61 @@ class Demands:
                 + c.sleep_cpu_s * sleeps)
 
 
+def convoy_lockmanager_s(demands: Demands, cpus: int, *, throughput_tps: float, runnable: float, in_server: float,
+                         population: int, think_s: float, cpu_s: float, wake_s: float) -> float:
+    """Time per transaction asleep on lock-partition LWLocks behind a holder the kernel preempted (s): what a
+    sampler sees as ``LWLock:LockManager`` when there are more runnable backends than cores (BENCHMARKS.md, "what a
+    sampled LWLock:LockManager is": a few sleeps per hundred transactions, each of milliseconds).
+
+    PostgreSQL followed: lock.c ``LockAcquireExtended`` holds the partition LWLock exclusively while it enters the
+    lock in the shared tables (``SetupLockInTable``, ``LockCheckConflicts``, ``GrantLock``), ``LockReleaseAll``
+    once per partition; an acquirer that finds it held queues itself and sleeps on its semaphore (lwlock.c
+    ``LWLockAcquire`` -> ``LWLockQueueSelf``, ``PGSemaphoreLock``, wait event reported around the sleep by
+    ``LWLockReportWaitStart``/``End``) until the holder's ``LWLockRelease`` -> ``LWLockWakeup`` posts it (proc.c
+    ``PGPROC.sem``); the woken backend then waits for a core before it runs and clears the wait event. Kernel
+    behaviour assumed (Linux, CFS/EEVDF, ``CONFIG_PREEMPT_NONE``/voluntary): a running backend is preempted only at
+    a scheduler tick, and only when another task is runnable on its core; the preempted one runs again one tick
+    later. Per partition p, with ``t`` = :attr:`Calibration.sched_tick_s`, ``h`` = the CPU of one main-table lock
+    (``fastpath_lock_cpu_s + main_table_lock_extra_cpu_s``: the hold is part of it, so this is an upper bound):
+
+    - stalls/s ``E_p = P x X a_p h / t``: each core ticks 1/t times a second, at a tick the running backend holds
+      p with probability ``X a_p h / C`` (the fraction of core time spent holding it), and is preempted when
+      another backend waits for that core, ``P = 1 - (1 - 1/C)^(r - 1)`` (each of the other ``r - 1`` runnable
+      backends is on the holder's core with probability 1/C);
+    - waiters per stall ``B_p = min((m - 1 + (N - m) min(1, t / Z)) min(1, a_p / 2), C t / D)``: the other
+      backends in the server, and the clients outside it (think time Z) that send their next call during the
+      stall, whose transaction touches p (one main-table lock in p is 2 acquisitions: the lock and the release
+      pass), at most the transactions the cores run in one tick;
+    - each sleeps for the rest of the stall, ``t - B_p D / (2 C)`` (they reach p as the cores run them), then waits
+      ``wake_s`` for a core.
+
+    Returns ``sum_p E_p B_p (sleep + wake_s) / X``. 0 without a tick, a main-table lock or throughput.
+
+    :param throughput_tps: X (TPS).
+    :param runnable: backends at the CPU, running or waiting for a core (count).
+    :param in_server: backends in the server, ``m`` (count).
+    :param population: N, the clients (count).
+    :param think_s: Z, each client's time between calls outside the server (s).
+    :param cpu_s: D, CPU per transaction (s).
+    :param wake_s: a woken sleeper's wait for a core (s; the model's wake-up term).
+    """
+    costs = demands.costs
+    tick, hold = costs.sched_tick_s, costs.fastpath_lock_cpu_s + costs.main_table_lock_extra_cpu_s
+    if tick <= 0 or hold <= 0 or throughput_tps <= 0 or cpus < 1:
+        return 0.0
+    preempted = 1.0 - (1.0 - 1.0 / cpus) ** max(0.0, runnable - 1.0)
+    arriving = max(0.0, population - in_server) * (min(1.0, tick / think_s) if think_s > 0 else 1.0)
+    others = max(0.0, in_server - 1.0) + arriving
+    asleep = 0.0
+    for a in demands.partition_acquisitions:
+        if a <= 0:
+            continue
+        stalls_per_s = preempted * throughput_tps * a * hold / tick
+        waiters = min(others * min(1.0, a / 2.0), cpus * tick / cpu_s)
+        asleep += stalls_per_s * waiters * (max(0.0, tick - waiters * cpu_s / (2.0 * cpus)) + wake_s)
+    return asleep / throughput_tps
+
+
 def convoy_factor(costs: Calibration, contenders: float) -> float:
     """How much the partition LWLocks' hold, coherence and wake-up costs grow with the backends that contend for
     them, relative to the calibration's machine: ``(1 + k (m - 1)) / (1 + k (m_cal - 1))`` with ``k`` =
@@ -281,9 +343,10 @@ class Forecast:
     :ivar cpu_utilisation: X D(N) / C (fraction 0..1).
     :ivar partition_utilisation: X a_p h per partition: the fraction of time each partition LWLock is held
         (16 fractions 0..1).
-    :ivar partition_wait_ms: time per transaction at the partitions: asleep on their LWLocks (ms).
-    :ivar lockmanager_share: LM / (LM + D(N)): the predicted LockManager share of active-session samples
-        (fraction 0..1).
+    :ivar partition_wait_ms: time per transaction at the partitions: queued and asleep on their LWLocks, without
+        the convoy behind preempted holders (ms).
+    :ivar lockmanager_share: LM / (LM + D(N)), LM = partition wait + convoy wait: the predicted LockManager share
+        of active-session samples (fraction 0..1).
     :ivar lockmanager_aas: X x LM: predicted average active sessions on ``LWLock:LockManager`` (sessions).
     :ivar binding_resource: ``partition N`` (the one with the most time) when the time at the partitions exceeds
         the CPU per transaction, else ``cpu``.
@@ -296,6 +359,8 @@ class Forecast:
     :ivar knee_clients: (D(N) + Z) / (D(N) / C): where the light-load bound meets the CPU ceiling (clients).
     :ivar lwlock_sleeps: LWLock sleeps per transaction, k(N) (count).
     :ivar cpu_per_transaction_us: D(N) (µs).
+    :ivar convoy_wait_ms: time per transaction asleep behind a preempted holder of a partition LWLock
+        (:func:`convoy_lockmanager_s`, ms).
     """
 
     clients: int
@@ -315,6 +380,7 @@ class Forecast:
     knee_clients: float
     lwlock_sleeps: float = 0.0
     cpu_per_transaction_us: float = 0.0
+    convoy_wait_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -340,6 +406,7 @@ class _Step:
     cpu_s: float
     round_trip_s: float
     response_s: float
+    convoy_s: float = 0.0
 
     @property
     def lm_s(self) -> float:
@@ -365,7 +432,9 @@ def _step(demands: Demands, cpus: int, n: int, prev: _State, think_s: float) -> 
     x = n / response
     state = _State(x, x * r_cpu, x * (response - think_s),
                    tuple(x * (d * q + d) for d, q in zip(held, prev.q_part, strict=True)))
-    return _Step(n, state, held, at_part, sleeps, cpu_n, round_trip, response)
+    convoy = convoy_lockmanager_s(demands, cpus, throughput_tps=x, runnable=state.q_cpu, in_server=state.in_server,
+                                  population=n, think_s=think_s, cpu_s=cpu_n, wake_s=wake)
+    return _Step(n, state, held, at_part, sleeps, cpu_n, round_trip, response, convoy)
 
 
 def idle_round_trip_s(costs: Calibration, clients: float, cpus: int) -> float:
@@ -376,18 +445,19 @@ def idle_round_trip_s(costs: Calibration, clients: float, cpus: int) -> float:
 
 def _forecast_of(step: _Step, cpus: int, think_s: float, hottest: int | None) -> Forecast:
     x, cpu_n, lm = step.state.x, step.cpu_s, step.lm_s
+    sampled = lm + step.convoy_s  # what a sampler sees as LWLock:LockManager
     top_hold = max(step.held)
     cpu_ceiling = cpus / cpu_n
     return Forecast(
         clients=step.n, cpus=cpus, throughput_tps=x, response_time_ms=(step.response_s - think_s) * 1000.0,
         cpu_utilisation=min(1.0, x * cpu_n / cpus),
         partition_utilisation=tuple(min(1.0, x * d) for d in step.held),
-        partition_wait_ms=lm * 1000.0, lockmanager_share=lm / (lm + cpu_n), lockmanager_aas=x * lm,
+        partition_wait_ms=lm * 1000.0, lockmanager_share=sampled / (sampled + cpu_n), lockmanager_aas=x * sampled,
         binding_resource=partition_name(step.at_part.index(max(step.at_part))) if lm > cpu_n else CPU,
         ceiling_tps=min(cpu_ceiling, 1.0 / top_hold if top_hold > 0 else math.inf), cpu_ceiling_tps=cpu_ceiling,
         hottest_partition=hottest, hottest_partition_saturation_tps=1.0 / top_hold if top_hold > 0 else math.inf,
         knee_clients=(cpu_n + step.round_trip_s) / (cpu_n / cpus), lwlock_sleeps=step.sleeps,
-        cpu_per_transaction_us=cpu_n * 1e6)
+        cpu_per_transaction_us=cpu_n * 1e6, convoy_wait_ms=step.convoy_s * 1000.0)
 
 
 def forecast_curve(demands: Demands, cpus: int, clients: Sequence[int], *,

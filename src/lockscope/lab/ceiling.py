@@ -62,7 +62,7 @@ from typing import Any
 
 from ..db import Session, connect, load_script, run_script, time_on_scratch
 from ..errors import BadInputError, LockscopeError
-from ..forecast.calibration import save_calibration
+from ..forecast.calibration import SCHED_TICK_S, save_calibration
 from ..forecast.fit import BIG, BIG_INDEXES, CEILING_MLPT, FILLERS, WIDE_MLPT, fit_calibration
 from ..lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from ..pgbench import pgbench_init
@@ -74,7 +74,7 @@ from .load import install_pg_stat_statements, is_pk_select, measure_load, measur
 from .options import check_options, pg_bins_parameter
 from .runner import LabContext
 
-__all__ = ["CALIBRATION_FILE", "DEFAULT", "QUICK", "CeilingScenario"]
+__all__ = ["CALIBRATION_FILE", "DEFAULT", "QUICK", "CeilingScenario", "kernel_tick_s"]
 
 #: Written into the results directory.
 CALIBRATION_FILE = "calibration.json"
@@ -189,7 +189,7 @@ class CeilingScenario:
                                                   cores=os.cpu_count() or 1, server_version=info.pg_version,
                                                   base_statement_ms=steady_ms, base_explain_ms=explain_ms)
             calibration = replace(calibration, exec_s_per_cost_unit=cost_unit.exec_s_per_cost_unit,
-                                  cost_estimate_error=cost_unit.error_factor)
+                                  cost_estimate_error=cost_unit.error_factor, sched_tick_s=kernel_tick_s())
             save_calibration(calibration, ctx.out_dir / CALIBRATION_FILE)
             ctx.extras["calibration"] = calibration.to_json()
             ctx.extras["checks"] = checks
@@ -308,6 +308,29 @@ class CeilingScenario:
         columns, _ = measure_load_columns(server, **options)
         return {"pg_version": info.pg_version, "point": point, "clients": clients,
                 "max_locks_per_transaction": mlpt, "relation_locks": locks, "main_table_locks": spilled, **columns}
+
+
+def kernel_tick_s(configs: Sequence[Path] | None = None) -> float:
+    """The scheduler tick of the kernel this runs on (s): ``1 / CONFIG_HZ`` from its build configuration
+    (``/proc/config.gz``, else ``/boot/config-<release>``), :data:`SCHED_TICK_S` when none is readable or none
+    gives ``CONFIG_HZ``.
+
+    :param configs: the configuration files to try, in order (plain text, or gzip when the name ends in ``.gz``).
+    """
+    import gzip
+
+    for path in configs if configs is not None else (Path("/proc/config.gz"),
+                                                     Path("/boot") / f"config-{os.uname().release}"):
+        try:
+            raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        except (OSError, EOFError, gzip.BadGzipFile):
+            continue
+        for line in raw.decode("ascii", "replace").splitlines():
+            if line.startswith("CONFIG_HZ="):
+                hz = line.partition("=")[2].strip()
+                if hz.isdigit() and int(hz) > 0:
+                    return 1.0 / int(hz)
+    return SCHED_TICK_S
 
 
 def _base_steady_ms(server: ScratchServer, duration_s: float) -> tuple[float, float]:
