@@ -337,6 +337,13 @@ def test_statement_mode_think_time_given_wins_and_none_when_the_cores_are_satura
     think, said = _statement_think(None, replace(live, aas_cpu=1.8), DEFAULT_CALIBRATION, 2)
     assert think == 0.0 and len(said) == 1 and "fill the cores (1.80 sessions for 2)" in said[0]
     assert _statement_think(None, None, DEFAULT_CALIBRATION, 2) == (0.0, [])
+    # pg_stat_statements' 2.5 ms of execution + planning a call where the samples give 1 ms: a call's time in the
+    # server is at least that (4 - 2.5 = 1.5 ms outside), said so; less than the samples' 1 ms: the samples'
+    think, said = _statement_think(None, live, DEFAULT_CALIBRATION, 2, 0.0025)
+    assert think == pytest.approx(0.0015) and len(said) == 1 and "1.500 ms from the sampled seconds" in said[0]
+    assert "2.500 ms in the server (pg_stat_statements' execution + planning of the same calls: the samples' " \
+           "1.000 ms by Little's law is less" in said[0], said
+    assert _statement_think(None, live, DEFAULT_CALIBRATION, 2, 0.0005)[0] == pytest.approx(0.003)
     assert _statement_think(0.0005, None, DEFAULT_CALIBRATION, 2) == (0.0005, [])
 
 

@@ -530,9 +530,9 @@ def _window_cost(own: OwnCost, window: StatementTimesRow | None, seconds: float)
 
 def _server_time_note(live: LivePoint | None, wall_s: float | None, window: str) -> list[str]:
     """A note when the two measures of a call's time in the server disagree by more than
-    :data:`SERVER_TIME_DISAGREES` either way: the samples' (AAS / calls/s, Little's law; the think time and the
-    deflation rest on it) and pg_stat_statements' mean wall time (``wall_s``: execution + planning, before the
-    deflation; the cost rests on it)."""
+    :data:`SERVER_TIME_DISAGREES` either way: the samples' (AAS / calls/s, Little's law; the deflation rests on
+    it, the think time on the larger of the two, :func:`_statement_think`) and pg_stat_statements' mean wall time
+    (``wall_s``: execution + planning, before the deflation; the cost rests on it)."""
     if live is None or live.rate_tps <= 0 or live.aas <= 0 or not wall_s:
         return []
     ratio = live.server_time_s / wall_s
@@ -541,9 +541,9 @@ def _server_time_note(live: LivePoint | None, wall_s: float | None, window: str)
     return [f"the two measures of the time in the server per call disagree (x {ratio:.2f}): the samples give "
             f"{1000.0 * live.server_time_s:.3f} ms ({live.aas:.2f} active sessions / {live.rate_tps:,.0f} "
             f"calls/s), pg_stat_statements {1000.0 * wall_s:.3f} ms of execution and planning ({window}); the cost "
-            "is pg_stat_statements', the think time and the deflation to CPU the samples': the forecast is less "
-            "sure (the samples also count the database's other statements and the time before and after "
-            "execution; a sampler misses some short calls)"]
+            "is pg_stat_statements', the deflation to CPU the samples', the think time (Little's law) the larger "
+            "of the two: the forecast is less sure (the samples also count the database's other statements and the "
+            "time before and after execution; a sampler misses some short calls)"]
 
 
 def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: CapacityModel, calibration: Calibration,
@@ -560,11 +560,18 @@ def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: C
 
 
 def _statement_think(think_s: float | None, live: LivePoint | None, calibration: Calibration,
-                     cores: int) -> tuple[float, list[str]]:
+                     cores: int, in_server_s: float | None = None) -> tuple[float, list[str]]:
     """Statement mode's think time (s) and the note saying where it comes from: ``think_s`` when given; else the
     sampled seconds' operating point's (:func:`live_think_s`, workload mode's think time); else 0 (a probe alone
-    has no clients to measure: no note)."""
-    sampled = live_think_s(live, calibration, cores) if live is not None and live.rate_tps > 0 else None
+    has no clients to measure: no note).
+
+    :param in_server_s: pg_stat_statements' mean execution + planning (wall) time of the statement's calls in the
+        sampled seconds (s): a call's time in the server is at least that, so where the samples give less (AAS /
+        calls/s; a 20 Hz sampler on a busy machine misses short calls), Little's law takes it instead.
+    """
+    floor = live is not None and live.rate_tps > 0 and in_server_s is not None and live.server_time_s < in_server_s
+    counted = replace(live, aas=(in_server_s or 0.0) * live.rate_tps) if floor and live is not None else live
+    sampled = live_think_s(counted, calibration, cores) if counted is not None and counted.rate_tps > 0 else None
     if think_s is not None:
         also = f" (the sampled seconds give {sampled * 1000:.3f} ms)" if sampled is not None else ""
         return think_s, [f"think time {think_s * 1000:.3f} ms, as given{also}"] if live is not None else []
@@ -575,10 +582,13 @@ def _statement_think(think_s: float | None, live: LivePoint | None, calibration:
                          f"({live.aas_cpu:.2f} sessions for {cores}): the time a call spends outside the active "
                          "state is then the wait for a core, which the model has"]
     trip = idle_round_trip_s(calibration, live.population, cores)
+    server = (f"{live.server_time_s * 1000:.3f} ms in the server (Little's law)" if not floor else
+              f"{(in_server_s or 0.0) * 1000:.3f} ms in the server (pg_stat_statements' execution + planning of "
+              f"the same calls: the samples' {live.server_time_s * 1000:.3f} ms by Little's law is less, and a "
+              "call's time in the server is at least that)")
     return sampled, [f"think time {sampled * 1000:.3f} ms from the sampled seconds, as in workload mode: "
-                     f"{live.population} connections / {live.rate_tps:,.0f} calls/s - "
-                     f"{live.server_time_s * 1000:.3f} ms in the server (Little's law) - {trip * 1000:.3f} ms "
-                     "idle round trip (the model's own)"]
+                     f"{live.population} connections / {live.rate_tps:,.0f} calls/s - {server} - "
+                     f"{trip * 1000:.3f} ms idle round trip (the model's own)"]
 
 
 def _recorded_times(session: Session, query_id: int | None) -> StatementTimesRow | None:
@@ -653,17 +663,18 @@ def forecast_statement(
                                   param_types=param_types, protocol=protocol,
                                   plan_cache_mode=mode if protocol == "prepared" else PlanCacheMode.AUTO,
                                   exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo, progress=progress)
-    live, disagree = None, []
+    live, disagree, in_server = None, [], None
     if own.queryid is not None:
         on_cpu = OnCpu(1.0, "not deflated to CPU: no --dsn to sample the wait states of")
         if dsn is not None and sample_s > 0:
             progress(f"sampling wait states for {sample_s:g} s (pg_stat_statements' wall time -> CPU)")
             on_cpu, live, times = statement_on_cpu(session, dsn, own.queryid, cores, sample_s)
             own, window = _window_cost(own, times, sample_s)
-            disagree = _server_time_note(live, own.own_s(shape.plans), window)
+            in_server = own.own_s(shape.plans)
+            disagree = _server_time_note(live, in_server, window)
         own = own.deflated(on_cpu)
         shape = own.apply(shape)
-    think, think_note = _statement_think(think_s, live, calibration, cores)
+    think, think_note = _statement_think(think_s, live, calibration, cores, in_server)
     notes = [f"the statement's own cost: {own.source}", *think_note, *disagree]
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
