@@ -227,7 +227,8 @@ def statement_point(server: ScratchServer, st: AppStatement, clients: int, secon
     f, live, a = found.measured.forecast, found.live, found.anchor
     no_think = forecast_curve(found.measured.demands, found.cores, [found.clients])[0].throughput_tps
     rec.update(forecast_tps=f.throughput_tps, ratio=_ratio(f.throughput_tps, rec["measured_tps"]),
-               think_ms=found.think_s * 1000.0, think_note=next((n for n in found.notes if n.startswith("think time")), None),
+               think_ms=found.think_s * 1000.0,
+               think_note=next((n for n in found.notes if n.startswith("think time")), None),
                forecast_tps_think0=no_think, ratio_think0=_ratio(no_think, rec["measured_tps"]),
                own_cost_source=found.measured.statements[0][0].own_source,
                cost_window=_cost_window(found.measured.statements[0][0].own_source),
