@@ -11,7 +11,8 @@ with track_planning, ``max_parallel_workers_per_gather`` 0), loads the schema an
   pg_stat_statements reset, pgbench of the statement for ``--seconds`` in the background, after 2 s
   ``lockscope forecast`` of the statement (:func:`lockscope.forecast.engine.forecast_statement` with ``dsn``, the
   script's example values bound) at that client count: the cost lockscope finds on that server by itself
-  (pg_stat_statements' mean of the load's first seconds) deflated to CPU by ``STATEMENT_SAMPLE_S`` (2 s) of
+  (pg_stat_statements' mean over the sampled seconds since round 5, before it the mean since the reset, the
+  load's first seconds) deflated to CPU by ``STATEMENT_SAMPLE_S`` (2 s) of
   wait-event samples of the load (and pg_stat_kcache if installed), each client's think time taken from those
   seconds by Little's law as workload mode takes it (since round 4; the forecast with think time 0 recorded
   beside it), the LockManager share checked against those seconds' sampled one; measured: pgbench's TPS over
@@ -44,7 +45,10 @@ load average before and after), ``profile`` (clients, seconds), ``apps``: APP ->
 start), ``sampled_lockmanager_share, aas, sampled_calls_per_s, population`` (of the forecast's 2 s of samples),
 ``aas_cpu``, ``forecast_tps`` (pg_stat_statements cost, the sampled seconds' think time since round 4),
 ``ratio, think_ms, think_note`` (where the think time comes from), ``forecast_tps_think0, ratio_think0`` (the same
-model with think time 0, as before round 4), ``own_cost_source, timed_forecast_tps, timed_ratio,
+model with think time 0, as before round 4), ``own_cost_source, cost_window`` (since round 5: ``sampled``, the mean
+over the 2 s of samples, or ``reset``, since pg_stat_statements' reset), ``pgss_ms_per_call`` (its mean execution
++ planning, wall), ``sampled_ms_per_call`` (AAS / calls/s of the samples), ``server_time_note`` (the report's note
+when the two are more than 2x apart), ``timed_forecast_tps, timed_ratio,
 modelled_lockmanager_share`` (at ``clients``), ``model_lockmanager_share_at_population, lockmanager_reproduced``
 (the report's ``model_vs_now``), ``error}]``,
 ``workload_points``: ``[{clients, pgbench_tps, measured_calls_per_s`` (the anchor's), ``first_estimate_tps,
@@ -223,9 +227,14 @@ def statement_point(server: ScratchServer, st: AppStatement, clients: int, secon
     f, live, a = found.measured.forecast, found.live, found.anchor
     no_think = forecast_curve(found.measured.demands, found.cores, [found.clients])[0].throughput_tps
     rec.update(forecast_tps=f.throughput_tps, ratio=_ratio(f.throughput_tps, rec["measured_tps"]),
-               think_ms=found.think_s * 1000.0, think_note=next((n for n in found.notes if "think time" in n), None),
+               think_ms=found.think_s * 1000.0,
+               think_note=next((n for n in found.notes if n.startswith("think time")), None),
                forecast_tps_think0=no_think, ratio_think0=_ratio(no_think, rec["measured_tps"]),
                own_cost_source=found.measured.statements[0][0].own_source,
+               cost_window=_cost_window(found.measured.statements[0][0].own_source),
+               pgss_ms_per_call=_pgss_ms_per_call(found.measured.statements[0][0].own_source),
+               sampled_ms_per_call=live.server_time_s * 1000.0 if live and live.rate_tps > 0 else None,
+               server_time_note=next((n for n in found.notes if "measures of the time in the server" in n), None),
                modelled_lockmanager_share=f.lockmanager_share,
                sampled_lockmanager_share=live.lockmanager_share if live else None,
                aas=live.aas if live else None, aas_cpu=live.aas_cpu if live else None,
@@ -234,6 +243,21 @@ def statement_point(server: ScratchServer, st: AppStatement, clients: int, secon
                model_lockmanager_share_at_population=a.model_lockmanager_share if a else None,
                lockmanager_reproduced=a.lockmanager_reproduced if a else None)
     return rec
+
+
+def _cost_window(source: str) -> str | None:
+    """The window of pg_stat_statements' mean in a cost's source (since round 5): ``sampled`` (the forecast's 2 s
+    of samples) or ``reset`` (since pg_stat_statements' reset)."""
+    if "pg_stat_statements on this server over the" in source:
+        return "sampled"
+    return "reset" if "pg_stat_statements on this server since its reset" in source else None
+
+
+def _pgss_ms_per_call(source: str) -> float | None:
+    """pg_stat_statements' mean wall time per call (ms, execution + planning, before the deflation) in a cost's
+    source."""
+    found = re.search(r": ([0-9.]+) ms execution over [0-9,]+ calls, ([0-9.]+) ms planning", source)
+    return float(found.group(1)) + float(found.group(2)) if found else None
 
 
 def _coverage(report: ForecastReport, session: Session) -> dict[str, Any]:
@@ -396,7 +420,10 @@ def summary(doc: dict[str, Any]) -> str:
                     f" {_within([w.get('first_ratio') for w in a['workload_points']])}; LockManager share "
                     f"within 10 pp where sampled > 10 %: {lm_ok} of {len(lm)} statement points; statement mode's "
                     f"LockManager share refused (not within 10 pp of the sampled seconds) at {refused} of "
-                    f"{guarded} points with samples", ""]
+                    f"{guarded} points with samples; cost over the sampled seconds at "
+                    f"{sum(1 for p in pts if p.get('cost_window') == 'sampled')} of {len(pts)} points, the two "
+                    f"measures of server time more than 2x apart (noted) at "
+                    f"{sum(1 for p in pts if p.get('server_time_note'))}", ""]
     return "\n".join(out)
 
 

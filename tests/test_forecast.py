@@ -304,6 +304,10 @@ def test_statement_mode_takes_each_clients_think_time_from_the_sampled_seconds(p
                                     dsn=pgbench20.conninfo(), sample_s=2.0)
         measured = load.wait().tps
     assert report.live is not None and report.live.population == 2  # counted by the server
+    # the cost is pg_stat_statements' mean over the same 2 s as the samples (round 5), not since the reset
+    assert report.notes[0].startswith("the statement's own cost: pg_stat_statements on this server over the 2 s "
+                                      "sampled (the seconds of the deflation and the think time): "), report.notes
+    assert report.measured.statements[0][0].own_source.startswith("pg_stat_statements on this server over the 2 s")
     assert report.think_s > 0, report.notes
     said = [n for n in report.notes if n.startswith("think time")]
     assert len(said) == 1 and "from the sampled seconds, as in workload mode" in said[0], report.notes
@@ -333,7 +337,51 @@ def test_statement_mode_think_time_given_wins_and_none_when_the_cores_are_satura
     think, said = _statement_think(None, replace(live, aas_cpu=1.8), DEFAULT_CALIBRATION, 2)
     assert think == 0.0 and len(said) == 1 and "fill the cores (1.80 sessions for 2)" in said[0]
     assert _statement_think(None, None, DEFAULT_CALIBRATION, 2) == (0.0, [])
+    # pg_stat_statements' 2.5 ms of execution + planning a call where the samples give 1 ms: a call's time in the
+    # server is at least that (4 - 2.5 = 1.5 ms outside), said so; less than the samples' 1 ms: the samples'
+    think, said = _statement_think(None, live, DEFAULT_CALIBRATION, 2, 0.0025)
+    assert think == pytest.approx(0.0015) and len(said) == 1 and "1.500 ms from the sampled seconds" in said[0]
+    assert "2.500 ms in the server (pg_stat_statements' execution + planning of the same calls: the samples' " \
+           "1.000 ms by Little's law is less" in said[0], said
+    assert _statement_think(None, live, DEFAULT_CALIBRATION, 2, 0.0005)[0] == pytest.approx(0.003)
     assert _statement_think(0.0005, None, DEFAULT_CALIBRATION, 2) == (0.0005, [])
+
+
+def test_statement_mode_cost_window_and_the_two_measures_of_server_time() -> None:
+    """Statement mode's cost window (round 5): pg_stat_statements' row over the sampled seconds is the row after
+    less the row before (12 calls, 30 ms of execution: 2.5 ms a call; 12 plannings, 1.2 ms: 0.1 ms each); with
+    fewer than 10 calls in those seconds the mean since the reset stands, said so; a note when the samples' time
+    per call (AAS / calls/s) and the mean are more than 2x apart, none within."""
+    from lockscope.forecast.engine import OwnCost, _server_time_note, _window_cost, _window_times
+    from lockscope.forecast.live import LivePoint
+    from lockscope.rows import StatementTimesRow
+
+    before = StatementTimesRow(100, 5.0, 0.5, 100, 500.0, 50.0)
+    window = _window_times(before, StatementTimesRow(112, 4.732, 0.457, 112, 530.0, 51.2))
+    assert window is not None and (window.calls, window.plans) == (12, 12)
+    assert window.mean_exec_ms == pytest.approx(2.5) and window.mean_plan_ms == pytest.approx(0.1)
+    assert _window_times(None, before) is None
+    since = OwnCost(0.0005, 0.005, "pg_stat_statements on this server since its reset: ...", queryid=7)
+    got, words = _window_cost(since, window, 2.0)
+    assert (got.exec_s, got.plan_s, words) == (pytest.approx(0.0025), pytest.approx(0.0001), "over the same seconds")
+    assert got.source == ("pg_stat_statements on this server over the 2 s sampled (the seconds of the deflation and "
+                          "the think time): 2.500 ms execution over 12 calls, 0.100 ms planning "
+                          "(pg_stat_statements, 12 plannings)")
+    few = StatementTimesRow(9, 2.5, None, 0, 22.5, 0.0)
+    got, words = _window_cost(since, few, 2.0)
+    assert (got.exec_s, words) == (0.005, "since its reset")
+    assert got.source.endswith("(the 2 s sampled hold 9 of its calls, fewer than 10: the mean since the reset "
+                               "stands)")
+    live = LivePoint(rate_tps=1000.0, population=4, population_source="counted", aas=1.0, aas_cpu=1.0,
+                     lockmanager_share=0.0, samples=40)  # 1 ms a call in the server by the samples
+    assert _server_time_note(live, 0.0019, "over the same seconds") == []
+    assert _server_time_note(live, 0.0005, "over the same seconds") == []
+    said = _server_time_note(live, 0.0025, "over the same seconds")
+    assert len(said) == 1 and said[0].startswith("the two measures of the time in the server per call disagree "
+                                                 "(x 0.40): the samples give 1.000 ms"), said
+    assert "pg_stat_statements 2.500 ms of execution and planning (over the same seconds)" in said[0]
+    assert len(_server_time_note(live, 0.0004, "since its reset")) == 1
+    assert _server_time_note(None, 0.0025, "since its reset") == []
 
 
 def _statement_mode_under_load(server: ScratchServer, clients: int) -> ForecastReport:

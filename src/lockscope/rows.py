@@ -992,12 +992,16 @@ class StatementTimesRow:
     :ivar mean_exec_ms: mean execution time (ms), None without calls.
     :ivar mean_plan_ms: mean planning time (ms; with track_planning), else None.
     :ivar plans: plannings (count), None without an entry.
+    :ivar total_exec_ms: execution time of every call (ms), None without an entry.
+    :ivar total_plan_ms: planning time of every planning (ms; 0 without track_planning), None without an entry.
     """
 
     calls: int | None
     mean_exec_ms: float | None
     mean_plan_ms: float | None
     plans: int | None
+    total_exec_ms: float | None
+    total_plan_ms: float | None
 
 
 @dataclass(frozen=True)

@@ -376,6 +376,24 @@ class OwnCost:
             exec_s = max(0.0, exec_s - calibration.explain_exec_extra_s)
         return OwnCost(plan, exec_s, self.source, plan_cost=self.plan_cost, queryid=self.queryid)
 
+    def recorded(self, times: StatementTimesRow, window: str, planning: str) -> OwnCost:
+        """This cost with pg_stat_statements' means of ``times`` (one window of the statement's calls, named in
+        the source by ``window``): its mean execution time, and its mean planning time when it has plannings
+        (track_planning), else this cost's planning time, said by ``planning``.
+
+        :raises ValueError: ``times`` has no calls with an execution time.
+        """
+        if not times.calls or times.mean_exec_ms is None:
+            raise ValueError("pg_stat_statements' times without calls")
+        exec_ms, plan_s, by_explain = float(times.mean_exec_ms), self.plan_s, self.plan_by_explain
+        if times.mean_plan_ms is not None and times.plans:
+            plan_s, by_explain = float(times.mean_plan_ms) / 1000.0, False
+            planning = f"{1000.0 * plan_s:.3f} ms planning (pg_stat_statements, {times.plans:,} plannings)"
+        return replace(self, plan_s=plan_s, exec_s=exec_ms / 1000.0, plan_by_explain=by_explain,
+                       exec_by_explain=False, exec_range_s=None,
+                       source=f"pg_stat_statements on this server {window}: {exec_ms:.3f} ms execution over "
+                              f"{times.calls:,} calls, {planning}")
+
     def own_s(self, plans: bool) -> float | None:
         """Per call (s): execution, plus planning when the call plans; None when the execution time is unknown."""
         if self.exec_s is None:
@@ -429,15 +447,9 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
                        f"--exec-cost {exec_cost_ms:g} ms execution, {planning}", plan_by_explain=True)
     recorded = _recorded_times(session, plans[-1].query_id)
     if recorded is not None and recorded.calls and recorded.mean_exec_ms is not None:
-        exec_ms = float(recorded.mean_exec_ms)
-        by_explain = recorded.mean_plan_ms is None
-        if recorded.mean_plan_ms is not None:
-            plan_ms = float(recorded.mean_plan_ms)
-            planning = f"{plan_ms:.3f} ms planning (pg_stat_statements)"
-        return OwnCost(None if plan_ms is None else plan_ms / 1000.0, exec_ms / 1000.0,
-                       f"pg_stat_statements on this server: {exec_ms:.3f} ms execution over "
-                       f"{recorded.calls:,} calls, {planning}", plan_by_explain=by_explain,
-                       queryid=plans[-1].query_id)
+        own = OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, "", plan_by_explain=True,
+                      queryid=plans[-1].query_id)
+        return own.recorded(recorded, "since its reset", planning)
     return OwnCost(None if plan_ms is None else plan_ms / 1000.0, None, f"{planning}; {_UNKNOWN_EXEC}",
                    plan_by_explain=True, plan_cost=plans[-1].total_cost)
 
@@ -447,15 +459,16 @@ STATEMENT_SAMPLE_S = 2.0
 
 
 def statement_on_cpu(session: Session, dsn: str, queryid: int, cores: int,
-                     seconds: float) -> tuple[OnCpu, LivePoint]:
+                     seconds: float) -> tuple[OnCpu, LivePoint, StatementTimesRow | None]:
     """The on-CPU factor of one statement's pg_stat_statements times, from ``seconds`` of the present (20 Hz
     samples of ``dsn``'s client backends, pg_stat_kcache over the same seconds when installed):
-    :func:`lockscope.forecast.cpu.deflation`. pg_stat_statements' means cover every call since its reset; the
-    factor is the present's, and the source says so.
+    :func:`lockscope.forecast.cpu.deflation`, and the statement's pg_stat_statements row over the same seconds.
 
-    :return: the factor, and the present's operating point over those seconds (its ``rate_tps``: the statement's
+    :return: the factor; the present's operating point over those seconds (its ``rate_tps``: the statement's
         calls/s by pg_stat_statements' count before and after; its population: the client backends that ran a
-        statement in those seconds, :func:`connections_doing_work`; its sampled LockManager share).
+        statement in those seconds, :func:`connections_doing_work`; its sampled LockManager share); the
+        statement's calls and times in those seconds (:func:`_window_times`; None when pg_stat_statements cannot
+        be read).
     :raises DatabaseError, ConnectionFailedError: a catalog read or the sampling connection failed.
     """
     kcache = KcacheWindow()
@@ -464,14 +477,73 @@ def statement_on_cpu(session: Session, dsn: str, queryid: int, cores: int,
     with BackgroundSampler(dsn, hz=20.0) as sampler:
         time.sleep(seconds)
     samples = sampler.stop()
-    after = _recorded_times(session, queryid)
+    window = _window_times(before, _recorded_times(session, queryid))
     on_kcache = kcache.stop(session)
-    calls = (after.calls or 0) - (before.calls or 0) if after is not None and before is not None else 0
+    calls = window.calls or 0 if window is not None else 0
     live = live_point(samples, max(calls, 0) / seconds, session.facts.database, own_pids=(session.backend_pid,),
                       connections=connections_doing_work(session, since))
     on = deflation(live, samples, session.facts.database, cores, kcache=on_kcache).of(queryid)
     note = f"; {kcache.note}" if kcache.note else ""
-    return OnCpu(on.factor, f"{on.source}, over {seconds:g} s of the present{note}"), live
+    return OnCpu(on.factor, f"{on.source}, over {seconds:g} s of the present{note}"), live, window
+
+
+def _window_times(before: StatementTimesRow | None, after: StatementTimesRow | None) -> StatementTimesRow | None:
+    """A statement's pg_stat_statements row over a window: ``after`` less ``before`` (calls, plannings, total
+    times in ms), its means those of the window's own calls and plannings (None without any). None when either
+    row could not be read."""
+    if before is None or after is None or after.calls is None:
+        return None
+    calls, plans = after.calls - (before.calls or 0), (after.plans or 0) - (before.plans or 0)
+    exec_ms = (after.total_exec_ms or 0.0) - (before.total_exec_ms or 0.0)
+    plan_ms = (after.total_plan_ms or 0.0) - (before.total_plan_ms or 0.0)
+    return StatementTimesRow(calls, exec_ms / calls if calls > 0 else None,
+                             plan_ms / plans if plans > 0 and plan_ms > 0 else None, plans, exec_ms, plan_ms)
+
+
+#: Calls of the statement in the sampled seconds from which their own pg_stat_statements mean is its cost in
+#: statement mode (count); fewer: the mean since pg_stat_statements' reset.
+MIN_WINDOW_CALLS = 10
+#: Statement mode: the samples' time in the server per call (AAS / calls/s) and pg_stat_statements' mean disagree
+#: when one is more than this many times the other (a note says so).
+SERVER_TIME_DISAGREES = 2.0
+
+
+def _window_cost(own: OwnCost, window: StatementTimesRow | None, seconds: float) -> tuple[OwnCost, str]:
+    """Statement mode with samples: the statement's cost from pg_stat_statements' means over the sampled seconds
+    (``window``, :func:`_window_times`), the seconds of the deflation and the think time; the mean since the reset
+    (``own``) when they hold fewer than :data:`MIN_WINDOW_CALLS` calls, the source saying why. The planning time
+    is the window's where it has plannings (track_planning), else ``own``'s.
+
+    :return: the cost, and its window in words (for the notes).
+    """
+    calls = window.calls or 0 if window is not None else 0
+    if window is None or calls < MIN_WINDOW_CALLS or window.mean_exec_ms is None:
+        return replace(own, source=f"{own.source} (the {seconds:g} s sampled hold {max(calls, 0)} of its calls, "
+                                   f"fewer than {MIN_WINDOW_CALLS}: the mean since the reset stands)"), \
+            "since its reset"
+    planning = "planning unknown" if own.plan_s is None else (
+        f"{1000.0 * own.plan_s:.3f} ms planning ("
+        f"{'EXPLAIN on this server' if own.plan_by_explain else 'pg_stat_statements since its reset'})")
+    return own.recorded(window, f"over the {seconds:g} s sampled (the seconds of the deflation and the think "
+                                "time)", planning), "over the same seconds"
+
+
+def _server_time_note(live: LivePoint | None, wall_s: float | None, window: str) -> list[str]:
+    """A note when the two measures of a call's time in the server disagree by more than
+    :data:`SERVER_TIME_DISAGREES` either way: the samples' (AAS / calls/s, Little's law; the deflation rests on
+    it, the think time on the larger of the two, :func:`_statement_think`) and pg_stat_statements' mean wall time
+    (``wall_s``: execution + planning, before the deflation; the cost rests on it)."""
+    if live is None or live.rate_tps <= 0 or live.aas <= 0 or not wall_s:
+        return []
+    ratio = live.server_time_s / wall_s
+    if 1.0 / SERVER_TIME_DISAGREES <= ratio <= SERVER_TIME_DISAGREES:
+        return []
+    return [f"the two measures of the time in the server per call disagree (x {ratio:.2f}): the samples give "
+            f"{1000.0 * live.server_time_s:.3f} ms ({live.aas:.2f} active sessions / {live.rate_tps:,.0f} "
+            f"calls/s), pg_stat_statements {1000.0 * wall_s:.3f} ms of execution and planning ({window}); the cost "
+            "is pg_stat_statements', the deflation to CPU the samples', the think time (Little's law) the larger "
+            "of the two: the forecast is less sure (the samples also count the database's other statements and the "
+            "time before and after execution; a sampler misses some short calls)"]
 
 
 def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: CapacityModel, calibration: Calibration,
@@ -488,11 +560,18 @@ def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: C
 
 
 def _statement_think(think_s: float | None, live: LivePoint | None, calibration: Calibration,
-                     cores: int) -> tuple[float, list[str]]:
+                     cores: int, in_server_s: float | None = None) -> tuple[float, list[str]]:
     """Statement mode's think time (s) and the note saying where it comes from: ``think_s`` when given; else the
     sampled seconds' operating point's (:func:`live_think_s`, workload mode's think time); else 0 (a probe alone
-    has no clients to measure: no note)."""
-    sampled = live_think_s(live, calibration, cores) if live is not None and live.rate_tps > 0 else None
+    has no clients to measure: no note).
+
+    :param in_server_s: pg_stat_statements' mean execution + planning (wall) time of the statement's calls in the
+        sampled seconds (s): a call's time in the server is at least that, so where the samples give less (AAS /
+        calls/s; a 20 Hz sampler on a busy machine misses short calls), Little's law takes it instead.
+    """
+    floor = live is not None and live.rate_tps > 0 and in_server_s is not None and live.server_time_s < in_server_s
+    counted = replace(live, aas=(in_server_s or 0.0) * live.rate_tps) if floor and live is not None else live
+    sampled = live_think_s(counted, calibration, cores) if counted is not None and counted.rate_tps > 0 else None
     if think_s is not None:
         also = f" (the sampled seconds give {sampled * 1000:.3f} ms)" if sampled is not None else ""
         return think_s, [f"think time {think_s * 1000:.3f} ms, as given{also}"] if live is not None else []
@@ -503,10 +582,13 @@ def _statement_think(think_s: float | None, live: LivePoint | None, calibration:
                          f"({live.aas_cpu:.2f} sessions for {cores}): the time a call spends outside the active "
                          "state is then the wait for a core, which the model has"]
     trip = idle_round_trip_s(calibration, live.population, cores)
+    server = (f"{live.server_time_s * 1000:.3f} ms in the server (Little's law)" if not floor else
+              f"{(in_server_s or 0.0) * 1000:.3f} ms in the server (pg_stat_statements' execution + planning of "
+              f"the same calls: the samples' {live.server_time_s * 1000:.3f} ms by Little's law is less, and a "
+              "call's time in the server is at least that)")
     return sampled, [f"think time {sampled * 1000:.3f} ms from the sampled seconds, as in workload mode: "
-                     f"{live.population} connections / {live.rate_tps:,.0f} calls/s - "
-                     f"{live.server_time_s * 1000:.3f} ms in the server (Little's law) - {trip * 1000:.3f} ms "
-                     "idle round trip (the model's own)"]
+                     f"{live.population} connections / {live.rate_tps:,.0f} calls/s - {server} - "
+                     f"{trip * 1000:.3f} ms idle round trip (the model's own)"]
 
 
 def _recorded_times(session: Session, query_id: int | None) -> StatementTimesRow | None:
@@ -564,8 +646,10 @@ def forecast_statement(
     :param think_s: each client's time between calls outside the server (s); None: the sampled seconds' (with
         ``dsn``, :func:`live_think_s`, as workload mode takes it), else 0. A given value wins; the notes say which.
     :param dsn: the same server, for the wait-event sampler: when the statement's cost is pg_stat_statements' mean
-        (wall time), it is deflated to CPU by ``sample_s`` seconds of samples and pg_stat_kcache
-        (:func:`statement_on_cpu`); None: not deflated, and the source says so.
+        (wall time), it is that mean over ``sample_s`` seconds of samples (:func:`_window_cost`; since the reset
+        when they hold too few calls), deflated to CPU by those samples and pg_stat_kcache
+        (:func:`statement_on_cpu`), a note saying when the samples' time in the server per call disagrees with
+        it (:func:`_server_time_note`); None: the mean since the reset, not deflated, and the source says so.
     :raises BadInputError, StatementError, UnsupportedStatementError, DatabaseError: from the probe or bad input.
     """
 
@@ -579,16 +663,19 @@ def forecast_statement(
                                   param_types=param_types, protocol=protocol,
                                   plan_cache_mode=mode if protocol == "prepared" else PlanCacheMode.AUTO,
                                   exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo, progress=progress)
-    live = None
+    live, disagree, in_server = None, [], None
     if own.queryid is not None:
         on_cpu = OnCpu(1.0, "not deflated to CPU: no --dsn to sample the wait states of")
         if dsn is not None and sample_s > 0:
             progress(f"sampling wait states for {sample_s:g} s (pg_stat_statements' wall time -> CPU)")
-            on_cpu, live = statement_on_cpu(session, dsn, own.queryid, cores, sample_s)
+            on_cpu, live, times = statement_on_cpu(session, dsn, own.queryid, cores, sample_s)
+            own, window = _window_cost(own, times, sample_s)
+            in_server = own.own_s(shape.plans)
+            disagree = _server_time_note(live, in_server, window)
         own = own.deflated(on_cpu)
         shape = own.apply(shape)
-    think, think_note = _statement_think(think_s, live, calibration, cores)
-    notes = [f"the statement's own cost: {own.source}", *think_note]
+    think, think_note = _statement_think(think_s, live, calibration, cores, in_server)
+    notes = [f"the statement's own cost: {own.source}", *think_note, *disagree]
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
                                think_s=think)
