@@ -12,8 +12,8 @@ with the audit). A snapshot
 catches a planned call part-way through its planning too (3 tables locked, then index after index); only complete
 observations count, 42 locks (a planned call) or exactly the reuse's 6 (its 3 tables and the 3 indexes its plan
 scans), each held for the same plan's execution. Checked on PostgreSQL 15 and 18 with track_planning (basis
-``plans``), 18 without it (basis ``pg_locks snapshots``: lockscope's own snapshots, one a second, over a longer
-interval), and 19 (``plan counters``).
+``plans``), 18 without it (basis ``pg_locks snapshots``: lockscope's own snapshots, here two a second, over a
+longer interval), and 19 (``plan counters``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import pytest
 from lockscope.audit import AuditOptions, run_audit
 from lockscope.db import connect, run_script
 from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.workload import statements
 from lockscope.workload.probes import StatementAudit
 
 from .drivers import run as run_driver
@@ -57,8 +58,11 @@ WARM_UP_CALLS = CLIENTS * 25
 WARM_UP_S = 30.0
 #: The audit's interval (s) with plan counters (track_planning, PG 19).
 INTERVAL_S = 3.0
-#: The audit's interval (s) without them: lockscope's own pg_locks snapshots, one a second, see the phases.
-SNAPSHOTS_INTERVAL_S = 10.0
+#: The audit's interval (s) without them: lockscope's own pg_locks snapshots, taken here every
+#: :data:`SNAPSHOTS_EVERY_S` (the CLI's cadence, ``HELD_LOCKS_EVERY_S``, is one a second): the 10 snapshots of
+#: 10 s at the CLI's cadence.
+SNAPSHOTS_INTERVAL_S = 5.0
+SNAPSHOTS_EVERY_S = 0.5
 #: The longest a load may run after its warm-up besides the measurement's own interval (s): each load ends when the
 #: measurement is over (``until``; 0.3-0.8 s after the interval on this 2-core VM), this only bounds a stuck one.
 SPARE_S = 30.0
@@ -180,9 +184,12 @@ def _audit_under_load(server: ScratchServer, driver: str, interval_s: float) -> 
 
 
 @pytest.mark.parametrize("driver", DRIVERS)
-def test_calls_are_attributed_to_their_phase(server: ScratchServer, driver: str, load_lock: None) -> None:
+def test_calls_are_attributed_to_their_phase(server: ScratchServer, driver: str, load_lock: None,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The audit's phase split, its basis, and its main-lock-table acquisitions/s against pg_locks."""
     tracked = server.major >= 19 or server.settings.track_planning
+    if not tracked:
+        monkeypatch.setattr(statements, "HELD_LOCKS_EVERY_S", SNAPSHOTS_EVERY_S)
     audit, truth = _audit_under_load(server, driver, INTERVAL_S if tracked else SNAPSHOTS_INTERVAL_S)
     split = audit.split
     assert split is not None and audit.custom is not None
