@@ -193,20 +193,12 @@ def test_real_prometheus_fires_lockmanager_alert(tmp_path: Path, load_lock: None
     """`lockscope watch` (scratch PG 18, contended demo load: 100 extra indexes, 16 clients, mlpt 16) serves
     metrics; a real Prometheus scrapes it every second with the shipped rules -- the LockManager alert's ``for``
     shortened from 5m to 5s, its expression unchanged -- and the alert fires."""
-    watch = start("watch", "--demo", "--duration", "80", "--prometheus", "0")
+    # the exporter's port chosen here, so that Prometheus starts while the demo server is being set up
+    target = f"127.0.0.1:{free_port()}"
+    watch = start("watch", "--demo", "--duration", "80", "--prometheus", target)
     prom: subprocess.Popen[str] | None = None
     try:
         assert watch.stdout is not None
-        url = None
-        deadline = time.monotonic() + 60
-        while url is None and time.monotonic() < deadline:
-            line = watch.stdout.readline()
-            if not line:
-                break
-            match = re.search(r"metrics (http://\S+/metrics)", line)
-            url = match.group(1) if match else None
-        assert url is not None, watch.stderr.read() if watch.poll() is not None else "no metrics URL in 60 s"
-        target = urllib.parse.urlparse(url).netloc
         doc = yaml.safe_load(RULES.read_text())
         for group in doc["groups"]:
             for rule in group["rules"]:
@@ -222,11 +214,21 @@ def test_real_prometheus_fires_lockmanager_alert(tmp_path: Path, load_lock: None
         prom = subprocess.Popen([_tool("prometheus"), f"--config.file={tmp_path / 'prometheus.yml'}",
                                  f"--storage.tsdb.path={tmp_path / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = None
+        deadline = time.monotonic() + 60
+        while url is None and time.monotonic() < deadline:
+            line = watch.stdout.readline()
+            if not line:
+                break
+            match = re.search(r"metrics (http://\S+/metrics)", line)
+            url = match.group(1) if match else None
+        assert url is not None, watch.stderr.read() if watch.poll() is not None else "no metrics URL in 60 s"
+        assert urllib.parse.urlparse(url).netloc == target, url
         api = f"http://127.0.0.1:{port}/api/v1"
         firing: list[dict[str, Any]] = []
         deadline = time.monotonic() + 60
         while not firing and time.monotonic() < deadline:
-            time.sleep(1)
+            time.sleep(0.25)
             try:
                 alerts = _get(f"{api}/alerts")["data"]["alerts"]
             except OSError:

@@ -27,6 +27,10 @@ SCAN = "select count(*) from cpu_scan where g % 7 = 3"
 SETUP = ("create extension if not exists pg_stat_statements; "
          "create table cpu_scan as select g from generate_series(1, 40000) g; vacuum analyze cpu_scan")
 CLIENTS = 16
+#: The oracle's run, one client (s; pgbench's shortest).
+ONE_CLIENT_S = 1
+#: From the 16 clients' start to the forecast's sampling (s).
+RAMP_S = 1.0
 
 
 def _scan_mean_ms(conninfo: str) -> tuple[float, int]:
@@ -47,11 +51,11 @@ def _deflated_vs_wall(server: ScratchServer, tmp: Path) -> tuple[float, float, f
     script.write_text(SCAN + ";\n")
     script.chmod(0o644)
     _reset(server.conninfo())
-    run_pgbench(server, clients=1, duration_s=2, script=SCAN + ";\n")
+    run_pgbench(server, clients=1, duration_s=ONE_CLIENT_S, script=SCAN + ";\n")
     one_ms, _ = _scan_mean_ms(server.conninfo())
     _reset(server.conninfo())
     with start_pgbench(server, clients=CLIENTS, duration_s=9, select_only=False, extra_args=["-f", str(script)]):
-        time.sleep(2.5)
+        time.sleep(RAMP_S)
         with connect(server.conninfo()) as session:
             report = forecast_statement(session, SCAN, calibration=DEFAULT_CALIBRATION, cores=2, clients=CLIENTS,
                                         dsn=server.conninfo(), sample_s=2.0)

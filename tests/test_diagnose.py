@@ -7,15 +7,16 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from lockscope.db import run_script
 from lockscope.demo_load import DEMO_INDEX_PREFIX
-from lockscope.pgbench import PgbenchResult, run_pgbench
+from lockscope.pgbench import PgbenchRun, start_pgbench
 from lockscope.server import ScratchServer, ScratchSettings
 
 from .fix_versions import bin_dir_of
@@ -59,6 +60,10 @@ def test_idle_server_reports_nothing_wrong(scratch_base: Path, tmp_path: Path) -
     assert proc.stderr.strip().splitlines()[-1] == (
         f"lockscope diagnose: pg_locks reads: {cost['pg_locks_reads']} in {cost['probing_s']:.1f} s of probing, "
         f"{cost['pg_locks_ms']:.0f} ms inside pg_locks (paced at 2/s)")
+
+
+#: The fixed demo's diagnosis (s): its LockManager share is none, its main-lock-table rate 0 (the first run's 6 s).
+FIXED_DURATION = "3s"
 
 
 @pytest.mark.slow
@@ -118,7 +123,7 @@ def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
     check_report(html, tmp_path, min_svgs=4)
 
     second = tmp_path / "after.json"
-    proc = run("diagnose", "--demo", "--duration", "6s", "--mlpt", str(mlpt), "--json", str(second))
+    proc = run("diagnose", "--demo", "--duration", FIXED_DURATION, "--mlpt", str(mlpt), "--json", str(second))
     assert proc.returncode == 0, proc.stderr
     b = json.loads(second.read_text())
     assert b["server"]["max_locks_per_transaction"] == mlpt
@@ -142,6 +147,27 @@ def test_refusals_before_any_work(tmp_path: Path) -> None:
         proc = run("diagnose", *args)
         assert proc.returncode == 2, (args, proc.stderr)
         assert message in one_line_error(proc), (args, proc.stderr)
+
+
+#: The longest a transactional load runs (s): it ends when its test's measurements are over (``_load``), this
+#: only bounds a stuck one.
+LOAD_BOUND_S = 120
+#: From pgbench's start to the measurement (s): its 16 connections made and running (as the fixed load before).
+LOAD_SETTLE_S = 1.5
+
+
+@contextmanager
+def _load(server: ScratchServer, tmp_path: Path, script: str) -> Iterator[PgbenchRun]:
+    """pgbench runs ``script`` (16 clients, simple protocol) on ``server`` until the block ends (it is then
+    stopped), the block starting :data:`LOAD_SETTLE_S` in."""
+    path = tmp_path / "load.sql"
+    path.write_text(script)
+    path.chmod(0o644)
+    with start_pgbench(server, clients=16, duration_s=LOAD_BOUND_S, select_only=False,
+                       extra_args=["-f", str(path)]) as load:
+        time.sleep(LOAD_SETTLE_S)
+        assert load.running, load.wait(0)  # pgbench's own error, raised
+        yield load
 
 
 #: Five lookups by key on five of Kong Gateway's tables (tests/data/txn/kong_schema.ddl: 6, 6, 10, 7 and 4
@@ -178,26 +204,17 @@ def test_transactions_of_real_lookups(major: int, scratch_base: Path, tmp_path: 
         per_txn = float(warm.fastpath_exceeded) if warm.fastpath_exceeded is not None else float(held)
         script = ("\\set r random(1, 800)\n\\set s random(1, 200)\nBEGIN;\n"
                   + ";\n".join(q.format(r=":r", s=":s") for q in KONG_LOOKUPS) + ";\nCOMMIT;\n")
-        result: list[PgbenchResult | BaseException] = []
-
-        def load() -> None:
-            try:
-                result.append(run_pgbench(server, clients=16, duration_s=15, script=script))
-            except BaseException as exc:  # re-raised below
-                result.append(exc)
-
-        loader = threading.Thread(target=load)
-        loader.start()
-        time.sleep(1.5)
-        out, html = tmp_path / "txn.json", tmp_path / "txn.html"
-        proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "4s", "--json", str(out), "--html", str(html))
-        watched = tmp_path / "watch.json"
-        watch = run("watch", "--dsn", server.conninfo(), "--duration", "4s", "--locks-every", "1s", "--json",
-                    str(watched))
-        loader.join()
+        with _load(server, tmp_path, script) as load:
+            out, html = tmp_path / "txn.json", tmp_path / "txn.html"
+            proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "4s", "--json", str(out), "--html",
+                       str(html))
+            watched = tmp_path / "watch.json"
+            watch = run("watch", "--dsn", server.conninfo(), "--duration", "4s", "--locks-every", "1s", "--json",
+                        str(watched))
+            loaded = load.running
     assert proc.returncode == 0, proc.stderr
     assert watch.returncode == 0, watch.stderr
-    assert isinstance(result[0], PgbenchResult), result
+    assert loaded, "pgbench ended before the measurements did"
     doc = json.loads(out.read_text())
     rate = doc["main_lock_table"]
     tps = rate["transactions_per_s"]
@@ -256,22 +273,12 @@ def test_foreign_key_check_on_a_partitioned_table(scratch_base: Path, tmp_path: 
         assert held >= 20  # the server's answer: the generic plan's 40 partitions, most in the main lock table
         script = ("\\set id random(1, 4000)\n\\set t :id % 40\nBEGIN;\n"
                   + ";\n".join(q.format(t=":t", id=":id") for q in statements) + ";\nCOMMIT;\n")
-        result: list[PgbenchResult | BaseException] = []
-
-        def load() -> None:
-            try:
-                result.append(run_pgbench(server, clients=16, duration_s=9, script=script))
-            except BaseException as exc:  # re-raised below
-                result.append(exc)
-
-        loader = threading.Thread(target=load)
-        loader.start()
-        time.sleep(1.5)
-        out = tmp_path / "fk.json"
-        proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "4s", "--json", str(out))
-        loader.join()
+        with _load(server, tmp_path, script) as load:
+            out = tmp_path / "fk.json"
+            proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "4s", "--json", str(out))
+            loaded = load.running
     assert proc.returncode == 0, proc.stderr
-    assert isinstance(result[0], PgbenchResult), result
+    assert loaded, "pgbench ended before the measurement did"
     doc = json.loads(out.read_text())
     rate = doc["main_lock_table"]
     assert rate["model_per_s"] == 0.0 and rate["transactions_per_s"] > 0, rate

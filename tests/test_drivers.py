@@ -32,7 +32,7 @@ analyze t;
 create extension pg_stat_statements;
 """
 CLIENTS = 2
-SECONDS = 2.0
+SECONDS = 1.0
 #: The terminal summary's section with one line per driver run (rates are reported only).
 SUMMARY = "client libraries: calls and plannings per run (tests/test_drivers.py)"
 

@@ -12,8 +12,8 @@ with the audit). A snapshot
 catches a planned call part-way through its planning too (3 tables locked, then index after index); only complete
 observations count, 42 locks (a planned call) or exactly the reuse's 6 (its 3 tables and the 3 indexes its plan
 scans), each held for the same plan's execution. Checked on PostgreSQL 15 and 18 with track_planning (basis
-``plans``), 18 without it (basis ``pg_locks snapshots``: lockscope's own snapshots, one a second, over a longer
-interval), and 19 (``plan counters``).
+``plans``), 18 without it (basis ``pg_locks snapshots``: lockscope's own snapshots, here two a second, over a
+longer interval), and 19 (``plan counters``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import pytest
 from lockscope.audit import AuditOptions, run_audit
 from lockscope.db import connect, run_script
 from lockscope.server import ScratchServer, ScratchSettings
+from lockscope.workload import statements
 from lockscope.workload.probes import StatementAudit
 
 from .drivers import run as run_driver
@@ -48,7 +49,21 @@ PLANNED_LOCKS = 42  # 3 tables, 3 primary keys, 8 + 11 + 15 column indexes, 2 jo
 PLANNED_SPILL = 26  # all but the 16 fast-path slots of the one group at max_locks_per_transaction 16
 REUSED_LOCKS = 6  # the 3 tables and the 3 indexes the plan scans (pkey of j1, a_id of j2, b_id of j3)
 CLIENTS = 4
-WARM_UP_S = 1.5
+#: The warm-up ends when every client's connection has run the statement and the load has made this many calls
+#: (0.1-0.5 s of these loads here): each connection is then far past its driver's switch to a named statement and the
+#: plan cache's to the generic plan (10 planned executions at most: psycopg's 5 unnamed, then the named statement's 5
+#: custom plans). A planned call lasts ~40 times a reused one, so the truth's sampling catches one left in its window
+#: out of all proportion (at 25 calls a connection, pg19 pgjdbc once saw 1 planned call in 21 observations).
+WARM_UP_CALLS = CLIENTS * 500
+#: The longest a warm-up may take (s): a driver program that never gets going fails the test.
+WARM_UP_S = 30.0
+#: The audit's interval (s) with plan counters (track_planning, PG 19).
+INTERVAL_S = 3.0
+#: The audit's interval (s) without them: lockscope's own pg_locks snapshots, taken here every
+#: :data:`SNAPSHOTS_EVERY_S` (the CLI's cadence, ``HELD_LOCKS_EVERY_S``, is one a second): the 10 snapshots of
+#: 10 s at the CLI's cadence.
+SNAPSHOTS_INTERVAL_S = 5.0
+SNAPSHOTS_EVERY_S = 0.5
 #: The longest a load may run after its warm-up besides the measurement's own interval (s): each load ends when the
 #: measurement is over (``until``; 0.3-0.8 s after the interval on this 2-core VM), this only bounds a stuck one.
 SPARE_S = 30.0
@@ -111,6 +126,20 @@ def _sample(conninfo: str, stop: threading.Event, window: list[float], samples: 
             time.sleep(0.02)
 
 
+def _warm_up(conninfo: str, load: threading.Thread) -> None:
+    """Return once the load is warm (:data:`WARM_UP_CALLS`); fail after :data:`WARM_UP_S` or if the load ended."""
+    deadline = time.monotonic() + WARM_UP_S
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        while load.is_alive() and time.monotonic() < deadline:
+            row = conn.execute("select (select count(*) from pg_stat_activity where query like 'select a.id, b.id%'), "
+                               "(select coalesce(sum(calls), 0) from pg_stat_statements "
+                               "where query like 'select a.id, b.id%')").fetchone()
+            if row is not None and row[0] >= CLIENTS and row[1] >= WARM_UP_CALLS:
+                return
+            time.sleep(0.05)
+    pytest.fail(f"the load did not warm up ({WARM_UP_CALLS} calls on {CLIENTS} connections) in {WARM_UP_S:.0f} s")
+
+
 def _calls(conninfo: str) -> int:
     with psycopg.connect(conninfo, autocommit=True) as conn:
         row = conn.execute("select coalesce(sum(calls), 0) from pg_stat_statements "
@@ -133,7 +162,7 @@ def _audit_under_load(server: ScratchServer, driver: str, interval_s: float) -> 
     load.start()
     sampler.start()
     try:
-        time.sleep(WARM_UP_S)
+        _warm_up(conninfo, load)
         with connect(conninfo) as session:  # a scratch server: unpaced, like the audit of one
             calls_before, t0 = _calls(conninfo), time.monotonic()
             window.extend([t0, t0 + seconds])
@@ -156,10 +185,13 @@ def _audit_under_load(server: ScratchServer, driver: str, interval_s: float) -> 
 
 
 @pytest.mark.parametrize("driver", DRIVERS)
-def test_calls_are_attributed_to_their_phase(server: ScratchServer, driver: str, load_lock: None) -> None:
+def test_calls_are_attributed_to_their_phase(server: ScratchServer, driver: str, load_lock: None,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The audit's phase split, its basis, and its main-lock-table acquisitions/s against pg_locks."""
     tracked = server.major >= 19 or server.settings.track_planning
-    audit, truth = _audit_under_load(server, driver, 3.0 if tracked else 10.0)
+    if not tracked:
+        monkeypatch.setattr(statements, "HELD_LOCKS_EVERY_S", SNAPSHOTS_EVERY_S)
+    audit, truth = _audit_under_load(server, driver, INTERVAL_S if tracked else SNAPSHOTS_INTERVAL_S)
     split = audit.split
     assert split is not None and audit.custom is not None
     assert (audit.custom.locks, audit.custom.spilled) == (PLANNED_LOCKS, PLANNED_SPILL)
@@ -204,7 +236,7 @@ def _under_load(server: ScratchServer, driver: str, seconds: float, body: Callab
                                                                     seconds=seconds, until=done)), daemon=True)
     load.start()
     try:
-        time.sleep(WARM_UP_S)
+        _warm_up(conninfo, load)
         return body()
     finally:
         done.set()
@@ -224,14 +256,14 @@ def test_diagnose_and_forecast_follow_the_phases(server: ScratchServer, driver: 
 
     def diagnose_and_forecast() -> tuple[object, object]:
         with connect(server.conninfo()) as session:
-            diagnosis = run_diagnose(session, server.conninfo(), DiagnoseOptions(duration_s=3.0, cores=2,
+            diagnosis = run_diagnose(session, server.conninfo(), DiagnoseOptions(duration_s=2.0, cores=2,
                                                                                  unused_min_age_s=0))
             report = forecast_workload(session, calibration=DEFAULT_CALIBRATION, cores=2, clients=CLIENTS,
-                                       interval_s=2.0)
+                                       interval_s=1.5)
         return diagnosis, report
 
-    # the body (diagnose's 3 s of sampling and its probes, then the forecast's 2 s interval) ends about 6 s after
-    # the warm-up on this 2-core VM (3.3-3.4 s + 2.2-2.6 s measured); the load ends with it
+    # the body (diagnose's 2 s of sampling and its probes, then the forecast's 1.5 s interval) ends a few seconds
+    # after the warm-up; the load ends with it
     diagnosis, report = _under_load(server, driver, WARM_UP_S + 6.0 + SPARE_S, diagnose_and_forecast)
     from lockscope.diagnose.engine import Diagnosis
     from lockscope.forecast.engine import ForecastReport

@@ -16,6 +16,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from lockscope.db import Session, connect, run_script
+from lockscope.errors import StatementError
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.watch.engine import WatchConfig, Watcher
 from lockscope.watch.prometheus import PrometheusExporter
@@ -145,15 +146,21 @@ def test_query_id_joins_pg_stat_statements(pgws: ScratchServer, sampler_session:
     assert 8 <= len(samples) <= 13
 
 
+#: The CPU burner: about 4 s of one core on this VM, canceled once sampled.
+BURN_SQL = "select count(*) from generate_series(1, 40000000)"
+
+
 @pytest.mark.alone  # the burner's share of samples is its share of a core: nothing else of the run meanwhile
 def test_cpu_inferred_for_running_session(pgws: ScratchServer, sampler_session: Session, load_lock: None) -> None:
     """pg_wait_sampling 1.1.4 records no item for a process that is not waiting; lockscope infers CPU. The burner
     is a load (one core for seconds): it takes ``load_lock``."""
-    done = threading.Event()
+    canceled: list[StatementError] = []
 
-    def burn() -> None:
-        run_script(pgws.conninfo(), "select count(*) from generate_series(1, 40000000)")
-        done.set()
+    def burn() -> None:  # seconds of one core, canceled once the samples are in
+        try:
+            run_script(pgws.conninfo(), BURN_SQL)
+        except StatementError as exc:
+            canceled.append(exc)
 
     with connect(pgws.conninfo()) as probe:
         pids_before = {int(r[0]) for r in probe.oracle_rows("select pid from pg_stat_activity")}
@@ -162,7 +169,9 @@ def test_cpu_inferred_for_running_session(pgws: ScratchServer, sampler_session: 
     time.sleep(0.5)
     reader = WaitSamplingReader(sampler_session, require(sampler_session), hz=100)
     samples = _read_for(reader, 1.0)
+    run_script(pgws.conninfo(), f"select pg_cancel_backend(pid) from pg_stat_activity where query = '{BURN_SQL}'")
     thread.join(60)
+    assert canceled and "canceling statement due to user request" in str(canceled[0]), canceled  # it ran till then
     burner = [s for x in samples for s in x.sessions if s.pid not in pids_before]
     assert burner, "the running session was never seen"
     cpu = sum(1 for s in burner if s.wait == "CPU")

@@ -4,6 +4,7 @@ restart mid-run, and the observer-effect measurement (short)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,9 @@ from lockscope.watch.store import open_recording
 
 from .helpers import run
 
+#: Each demo load's watch (was 6 s).
+DEMO_DURATION = "4s"
+
 
 @pytest.mark.slow
 def test_demo_load_shows_lockmanager_and_few_indexes_do_not(tmp_path: Path, load_lock: None) -> None:
@@ -25,11 +29,11 @@ def test_demo_load_shows_lockmanager_and_few_indexes_do_not(tmp_path: Path, load
     top wait event inside the server is LWLock:LockManager; the same load with 5 extra indexes (7 locks, all fast-path)
     shows a far smaller LockManager share. Both measured in this one test run."""
     contended, few = tmp_path / "contended.db", tmp_path / "few.db"
-    proc = run("watch", "--demo", "--duration", "6s", "--hz", "50", "--record", str(contended), "--no-live")
+    proc = run("watch", "--demo", "--duration", DEMO_DURATION, "--hz", "50", "--record", str(contended), "--no-live")
     assert proc.returncode == 0, proc.stderr
     assert "LWLock:LockManager" in proc.stdout
-    proc = run("watch", "--demo", "--duration", "6s", "--hz", "50", "--record", str(few), "--demo-indexes", "5",
-               "--no-live")
+    proc = run("watch", "--demo", "--duration", DEMO_DURATION, "--hz", "50", "--record", str(few), "--demo-indexes",
+               "5", "--no-live")
     assert proc.returncode == 0, proc.stderr
     a, b = load_summary(contended), load_summary(few)
     assert a.meta["max_locks_per_transaction"] == b.meta["max_locks_per_transaction"] == "16"
@@ -70,19 +74,31 @@ def test_connection_loss_reconnects_and_records_the_gap(pg18: ScratchServer, tmp
     assert n == summary.ticks and before >= 15 and after >= 15
 
 
+#: Samples the restart test takes on each side of the break (20 asserted; a second at 20 Hz, and a tick in flight).
+TICKS_EACH_SIDE = 22
+
+
+def _wait_for(condition: Callable[[], bool], timeout_s: float = 30.0) -> None:
+    """Poll ``condition`` every 0.05 s until it holds; fail after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"not reached in {timeout_s:.0f} s")
+        time.sleep(0.05)
+
+
 @pytest.mark.slow
 def test_survives_server_restart(scratch_base: Path, tmp_path: Path) -> None:
     """A restart mid-run: reconnect with backoff, the gap recorded, every sample before the break kept."""
     record = tmp_path / "restart.db"
     with ScratchServer(settings=ScratchSettings(), base_dir=scratch_base) as server:
         watcher = Watcher(WatchConfig(server.conninfo(), hz=20, record_path=record)).start()
-        time.sleep(1.5)
+        _wait_for(lambda: watcher.state.window.total_ticks >= TICKS_EACH_SIDE)
         ticks_before = watcher.state.window.total_ticks
         server.restart()
-        deadline = time.monotonic() + 30
-        while not (watcher.state.connected and watcher.state.gaps) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(1.5)
+        _wait_for(lambda: watcher.state.connected and bool(watcher.state.gaps))
+        ticks_back = watcher.state.window.total_ticks
+        _wait_for(lambda: watcher.state.window.total_ticks >= ticks_back + TICKS_EACH_SIDE)
         summary = watcher.stop()
     assert watcher.error is None
     assert len(summary.gaps) == 1 and summary.gaps[0].end_s is not None
