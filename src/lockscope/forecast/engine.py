@@ -59,7 +59,7 @@ from ..workload.statements import StatementRates, read_workload
 from .calibration import DEFAULT_CALIBRATION, Calibration
 from .cpu import WALL_TIME, Deflation, KcacheWindow, OnCpu, deflation
 from .honesty import ModelCheck, check_model
-from .live import ANCHOR_TOLERANCE, SATURATED, Anchor, LivePoint, anchor_costs, live_point
+from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, idle_round_trip_s, workload_demands
 
 if TYPE_CHECKING:
@@ -577,7 +577,7 @@ def _statement_think(think_s: float | None, live: LivePoint | None, calibration:
         return think_s, [f"think time {think_s * 1000:.3f} ms, as given{also}"] if live is not None else []
     if live is None or sampled is None:
         return 0.0, []
-    if live.aas_cpu >= SATURATED * cores:
+    if live.cores_saturated(cores):
         return sampled, [f"think time 0 from the sampled seconds: their backends on CPU fill the cores "
                          f"({live.aas_cpu:.2f} sessions for {cores}): the time a call spends outside the active "
                          "state is then the wait for a core, which the model has"]

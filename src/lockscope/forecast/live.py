@@ -67,6 +67,11 @@ class LivePoint:
         """Mean time a call spends in the server (s): AAS / calls/s (Little's law)."""
         return self.aas / self.rate_tps if self.rate_tps > 0 else 0.0
 
+    def cores_saturated(self, cores: int) -> bool:
+        """True when the backends sampled on CPU fill the cores (at least :data:`SATURATED` per core): no think
+        time is inferred then (:meth:`think_s`)."""
+        return self.aas_cpu >= SATURATED * cores
+
     def think_s(self, cores: int, round_trip_s: float = 0.0) -> float:
         """Each connection's time between calls outside the server (s, >= 0): population / calls/s - server
         time (Little's law for the closed loop), minus ``round_trip_s``, what the model itself charges each call
@@ -74,7 +79,7 @@ class LivePoint:
         inside the measured gap, and would otherwise count twice). 0 when the sampled backends on CPU fill the
         cores (at least :data:`SATURATED` of them): a call's time that the sampler does not see as active is then
         the wait for a core before the backend reads the query, which the model has, not the client's think time."""
-        if self.rate_tps <= 0 or self.aas_cpu >= SATURATED * cores:
+        if self.rate_tps <= 0 or self.cores_saturated(cores):
             return 0.0
         return max(0.0, self.population / self.rate_tps - self.server_time_s - round_trip_s)
 
