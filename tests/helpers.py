@@ -12,7 +12,9 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +123,17 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float = 30.0, *, what: str = "the condition",
+               every_s: float = 0.05) -> None:
+    """Poll ``condition`` every ``every_s`` seconds until it holds; fail the test (naming ``what``) after
+    ``timeout_s`` seconds."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not reached in {timeout_s:g} s")
+        time.sleep(every_s)
 
 
 def pids_under(path: Path, *, by_cwd: bool = False, program: str | None = None) -> list[int]:

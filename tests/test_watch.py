@@ -31,7 +31,7 @@ from lockscope.watch.recorded import load_summary
 from lockscope.watch.sampler import BackgroundSampler, read_activity, summarize
 from lockscope.watch.store import open_recording
 
-from .helpers import clean_env, one_line_error, run, start
+from .helpers import clean_env, one_line_error, run, start, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -388,14 +388,13 @@ def test_killed_process_loses_at_most_the_last_second(pg18: ScratchServer, tmp_p
 
 
 def _wait_for_samples(record: Path, n: int, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if record.exists() and record.stat().st_size:
-            try:
-                with open_recording(record) as rec:
-                    if rec.rows("SELECT count(*) FROM samples")[0][0] >= n:
-                        return
-            except RecordFileError:
-                pass
-        time.sleep(0.1)
-    raise AssertionError(f"{record}: fewer than {n} samples after {timeout_s} s")
+    def recorded() -> bool:
+        if not (record.exists() and record.stat().st_size):
+            return False
+        try:
+            with open_recording(record) as rec:
+                return int(rec.rows("SELECT count(*) FROM samples")[0][0]) >= n
+        except RecordFileError:
+            return False
+
+    wait_until(recorded, timeout_s, what=f"{record}: {n} samples", every_s=0.1)

@@ -4,7 +4,6 @@ restart mid-run, and the observer-effect measurement (short)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from lockscope.watch.engine import WatchConfig, Watcher
 from lockscope.watch.recorded import load_summary
 from lockscope.watch.store import open_recording
 
-from .helpers import run
+from .helpers import run, wait_until
 
 #: Each demo load's watch (was 6 s).
 DEMO_DURATION = "4s"
@@ -78,27 +77,19 @@ def test_connection_loss_reconnects_and_records_the_gap(pg18: ScratchServer, tmp
 TICKS_EACH_SIDE = 22
 
 
-def _wait_for(condition: Callable[[], bool], timeout_s: float = 30.0) -> None:
-    """Poll ``condition`` every 0.05 s until it holds; fail after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"not reached in {timeout_s:.0f} s")
-        time.sleep(0.05)
-
-
 @pytest.mark.slow
 def test_survives_server_restart(scratch_base: Path, tmp_path: Path) -> None:
     """A restart mid-run: reconnect with backoff, the gap recorded, every sample before the break kept."""
     record = tmp_path / "restart.db"
     with ScratchServer(settings=ScratchSettings(), base_dir=scratch_base) as server:
         watcher = Watcher(WatchConfig(server.conninfo(), hz=20, record_path=record)).start()
-        _wait_for(lambda: watcher.state.window.total_ticks >= TICKS_EACH_SIDE)
+        wait_until(lambda: watcher.state.window.total_ticks >= TICKS_EACH_SIDE, what="ticks before the restart")
         ticks_before = watcher.state.window.total_ticks
         server.restart()
-        _wait_for(lambda: watcher.state.connected and bool(watcher.state.gaps))
+        wait_until(lambda: watcher.state.connected and bool(watcher.state.gaps), what="the reconnection")
         ticks_back = watcher.state.window.total_ticks
-        _wait_for(lambda: watcher.state.window.total_ticks >= ticks_back + TICKS_EACH_SIDE)
+        wait_until(lambda: watcher.state.window.total_ticks >= ticks_back + TICKS_EACH_SIDE,
+                   what="ticks after the restart")
         summary = watcher.stop()
     assert watcher.error is None
     assert len(summary.gaps) == 1 and summary.gaps[0].end_s is not None
