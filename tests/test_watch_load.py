@@ -4,12 +4,14 @@ restart mid-run, and the observer-effect measurement (short)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from benchmarks.observer_paired import measure_observer_effect_paired
 
 from lockscope.db import run_script
+from lockscope.demo_load import prepare_contended_schema
 from lockscope.lab.observer_effect import CONDITIONS, measure_observer_effect
 from lockscope.server import ScratchServer, ScratchSettings
 from lockscope.watch.engine import WatchConfig, Watcher
@@ -106,15 +108,23 @@ def test_survives_server_restart(scratch_base: Path, tmp_path: Path) -> None:
     assert report.gaps == tuple(gaps)
 
 
+@pytest.fixture(scope="module")
+def observed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScratchServer]:
+    """One server with the contended schema (100 extra indexes, mlpt 16) for both observer measurements."""
+    with ScratchServer(settings=ScratchSettings(max_locks_per_transaction=16),
+                       base_dir=tmp_path_factory.mktemp("observed")) as server:
+        prepare_contended_schema(server)
+        yield server
+
+
 @pytest.mark.slow
 @pytest.mark.alone  # the observers' achieved rates under the load: the cores are the load's and the observers'
-def test_observer_effect_measurement_runs(scratch_base: Path, load_lock: None) -> None:
-    """The benchmark's library function, very short: every condition runs and its observer really ran at its
-    rate (the figures themselves are benchmarks/observer_effect.py's business)."""
+def test_observer_effect_measurement_runs(observed: ScratchServer, load_lock: None) -> None:
+    """The benchmark's library function, very short (1 s per condition): every condition runs and its observer
+    really ran at its rate (the figures themselves are benchmarks/observer_effect.py's business)."""
     messages: list[str] = []
-    with ScratchServer(settings=ScratchSettings(max_locks_per_transaction=16), base_dir=scratch_base) as server:
-        result = measure_observer_effect(server, duration_s=2, rounds=1, conditions=CONDITIONS, warmup_s=0,
-                                         progress=messages.append)
+    result = measure_observer_effect(observed, duration_s=1, rounds=1, conditions=CONDITIONS, warmup_s=0,
+                                     prepare=False, progress=messages.append)
     assert result.conditions == CONDITIONS and result.max_locks_per_transaction == 16
     assert all(len(result.tps[c]) == 1 and result.tps[c][0] > 0 for c in CONDITIONS)
     assert result.ratio("none") == 1.0
@@ -126,18 +136,19 @@ def test_observer_effect_measurement_runs(scratch_base: Path, load_lock: None) -
     assert result.lockmanager_share is not None and 0.0 <= result.lockmanager_share <= 1.0
     # CPU used by each observer (client + its backend), % of the machine: 100 Hz costs more than 10 Hz
     assert set(result.observer_cpu_pct) == set(CONDITIONS) - {"none"}
-    assert 0 < result.median_cpu_pct("watch_10hz") < result.median_cpu_pct("watch_100hz")
+    # (a 10 Hz watch can use less than one 10 ms CPU tick in 1-2 s: 2 of 8 runs read 0 on 2026-11-27)
+    assert 0 <= result.median_cpu_pct("watch_10hz") < result.median_cpu_pct("watch_100hz")
     assert any("round 1/1: blocking_pids_100hz" in m for m in messages)
 
 
 @pytest.mark.slow
 @pytest.mark.alone  # as above: the achieved rate under the load
-def test_paired_observer_measurement_runs(scratch_base: Path, load_lock: None) -> None:
+def test_paired_observer_measurement_runs(observed: ScratchServer, load_lock: None) -> None:
     """The paired within-run method, very short (4 blocks of 2 s): one real watch process, toggled with
     SIGSTOP/SIGCONT, samples only in "on" blocks at its rate; every block got pgbench progress seconds; ratios and
     an interval come out (the figures themselves are benchmarks/observer_effect.py --paired's business)."""
-    with ScratchServer(settings=ScratchSettings(max_locks_per_transaction=16), base_dir=scratch_base) as server:
-        r = measure_observer_effect_paired(server, duration_s=8, block_s=2, settle_s=0.5, warmup_s=0, seed=3)
+    r = measure_observer_effect_paired(observed, duration_s=8, block_s=2, settle_s=0.5, warmup_s=0, seed=3,
+                                       prepare=False)
     assert len(r.blocks) == 4 and [b.on for b in r.blocks] in ([True, False] * 2, [False, True] * 2)
     assert all(b.seconds >= 1 and b.mean_tps > 0 for b in r.blocks)
     assert len(r.pair_ratios) == 2 and r.ratio_ci95[0] <= r.ratio_mean <= r.ratio_ci95[1]
