@@ -33,7 +33,7 @@ from lockscope.db import Session, connect
 from lockscope.server import ScratchServer
 
 from .helpers import SUMMARY_PROPERTY
-from .schedule import WORKER_INPUT_KEY, LoadsApartScheduling, turn, write_heavy
+from .schedule import WORKER_INPUT_KEY, LoadsApartScheduling, turn, unit_of, write_units
 from .servers import DEMO_SCHEMA, DEMO_SETTINGS, DataTemplates, ServerPool, demo_server
 
 T = TypeVar("T")
@@ -55,13 +55,13 @@ def _heavy(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run order: the quick tests first, then the heavy ones (:func:`_heavy`), each group in pytest's order; in a run
     on one process a regression fails within the first minutes and the loads, which take the machine's load lock,
-    come last. An xdist worker also writes which tests are heavy, for the controller's scheduler
+    come last. An xdist worker also writes each test's work unit (heavy or not), for the controller's scheduler
     (:mod:`tests.schedule`). Nothing is deselected."""
     items.sort(key=_heavy)  # stable: within each group the order stays pytest's
     directory = getattr(config, "workerinput", {}).get(WORKER_INPUT_KEY)
     if directory is not None:
-        write_heavy(Path(directory), config.workerinput["workerid"],  # type: ignore[attr-defined]
-                    [item.nodeid for item in items if _heavy(item)])
+        write_units(Path(directory), config.workerinput["workerid"],  # type: ignore[attr-defined]
+                    {item.nodeid: unit_of(item, heavy=_heavy(item)) for item in items})
 
 
 _HEAVY_DIR = pytest.StashKey[Path]()
@@ -80,7 +80,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """(xdist controller) Tell each worker where to write its heavy tests' node ids."""
+    """(xdist controller) Tell each worker where to write its tests' work units."""
     config: pytest.Config = node.config
     if _HEAVY_DIR not in config.stash:
         config.stash[_HEAVY_DIR] = Path(tempfile.mkdtemp(prefix="lockscope-test-schedule-"))
@@ -90,7 +90,8 @@ def pytest_configure_node(node: Any) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """(xdist controller) ``-n N`` (``--dist load``, xdist's default): the heavy tests run on one worker, one after
-    another (:class:`tests.schedule.LoadsApartScheduling`); any other ``--dist`` is xdist's own."""
+    another, the others in units of shared fixture parameters (:class:`tests.schedule.LoadsApartScheduling`); any
+    other ``--dist`` is xdist's own."""
     if config.getvalue("dist") != "load" or _HEAVY_DIR not in config.stash:
         return None
     return LoadsApartScheduling(config, log, config.stash[_HEAVY_DIR])

@@ -1,13 +1,15 @@
 """How the suite runs on two pytest-xdist workers (``scripts/test.sh``: ``-n 2``) without two loads at once.
 
 The heavy tests (``tests/conftest.py``: marked ``slow`` or taking ``load_lock``) are one work unit, run by one worker
-one after another in collection order, first in the run; every other test is a unit of its own, given to whichever
-worker is free (the other worker at first, the loads' worker too once the loads are done). A test marked ``alone``
-(its assertion measures what the machine gives one load: throughput against the cores, sampling rates) runs with no
-other test of the run: the other worker finishes its test and waits (:func:`turn`). A worker collects the
-tests, so the controller learns which are heavy from a file each worker writes after its collection (xdist's own
-``--dist loadgroup`` would do this with ``xdist_group`` marks, but it renames node ids, which pytest 9.2 ignores:
-pytest-xdist issue 1386).
+one after another in collection order. Every other test is in the unit of the module-, class- or session-scoped
+fixture parameters it shares with its neighbours (:func:`unit_of`: all of ``test_txn_truth.py`` on PG 17 is one unit,
+so that its module fixture, every transaction run 8 times on a new server, is built on one worker, once), or a unit
+of its own. Units go to whichever worker is free, the largest (most tests) first: the other worker at first, the
+loads' worker too once the loads are done. A test marked ``alone`` (its assertion measures what the machine gives one
+load: throughput against the cores, sampling rates) runs with no other test of the run: the other worker finishes
+its test and waits (:func:`turn`). A worker collects the tests, so the controller learns each test's unit from a file
+each worker writes after its collection (xdist's own ``--dist loadgroup`` would do this with ``xdist_group`` marks,
+but it renames node ids, which pytest 9.2 ignores: pytest-xdist issue 1386).
 """
 
 from __future__ import annotations
@@ -17,24 +19,44 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-__all__ = ["LOADS_UNIT", "WORKER_INPUT_KEY", "LoadsApartScheduling", "turn", "write_heavy"]
+__all__ = ["LOADS_UNIT", "WORKER_INPUT_KEY", "LoadsApartScheduling", "turn", "unit_of", "write_units"]
 
 #: The work unit of the heavy tests.
 LOADS_UNIT = "loads"
-#: ``workerinput`` key: the directory where each worker writes its heavy tests' node ids.
-WORKER_INPUT_KEY = "lockscope_heavy_dir"
+#: ``workerinput`` key: the directory where each worker writes its tests' units.
+WORKER_INPUT_KEY = "lockscope_units_dir"
+#: Fixture scopes that outlive one test: tests sharing such a fixture's parameter share its set-up.
+_SHARED_SCOPES = frozenset({"class", "module", "package", "session"})
 
 
-def write_heavy(directory: Path, worker_id: str, nodeids: list[str]) -> None:
-    """Write ``nodeids`` (one a line) to ``directory/heavy-WORKER_ID.txt``, whole or not at all (renamed into
-    place)."""
-    part = directory / f".heavy-{worker_id}.part"
-    part.write_text("".join(f"{n}\n" for n in nodeids), encoding="utf-8")
-    os.replace(part, directory / f"heavy-{worker_id}.txt")
+def unit_of(item: pytest.Item, *, heavy: bool) -> str:
+    """The work unit of ``item``: :data:`LOADS_UNIT` when ``heavy``; else its module and the values of the
+    parameters it takes through fixtures that outlive one test (``tests/test_txn_truth.py::truths=17``); else its
+    node id. (Only the unit names one worker writes are read: they need not match another process's.)"""
+    if heavy:
+        return LOADS_UNIT
+    callspec = getattr(item, "callspec", None)
+    fixture_defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if callspec is None:
+        return item.nodeid
+    shared = sorted(f"{name}={value!r}" for name, value in callspec.params.items()
+                    if name in fixture_defs and fixture_defs[name][-1].scope in _SHARED_SCOPES)
+    if not shared:
+        return item.nodeid
+    return f"{item.nodeid.split('::', 1)[0]}::{','.join(shared)}"
+
+
+def write_units(directory: Path, worker_id: str, units: dict[str, str]) -> None:
+    """Write ``units`` ({node id: unit}, a tab-separated pair a line) to ``directory/units-WORKER_ID.txt``, whole
+    or not at all (renamed into place)."""
+    part = directory / f".units-{worker_id}.part"
+    part.write_text("".join(f"{nodeid}\t{unit}\n" for nodeid, unit in units.items()), encoding="utf-8")
+    os.replace(part, directory / f"units-{worker_id}.txt")
 
 
 @contextmanager
@@ -56,21 +78,29 @@ def turn(directory: Path, *, alone: bool) -> Iterator[None]:
 
 
 class LoadsApartScheduling(LoadScopeScheduling):
-    """``--dist load`` with the heavy tests as one unit (the module doc). Every worker collects the same tests and
-    writes the same list; the first list found is read when the run is scheduled (all collections are in by then).
+    """``--dist loadscope`` with the units of :func:`unit_of` (the module doc). Every worker collects the same
+    tests and writes the same units; the first file found is read when the run is scheduled (all collections are
+    in by then).
 
-    :param directory: where the workers write their lists (:func:`write_heavy`).
+    :param directory: where the workers write their units (:func:`write_units`).
     """
 
     def __init__(self, config: pytest.Config, log: object, directory: Path) -> None:
         super().__init__(config, log)  # type: ignore[arg-type]
         self._directory = directory
-        self._heavy: frozenset[str] | None = None
+        self._units: dict[str, str] | None = None
 
     def _split_scope(self, nodeid: str) -> str:
-        if self._heavy is None:
-            lists = sorted(self._directory.glob("heavy-*.txt"))
-            if not lists:
-                raise RuntimeError(f"no worker wrote its heavy tests to {self._directory}")
-            self._heavy = frozenset(lists[0].read_text(encoding="utf-8").splitlines())
-        return LOADS_UNIT if nodeid in self._heavy else nodeid
+        if self._units is None:
+            files = sorted(self._directory.glob("units-*.txt"))
+            if not files:
+                raise RuntimeError(f"no worker wrote its tests' units to {self._directory}")
+            lines = files[0].read_text(encoding="utf-8").splitlines()
+            self._units = dict(line.split("\t", 1) for line in lines)  # type: ignore[misc]
+        return self._units.get(nodeid, nodeid)
+
+    def _assign_work_unit(self, node: Any) -> None:
+        """The loads first (they are the run's longest unit), then the largest units first (xdist's reorder)."""
+        if LOADS_UNIT in self.workqueue:
+            self.workqueue.move_to_end(LOADS_UNIT, last=False)
+        super()._assign_work_unit(node)
