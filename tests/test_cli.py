@@ -161,14 +161,15 @@ def test_ci_gates_of_forecast_and_diagnose(pg18: ScratchServer, tmp_path: Path) 
     partition = fc["binding_resource"].startswith("partition")
     proc = run(*base, "--fail-on", "partition")
     assert proc.returncode == (6 if partition else 0), proc.stderr
-    low, high = f"headroom:1@{tps / 2:.0f}", f"headroom:1@{tps * 2:.0f}"
+    # each run times the statement's planning again (EXPLAIN): the predicted figure moves between runs, by 2x on a
+    # busy machine (a suite run's first figure, under another test's load, was half the fourth's)
+    low, high = f"headroom:1@{tps / 10:.0f}", f"headroom:1@{tps * 10:.0f}"
     assert run(*base, "--fail-on", low).returncode == 0
     proc = run(*base, "--fail-on", high)
-    # each run times the statement's planning again (EXPLAIN): the predicted figure moves a little between runs
     said = re.search(r"lockscope forecast: --fail-on headroom:1: predicted ([\d,]+) TPS at 2 clients, below 1 x "
                      r"([\d,]+) TPS", proc.stderr)
     assert proc.returncode == 6 and said, proc.stderr
-    assert said[2] == f"{tps * 2:,.0f}"  # the threshold as given
+    assert said[2] == f"{tps * 10:,.0f}"  # the threshold as given
     proc = run("diagnose", "--dsn", pg18.conninfo(), "--duration", "2s", "--fail-on", "risk", "--json", "-")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "healthy"
