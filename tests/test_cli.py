@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -326,19 +327,26 @@ def test_connection_error_names_the_server_of_the_environment() -> None:
 
 def test_pgconnect_timeout_is_honoured(trap: tuple[str, Callable[[], bool]]) -> None:
     """A server that never answers: PGCONNECT_TIMEOUT=7 waits 7 s (lockscope's own 5 s default applies only when
-    neither the DSN nor PGCONNECT_TIMEOUT sets one); the DSN's connect_timeout wins over both."""
+    neither the DSN nor PGCONNECT_TIMEOUT sets one); the DSN's connect_timeout wins over both. The two processes
+    run side by side (the listener queues both connections)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     dsn, contacted = trap
     no_timeout = " ".join(p for p in dsn.split() if not p.startswith("connect_timeout="))
-    start = time.monotonic()
-    proc = run_process("footprint", "--dsn", no_timeout, "select 1", env=clean_env(PGCONNECT_TIMEOUT="7"), timeout=60)
-    waited = time.monotonic() - start
+
+    def timed(conninfo: str) -> tuple[subprocess.CompletedProcess[str], float]:
+        start = time.monotonic()
+        proc = run_process("footprint", "--dsn", conninfo, "select 1", env=clean_env(PGCONNECT_TIMEOUT="7"),
+                           timeout=60)
+        return proc, time.monotonic() - start
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        (proc, waited), (proc_dsn, waited_dsn) = pool.map(timed, [no_timeout, dsn])
     assert proc.returncode == 3 and "timeout expired" in one_line_error(proc), proc.stderr
     assert waited >= 7.0, waited
     assert contacted()
-    start = time.monotonic()
-    proc = run_process("footprint", "--dsn", dsn, "select 1", env=clean_env(PGCONNECT_TIMEOUT="7"), timeout=60)
-    assert proc.returncode == 3 and "timeout expired" in one_line_error(proc)
-    assert time.monotonic() - start < 7.0  # connect_timeout=2 in the DSN
+    assert proc_dsn.returncode == 3 and "timeout expired" in one_line_error(proc_dsn)
+    assert waited_dsn < 7.0  # connect_timeout=2 in the DSN
 
 
 def test_probe_cost_is_reported(pg18: ScratchServer) -> None:
