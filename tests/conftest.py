@@ -46,18 +46,24 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def _heavy(item: pytest.Item) -> bool:
-    """A test marked ``slow`` or ``alone``, or one that generates load (it takes ``load_lock``)."""
-    return (item.get_closest_marker("slow") is not None or item.get_closest_marker("alone") is not None
-            or "load_lock" in getattr(item, "fixturenames", ()))
+    """A test that generates load (it takes ``load_lock``) or is marked ``alone``: the loads unit of an xdist run
+    (:mod:`tests.schedule`). A ``slow`` test that puts no load on the machine is not (it only comes late in a
+    run on one process: :func:`_late`)."""
+    return item.get_closest_marker("alone") is not None or "load_lock" in getattr(item, "fixturenames", ())
+
+
+def _late(item: pytest.Item) -> bool:
+    """A heavy test (:func:`_heavy`) or one marked ``slow``."""
+    return _heavy(item) or item.get_closest_marker("slow") is not None
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own ordering (tests sharing a parametrised fixture together)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run order: the quick tests first, then the heavy ones (:func:`_heavy`), each group in pytest's order; in a run
-    on one process a regression fails within the first minutes and the loads, which take the machine's load lock,
-    come last. An xdist worker also writes each test's work unit (heavy or not), for the controller's scheduler
-    (:mod:`tests.schedule`). Nothing is deselected."""
-    items.sort(key=_heavy)  # stable: within each group the order stays pytest's
+    """Run order: the quick tests first, then the slow and heavy ones (:func:`_late`), each group in pytest's
+    order; in a run on one process a regression fails within the first minutes and the loads, which take the
+    machine's load lock, come last. An xdist worker also writes each test's work unit (heavy or not), for the
+    controller's scheduler (:mod:`tests.schedule`). Nothing is deselected."""
+    items.sort(key=_late)  # stable: within each group the order stays pytest's
     directory = getattr(config, "workerinput", {}).get(WORKER_INPUT_KEY)
     if directory is not None:
         write_units(Path(directory), config.workerinput["workerid"],  # type: ignore[attr-defined]

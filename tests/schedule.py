@@ -1,6 +1,6 @@
 """How the suite runs on two pytest-xdist workers (``scripts/test.sh``: ``-n 2``) without two loads at once.
 
-The heavy tests (``tests/conftest.py``: marked ``slow`` or taking ``load_lock``) are one work unit, run by one worker
+The heavy tests (``tests/conftest.py``: taking ``load_lock`` or marked ``alone``) are one work unit, run by one worker
 one after another in collection order. Every other test is in the unit of the module-, class- or session-scoped
 fixture parameters it shares with its neighbours (:func:`unit_of`: all of ``test_txn_truth.py`` on PG 17 is one unit,
 so that its module fixture, every transaction run 8 times on a new server, is built on one worker, once), or a unit
@@ -99,8 +99,35 @@ class LoadsApartScheduling(LoadScopeScheduling):
             self._units = dict(line.split("\t", 1) for line in lines)  # type: ignore[misc]
         return self._units.get(nodeid, nodeid)
 
+    def _loads_running(self) -> bool:
+        """Whether the loads unit is still waiting or running."""
+        if LOADS_UNIT in self.workqueue:
+            return True
+        return any(not all(work[LOADS_UNIT].values()) for work in self.assigned_work.values() if LOADS_UNIT in work)
+
+    def _in_reserve(self, node: Any) -> bool:
+        """A worker beyond the machine's cores waits while the loads run: one load and one worker of quick tests
+        on 2 cores is what the loads' assertions were measured with; the quick tests left after the loads (many
+        of them waiting on servers and subprocesses, not on a core) then go to every worker."""
+        return self._loads_running() and self.nodes.index(node) >= (os.cpu_count() or 1)
+
     def _assign_work_unit(self, node: Any) -> None:
-        """The loads first (they are the run's longest unit), then the largest units first (xdist's reorder)."""
+        """The loads first (they are the run's longest unit), then the largest units first (xdist's reorder);
+        nothing for a worker in reserve (:meth:`_in_reserve`)."""
+        if self._in_reserve(node):
+            return
         if LOADS_UNIT in self.workqueue:
             self.workqueue.move_to_end(LOADS_UNIT, last=False)
         super()._assign_work_unit(node)
+
+    def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
+        """xdist's, and once the loads are done, work for the workers in reserve."""
+        running = self._loads_running()
+        super().mark_test_complete(node, item_index, duration)
+        if running and not self._loads_running():
+            for other in self.nodes:
+                # a worker runs a test once it holds the next one too (or is shutting down): two at least
+                while other is not node and self.workqueue and self._pending_of(self.assigned_work[other]) < 2:
+                    self._assign_work_unit(other)
+                if other is not node and not self.workqueue:
+                    self._reschedule(other)  # shut down: it runs what it holds, then ends
