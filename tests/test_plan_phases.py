@@ -58,7 +58,7 @@ WARM_UP_CALLS = CLIENTS * 500
 #: The longest a warm-up may take (s): a driver program that never gets going fails the test.
 WARM_UP_S = 30.0
 #: The audit's interval (s) with plan counters (track_planning, PG 19).
-INTERVAL_S = 3.0
+INTERVAL_S = 2.0
 #: The audit's interval (s) without them: lockscope's own pg_locks snapshots, taken here every
 #: :data:`SNAPSHOTS_EVERY_S` (the CLI's cadence, ``HELD_LOCKS_EVERY_S``, is one a second): the 10 snapshots of
 #: 10 s at the CLI's cadence.
