@@ -60,6 +60,9 @@ bash scripts/check.sh
 # tmp_path (under /tmp/pytest-of-USER/pytest-N/ it reached 115: servers of long-named tests failed to start).
 base=$(mktemp -d /tmp/lst-XXXXXX)
 status=0
-.venv/bin/python -m pytest -n 2 --basetemp "$base" "$@" || status=$?
+# One pytest-xdist worker more than the cores: while the loads run, one worker runs them and the others (one per
+# remaining core) the quick tests; the extra worker joins once the loads are done, when the quick tests left mostly
+# wait on servers and subprocesses (tests/schedule.py).
+.venv/bin/python -m pytest -n "$(( $(nproc) + 1 ))" --basetemp "$base" "$@" || status=$?
 rm -rf "$base"
 exit "$status"
