@@ -107,8 +107,8 @@ def test_default_statement_caching(driver: str, server: ScratchServer, request: 
         assert plans == CLIENTS * per_connection
 
 
-@pytest.mark.slow
-def test_failing_statement_counts_errors(server: ScratchServer, load_lock: None) -> None:
+@pytest.mark.slow  # no load: one client for 0.3 s
+def test_failing_statement_counts_errors(server: ScratchServer) -> None:
     for driver in DRIVERS:
         result = run(driver, server.conninfo(), "select * from no_such_table where id = $1", ["int:1"],
                      clients=1, seconds=0.3)
@@ -117,8 +117,8 @@ def test_failing_statement_counts_errors(server: ScratchServer, load_lock: None)
         assert "no_such_table" in result.stderr, (driver, result.stderr)
 
 
-@pytest.mark.slow
-def test_text_parameters(server: ScratchServer, load_lock: None) -> None:
+@pytest.mark.slow  # no load: one client for 0.2 s
+def test_text_parameters(server: ScratchServer) -> None:
     for driver in DRIVERS:
         result = run(driver, server.conninfo(), "select id from t where b = $1 and a = $2", ["text:b42", "int:2"],
                      clients=1, seconds=0.2)

@@ -343,7 +343,8 @@ def test_replay_before_after(tmp_path: Path, load_lock: None) -> None:
     assert "SELECT status FROM orders WHERE id = :oid" in html
 
 
-def test_replay_refusals(tmp_path: Path, load_lock: None) -> None:
+def test_replay_refusals(tmp_path: Path) -> None:
+    """Refused before any pgbench run: no load."""
     (tmp_path / "schema.sql").write_text("create table t (id int primary key);\n")
     (tmp_path / "w.sql").write_text("select * from t where id = 1;\n")
     base = ["replay", "--schema", str(tmp_path / "schema.sql"), "--workload", str(tmp_path / "w.sql")]

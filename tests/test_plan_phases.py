@@ -60,9 +60,9 @@ WARM_UP_S = 30.0
 #: The audit's interval (s) with plan counters (track_planning, PG 19).
 INTERVAL_S = 2.0
 #: The audit's interval (s) without them: lockscope's own pg_locks snapshots, taken here every
-#: :data:`SNAPSHOTS_EVERY_S` (the CLI's cadence, ``HELD_LOCKS_EVERY_S``, is one a second): the 10 snapshots of
-#: 10 s at the CLI's cadence.
-SNAPSHOTS_INTERVAL_S = 5.0
+#: :data:`SNAPSHOTS_EVERY_S` (the CLI's cadence, ``HELD_LOCKS_EVERY_S``, is one a second): the 8 snapshots of
+#: 8 s at the CLI's cadence.
+SNAPSHOTS_INTERVAL_S = 4.0
 SNAPSHOTS_EVERY_S = 0.5
 #: The longest a load may run after its warm-up besides the measurement's own interval (s): each load ends when the
 #: measurement is over (``until``; 0.3-0.8 s after the interval on this 2-core VM), this only bounds a stuck one.
