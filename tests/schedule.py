@@ -1,13 +1,14 @@
-"""How the suite runs on two pytest-xdist workers (``scripts/test.sh``: ``-n 2``) without two loads at once.
+"""How the suite runs on pytest-xdist workers (``scripts/test.sh``: one more than the cores) without two loads at once.
 
 The heavy tests (``tests/conftest.py``: taking ``load_lock`` or marked ``alone``) are one work unit, run by one worker
 one after another in collection order. Every other test is in the unit of the module-, class- or session-scoped
 fixture parameters it shares with its neighbours (:func:`unit_of`: all of ``test_txn_truth.py`` on PG 17 is one unit,
 so that its module fixture, every transaction run 8 times on a new server, is built on one worker, once), or a unit
-of its own. Units go to whichever worker is free, the largest (most tests) first: the other worker at first, the
-loads' worker too once the loads are done. A test marked ``alone`` (its assertion measures what the machine gives one
-load: throughput against the cores, sampling rates) runs with no other test of the run: the other worker finishes
-its test and waits (:func:`turn`). A worker collects the tests, so the controller learns each test's unit from a file
+of its own. Units go to whichever worker is free, the largest (most tests) first: one worker per remaining core
+while the loads run, every worker (the loads' one and those in reserve) once they are done
+(:meth:`LoadsApartScheduling._in_reserve`). A test marked ``alone`` (its assertion measures what the machine gives one
+load: throughput against the cores, sampling rates) runs with no other test of the run: the other workers finish
+their tests and wait (:func:`turn`). A worker collects the tests, so the controller learns each test's unit from a file
 each worker writes after its collection (xdist's own ``--dist loadgroup`` would do this with ``xdist_group`` marks,
 but it renames node ids, which pytest 9.2 ignores: pytest-xdist issue 1386).
 """
