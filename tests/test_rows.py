@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 
+import psycopg
 import pytest
 
 from lockscope.errors import DatabaseError
 from lockscope.rows import HeldLocksRow, RelationLockRow, RowShapeError, StatementCountersRow, from_row
+from lockscope.server import ScratchServer
 from lockscope.vocab import LockMode, LockRole, PlanCacheMode, PlanPhase
 
 
@@ -52,3 +54,27 @@ def test_vocabulary_values_are_the_output_strings() -> None:
     assert json.dumps({"role": LockRole.PARTITION_INDEX, "phase": PlanPhase.GENERIC_BUILD}) == \
         '{"role": "partition index", "phase": "generic-build"}'
     assert f"{LockMode.ROW_EXCLUSIVE} {PlanCacheMode.AUTO}" == "RowExclusiveLock auto"
+
+
+def test_catalog_memo_reads_once_within_its_block_and_not_after(pg18: ScratchServer) -> None:
+    """Session.catalog_memo: inside the block a memoised file's rows are the first read's, even after the catalog
+    changed (a measurement's derivation reads the same target for every execution); after the block, the server's
+    again."""
+    from lockscope.db import connect, run_script
+    from lockscope.execlocks import DERIVATION_CATALOG
+    from lockscope.rows import ExecColumnRow
+
+    run_script(pg18.conninfo(), "drop table if exists memo_t; create table memo_t (a int);")
+    with psycopg.connect(pg18.conninfo()) as conn:
+        row = conn.execute("select 'memo_t'::regclass::oid").fetchone()
+    assert row is not None
+    oid = int(row[0])
+    with connect(pg18.conninfo()) as session:
+        with session.catalog_memo(DERIVATION_CATALOG):
+            first = session.query_rows("exec_columns", ExecColumnRow, [oid])
+            run_script(pg18.conninfo(), "alter table memo_t add column b int;")
+            again = session.query_rows("exec_columns", ExecColumnRow, [oid])
+        after = session.query_rows("exec_columns", ExecColumnRow, [oid])
+    run_script(pg18.conninfo(), "drop table memo_t;")
+    assert [c.name for c in first] == [c.name for c in again] == ["a"]
+    assert [c.name for c in after] == ["a", "b"]

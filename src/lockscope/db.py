@@ -440,6 +440,8 @@ class Session:
         self._pg_locks_s = 0.0
         self._pg_locks_first: float | None = None
         self._pg_locks_last = 0.0
+        self._memo_names: frozenset[str] = frozenset()
+        self._memo: dict[tuple[str, type, str, str], list[Any]] = {}
         row = self._typed(load_sql("server_facts", 0), _ServerFactsRow, None, "server_facts")[0]
         if row.server_version_num < MIN_SUPPORTED:
             raise UnsupportedServerError(
@@ -523,6 +525,29 @@ class Session:
         :raises RowShapeError: the file's rows lack a column ``row_type`` needs (names the file and the column).
         :raises DatabaseError: with the server's message.
         """
+        if name in self._memo_names:
+            key = (name, row_type, repr(params), repr(fill))
+            if key not in self._memo:
+                self._memo[key] = self._query_rows(name, row_type, params, fill)
+            return list(self._memo[key])
+        return self._query_rows(name, row_type, params, fill)
+
+    @contextlib.contextmanager
+    def catalog_memo(self, names: frozenset[str]) -> Iterator[None]:
+        """Within the block, each SQL file of ``names`` runs once per parameters; later calls get the first call's
+        rows (frozen rows, shared). For catalog reads that cannot change during one measurement: lockscope runs no
+        DDL on a server of yours, and its probes only EXPLAIN. The memo is gone at the block's end."""
+        saved = self._memo_names
+        self._memo_names = saved | names
+        try:
+            yield
+        finally:
+            self._memo_names = saved
+            if not saved:
+                self._memo.clear()
+
+    def _query_rows(self, name: str, row_type: type[RowT], params: Sequence[Any] | None,
+                    fill: Mapping[str, str] | None) -> list[RowT]:
         text = load_sql(name, self.facts.server_version_num)
         if fill is not None:
             text = fill_sql(name, text, fill)

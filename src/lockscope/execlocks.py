@@ -70,8 +70,13 @@ from .vocab import LockMode, LockSource
 if TYPE_CHECKING:
     from .db import Session
 
-__all__ = ["ExecutionModel", "ExtraLock", "SpiCall", "SpiQuery", "Stage", "derive_execution", "route_row",
-           "target_relation"]
+__all__ = ["DERIVATION_CATALOG", "ExecutionModel", "ExtraLock", "SpiCall", "SpiQuery", "Stage", "derive_execution",
+           "route_row", "target_relation"]
+
+#: The catalog reads of a write's derivation (its target, columns, foreign keys, triggers and their row types): the
+#: same for every execution of one measurement (``Session.catalog_memo``).
+DERIVATION_CATALOG = frozenset({"exec_target", "exec_columns", "exec_foreign_keys", "exec_triggers",
+                                "audit_table_columns"})
 
 #: The most referencing rows one key's action is taken to reach (each fires its own check: beyond a few, the check's
 #: plan cache phase no longer changes).

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from .capacity import CapacityModel, LockRequest
 from .db import Session
 from .errors import BadInputError, UnsupportedStatementError
+from .execlocks import DERIVATION_CATALOG
 from .footprint import (
     Execution,
     RelationLock,
@@ -196,7 +197,8 @@ def measure_transaction(session: Session, transactions: Sequence[Transaction], *
     notes: list[str] = []
     statements = [(s.text, s.params) for s in first.statements]
     mode = plan_cache_mode if protocol == "prepared" else PlanCacheMode(facts.plan_cache_mode)
-    with open_transaction_probes(session, statements, protocol=protocol, mode=mode, assume=assume) as probes:
+    with session.catalog_memo(DERIVATION_CATALOG), \
+            open_transaction_probes(session, statements, protocol=protocol, mode=mode, assume=assume) as probes:
         for number in range(1, executions + 1):
             steps = _probe_execution(session, probes, transactions[number - 1], number, mode)
             runs.append(TransactionExecution(number, steps))
