@@ -612,12 +612,13 @@ def measure_footprint(
         raise BadInputError("--param-type applies to the prepared protocol only")
     checked = check_statement(sql)
     prober = _Prober(session, checked, assume)
-    if protocol == "simple":
-        runs: tuple[Execution, ...] = _probe_simple(prober, params, executions)
-        mode = PlanCacheMode.AUTO
-    else:
-        mode = PlanCacheMode(plan_cache_mode)
-        runs = _probe_prepared(prober, params, param_types, mode, executions)
+    with session.catalog_memo(execlocks.DERIVATION_CATALOG):  # the same for every execution
+        if protocol == "simple":
+            runs: tuple[Execution, ...] = _probe_simple(prober, params, executions)
+            mode = PlanCacheMode.AUTO
+        else:
+            mode = PlanCacheMode(plan_cache_mode)
+            runs = _probe_prepared(prober, params, param_types, mode, executions)
     facts = session.facts
     return Footprint(
         statement=checked.text,
