@@ -16,12 +16,10 @@ Writes ``DIR/convoy.json`` and prints a markdown table.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import json
 import os
+import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from lockscope.db import connect
@@ -30,18 +28,10 @@ from lockscope.diagnose import run_diagnose
 from lockscope.diagnose.engine import DiagnoseOptions
 from lockscope.forecast.engine import default_cores
 
-LOCK = "/tmp/lockscope-load.lock"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks.forecast_real, run as a script
+from benchmarks.forecast_real import load_lock
+
 DEFAULT_CONDITIONS = "100x16,50x16,15x16,0x16,100x4,100x32"
-
-
-@contextlib.contextmanager
-def _load_lock() -> Iterator[None]:
-    with open(LOCK, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _share(wait_ms: float, cpu_us: float) -> float:
@@ -50,7 +40,7 @@ def _share(wait_ms: float, cpu_us: float) -> float:
 
 def measure(extra: int, clients: int, seconds: float, cores: int) -> dict[str, object]:
     """One demo load, diagnosed: the sampled share and the model's two shares at the reproduced operating point."""
-    with _load_lock():
+    with load_lock():
         load0 = os.getloadavg()
         with demo_load(extra_indexes=extra, clients=clients, duration_s=seconds) as running, \
                 connect(running.conninfo) as session:
