@@ -517,7 +517,8 @@ class Session:
         transaction began only once the next read was allowed, so a probe never holds its locks while it waits.
 
         Outside :meth:`probe_transaction` a query runs in a transaction of its own (autocommit): a session never
-        stays idle in transaction.
+        stays idle in transaction. Inside a :meth:`catalog_memo` block naming the file, the rows are those of its
+        first run with the same parameters.
 
         :param params: the file's ``%s`` parameters.
         :param fill: text lockscope composed itself (a quoted schema, a column list) for the file's ``@key@``
@@ -536,15 +537,15 @@ class Session:
     def catalog_memo(self, names: frozenset[str]) -> Iterator[None]:
         """Within the block, each SQL file of ``names`` runs once per parameters; later calls get the first call's
         rows (frozen rows, shared). For catalog reads that cannot change during one measurement: lockscope runs no
-        DDL on a server of yours, and its probes only EXPLAIN. The memo is gone at the block's end."""
+        DDL on a server of yours, and its probes only EXPLAIN. At the block's end the rows of the files it named (and
+        no enclosing block names) are forgotten."""
         saved = self._memo_names
         self._memo_names = saved | names
         try:
             yield
         finally:
             self._memo_names = saved
-            if not saved:
-                self._memo.clear()
+            self._memo = {key: rows for key, rows in self._memo.items() if key[0] in saved}
 
     def _query_rows(self, name: str, row_type: type[RowT], params: Sequence[Any] | None,
                     fill: Mapping[str, str] | None) -> list[RowT]:
