@@ -70,7 +70,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                     {item.nodeid: unit_of(item, heavy=_heavy(item)) for item in items})
 
 
-_HEAVY_DIR = pytest.StashKey[Path]()
+_UNITS_DIR = pytest.StashKey[Path]()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -88,9 +88,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_configure_node(node: Any) -> None:
     """(xdist controller) Tell each worker where to write its tests' work units."""
     config: pytest.Config = node.config
-    if _HEAVY_DIR not in config.stash:
-        config.stash[_HEAVY_DIR] = Path(tempfile.mkdtemp(prefix="lockscope-test-schedule-"))
-    node.workerinput[WORKER_INPUT_KEY] = str(config.stash[_HEAVY_DIR])
+    if _UNITS_DIR not in config.stash:
+        config.stash[_UNITS_DIR] = Path(tempfile.mkdtemp(prefix="lockscope-test-schedule-"))
+    node.workerinput[WORKER_INPUT_KEY] = str(config.stash[_UNITS_DIR])
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -98,14 +98,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """(xdist controller) ``-n N`` (``--dist load``, xdist's default): the heavy tests run on one worker, one after
     another, the others in units of shared fixture parameters (:class:`tests.schedule.LoadsApartScheduling`); any
     other ``--dist`` is xdist's own."""
-    if config.getvalue("dist") != "load" or _HEAVY_DIR not in config.stash:
+    if config.getvalue("dist") != "load" or _UNITS_DIR not in config.stash:
         return None
-    return LoadsApartScheduling(config, log, config.stash[_HEAVY_DIR])
+    return LoadsApartScheduling(config, log, config.stash[_UNITS_DIR])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if _HEAVY_DIR in config.stash:
-        shutil.rmtree(config.stash[_HEAVY_DIR], ignore_errors=True)
+    if _UNITS_DIR in config.stash:
+        shutil.rmtree(config.stash[_UNITS_DIR], ignore_errors=True)
 
 
 _summary_lines: dict[str, list[str]] = {}

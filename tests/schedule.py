@@ -126,9 +126,9 @@ class LoadsApartScheduling(LoadScopeScheduling):
         running = self._loads_running()
         super().mark_test_complete(node, item_index, duration)
         if running and not self._loads_running():
-            for other in self.nodes:
+            for other in (n for n in self.nodes if n is not node):
                 # a worker runs a test once it holds the next one too (or is shutting down): two at least
-                while other is not node and self.workqueue and self._pending_of(self.assigned_work[other]) < 2:
+                while self.workqueue and self._pending_of(self.assigned_work[other]) < 2:
                     self._assign_work_unit(other)
-                if other is not node and not self.workqueue:
+                if not self.workqueue:
                     self._reschedule(other)  # shut down: it runs what it holds, then ends
