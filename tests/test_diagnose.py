@@ -117,7 +117,14 @@ def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
     assert after["lockmanager_share"] <= before["lockmanager_share"]
     assert "model vs now at 16 connections: " in proc.stdout  # a line of the header panel
     # the model's LockManager share is a forecast only within 10 points of the sampled one (issue 27)
-    reproduced = abs(now["model_lockmanager_share"] - now["measured_lockmanager_share"]) <= 0.10
+    # ... and only where the sampled share is known to within 10 points itself (its 95 % interval over the
+    # seconds sampled; the demo's share is bursty)
+    sampled = now["measured_lockmanager_share_95"]
+    assert sampled is not None and sampled["batches"] >= 4
+    assert sampled["low"] <= now["measured_lockmanager_share"] <= sampled["high"]
+    assert a["watch"]["lockmanager_share_95"] == sampled  # the watch's samples are the live point's
+    reproduced = (abs(now["model_lockmanager_share"] - now["measured_lockmanager_share"]) <= 0.10
+                  and sampled["half_width"] <= 0.10)
     assert now["lockmanager_reproduced"] is reproduced
     assert any("are not printed as a forecast" in n for n in a["notes"]) is not reproduced
     check_report(html, tmp_path, min_svgs=4)

@@ -430,8 +430,12 @@ def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reprodu
         doc = forecast_to_dict(report)
         assert doc["live"]["lockmanager_share"] == doc["model_vs_now"]["measured_lockmanager_share"]
         off = abs(report.anchor.model_lockmanager_share - report.live.lockmanager_share)
-        assert doc["model_vs_now"]["lockmanager_reproduced"] is (off <= 0.10)
-        assert ("LockManager share not forecast" in _rendered(render_forecast(report))) is (off > 0.10)
+        sampled = doc["live"]["lockmanager_share_95"]  # 4 s of samples: half-second batches
+        assert sampled is not None and sampled["batches"] >= 6
+        reproduced = off <= 0.10 and sampled["half_width"] <= 0.10
+        assert doc["model_vs_now"]["sampled_lockmanager_share_too_uncertain"] is (sampled["half_width"] > 0.10)
+        assert doc["model_vs_now"]["lockmanager_reproduced"] is reproduced
+        assert ("LockManager share not forecast" in _rendered(render_forecast(report))) is (not reproduced)
     heavy = tries[-1]
     assert heavy.anchor is not None
     # the premise, measured in this run: the sampled seconds are more than 10 points from the model

@@ -38,12 +38,12 @@ from ..forecast.calibration import DEFAULT_CALIBRATION
 from ..forecast.cpu import Deflation, KcacheWindow, OnCpu, deflation
 from ..forecast.engine import connections_doing_work, forecast_live, server_clock, workload_own_cost
 from ..forecast.honesty import ModelCheck, check_model
-from ..forecast.live import live_from_watch
+from ..forecast.live import LOCKMANAGER_TOLERANCE, live_from_watch
 from ..lockpart import partition_rates
 from ..shapes import apply_what_if
 from ..text import plural
 from ..vocab import LockRole, PlanPhase
-from ..watch.aas import share
+from ..watch.aas import sampled_error, share
 from ..watch.engine import WatchConfig, Watcher, WatchSummary
 from ..workload.coverage import Coverage, coverage_of
 from ..workload.probes import shape_from_plan
@@ -574,15 +574,20 @@ def _forecast(shapes: Sequence[StatementShape], fixed: Sequence[StatementShape] 
 
 def _reconcile(live: LivePoint | None, solved: LiveForecast | None) -> list[str]:
     """A note when the measured and the modelled LockManager shares at the same operating point disagree by more
-    than 10 points, saying which one the report's figures are."""
+    than 10 points, or the sampled one is too uncertain to show that they agree, saying which one the report's
+    figures are."""
     if live is None or solved is None or solved.anchor is None:
         return []
     model, measured = solved.anchor.model_lockmanager_share, live.lockmanager_share
     if solved.anchor.lockmanager_reproduced:
         return []
-    return [f"LockManager share: {100 * measured:.0f}% sampled now, {100 * model:.0f}% in the model at the same "
-            f"{live.population} connections and {live.rate_tps:,.0f} calls/s; the verdict and the status use the "
-            "sampled share, and the model's LockManager shares (now, after the fix) are not printed as a forecast"]
+    why = ("the sample is too short to show the model within 10 points (sample longer: --duration)"
+           if solved.anchor.sampled_too_uncertain and abs(model - measured) <= LOCKMANAGER_TOLERANCE else
+           "the verdict and the status use the sampled share")
+    return [f"LockManager share: {100 * measured:.0f}% sampled now{sampled_error(live.lockmanager_interval)}, "
+            f"{100 * model:.0f}% in the model at the same {live.population} connections and "
+            f"{live.rate_tps:,.0f} calls/s; {why}, and the model's LockManager shares (now, after the fix) are not "
+            "printed as a forecast"]
 
 
 def _unprepared_what_if(audits: Sequence[StatementAudit], main_now: float) -> list[str]:
@@ -690,7 +695,8 @@ def forecast_lines(d: Diagnosis) -> list[str]:
         fit = (f"re-anchored: statement costs x {anchor.factor:.2g}" if anchor.reanchored else "within 25 %")
         out.append(f"model vs now at {live.population} connections: {anchor.measured_tps:,.0f} calls/s measured, "
                    f"{anchor.model_tps:,.0f} modelled ({fit}); LockManager {100 * live.lockmanager_share:.0f}% "
-                   f"sampled, {100 * anchor.model_lockmanager_share:.0f}% modelled")
+                   f"sampled{sampled_error(live.lockmanager_interval)}, {100 * anchor.model_lockmanager_share:.0f}% "
+                   "modelled")
     modelled = anchor is None or anchor.lockmanager_reproduced
     if before is not None and after is not None:
         gain = after.throughput_tps / before.throughput_tps - 1.0 if before.throughput_tps else 0.0

@@ -556,7 +556,7 @@ def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: C
     at = forecast_shapes("now", [shape], capacity, calibration, cores=cores, clients=live.population,
                          think_s=think_s).forecast
     return Anchor(at.throughput_tps, live.rate_tps, 1.0, at.throughput_tps, at.lockmanager_share,
-                  live.lockmanager_share)
+                  live.lockmanager_share, live.lockmanager_interval)
 
 
 def _statement_think(think_s: float | None, live: LivePoint | None, calibration: Calibration,
@@ -875,7 +875,7 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
             demands = workload_demands([transaction_class(s, factor) for s in measured_shapes], calibration)
             return forecast_curve(demands, cores, [population], think_s=think)[0]
 
-        anchor = anchor_costs(solve, live.rate_tps, live.lockmanager_share)
+        anchor = anchor_costs(solve, live.rate_tps, live.lockmanager_share, live.lockmanager_interval)
         notes.append(_anchor_note(anchor, live, think))
     factor = anchor.factor if anchor is not None else 1.0
     measured = forecast_shapes("measured", measured_shapes, capacity, calibration, cores=cores, clients=n,

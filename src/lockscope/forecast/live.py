@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..watch.aas import CPU
+from ..watch.aas import CPU, ShareInterval, sampled_error, share_interval
 from ..watch.engine import WatchSummary
 from ..watch.sampler import ActiveSession, Sample
 from .model import Forecast
@@ -52,6 +52,9 @@ class LivePoint:
     :ivar aas_cpu: of which on CPU, not waiting (sessions).
     :ivar lockmanager_share: active-session samples waiting on LWLock:LockManager (fraction 0..1).
     :ivar samples: wait-event samples behind the figures (count; 0 = none taken).
+    :ivar lockmanager_interval: the sampled LockManager share's 95 % confidence interval (batch means over the
+        seconds sampled, :func:`lockscope.watch.aas.share_interval`); None when too few batches saw an active
+        session.
     """
 
     rate_tps: float
@@ -61,6 +64,7 @@ class LivePoint:
     aas_cpu: float
     lockmanager_share: float
     samples: int
+    lockmanager_interval: ShareInterval | None = None
 
     @property
     def server_time_s(self) -> float:
@@ -122,7 +126,10 @@ def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own
     """
     pids: set[int] = set()
     active = cpu = lm = 0
+    batches: dict[int, list[int]] = {}
+    batch_s = _batch_s(samples)
     for sample in samples:
+        batch = batches.setdefault(int(sample.wall_s / batch_s), [0, 0])
         for s in sample.sessions:
             if not counts_toward(s, database, own_pids):
                 continue
@@ -130,6 +137,8 @@ def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own
             active += 1
             cpu += s.wait == CPU
             lm += s.wait == _LOCK_MANAGER
+            batch[0] += 1
+            batch[1] += s.wait == _LOCK_MANAGER
     n = len(samples)
     if connections:
         population, source = max(connections, len(pids)), _COUNTED
@@ -138,7 +147,15 @@ def live_point(samples: Sequence[Sample], rate_tps: float, database: str, *, own
     else:
         population, source = 1, "no backend seen active: 1"
     return LivePoint(rate_tps, population, source, active / n if n else 0.0, cpu / n if n else 0.0,
-                     lm / active if active else 0.0, n)
+                     lm / active if active else 0.0, n,
+                     share_interval([(a, w) for a, w in batches.values()]))
+
+
+def _batch_s(samples: Sequence[Sample]) -> float:
+    """The batch length of a sampled share's interval (s): one second, half a second when the samples span less
+    than 4 s (statement mode's 2 s still give 4 batches)."""
+    span = samples[-1].wall_s - samples[0].wall_s if samples else 0.0
+    return 1.0 if span >= 4.0 else 0.5
 
 
 _COUNTED = "client backends that ran statements in the interval (pg_stat_activity.state_change)"
@@ -158,7 +175,7 @@ def live_from_watch(summary: WatchSummary, rate_tps: float, database: str,
     source = _COUNTED if connections else f"client backends seen running statements in {summary.ticks} samples"
     return LivePoint(rate_tps, population, source,
                      summary.aas, summary.by_wait.get(CPU, 0) / summary.ticks, summary.lockmanager_share,
-                     summary.ticks)
+                     summary.ticks, summary.lockmanager_interval)
 
 
 @dataclass(frozen=True)
@@ -171,6 +188,8 @@ class Anchor:
     :ivar anchored_tps: the model's calls/s after re-anchoring (= ``model_tps`` when the factor is 1).
     :ivar model_lockmanager_share: the model's LockManager share at the operating point (after re-anchoring).
     :ivar measured_lockmanager_share: the sampled one.
+    :ivar measured_lockmanager_interval: the sampled share's 95 % confidence interval (:class:`LivePoint`), None
+        when unknown.
     """
 
     model_tps: float
@@ -179,6 +198,7 @@ class Anchor:
     anchored_tps: float
     model_lockmanager_share: float
     measured_lockmanager_share: float
+    measured_lockmanager_interval: ShareInterval | None = None
 
     @property
     def off(self) -> float:
@@ -193,14 +213,29 @@ class Anchor:
         preempted holder of the partition LWLock runs again (BENCHMARKS.md, "what a sampled LWLock:LockManager
         is"); the model has them only as far as its own run queue of backends preempts holders
         (:func:`lockscope.forecast.model.convoy_lockmanager_s`), not the other tasks on the cores, and the sampled
-        share of the same load moves by tens of points between runs."""
-        return abs(self.model_lockmanager_share - self.measured_lockmanager_share) <= LOCKMANAGER_TOLERANCE
+        share of the same load moves by tens of points between runs. False also when the sampled share is itself
+        known to no better than :data:`LOCKMANAGER_TOLERANCE` (its 95 % interval's half width,
+        :attr:`sampled_too_uncertain`): such a sample cannot show the model within 10 points."""
+        within = abs(self.model_lockmanager_share - self.measured_lockmanager_share) <= LOCKMANAGER_TOLERANCE
+        return within and not self.sampled_too_uncertain
+
+    @property
+    def sampled_too_uncertain(self) -> bool:
+        """True when the sampled LockManager share's 95 % interval is wider than +-:data:`LOCKMANAGER_TOLERANCE`
+        (too few seconds sampled for how bursty the waits are)."""
+        interval = self.measured_lockmanager_interval
+        return interval is not None and interval.half_width > LOCKMANAGER_TOLERANCE
 
     def lockmanager_refusal(self) -> str:
         """Why the LockManager share is not forecast, in words (for reports; meaningful when not reproduced)."""
-        return (f"LockManager share not forecast: {100 * self.measured_lockmanager_share:.0f}% sampled now, the "
-                f"model gives {100 * self.model_lockmanager_share:.0f}% at the same operating point and cannot "
-                f"reproduce it (more than {100 * LOCKMANAGER_TOLERANCE:.0f} points apart)")
+        error = sampled_error(self.measured_lockmanager_interval)
+        sampled = f"{100 * self.measured_lockmanager_share:.0f}% sampled now{error}"
+        model = f"the model gives {100 * self.model_lockmanager_share:.0f}% at the same operating point"
+        if abs(self.model_lockmanager_share - self.measured_lockmanager_share) > LOCKMANAGER_TOLERANCE:
+            return (f"LockManager share not forecast: {sampled}, {model} and cannot reproduce it (more than "
+                    f"{100 * LOCKMANAGER_TOLERANCE:.0f} points apart)")
+        return (f"LockManager share not forecast: {sampled}, {model}, but the sample is too short to show it within "
+                f"{100 * LOCKMANAGER_TOLERANCE:.0f} points: sample longer")
 
     @property
     def reanchored(self) -> bool:
@@ -209,23 +244,26 @@ class Anchor:
 
 
 def anchor_costs(solve: Callable[[float], Forecast], measured_tps: float,
-                 measured_lockmanager_share: float) -> Anchor:
+                 measured_lockmanager_share: float,
+                 measured_lockmanager_interval: ShareInterval | None = None) -> Anchor:
     """Compare the model with the measured calls/s and find the one factor on the statements' own costs that
     reproduces it when the first estimate is more than :data:`ANCHOR_TOLERANCE` off.
 
     :param solve: the model at the operating point with every statement's own cost multiplied by the argument.
     :param measured_tps: the measured calls/s (> 0 to anchor).
+    :param measured_lockmanager_share: the sampled LockManager share (fraction), and
+        ``measured_lockmanager_interval`` its 95 % interval (None: unknown).
     :return: the :class:`Anchor`; the factor stays 1 within tolerance, or when no factor in 1e-3..1e3 reaches the
         measured rate (the model then says how far it is).
     """
     first = solve(1.0)
     if measured_tps <= 0 or abs(first.throughput_tps / measured_tps - 1.0) <= ANCHOR_TOLERANCE:
         return Anchor(first.throughput_tps, measured_tps, 1.0, first.throughput_tps, first.lockmanager_share,
-                      measured_lockmanager_share)
+                      measured_lockmanager_share, measured_lockmanager_interval)
     lo, hi = math.log(1e-3), math.log(1e3)  # throughput falls as the own costs grow
     if solve(math.exp(lo)).throughput_tps < measured_tps or solve(math.exp(hi)).throughput_tps > measured_tps:
         return Anchor(first.throughput_tps, measured_tps, 1.0, first.throughput_tps, first.lockmanager_share,
-                      measured_lockmanager_share)
+                      measured_lockmanager_share, measured_lockmanager_interval)
     for _ in range(50):
         mid = (lo + hi) / 2
         if solve(math.exp(mid)).throughput_tps > measured_tps:
@@ -235,4 +273,4 @@ def anchor_costs(solve: Callable[[float], Forecast], measured_tps: float,
     factor = math.exp((lo + hi) / 2)
     at = solve(factor)
     return Anchor(first.throughput_tps, measured_tps, factor, at.throughput_tps, at.lockmanager_share,
-                  measured_lockmanager_share)
+                  measured_lockmanager_share, measured_lockmanager_interval)

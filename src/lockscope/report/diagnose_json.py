@@ -7,7 +7,7 @@ from typing import Any
 from ..diagnose.engine import Culprit, Diagnosis, Fix
 from ..diagnose.transactions import TransactionFinding
 from ..forecast.model import Forecast
-from .forecast_json import coverage_dict
+from .forecast_json import coverage_dict, interval_dict
 
 __all__ = ["SCHEMA", "diagnose_to_dict"]
 
@@ -28,7 +28,8 @@ def _model_vs_now(d: Diagnosis) -> dict[str, Any] | None:
         return None
     out: dict[str, Any] = {"population": live.population, "population_source": live.population_source,
                            "think_time_ms": d.think_s * 1000.0, "measured_calls_per_s": live.rate_tps,
-                           "measured_lockmanager_share": live.lockmanager_share}
+                           "measured_lockmanager_share": live.lockmanager_share,
+                           "measured_lockmanager_share_95": interval_dict(live.lockmanager_interval)}
     if anchor is not None:
         out.update(model_calls_per_s=anchor.model_tps, off=anchor.off, reanchored=anchor.reanchored,
                    cost_factor=anchor.factor, anchored_calls_per_s=anchor.anchored_tps,
@@ -100,7 +101,8 @@ def diagnose_to_dict(d: Diagnosis) -> dict[str, Any]:
         "watch": {"duration_s": w.duration_s, "ticks": w.ticks, "achieved_hz": w.achieved_hz, "hz": w.hz,
                   "active_session_samples": w.active_session_samples, "aas": w.aas,
                   "lockmanager_samples": w.lockmanager_samples, "lockmanager_share": w.lockmanager_share,
-                  "by_wait": dict(w.by_wait), "late_ticks": w.late_ticks, "gaps": len(w.gaps)},
+                  "lockmanager_share_95": interval_dict(w.lockmanager_interval), "by_wait": dict(w.by_wait),
+                  "late_ticks": w.late_ticks, "gaps": len(w.gaps)},
         "statements_measured": d.statements_measured,
         "main_lock_table_per_s": d.main_lock_table_per_s,
         "main_lock_table": _main_lock_table(d),

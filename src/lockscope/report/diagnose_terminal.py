@@ -10,6 +10,7 @@ from rich.text import Text
 from ..diagnose.engine import Culprit, Diagnosis, forecast_lines
 from ..diagnose.transactions import BASES, TransactionFinding
 from ..lockpart import NUM_LOCK_PARTITIONS
+from ..watch.aas import sampled_error
 
 __all__ = ["main_table_line", "render_diagnosis", "short_text"]
 
@@ -45,7 +46,8 @@ def _header(d: Diagnosis) -> Panel:
                  f"(max_locks_per_transaction {d.capacity.max_locks_per_transaction})\n")
     lines.append(f"sampled {w.duration_s:.1f} s: {w.ticks:,} samples at {w.achieved_hz:.1f} Hz, "
                  f"{w.aas:.2f} average active sessions, ")
-    lines.append(f"{100 * d.lockmanager_share:.1f}% waiting on LWLock:LockManager",
+    lines.append(f"{100 * d.lockmanager_share:.1f}% waiting on LWLock:LockManager"
+                 f"{sampled_error(d.watch.lockmanager_interval)}",
                  style="bold red" if d.status == "contention" else "")
     lines.append(f"\n{d.statements_measured} statements measured; {main_table_line(d)}")
     for line in forecast_lines(d):

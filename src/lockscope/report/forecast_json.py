@@ -9,6 +9,7 @@ from typing import Any
 from ..forecast.engine import ForecastReport, ScenarioForecast, saturation_rate
 from ..forecast.model import Forecast
 from ..shapes import StatementShape
+from ..watch.aas import ShareInterval
 from ..workload.coverage import Coverage
 
 __all__ = ["SCHEMA", "forecast_to_dict"]
@@ -96,6 +97,7 @@ def forecast_to_dict(report: ForecastReport) -> dict[str, Any]:
             "rate_tps": report.live.rate_tps, "population": report.live.population,
             "population_source": report.live.population_source, "aas": report.live.aas,
             "aas_cpu": report.live.aas_cpu, "lockmanager_share": report.live.lockmanager_share,
+            "lockmanager_share_95": interval_dict(report.live.lockmanager_interval),
             "samples": report.live.samples, "think_ms": report.think_s * 1000.0},
         "model_vs_now": None if report.anchor is None else {
             "model_tps": report.anchor.model_tps, "measured_tps": report.anchor.measured_tps,
@@ -103,7 +105,8 @@ def forecast_to_dict(report: ForecastReport) -> dict[str, Any]:
             "anchored_tps": report.anchor.anchored_tps,
             "model_lockmanager_share": report.anchor.model_lockmanager_share,
             "measured_lockmanager_share": report.anchor.measured_lockmanager_share,
-            "lockmanager_reproduced": report.anchor.lockmanager_reproduced},
+            "lockmanager_reproduced": report.anchor.lockmanager_reproduced,
+            "sampled_lockmanager_share_too_uncertain": report.anchor.sampled_too_uncertain},
         "throughput_range_tps": None if report.throughput_range_tps is None else list(report.throughput_range_tps),
         "coverage": coverage_dict(report.coverage),
         "model_check": None if report.model_check is None else {
@@ -116,3 +119,11 @@ def forecast_to_dict(report: ForecastReport) -> dict[str, Any]:
         "measured": _scenario(report.measured),
         "what_if_forecast": _scenario(report.what_if) if report.what_if is not None else None,
     }
+
+
+def interval_dict(interval: ShareInterval | None) -> dict[str, Any] | None:
+    """A sampled share's 95 % confidence interval as JSON (fractions, batches of one second), None when unknown."""
+    if interval is None:
+        return None
+    return {"low": interval.low, "high": interval.high, "half_width": interval.half_width,
+            "batches": interval.batches}

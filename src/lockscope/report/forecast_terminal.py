@@ -113,7 +113,9 @@ def _model_vs_now(report: ForecastReport) -> Table:
               header_style="bold")
     for col in ("", "calls/s", "LockManager share", "connections", "active sessions (CPU)"):
         t.add_column(col, justify="left" if not col else "right")
-    t.add_row("measured", f"{anchor.measured_tps:,.0f}", f"{100 * anchor.measured_lockmanager_share:.0f} %",
+    interval = anchor.measured_lockmanager_interval
+    error = f" +-{100 * interval.half_width:.0f}" if interval is not None else ""
+    t.add_row("measured", f"{anchor.measured_tps:,.0f}", f"{100 * anchor.measured_lockmanager_share:.0f}{error} %",
               str(live.population), f"{live.aas:.2f} ({live.aas_cpu:.2f})")
     label = "model" + (f", costs x {anchor.factor:.3g}" if anchor.reanchored else "")
     t.add_row(f"model, first estimate ({100 * anchor.off:+.0f} %)", f"{anchor.model_tps:,.0f}", "", "", "")

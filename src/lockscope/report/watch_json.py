@@ -7,6 +7,7 @@ import datetime as _dt
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from .forecast_json import interval_dict
 
 if TYPE_CHECKING:
     from ..watch.engine import WatchSummary
@@ -72,6 +73,7 @@ def watch_summary_to_dict(summary: WatchSummary | RecordingSummary, *, source: s
         "lockmanager_samples": summary.lockmanager_samples,
         "lockmanager_share": summary.lockmanager_samples / summary.active_session_samples
         if summary.active_session_samples else 0.0,
+        "lockmanager_share_95": interval_dict(getattr(summary, "lockmanager_interval", None)),
         "by_wait": dict(summary.by_wait),
         "gaps": [{"start_s": g.start_s, "end_s": g.end_s, "reason": g.reason} for g in summary.gaps],
         "top_statements": [{"queryid": s.query_id, "lockmanager_samples": s.lockmanager_samples,

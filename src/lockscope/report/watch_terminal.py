@@ -10,6 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ..watch.aas import sampled_error
 from ..watch.engine import WatchState, WatchSummary
 from ..watch.recorded import RecordingSummary
 from ..watch.sampler import LOCK_MANAGER
@@ -249,7 +250,8 @@ def render_summary(summary: WatchSummary) -> RenderableType:
                              f"{summary.late_ticks:,} late ticks, {summary.query_errors} failed queries")
     facts.add_row("AAS", f"{summary.aas:.2f} active sessions")
     share = summary.lockmanager_share
-    facts.add_row(LOCK_MANAGER, Text(f"{100 * share:.1f}% of active-session samples",
+    facts.add_row(LOCK_MANAGER, Text(f"{100 * share:.1f}% of active-session samples"
+                                     f"{sampled_error(summary.lockmanager_interval)}",
                                      style="bold red" if share >= 0.2 else ""))
     gaps = "none" if not summary.gaps else "; ".join(
         f"{(g.end_s - g.start_s):.1f} s ({g.reason})" if g.end_s else f"open ({g.reason})" for g in summary.gaps)

@@ -15,7 +15,12 @@ Pure functions, no I/O.
 
 from __future__ import annotations
 
-__all__ = ["CPU", "LOCK_MANAGER", "MAX_HZ", "MIN_HZ", "WaitTotals", "aas", "achieved_hz", "share"]
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["CPU", "LOCK_MANAGER", "MAX_HZ", "MIN_BATCHES", "MIN_HZ", "ShareInterval", "WaitTotals", "aas",
+           "achieved_hz", "sampled_error", "share", "share_interval"]
 
 #: Sampling rates lockscope accepts (Hz): below 1 a sample says little; above 100 the observer costs too much
 #: (BENCHMARKS.md, "watch: observer effect").
@@ -80,3 +85,67 @@ class WaitTotals:
     def aas(self) -> float:
         """Average active sessions over the ticks (sessions), :func:`aas`."""
         return aas(self.active_session_samples, self.ticks)
+
+
+#: Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom (standard tables).
+_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+#: Batches a share's interval needs (count): fewer say nothing about its spread.
+MIN_BATCHES = 3
+
+
+@dataclass(frozen=True)
+class ShareInterval:
+    """A sampled share with its 95 % confidence interval.
+
+    :ivar share: the share over all batches (fraction 0..1): samples of the wait / active-session samples.
+    :ivar half_width: the interval's half width (fraction; 0.12 = +-12 points).
+    :ivar batches: the batches it was estimated from (count; one per second of sampling).
+    """
+
+    share: float
+    half_width: float
+    batches: int
+
+    @property
+    def low(self) -> float:
+        """The interval's lower end, at least 0 (fraction)."""
+        return max(0.0, self.share - self.half_width)
+
+    @property
+    def high(self) -> float:
+        """The interval's upper end, at most 1 (fraction)."""
+        return min(1.0, self.share + self.half_width)
+
+
+def share_interval(batches: Sequence[tuple[int, int]]) -> ShareInterval | None:
+    """The share of active-session samples in one wait, with its 95 % confidence interval from batch means.
+
+    Active sessions sampled in the same second are not independent (a convoy puts many backends in one wait at
+    once, and lasts milliseconds to seconds), so the spread comes from the batches, not from the single samples:
+    the ratio estimator's standard error over the batches times Student's t with ``batches - 1`` degrees of
+    freedom. Batches of one second each, so the interval is a lower bound when the load changes regime over
+    longer spans (BENCHMARKS.md, "what the sampled LockManager share is worth as a judge").
+
+    :param batches: per batch ``(active-session samples, samples in the wait)`` (counts, the second <= the first).
+    :return: the interval; None with fewer than :data:`MIN_BATCHES` batches that saw an active session.
+    """
+    seen = [(a, w) for a, w in batches if a > 0]
+    n = len(seen)
+    if n < MIN_BATCHES:
+        return None
+    total = sum(a for a, _ in seen)
+    ratio = sum(w for _, w in seen) / total
+    mean_active = total / n
+    residuals = sum((w - ratio * a) ** 2 for a, w in seen)
+    se = math.sqrt(residuals / (n * (n - 1))) / mean_active
+    df = n - 1
+    t = _T95[df - 1] if df <= len(_T95) else 1.96 + 2.4 / df  # beyond the table: within 0.003 of the quantile
+    return ShareInterval(ratio, t * se, n)
+
+
+def sampled_error(interval: ShareInterval | None) -> str:
+    """`` +-N points (95 %)`` for a sampled share's interval, "" when unknown (for reports)."""
+    if interval is None:
+        return ""
+    return f" +-{100 * interval.half_width:.0f} points (95 %)"

@@ -51,7 +51,7 @@ from ..rows import (
 )
 from ..versions import PG14
 from ..workload.transactions import TransactionLoad, transaction_load
-from .aas import MAX_HZ, MIN_HZ, WaitTotals, achieved_hz, share
+from .aas import MAX_HZ, MIN_HZ, ShareInterval, WaitTotals, achieved_hz, share, share_interval
 from .sampler import ActivityReader, Sample, Schedule
 from .store import RecordWriter
 from .wait_sampling import WaitSamplingInfo, WaitSamplingReader, detect, require
@@ -222,6 +222,8 @@ class WatchSummary(WaitTotals):
         first and the last read, None without the view or two reads.
     :ivar transactions: the watched database's transactions as the pg_locks snapshots saw them (the last
         :data:`HELD_SNAPSHOTS_KEPT`; ``--locks-every``), None without snapshots.
+    :ivar lockmanager_batches: per second of the watch, ``(active-session samples, of which on
+        LWLock:LockManager)`` (counts): the batches of :attr:`lockmanager_interval`.
     """
 
     duration_s: float
@@ -239,6 +241,13 @@ class WatchSummary(WaitTotals):
     backends_seen: dict[str, int] = field(default_factory=dict)
     fastpath_exceeded_per_s: float | None = None
     transactions: TransactionLoad | None = None
+    lockmanager_batches: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def lockmanager_interval(self) -> ShareInterval | None:
+        """The LockManager share with its 95 % confidence interval over one-second batches
+        (:func:`~lockscope.watch.aas.share_interval`); None with fewer than 3 seconds that saw an active session."""
+        return share_interval(self.lockmanager_batches)
 
     @property
     def main_lock_table_per_s(self) -> float | None:
@@ -388,6 +397,7 @@ class Watcher:
             fastpath_exceeded_per_s=(sum(self.state.fastpath_exceeded_total.values()) / self._stat_lock_span_s
                                      if self._stat_lock_span_s > 0 else None),
             transactions=self._transactions(None),
+            lockmanager_batches=self.state.window.lockmanager_batches(),
         )
 
     # -- connection ---------------------------------------------------------------------------------------------

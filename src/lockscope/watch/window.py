@@ -166,6 +166,7 @@ class RollingWindow:
         self.texts: dict[int, str] = {}
         self.first_wall_s: float | None = None
         self.last_wall_s: float | None = None
+        self._lm_by_second: list[list[int]] = []  # [second, active-session samples, LockManager samples]
 
     def add(self, sample: Sample) -> None:
         """Count one sample (called by the sampling thread)."""
@@ -176,6 +177,11 @@ class RollingWindow:
                 while self._buckets and self._buckets[0].second <= second - self.window_s:
                     self._buckets.popleft()
             bucket = self._buckets[-1]
+            if not self._lm_by_second or self._lm_by_second[-1][0] != second:
+                self._lm_by_second.append([second, 0, 0])
+            per_second = self._lm_by_second[-1]
+            per_second[1] += len(sample.sessions)
+            per_second[2] += sum(s.wait == LOCK_MANAGER for s in sample.sessions)
             bucket.ticks += 1
             self.total_ticks += 1
             self.total_late_ticks += sample.late_ticks
@@ -193,6 +199,12 @@ class RollingWindow:
                 if label == LOCK_MANAGER:
                     bucket.lm_by_stmt[s.query_id] += 1
                     self.total_lm_by_stmt[s.query_id] += 1
+
+    def lockmanager_batches(self) -> tuple[tuple[int, int], ...]:
+        """Per second of the whole run: ``(active-session samples, of which waiting on LWLock:LockManager)``
+        (counts), the batches of :func:`lockscope.watch.aas.share_interval`."""
+        with self._lock:
+            return tuple((active, lm) for _, active, lm in self._lm_by_second)
 
     def query_ids_waiting_without_text(self) -> list[int]:
         """query_ids seen waiting on LWLock:LockManager in the window whose text is not known yet."""
