@@ -424,6 +424,11 @@ def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reprodu
             if abs(a.measured_lockmanager_share - a.model_lockmanager_share) > 0.10:
                 break
         light = _statement_mode_under_load(server, 1)
+        cli = _statement_mode_cli(server, clients=2, interval="3s")
+    # the CLI's --interval sets statement mode's sampled seconds (default 2 s: 4 or 5 half-second batches); 3 s
+    # give 6 or 7 whatever rate the sampler achieves on a busy machine
+    assert cli["live"]["samples"] > 0, cli["live"]
+    assert cli["live"]["lockmanager_share_95"] is not None and 6 <= cli["live"]["lockmanager_share_95"]["batches"] <= 7
     for report in [*tries, light]:
         assert report.live is not None and report.live.samples >= 60 and report.anchor is not None
         assert report.live.population == report.clients  # counted by the server, not guessed from samples
@@ -444,6 +449,21 @@ def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reprodu
     assert forecast_to_dict(heavy)["model_vs_now"]["lockmanager_reproduced"] is False
     assert "cannot reproduce it" in _rendered(render_forecast(heavy))
     assert forecast_to_dict(light)["model_vs_now"]["lockmanager_reproduced"] is True
+
+
+def _statement_mode_cli(server: ScratchServer, *, clients: int, interval: str) -> dict[str, Any]:
+    """``lockscope forecast --dsn ... --statement ... --interval ...`` while pgbench -S runs (1 s in)."""
+    import time
+
+    from lockscope.pgbench import start_pgbench
+
+    with start_pgbench(server, clients=clients, duration_s=6):
+        time.sleep(1.0)
+        proc = run("forecast", "--dsn", server.conninfo(), "--statement",
+                   "select abalance from pgbench_accounts where aid = 1", "--interval", interval, "--json", "-")
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, Any] = json.loads(proc.stdout)
+    return doc
 
 
 def _rendered(renderable: object) -> str:

@@ -501,11 +501,24 @@ def add_top_option(p: argparse.ArgumentParser | argparse._ArgumentGroup, *, what
                    help=f"statements {what}, the top N by calls (default {TOP_STATEMENTS})")
 
 
-def add_interval_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """``--interval TIME``: between the two pg_stat_statements snapshots (0 = since the last reset)."""
-    p.add_argument("--interval", type=non_negative_duration, default=10.0, metavar="TIME",
+#: The pg_stat_statements interval when ``--interval`` is not given (s).
+INTERVAL_DEFAULT_S = 10.0
+
+
+def add_interval_option(p: argparse.ArgumentParser | argparse._ArgumentGroup, *, also: str = "") -> None:
+    """``--interval TIME``: between the two pg_stat_statements snapshots (0 = since the last reset); parsed as None
+    when not given (:func:`interval_s`: :data:`INTERVAL_DEFAULT_S`, or what the command says in ``also``).
+
+    :param also: words appended to the help (what else the interval is in that command).
+    """
+    p.add_argument("--interval", type=non_negative_duration, default=None, metavar="TIME",
                    help="time between the two pg_stat_statements snapshots for calls/s, e.g. 10s, 1m (default "
-                        "10s; 0 = rates since the last pg_stat_statements reset)")
+                        f"{INTERVAL_DEFAULT_S:g}s; 0 = rates since the last pg_stat_statements reset){also}")
+
+
+def interval_s(args: argparse.Namespace) -> float:
+    """``--interval`` in seconds, :data:`INTERVAL_DEFAULT_S` when not given."""
+    return INTERVAL_DEFAULT_S if args.interval is None else float(args.interval)
 
 
 #: What ``--workload FILE`` is, the same words in every command that takes it (``script.read_script`` reads it).

@@ -21,6 +21,7 @@ from ._common import (
     add_workload_option,
     check_mlpt_option,
     choose_command_target,
+    interval_s,
     non_negative_float,
     positive_int,
 )
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     choice = choose_command_target(args, scratch_flag="--scratch" if empty else "--demo",
                                    scratch_only={"--pg-bin": args.pg_bin, "--mlpt": args.mlpt})
     unused_days = args.unused_days if args.unused_days is not None else (0.0 if choice.scratch else 7.0)
-    interval = max(args.interval, 1.0) if empty and workload else args.interval
+    interval = max(interval_s(args), 1.0) if empty and workload else interval_s(args)
     options = AuditOptions(interval_s=interval, top_n=args.top, unused_min_age_s=unused_days * 86400,
                            statements=not args.no_statements)
     rate = choice.pg_locks_rate_hz(args.probe_rate)
@@ -239,7 +240,7 @@ def _run_demo(args: argparse.Namespace, options: AuditOptions, progress: Callabl
     with ScratchServer(pg_bin, ScratchSettings(max_locks_per_transaction=mlpt)) as server:
         progress("creating the demo database")
         create_demo_database(server)
-        workload = DemoWorkload(server, duration_s=max(args.interval, 1.0))
+        workload = DemoWorkload(server, duration_s=max(interval_s(args), 1.0))
         with connect(server.conninfo(), lock_timeout_ms=args.lock_timeout,
                      statement_timeout_ms=args.statement_timeout, pg_locks_rate_hz=rate_hz) as session:
             note(info, target_line("audit", session.endpoint.label(),

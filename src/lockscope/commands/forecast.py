@@ -27,6 +27,7 @@ from ._common import (
     check_mlpt_option,
     choose_command_target,
     cost_ms,
+    interval_s,
     positive_int,
     read_statement_input,
 )
@@ -133,7 +134,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     wl = p.add_argument_group("workload (without a statement)")
     add_workload_option(wl, use="forecast instead of the pg_stat_statements workload, each transaction as one class "
                                 "whose relation locks accumulate, probed with EXPLAIN only (never run) on any server")
-    add_interval_option(wl)
+    add_interval_option(wl, also="; with a statement and --dsn, the seconds of wait-event samples "
+                        "of its running load (default 2s; longer narrows the sampled LockManager share's interval)")
     add_top_option(wl, what="forecast")
 
 
@@ -272,7 +274,7 @@ def _forecast(args: argparse.Namespace, choice: TargetChoice, info: Console, *, 
               cores: int) -> tuple[ForecastReport, Endpoint, ProbeCost]:
     """Open the target (starting a scratch server if chosen) and forecast the statement, the script's transactions
     or the workload."""
-    from ..forecast.engine import forecast_statement, forecast_workload
+    from ..forecast.engine import STATEMENT_SAMPLE_S, forecast_statement, forecast_workload
     from ..forecast.transactions import forecast_script
     from ..server import ScratchSettings
     from ..target import open_target
@@ -297,10 +299,12 @@ def _forecast(args: argparse.Namespace, choice: TargetChoice, info: Console, *, 
                 report = forecast_statement(session, sql, calibration=calibration, cores=cores, clients=args.clients,
                                             what_if=what_if, params=args.param, param_types=args.param_type,
                                             protocol=protocol, exec_cost_ms=args.exec_cost,
-                                            scratch_conninfo=scratch_conninfo, dsn=choice.dsn, progress=step)
+                                            scratch_conninfo=scratch_conninfo, dsn=choice.dsn, progress=step,
+                                            sample_s=STATEMENT_SAMPLE_S if args.interval is None else args.interval)
             else:
                 report = forecast_workload(session, calibration=calibration, cores=cores, clients=args.clients,
-                                           what_if=what_if, interval_s=args.interval, top_n=args.top,
+                                           what_if=what_if, top_n=args.top,
+                                           interval_s=interval_s(args),
                                            dsn=choice.dsn, progress=step)
             return report, session.endpoint, session.probe_cost
 
