@@ -210,10 +210,11 @@ def _pp(a: object, b: object) -> str:
     return "-" if a is None or b is None else f"{100 * abs(float(a) - float(b)):.0f}"  # type: ignore[arg-type]
 
 
-def print_tables(rows: list[dict[str, object]]) -> None:
-    """The markdown tables: shares per load (%), then the per-2-s shares and preemptions/s."""
-    print("| extra indexes | clients | run | TPS | AAS | 100 Hz 20 s | 10 Hz 2 s | 10 Hz 6 s | 10 Hz 20 s "
-          "| diagnose 10 Hz | model | model vs 100 Hz pp | model vs diagnose pp |")
+def print_tables(rows: list[dict[str, object]], seconds: float, hz: float) -> None:
+    """The markdown tables: shares per load (%; 10 Hz: every 10th tick from tick 0, the 10 phases' range in
+    brackets), then the per-2-s shares and preemptions/s with their correlation over the run's windows (r)."""
+    print(f"| extra indexes | clients | run | TPS | AAS | {hz:g} Hz {seconds:g} s | 10 Hz 2 s | 10 Hz 6 s | 10 Hz 20 s "
+          "| diagnose 10 Hz | model | model vs fine pp | model vs diagnose pp |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         ten: dict[str, dict[str, float | None]] = r["tenhz"]  # type: ignore[assignment]
@@ -264,7 +265,7 @@ def main() -> None:
     (args.out / "regimes.json").write_text(json.dumps({**meta, "rows": rows}, indent=1))
     print(meta["uptime_before"])
     print(meta["uptime_after"])
-    print_tables(rows)
+    print_tables(rows, args.seconds, args.hz)
 
 
 if __name__ == "__main__":
