@@ -18,7 +18,8 @@ operating point diagnose reproduces, TPS, AAS, preemptions/s per 2 s; ``uptime``
         [--seconds 20] [--hz 100]
 
 Writes ``DIR/regimes.json`` (one row per load), ``DIR/ticks.json`` (per load, every tick: ms since the window's
-start, active load sessions, of which on LockManager, active lockscope sessions) and prints markdown tables.
+start, active load sessions, of which on LockManager, active lockscope sessions) and prints markdown tables: per
+load; the 10 Hz sampling error by window length; correlations. ``--report`` prints them again from DIR's files.
 """
 
 from __future__ import annotations
@@ -238,20 +239,73 @@ def print_tables(rows: list[dict[str, object]], seconds: float, hz: float) -> No
               f"{', '.join('-' if p is None else f'{p:,.0f}' for p in pre)} | {corr} |")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--seconds", type=float, default=20.0)
-    ap.add_argument("--hz", type=float, default=100.0)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--conditions", default=DEFAULT_CONDITIONS, help="EXTRAxCLIENTS,... (default %(default)s)")
-    args = ap.parse_args()
+def _corr(xs: list[float], ys: list[float]) -> str:
+    """Pearson's r of two series, "-" when either is constant or shorter than 3."""
+    if len(xs) < 3 or len(set(xs)) < 2 or len(set(ys)) < 2:
+        return "-"
+    return f"{statistics.correlation(xs, ys):.2f}"
+
+
+def sampling_error(rows: list[dict[str, object]], ticks: dict[str, list[list[int]]], hz: float) -> None:
+    """Print, per window length (2, 6, 20 s), how far a 10 Hz sampler's share is from the 100 Hz share of the same
+    seconds (every non-overlapping window of each load, each of the 10 phases: |10 Hz - 100 Hz| in pp), and how far
+    the first window's phase-0 share is from the load's whole-window 100 Hz share."""
+    step = max(1, round(hz / 10))
+    print("| window | windows x phases | 10 Hz vs 100 Hz, same seconds: mean pp | 90th pct pp | max pp "
+          "| first window vs whole run: mean / max pp |")
+    print("|---:|---:|---:|---:|---:|---|")
+    for span in SUBSAMPLE_SPANS_S:
+        errs: list[float] = []
+        firsts: list[float] = []
+        for r in rows:
+            tk = [(t / 1000, n, lm, ls) for t, n, lm, ls in ticks[f"{r['extra_indexes']}x{r['clients']}/{r['run']}"]]
+            for k in range(round(float(r["seconds"]) / span)):  # type: ignore[arg-type]
+                inside = [t for t in tk if k * span <= t[0] < (k + 1) * span]
+                fine = share(inside)
+                for ph in range(step):
+                    coarse = share(inside[ph::step])
+                    if fine is not None and coarse is not None:
+                        errs.append(100 * abs(coarse - fine))
+            first = share([t for t in tk if t[0] < span][::step])
+            if first is not None and r["fine_share"] is not None:
+                firsts.append(100 * abs(first - float(r["fine_share"])))  # type: ignore[arg-type]
+        errs.sort()
+        p90 = errs[min(len(errs) - 1, int(0.9 * len(errs)))] if errs else 0.0
+        print(f"| {span:g} s | {len(errs)} | {statistics.fmean(errs):.1f} | {p90:.0f} | {max(errs):.0f} | "
+              f"{statistics.fmean(firsts):.0f} / {max(firsts):.0f} |")
+
+
+def correlations(rows: list[dict[str, object]]) -> None:
+    """Print r(per-2-s share, preemptions/s) and r(per-2-s share, run-queue delay) pooled over each condition's
+    windows, and over the loads: r(run share, mean preemptions/s) and r(model share, 100 Hz share)."""
+    print("| condition | windows | r(share, preemptions/s) | r(share, run-queue s/s) | r(share, AAS) |")
+    print("|---|---:|---:|---:|---:|")
+    for cond in dict.fromkeys(f"{r['extra_indexes']}x{r['clients']}" for r in rows):
+        ws = [w for r in rows if f"{r['extra_indexes']}x{r['clients']}" == cond
+              for w in r["windows"] if w["share"] is not None]  # type: ignore[attr-defined]
+        sh = [float(w["share"]) for w in ws]
+        print(f"| {cond} | {len(ws)} | {_corr(sh, [float(w['preempt_per_s']) for w in ws])} | "
+              f"{_corr(sh, [float(w['runqueue_s_per_s']) for w in ws])} | {_corr(sh, [float(w['aas']) for w in ws])} |")
+    ok = [r for r in rows if r.get("model_share") is not None]
+    fine = [float(r["fine_share"]) for r in ok]  # type: ignore[arg-type]
+    pre = [statistics.fmean(float(w["preempt_per_s"]) for w in r["windows"]) for r in ok]  # type: ignore[attr-defined]
+    model = [float(r["model_share"]) for r in ok]  # type: ignore[arg-type]
+    diag = [float(r["diagnose_share"]) for r in ok]  # type: ignore[arg-type]
+    print(f"\nover the {len(ok)} loads: r(100 Hz share, mean preemptions/s) {_corr(fine, pre)}; "
+          f"r(model, 100 Hz share) {_corr(model, fine)}; r(model, diagnose share) {_corr(model, diag)}; "
+          f"model within 10 pp of the 100 Hz share {sum(abs(m - f) <= 0.10 for m, f in zip(model, fine, strict=True))}"
+          f", of diagnose's {sum(abs(m - d) <= 0.10 for m, d in zip(model, diag, strict=True))} of {len(ok)}")
+
+
+def record(args: argparse.Namespace) -> tuple[dict[str, object], list[dict[str, object]], dict[str, list[list[int]]]]:
+    """Run every load of ``args`` and write ``regimes.json`` and ``ticks.json`` (after each load)."""
     args.out.mkdir(parents=True, exist_ok=True)
     cores = default_cores()
-    meta = {"uptime_before": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
-            "cores": cores, "argv": sys.argv[1:], "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+    meta: dict[str, object] = {
+        "uptime_before": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+        "cores": cores, "argv": sys.argv[1:], "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
     rows: list[dict[str, object]] = []
-    ticks: dict[str, object] = {}
+    ticks: dict[str, list[list[int]]] = {}
     for run in range(args.runs):
         for cond in args.conditions.split(","):
             extra, clients = (int(v) for v in cond.split("x"))
@@ -263,9 +317,31 @@ def main() -> None:
     meta.update(uptime_after=subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
                 finished=time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()))
     (args.out / "regimes.json").write_text(json.dumps({**meta, "rows": rows}, indent=1))
+    return meta, rows, ticks
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--hz", type=float, default=100.0)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--conditions", default=DEFAULT_CONDITIONS, help="EXTRAxCLIENTS,... (default %(default)s)")
+    ap.add_argument("--report", action="store_true", help="print the tables of the files in --out, run nothing")
+    args = ap.parse_args()
+    if args.report:
+        recorded = json.loads((args.out / "regimes.json").read_text())
+        meta, rows = recorded, recorded["rows"]
+        ticks = json.loads((args.out / "ticks.json").read_text())
+    else:
+        meta, rows, ticks = record(args)
     print(meta["uptime_before"])
-    print(meta["uptime_after"])
-    print_tables(rows, args.seconds, args.hz)
+    print(meta.get("uptime_after"))
+    print_tables(rows, float(rows[0]["seconds"]), float(rows[0]["hz"]))  # type: ignore[arg-type]
+    print()
+    sampling_error(rows, ticks, float(rows[0]["hz"]))  # type: ignore[arg-type]
+    print()
+    correlations(rows)
 
 
 if __name__ == "__main__":
