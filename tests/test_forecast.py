@@ -434,6 +434,7 @@ def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reprodu
         assert report.live.population == report.clients  # counted by the server, not guessed from samples
         doc = forecast_to_dict(report)
         assert doc["live"]["lockmanager_share"] == doc["model_vs_now"]["measured_lockmanager_share"]
+        assert doc["measured"]["forecast"]["convoy_wait_ms"] >= 0.0  # the preempted holders' part, in the JSON
         off = abs(report.anchor.model_lockmanager_share - report.live.lockmanager_share)
         sampled = doc["live"]["lockmanager_share_95"]  # 4 s of samples: half-second batches
         assert sampled is not None and sampled["batches"] >= 6

@@ -32,7 +32,7 @@ def _forecast(f: Forecast) -> dict[str, Any]:
         "hottest_partition": f.hottest_partition,
         "hottest_partition_saturation_tps": _num(f.hottest_partition_saturation_tps),
         "knee_clients": f.knee_clients, "lwlock_sleeps": f.lwlock_sleeps,
-        "cpu_per_transaction_us": f.cpu_per_transaction_us,
+        "cpu_per_transaction_us": f.cpu_per_transaction_us, "convoy_wait_ms": f.convoy_wait_ms,
     }
 
 
