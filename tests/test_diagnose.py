@@ -123,6 +123,9 @@ def test_contended_demo_then_its_fix(tmp_path: Path, load_lock: None) -> None:
     assert sampled is not None and sampled["batches"] >= 4
     assert sampled["low"] <= now["measured_lockmanager_share"] <= sampled["high"]
     assert a["watch"]["lockmanager_share_95"] == sampled  # the watch's samples are the live point's
+    # a status the seconds sampled cannot decide is said to be so (contention from a 10 % share)
+    undecided = sampled["low"] < 0.10 <= sampled["high"]
+    assert any("from which the status is contention" in n for n in a["notes"]) is undecided
     reproduced = (abs(now["model_lockmanager_share"] - now["measured_lockmanager_share"]) <= 0.10
                   and sampled["half_width"] <= 0.10)
     assert now["lockmanager_reproduced"] is reproduced

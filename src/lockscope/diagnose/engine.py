@@ -780,6 +780,18 @@ def _status(summary: WatchSummary, main_now: float) -> str:
     return "risk" if main_now >= RISK_MAIN_PER_S else "healthy"
 
 
+def _status_doubt(summary: WatchSummary) -> list[str]:
+    """A note when the sampled LockManager share's 95 % interval spans the share from which the status is
+    ``contention`` (:data:`LOCKMANAGER_SHARE_PROBLEM`): the seconds sampled cannot tell, so the status could go
+    either way."""
+    interval = summary.lockmanager_interval
+    if interval is None or not interval.low < LOCKMANAGER_SHARE_PROBLEM <= interval.high:
+        return []
+    return [f"the LockManager share's 95 % interval, {100 * interval.low:.0f}-{100 * interval.high:.0f}%, spans the "
+            f"{100 * LOCKMANAGER_SHARE_PROBLEM:.0f}% from which the status is contention: these "
+            f"{summary.duration_s:.0f} s of samples cannot tell; sample longer (--duration)"]
+
+
 def _live(session: Session, seen: _Observed, options: DiagnoseOptions) -> LivePoint | None:
     """The measured operating point (the audited statements' calls/s, the connections that ran statements)."""
 
@@ -828,6 +840,7 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
         notes.append(server.model_note)
     rate = server.main_per_s if server.main_per_s is not None else main_now
     status = _status(summary, rate)
+    notes.extend(_status_doubt(summary))
     if status != "contention":
         # no measured contention: a restart is never the first thing to do (stable: otherwise as ranked)
         fixes.sort(key=lambda f: f.restart)
