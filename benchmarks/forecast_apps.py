@@ -8,17 +8,20 @@ with track_planning, ``max_parallel_workers_per_gather`` 0), loads the schema an
 (``--clients``, default 1 2 4 8 16 32; pgbench ``-M simple``, ``--seconds`` per point, default 6):
 
 - **statement mode**, each statement alone, as a user runs ``lockscope forecast "SQL" --dsn ...`` (since round 3):
-  pg_stat_statements reset, pgbench of the statement for ``--seconds`` in the background, after 2 s
-  ``lockscope forecast`` of the statement (:func:`lockscope.forecast.engine.forecast_statement` with ``dsn``, the
-  script's example values bound) at that client count: the cost lockscope finds on that server by itself
+  pg_stat_statements reset, pgbench of the statement for ``--seconds`` in the background (longer when the
+  forecasts need it: :meth:`StatementMode.load_s`), after 2 s ``lockscope forecast`` of the statement
+  (:func:`lockscope.forecast.engine.forecast_statement` with ``dsn``, the script's example values bound) at
+  that client count: the cost lockscope finds on that server by itself
   (pg_stat_statements' mean over the sampled seconds since round 5, before it the mean since the reset, the
-  load's first seconds) deflated to CPU by ``STATEMENT_SAMPLE_S`` (2 s) of
+  load's first seconds) deflated to CPU by ``STATEMENT_SAMPLE_S`` (2 s; ``--sample-s``) of
   wait-event samples of the load (and pg_stat_kcache if installed), each client's think time taken from those
   seconds by Little's law as workload mode takes it (since round 4; the forecast with think time 0 recorded
   beside it), the LockManager share checked against those seconds' sampled one; measured: pgbench's TPS over
-  the whole run. Then, after the load, with the cost timed on the scratch server before any load (``EXPLAIN
+  the whole run. With ``--short-sample-s``, a second forecast right after the first in the same load, with
+  that many seconds of samples (only its LockManager fields kept, ``short_*``). Then, after the load (unless
+  ``--no-timed``), with the cost timed on the scratch server before any load (``EXPLAIN
   ANALYZE``, median of 20, :func:`lockscope.db.time_on_scratch`, as ``forecast --scratch --setup`` gets);
-- **workload mode**, the mix: pgbench runs ``--seconds`` + 2 s in the background while
+- **workload mode** (unless ``--no-workload``), the mix: pgbench runs ``--seconds`` + 2 s in the background while
   :func:`lockscope.forecast.engine.forecast_workload` reads pg_stat_statements over a ``--seconds`` - 1 s
   interval with wait events sampled (as ``lockscope forecast --interval`` on the live server); recorded: the
   FIRST estimate at the measured operating point before any re-anchoring (``Anchor.model_tps``) against the
@@ -36,13 +39,22 @@ Output: ``OUT/results.json`` (schema ``lockscope/forecast-apps/v1``) and ``OUT/s
     .venv/bin/python benchmarks/forecast_apps.py                       # 3 apps x 6 client counts, ~25 min
     .venv/bin/python benchmarks/forecast_apps.py --quick               # listmonk, clients 2 and 16
     .venv/bin/python benchmarks/forecast_apps.py --apps umami --clients 2 --clients 16 --seconds 4
+    .venv/bin/python benchmarks/forecast_apps.py --statements count_unread --clients 32 --sample-s 20 \
+        --short-sample-s 2 --no-workload                               # one statement judged by 20 s of samples
+
+``--statements NAME`` (repeatable) keeps only those statements, in every application (of ``--apps``) that has one.
 
 ``results.json``: ``schema``, ``started``/``finished`` (UTC), ``git_commit``, ``command``, ``machine`` (cores,
-load average before and after), ``profile`` (clients, seconds), ``apps``: APP -> ``{server`` (version),
+load average and ``uptime`` before and after), ``profile`` (clients, seconds, sample_s, short_sample_s, timed,
+workload, statements), ``apps``: APP -> ``{server`` (version),
 ``generate_s`` (schema and data load, s), ``tables`` (relation -> rows), ``statements``: NAME -> ``{source``
 (file:line comment), ``text`` (the bound example), ``timed_plan_ms``, ``timed_exec_ms}``, ``statement_points``:
-``[{statement, clients, measured_tps`` (pgbench), ``forecast_done_s`` (the forecast's end, s after pgbench's
-start), ``sampled_lockmanager_share, aas, sampled_calls_per_s, population`` (of the forecast's 2 s of samples),
+``[{statement, clients, sample_s`` (the forecast's seconds of samples), ``load_s`` (pgbench's seconds),
+``measured_tps`` (pgbench), ``forecast_done_s`` (the forecast's end, s after pgbench's start),
+``sampled_lockmanager_share, aas, sampled_calls_per_s, population`` (of the forecast's ``sample_s`` of samples),
+``sampled_lockmanager_share_95`` (its 95 % interval, ``LivePoint.lockmanager_interval``: ``{low, high,
+half_width`` (fractions), ``batches}``, None when too few batches), ``sampled_too_uncertain`` (the anchor's: half
+width over 10 points),
 ``aas_cpu``, ``forecast_tps`` (pg_stat_statements cost, the sampled seconds' think time since round 4),
 ``ratio, think_ms, think_note`` (where the think time comes from), ``forecast_tps_think0, ratio_think0`` (the same
 model with think time 0, as before round 4), ``own_cost_source, cost_window`` (since round 5: ``sampled``, the mean
@@ -50,10 +62,11 @@ over the 2 s of samples, or ``reset``, since pg_stat_statements' reset), ``pgss_
 + planning, wall), ``sampled_ms_per_call`` (AAS / calls/s of the samples), ``server_time_note`` (the report's note
 when the two are more than 2x apart), ``timed_forecast_tps, timed_ratio,
 modelled_lockmanager_share`` (at ``clients``), ``model_lockmanager_share_at_population, lockmanager_reproduced``
-(the report's ``model_vs_now``), ``error}]``,
+(the report's ``model_vs_now``), ``short_sample_s, short_done_s`` and ``short_`` + the LockManager fields above
+(``--short-sample-s``), ``error}]``,
 ``workload_points``: ``[{clients, pgbench_tps, measured_calls_per_s`` (the anchor's), ``first_estimate_tps,
 first_ratio`` (first estimate / measured calls/s), ``first_ratio_pgbench``, ``factor, anchored_tps,
-population, think_ms, sampled_lockmanager_share, modelled_lockmanager_share_first,
+population, think_ms, sampled_lockmanager_share, sampled_lockmanager_share_95, modelled_lockmanager_share_first,
 modelled_lockmanager_share_anchored, coverage_calls, coverage_time, lockscope_coverage, uncovered`` (normalised
 texts of pg_stat_statements rows not in the model), ``notes, error}]}``. Ratios are forecast / measured.
 """
