@@ -8,17 +8,20 @@ with track_planning, ``max_parallel_workers_per_gather`` 0), loads the schema an
 (``--clients``, default 1 2 4 8 16 32; pgbench ``-M simple``, ``--seconds`` per point, default 6):
 
 - **statement mode**, each statement alone, as a user runs ``lockscope forecast "SQL" --dsn ...`` (since round 3):
-  pg_stat_statements reset, pgbench of the statement for ``--seconds`` in the background, after 2 s
-  ``lockscope forecast`` of the statement (:func:`lockscope.forecast.engine.forecast_statement` with ``dsn``, the
-  script's example values bound) at that client count: the cost lockscope finds on that server by itself
+  pg_stat_statements reset, pgbench of the statement for ``--seconds`` in the background (longer when the
+  forecasts need it: :meth:`StatementMode.load_s`), after 2 s ``lockscope forecast`` of the statement
+  (:func:`lockscope.forecast.engine.forecast_statement` with ``dsn``, the script's example values bound) at
+  that client count: the cost lockscope finds on that server by itself
   (pg_stat_statements' mean over the sampled seconds since round 5, before it the mean since the reset, the
-  load's first seconds) deflated to CPU by ``STATEMENT_SAMPLE_S`` (2 s) of
+  load's first seconds) deflated to CPU by ``STATEMENT_SAMPLE_S`` (2 s; ``--sample-s``) of
   wait-event samples of the load (and pg_stat_kcache if installed), each client's think time taken from those
   seconds by Little's law as workload mode takes it (since round 4; the forecast with think time 0 recorded
   beside it), the LockManager share checked against those seconds' sampled one; measured: pgbench's TPS over
-  the whole run. Then, after the load, with the cost timed on the scratch server before any load (``EXPLAIN
+  the whole run. With ``--short-sample-s``, a second forecast right after the first in the same load, with
+  that many seconds of samples (only its LockManager fields kept, ``short_*``). Then, after the load (unless
+  ``--no-timed``), with the cost timed on the scratch server before any load (``EXPLAIN
   ANALYZE``, median of 20, :func:`lockscope.db.time_on_scratch`, as ``forecast --scratch --setup`` gets);
-- **workload mode**, the mix: pgbench runs ``--seconds`` + 2 s in the background while
+- **workload mode** (unless ``--no-workload``), the mix: pgbench runs ``--seconds`` + 2 s in the background while
   :func:`lockscope.forecast.engine.forecast_workload` reads pg_stat_statements over a ``--seconds`` - 1 s
   interval with wait events sampled (as ``lockscope forecast --interval`` on the live server); recorded: the
   FIRST estimate at the measured operating point before any re-anchoring (``Anchor.model_tps``) against the
@@ -36,13 +39,22 @@ Output: ``OUT/results.json`` (schema ``lockscope/forecast-apps/v1``) and ``OUT/s
     .venv/bin/python benchmarks/forecast_apps.py                       # 3 apps x 6 client counts, ~25 min
     .venv/bin/python benchmarks/forecast_apps.py --quick               # listmonk, clients 2 and 16
     .venv/bin/python benchmarks/forecast_apps.py --apps umami --clients 2 --clients 16 --seconds 4
+    .venv/bin/python benchmarks/forecast_apps.py --statements count_unread --clients 32 --sample-s 20 \
+        --short-sample-s 2 --no-workload                               # one statement judged by 20 s of samples
+
+``--statements NAME`` (repeatable) keeps only those statements, in every application (of ``--apps``) that has one.
 
 ``results.json``: ``schema``, ``started``/``finished`` (UTC), ``git_commit``, ``command``, ``machine`` (cores,
-load average before and after), ``profile`` (clients, seconds), ``apps``: APP -> ``{server`` (version),
+load average and ``uptime`` before and after), ``profile`` (clients, seconds, sample_s, short_sample_s, timed,
+workload, statements), ``apps``: APP -> ``{server`` (version),
 ``generate_s`` (schema and data load, s), ``tables`` (relation -> rows), ``statements``: NAME -> ``{source``
 (file:line comment), ``text`` (the bound example), ``timed_plan_ms``, ``timed_exec_ms}``, ``statement_points``:
-``[{statement, clients, measured_tps`` (pgbench), ``forecast_done_s`` (the forecast's end, s after pgbench's
-start), ``sampled_lockmanager_share, aas, sampled_calls_per_s, population`` (of the forecast's 2 s of samples),
+``[{statement, clients, sample_s`` (the forecast's seconds of samples), ``load_s`` (pgbench's seconds),
+``measured_tps`` (pgbench), ``forecast_done_s`` (the forecast's end, s after pgbench's start),
+``sampled_lockmanager_share, aas, sampled_calls_per_s, population`` (of the forecast's ``sample_s`` of samples),
+``sampled_lockmanager_share_95`` (its 95 % interval, ``LivePoint.lockmanager_interval``: ``{low, high,
+half_width`` (fractions), ``batches}``, None when too few batches), ``sampled_too_uncertain`` (the anchor's: half
+width over 10 points),
 ``aas_cpu``, ``forecast_tps`` (pg_stat_statements cost, the sampled seconds' think time since round 4),
 ``ratio, think_ms, think_note`` (where the think time comes from), ``forecast_tps_think0, ratio_think0`` (the same
 model with think time 0, as before round 4), ``own_cost_source, cost_window`` (since round 5: ``sampled``, the mean
@@ -50,10 +62,11 @@ over the 2 s of samples, or ``reset``, since pg_stat_statements' reset), ``pgss_
 + planning, wall), ``sampled_ms_per_call`` (AAS / calls/s of the samples), ``server_time_note`` (the report's note
 when the two are more than 2x apart), ``timed_forecast_tps, timed_ratio,
 modelled_lockmanager_share`` (at ``clients``), ``model_lockmanager_share_at_population, lockmanager_reproduced``
-(the report's ``model_vs_now``), ``error}]``,
+(the report's ``model_vs_now``), ``short_sample_s, short_done_s`` and ``short_`` + the LockManager fields above
+(``--short-sample-s``), ``error}]``,
 ``workload_points``: ``[{clients, pgbench_tps, measured_calls_per_s`` (the anchor's), ``first_estimate_tps,
 first_ratio`` (first estimate / measured calls/s), ``first_ratio_pgbench``, ``factor, anchored_tps,
-population, think_ms, sampled_lockmanager_share, modelled_lockmanager_share_first,
+population, think_ms, sampled_lockmanager_share, sampled_lockmanager_share_95, modelled_lockmanager_share_first,
 modelled_lockmanager_share_anchored, coverage_calls, coverage_time, lockscope_coverage, uncovered`` (normalised
 texts of pg_stat_statements rows not in the model), ``notes, error}]}``. Ratios are forecast / measured.
 """
@@ -78,10 +91,17 @@ from typing import Any
 from lockscope.db import Session, connect, run_script, time_on_scratch
 from lockscope.errors import LockscopeError
 from lockscope.forecast.calibration import DEFAULT_CALIBRATION
-from lockscope.forecast.engine import ForecastReport, forecast_statement, forecast_workload, transaction_class
+from lockscope.forecast.engine import (
+    STATEMENT_SAMPLE_S,
+    ForecastReport,
+    forecast_statement,
+    forecast_workload,
+    transaction_class,
+)
 from lockscope.forecast.model import forecast_curve, workload_demands
 from lockscope.lab.load import install_pg_stat_statements, read_statements, reset_statements
 from lockscope.pgbench import start_pgbench
+from lockscope.report.forecast_json import interval_dict
 from lockscope.server import ScratchServer, ScratchSettings
 
 SCHEMA_ID = "lockscope/forecast-apps/v1"
@@ -186,35 +206,74 @@ def _ratio(forecast: float | None, measured: float) -> float | None:
 STATEMENT_FORECAST_AT_S = 2.0
 #: A statement's load runs at least this long (s): past the forecast's 2 s of samples and its probe.
 STATEMENT_LOAD_MIN_S = 6.0
+#: Seconds a statement-mode forecast takes beyond its samples (its probe, the catalog reads; round 3: 0.2-0.9 s),
+#: with room to spare: a load is made this much longer than the samples it must cover.
+PROBE_MARGIN_S = 2.0
+
+
+@dataclass(frozen=True)
+class StatementMode:
+    """How statement mode is run at each point (``--sample-s``, ``--short-sample-s``, ``--no-timed``).
+
+    :ivar sample_s: the forecast's seconds of samples (``forecast_statement(sample_s=...)``); None: its default,
+        ``STATEMENT_SAMPLE_S``.
+    :ivar short_sample_s: seconds of samples of a second forecast of the same statement right after the first,
+        in the same load (the ``short_*`` fields: what a shorter sample gives on that load); None: none.
+    :ivar timed: also forecast with the cost timed on the scratch server (``timed_*`` fields).
+    """
+
+    sample_s: float | None = None
+    short_sample_s: float | None = None
+    timed: bool = True
+
+    def load_s(self, seconds: float) -> float:
+        """The statement's pgbench seconds: ``seconds``, at least :data:`STATEMENT_LOAD_MIN_S` and long enough for
+        the forecast(s) started :data:`STATEMENT_FORECAST_AT_S` into it, each its samples + :data:`PROBE_MARGIN_S`."""
+        need = STATEMENT_FORECAST_AT_S + (self.sample_s or STATEMENT_SAMPLE_S) + PROBE_MARGIN_S
+        if self.short_sample_s is not None:
+            need += self.short_sample_s + PROBE_MARGIN_S
+        return max(seconds, STATEMENT_LOAD_MIN_S, need)
+
+
+def _statement_forecast(session: Session, server: ScratchServer, st: AppStatement, clients: int,
+                        sample_s: float | None) -> ForecastReport:
+    """``forecast_statement`` of ``st`` with ``dsn`` (as ``lockscope forecast "SQL" --dsn``), ``sample_s`` seconds
+    of samples (None: its default)."""
+    extra: dict[str, Any] = {} if sample_s is None else {"sample_s": sample_s}
+    return forecast_statement(session, st.text, calibration=DEFAULT_CALIBRATION, cores=os.cpu_count() or 1,
+                              clients=clients, dsn=server.conninfo(), **extra)
 
 
 def statement_point(server: ScratchServer, st: AppStatement, clients: int, seconds: float,
-                    timed_exec_ms: float | None) -> dict[str, Any]:
+                    timed_exec_ms: float | None, mode: StatementMode = StatementMode()) -> dict[str, Any]:
     """One statement alone at ``clients``, as a user runs statement mode: pgbench of the statement in the
-    background, after :data:`STATEMENT_FORECAST_AT_S` ``forecast_statement(..., dsn=...)`` (pg_stat_statements'
-    cost, deflated to CPU by ``STATEMENT_SAMPLE_S`` of samples of the load), the load then runs to its end and
-    pgbench's TPS is the measured one; the timed cost's forecast after the load (no samples: timed alone)."""
-    cores = os.cpu_count() or 1
-    rec: dict[str, Any] = {"statement": st.name, "clients": clients, "error": None}
-    found = None
+    background (``mode.load_s(seconds)``), after :data:`STATEMENT_FORECAST_AT_S` ``forecast_statement(...,
+    dsn=...)`` (pg_stat_statements' cost, deflated to CPU by ``mode.sample_s`` of samples of the load), then the
+    short one when asked, the load then runs to its end and pgbench's TPS is the measured one; the timed cost's
+    forecast after the load (no samples: timed alone)."""
+    rec: dict[str, Any] = {"statement": st.name, "clients": clients, "error": None,
+                           "sample_s": mode.sample_s or STATEMENT_SAMPLE_S, "load_s": mode.load_s(seconds)}
+    found = short = timed = None
     try:
         with load_lock(), connect(server.conninfo()) as session:
             reset_statements(session)
             t0 = time.monotonic()
-            with start_pgbench(server, clients=clients, duration_s=max(seconds, STATEMENT_LOAD_MIN_S),
-                               select_only=False,
+            with start_pgbench(server, clients=clients, duration_s=rec["load_s"], select_only=False,
                                extra_args=["-f", str(st.path)]) as run:
                 time.sleep(STATEMENT_FORECAST_AT_S)
                 try:
-                    found = forecast_statement(session, st.text, calibration=DEFAULT_CALIBRATION, cores=cores,
-                                               clients=clients, dsn=server.conninfo())
+                    found = _statement_forecast(session, server, st, clients, mode.sample_s)
+                    rec["forecast_done_s"] = time.monotonic() - t0
+                    if mode.short_sample_s is not None:
+                        short = _statement_forecast(session, server, st, clients, mode.short_sample_s)
+                        rec["short_done_s"] = time.monotonic() - t0
                 except LockscopeError as exc:
                     rec["error"] = f"{type(exc).__name__}: {exc}"
-                rec["forecast_done_s"] = time.monotonic() - t0
+                rec.setdefault("forecast_done_s", time.monotonic() - t0)
                 rec["measured_tps"] = run.wait().tps
-            timed = forecast_statement(session, st.text, calibration=DEFAULT_CALIBRATION, cores=cores,
-                                       clients=clients, exec_cost_ms=timed_exec_ms) \
-                if timed_exec_ms is not None else None
+            if timed_exec_ms is not None and mode.timed:
+                timed = forecast_statement(session, st.text, calibration=DEFAULT_CALIBRATION,
+                                           cores=os.cpu_count() or 1, clients=clients, exec_cost_ms=timed_exec_ms)
     except LockscopeError as exc:
         rec.setdefault("measured_tps", math.nan)
         rec["error"] = rec["error"] or f"{type(exc).__name__}: {exc}"
@@ -222,27 +281,44 @@ def statement_point(server: ScratchServer, st: AppStatement, clients: int, secon
     if timed is not None:
         rec.update(timed_forecast_tps=timed.measured.forecast.throughput_tps,
                    timed_ratio=_ratio(timed.measured.forecast.throughput_tps, rec["measured_tps"]))
-    if found is None:
-        return rec
-    f, live, a = found.measured.forecast, found.live, found.anchor
-    no_think = forecast_curve(found.measured.demands, found.cores, [found.clients])[0].throughput_tps
-    rec.update(forecast_tps=f.throughput_tps, ratio=_ratio(f.throughput_tps, rec["measured_tps"]),
-               think_ms=found.think_s * 1000.0,
-               think_note=next((n for n in found.notes if n.startswith("think time")), None),
-               forecast_tps_think0=no_think, ratio_think0=_ratio(no_think, rec["measured_tps"]),
-               own_cost_source=found.measured.statements[0][0].own_source,
-               cost_window=_cost_window(found.measured.statements[0][0].own_source),
-               pgss_ms_per_call=_pgss_ms_per_call(found.measured.statements[0][0].own_source),
-               sampled_ms_per_call=live.server_time_s * 1000.0 if live and live.rate_tps > 0 else None,
-               server_time_note=next((n for n in found.notes if "measures of the time in the server" in n), None),
-               modelled_lockmanager_share=f.lockmanager_share,
-               sampled_lockmanager_share=live.lockmanager_share if live else None,
-               aas=live.aas if live else None, aas_cpu=live.aas_cpu if live else None,
-               sampled_calls_per_s=live.rate_tps if live else None,
-               population=live.population if live else None,
-               model_lockmanager_share_at_population=a.model_lockmanager_share if a else None,
-               lockmanager_reproduced=a.lockmanager_reproduced if a else None)
+    if short is not None:
+        rec["short_sample_s"] = mode.short_sample_s
+        rec.update({f"short_{k}": v for k, v in _lockmanager_fields(short).items()})
+    if found is not None:
+        rec.update(_forecast_fields(found, rec["measured_tps"]))
     return rec
+
+
+def _forecast_fields(found: ForecastReport, measured_tps: float) -> dict[str, Any]:
+    """A statement point's fields from its forecast (``found``) against pgbench's TPS."""
+    f, live = found.measured.forecast, found.live
+    no_think = forecast_curve(found.measured.demands, found.cores, [found.clients])[0].throughput_tps
+    own_source = found.measured.statements[0][0].own_source
+    return {"forecast_tps": f.throughput_tps, "ratio": _ratio(f.throughput_tps, measured_tps),
+            "think_ms": found.think_s * 1000.0,
+            "think_note": next((n for n in found.notes if n.startswith("think time")), None),
+            "forecast_tps_think0": no_think, "ratio_think0": _ratio(no_think, measured_tps),
+            "own_cost_source": own_source, "cost_window": _cost_window(own_source),
+            "pgss_ms_per_call": _pgss_ms_per_call(own_source),
+            "sampled_ms_per_call": live.server_time_s * 1000.0 if live and live.rate_tps > 0 else None,
+            "server_time_note": next((n for n in found.notes if "measures of the time in the server" in n), None),
+            "modelled_lockmanager_share": f.lockmanager_share,
+            "aas": live.aas if live else None, "aas_cpu": live.aas_cpu if live else None,
+            "sampled_calls_per_s": live.rate_tps if live else None,
+            **_lockmanager_fields(found)}
+
+
+def _lockmanager_fields(found: ForecastReport) -> dict[str, Any]:
+    """The sampled LockManager share of a forecast's samples with its 95 % interval (``low, high, half_width,
+    batches``: fractions and a count; None when too few batches), the population, the model's share there, and
+    the anchor's verdicts (None without samples)."""
+    live, a = found.live, found.anchor
+    return {"sampled_lockmanager_share": live.lockmanager_share if live else None,
+            "sampled_lockmanager_share_95": interval_dict(live.lockmanager_interval) if live else None,
+            "population": live.population if live else None,
+            "model_lockmanager_share_at_population": a.model_lockmanager_share if a else None,
+            "lockmanager_reproduced": a.lockmanager_reproduced if a else None,
+            "sampled_too_uncertain": a.sampled_too_uncertain if a else None}
 
 
 def _cost_window(source: str) -> str | None:
@@ -316,6 +392,7 @@ def workload_point(server: ScratchServer, app: str, clients: int, seconds: float
                                                                                            rec["pgbench_tps"]),
                factor=a.factor, anchored_tps=a.anchored_tps, population=live.population,
                think_ms=report.think_s * 1000.0, sampled_lockmanager_share=live.lockmanager_share,
+               sampled_lockmanager_share_95=interval_dict(live.lockmanager_interval),
                modelled_lockmanager_share_first=_first_lockmanager(report),
                modelled_lockmanager_share_anchored=a.model_lockmanager_share)
     return rec
@@ -334,10 +411,14 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def run_app(app: str, clients: Sequence[int], seconds: float, say: Callable[[str], None]) -> dict[str, Any]:
-    """Every point of one application on its own scratch server."""
+def run_app(app: str, clients: Sequence[int], seconds: float, say: Callable[[str], None],
+            mode: StatementMode = StatementMode(), statements: Sequence[str] | None = None,
+            workload: bool = True) -> dict[str, Any]:
+    """Every point of one application on its own scratch server: its statements (only those named in
+    ``statements`` when given) in statement mode as ``mode`` says, and its mix in workload mode unless
+    ``workload`` is False."""
     settings = ScratchSettings(max_locks_per_transaction=16, extra={"max_parallel_workers_per_gather": "0"})
-    statements = app_statements(app)
+    chosen = [st for st in app_statements(app) if statements is None or st.name in statements]
     with load_lock(), ScratchServer(None, settings) as server:
         install_pg_stat_statements(server)
         with load_lock():
@@ -345,22 +426,20 @@ def run_app(app: str, clients: Sequence[int], seconds: float, say: Callable[[str
         say(f"{app}: PostgreSQL {server.major}, schema and data in {took:.1f} s: {tables}")
         doc: dict[str, Any] = {"server": server.major, "generate_s": took, "tables": tables, "statements": {},
                                "statement_points": [], "workload_points": []}
-        for st in statements:
+        for st in chosen:
             plan_ms = exec_ms = None
-            with contextlib.suppress(LockscopeError), load_lock():
-                plan_ms, exec_ms = time_on_scratch(server.conninfo(), st.text)
+            if mode.timed:
+                with contextlib.suppress(LockscopeError), load_lock():
+                    plan_ms, exec_ms = time_on_scratch(server.conninfo(), st.text)
             doc["statements"][st.name] = {"source": st.source, "text": st.text, "timed_plan_ms": plan_ms,
                                           "timed_exec_ms": exec_ms}
         for c in clients:
-            for st in statements:
-                p = statement_point(server, st, c, seconds, doc["statements"][st.name]["timed_exec_ms"])
+            for st in chosen:
+                p = statement_point(server, st, c, seconds, doc["statements"][st.name]["timed_exec_ms"], mode)
                 doc["statement_points"].append(p)
-                say(f"{app} {st.name} c={c}: {_f(p.get('measured_tps'))} TPS, forecast {_f(p.get('forecast_tps'))} "
-                    f"({_f(p.get('ratio'), '.2f')}), timed {_f(p.get('timed_forecast_tps'))}, LockManager "
-                    f"{_f(p.get('sampled_lockmanager_share'), '.0%')} sampled / "
-                    f"{_f(p.get('model_lockmanager_share_at_population'), '.0%')} modelled, reproduced "
-                    f"{p.get('lockmanager_reproduced')}"
-                    + (f" ERROR {p['error']}" if p["error"] else ""))
+                say(_statement_line(app, p))
+            if not workload:
+                continue
             w = workload_point(server, app, c, seconds)
             doc["workload_points"].append(w)
             say(f"{app} mix c={c}: pgbench {_f(w.get('pgbench_tps'))} TPS, first estimate "
@@ -369,6 +448,23 @@ def run_app(app: str, clients: Sequence[int], seconds: float, say: Callable[[str
                 f"{_f(w.get('coverage_calls'), '.0%')} time {_f(w.get('coverage_time'), '.0%')}"
                 + (f" ERROR {w['error']}" if w["error"] else ""))
     return doc
+
+
+def _statement_line(app: str, p: dict[str, Any]) -> str:
+    """A statement point in one line of the run's log."""
+    short = (f"; {_f(p.get('short_sample_s'), 'g')} s after: {_f(p.get('short_sampled_lockmanager_share'), '.0%')}"
+             f"{_pm(p.get('short_sampled_lockmanager_share_95'))}") if "short_sample_s" in p else ""
+    return (f"{app} {p['statement']} c={p['clients']}: {_f(p.get('measured_tps'))} TPS, forecast "
+            f"{_f(p.get('forecast_tps'))} ({_f(p.get('ratio'), '.2f')}), timed {_f(p.get('timed_forecast_tps'))}, "
+            f"LockManager {_f(p.get('sampled_lockmanager_share'), '.0%')}"
+            f"{_pm(p.get('sampled_lockmanager_share_95'))} sampled ({_f(p.get('sample_s'), 'g')} s) / "
+            f"{_f(p.get('model_lockmanager_share_at_population'), '.0%')} modelled, reproduced "
+            f"{p.get('lockmanager_reproduced')}{short}" + (f" ERROR {p['error']}" if p["error"] else ""))
+
+
+def _pm(interval: dict[str, Any] | None) -> str:
+    """`` +-N`` (points) for a recorded 95 % interval, ``" +-?"`` when unknown."""
+    return f" +-{100 * interval['half_width']:.0f}" if interval else " +-?"
 
 
 def _f(value: Any, spec: str = ",.0f") -> str:
@@ -383,8 +479,9 @@ def _within(values: Sequence[float | None]) -> str:
 
 
 def summary(doc: dict[str, Any]) -> str:
-    """The Markdown tables: per app, statement mode (forecast / measured per statement and client count), the mix
-    in workload mode, and the goals of issue 27."""
+    """The Markdown tables: per app, statement mode (forecast / measured per statement and client count; the
+    LockManager share sampled, with its 95 % interval, against the model's), the mix in workload mode (when run),
+    and the goals of issue 27."""
     out = []
     for app, a in doc["apps"].items():
         pts = a["statement_points"]
@@ -396,35 +493,83 @@ def summary(doc: dict[str, Any]) -> str:
         for name in a["statements"]:
             cells = []
             for c in clients:
-                p = next((p for p in pts if p["statement"] == name and p["clients"] == c), {})
+                p: dict[str, Any] = next((q for q in pts if q["statement"] == name and q["clients"] == c), {})
                 cells.append(f"{_f(p.get('ratio'), '.2f')} ({_f(p.get('ratio_think0'), '.2f')}); "
                              f"{_f(p.get('timed_ratio'), '.2f')}")
             out.append(f"| {name} | " + " | ".join(cells) + " |")
-        out += ["", "Workload mode (the mix), first estimate before any re-anchoring:", "",
-                "| clients | pgbench TPS | measured calls/s | first estimate | ratio | factor | coverage calls / "
-                "time | LockManager sampled / modelled (first) |", "|---:|---:|---:|---:|---:|---:|---|---|"]
-        for w in a["workload_points"]:
-            out.append(f"| {w['clients']} | {_f(w.get('pgbench_tps'))} | {_f(w.get('measured_calls_per_s'))} | "
-                       f"{_f(w.get('first_estimate_tps'))} | {_f(w.get('first_ratio'), '.2f')} | "
-                       f"{_f(w.get('factor'), '.3g')} | {_f(w.get('coverage_calls'), '.0%')} / "
-                       f"{_f(w.get('coverage_time'), '.0%')} | {_f(w.get('sampled_lockmanager_share'), '.0%')} / "
-                       f"{_f(w.get('modelled_lockmanager_share_first'), '.0%')} |")
-        lm = [(p["sampled_lockmanager_share"], p.get("model_lockmanager_share_at_population")) for p in pts
-              if (p.get("sampled_lockmanager_share") or 0.0) > 0.10]
-        lm_ok = sum(1 for s, m in lm if m is not None and abs(s - m) <= 0.10)
-        guarded = sum(1 for p in pts if p.get("lockmanager_reproduced") is not None)
-        refused = sum(1 for p in pts if p.get("lockmanager_reproduced") is False)
-        out += ["", f"Goals: statement mode within 25 %: {_within([p.get('ratio') for p in pts])} "
-                    f"(think time 0: {_within([p.get('ratio_think0') for p in pts])}; timed cost: "
-                    f"{_within([p.get('timed_ratio') for p in pts])}); workload first estimate within 25 %: "
-                    f" {_within([w.get('first_ratio') for w in a['workload_points']])}; LockManager share "
-                    f"within 10 pp where sampled > 10 %: {lm_ok} of {len(lm)} statement points; statement mode's "
-                    f"LockManager share refused (not within 10 pp of the sampled seconds) at {refused} of "
-                    f"{guarded} points with samples; cost over the sampled seconds at "
-                    f"{sum(1 for p in pts if p.get('cost_window') == 'sampled')} of {len(pts)} points, the two "
-                    f"measures of server time more than 2x apart (noted) at "
-                    f"{sum(1 for p in pts if p.get('server_time_note'))}", ""]
+        out += _lockmanager_table(pts)
+        if a["workload_points"]:
+            out += _workload_table(a["workload_points"])
+        out += ["", _goals(pts, a["workload_points"]), ""]
     return "\n".join(out)
+
+
+def _lockmanager_table(pts: Sequence[dict[str, Any]]) -> list[str]:
+    """Statement mode's LockManager share per point: sampled +- its 95 % half width (batches), the model's at the
+    sampled population, within 10 pp, the sample too uncertain; the short sample's beside it when taken."""
+    short = any("short_sample_s" in p for p in pts)
+    out = ["", "Statement mode, LockManager share: sampled +- 95 % half width (batches) over the forecast's "
+           "samples, the model's at the sampled population:", "",
+           "| statement | clients | sampled s | sampled | model | within 10 pp | too uncertain |"
+           + (" short sample |" if short else ""), "|---|---:|---:|---:|---:|---|---|" + ("---:|" if short else "")]
+    for p in pts:
+        row = (f"| {p['statement']} | {p['clients']} | {_f(p.get('sample_s'), 'g')} | {_lm(p, '')} | "
+               f"{_f(p.get('model_lockmanager_share_at_population'), '.1%')} | {_near(p)} | "
+               f"{p.get('sampled_too_uncertain')} |")
+        if short:
+            row += f" {_f(p.get('short_sample_s'), 'g')} s: {_lm(p, 'short_')} |"
+        out.append(row)
+    return out
+
+
+def _lm(p: dict[str, Any], prefix: str) -> str:
+    """``S % +-H (B)``: a point's sampled LockManager share, its 95 % half width (points) and batches."""
+    interval = p.get(f"{prefix}sampled_lockmanager_share_95")
+    batches = f" ({interval['batches']})" if interval else ""
+    return f"{_f(p.get(f'{prefix}sampled_lockmanager_share'), '.0%')}{_pm(interval)}{batches}"
+
+
+def _near(p: dict[str, Any]) -> str:
+    """``yes`` or ``no (N)`` (points apart): the model's LockManager share within 10 pp of the sampled one."""
+    sampled, model = p.get("sampled_lockmanager_share"), p.get("model_lockmanager_share_at_population")
+    if sampled is None or model is None:
+        return "–"
+    apart = abs(sampled - model)
+    return "yes" if apart <= 0.10 else f"no ({100 * apart:.0f})"
+
+
+def _workload_table(points: Sequence[dict[str, Any]]) -> list[str]:
+    """The mix in workload mode, first estimate before any re-anchoring."""
+    out = ["", "Workload mode (the mix), first estimate before any re-anchoring:", "",
+           "| clients | pgbench TPS | measured calls/s | first estimate | ratio | factor | coverage calls / "
+           "time | LockManager sampled / modelled (first) |", "|---:|---:|---:|---:|---:|---:|---|---|"]
+    for w in points:
+        out.append(f"| {w['clients']} | {_f(w.get('pgbench_tps'))} | {_f(w.get('measured_calls_per_s'))} | "
+                   f"{_f(w.get('first_estimate_tps'))} | {_f(w.get('first_ratio'), '.2f')} | "
+                   f"{_f(w.get('factor'), '.3g')} | {_f(w.get('coverage_calls'), '.0%')} / "
+                   f"{_f(w.get('coverage_time'), '.0%')} | {_lm(w, '')} / "
+                   f"{_f(w.get('modelled_lockmanager_share_first'), '.0%')} |")
+    return out
+
+
+def _goals(pts: Sequence[dict[str, Any]], workload: Sequence[dict[str, Any]]) -> str:
+    """The goals of issue 27 in one paragraph."""
+    lm = [p for p in pts if (p.get("sampled_lockmanager_share") or 0.0) > 0.10]
+    lm_ok = sum(1 for p in lm if _near(p) == "yes")
+    sure = sum(1 for p in lm if p.get("sampled_too_uncertain") is False)
+    guarded = sum(1 for p in pts if p.get("lockmanager_reproduced") is not None)
+    refused = sum(1 for p in pts if p.get("lockmanager_reproduced") is False)
+    uncertain = sum(1 for p in pts if p.get("sampled_too_uncertain"))
+    return (f"Goals: statement mode within 25 %: {_within([p.get('ratio') for p in pts])} "
+            f"(think time 0: {_within([p.get('ratio_think0') for p in pts])}; timed cost: "
+            f"{_within([p.get('timed_ratio') for p in pts])}); workload first estimate within 25 %: "
+            f" {_within([w.get('first_ratio') for w in workload])}; LockManager share "
+            f"within 10 pp where sampled > 10 %: {lm_ok} of {len(lm)} statement points ({sure} of them sampled to "
+            f"+-10 points or better); statement mode's LockManager share refused (not within 10 pp of the sampled "
+            f"seconds, or their sample too uncertain: {uncertain}) at {refused} of {guarded} points with samples; "
+            f"cost over the sampled seconds at {sum(1 for p in pts if p.get('cost_window') == 'sampled')} of "
+            f"{len(pts)} points, the two measures of server time more than 2x apart (noted) at "
+            f"{sum(1 for p in pts if p.get('server_time_note'))}")
 
 
 def _git_commit() -> str:
@@ -432,20 +577,29 @@ def _git_commit() -> str:
     return proc.stdout.strip()
 
 
+def _uptime() -> str:
+    proc = subprocess.run(["uptime"], capture_output=True, text=True, check=False)
+    return proc.stdout.strip()
+
+
 def run(apps: Sequence[str], clients: Sequence[int], seconds: float, out: Path,
-        say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Measure and forecast every app; write ``out/results.json`` and ``out/summary.md``; return the document."""
+        say: Callable[[str], None] = print, *, mode: StatementMode = StatementMode(),
+        statements: Sequence[str] | None = None, workload: bool = True) -> dict[str, Any]:
+    """Measure and forecast every app (statement mode as ``mode`` says, only ``statements`` when given, the mix
+    unless ``workload`` is False); write ``out/results.json`` and ``out/summary.md``; return the document."""
     out.mkdir(parents=True, exist_ok=True)
     doc: dict[str, Any] = {
         "schema": SCHEMA_ID, "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "finished": None,
         "git_commit": _git_commit(), "command": sys.argv,
-        "machine": {"cores": os.cpu_count(), "load_avg_before": os.getloadavg()},
+        "machine": {"cores": os.cpu_count(), "load_avg_before": os.getloadavg(), "uptime_before": _uptime()},
         "profile": {"clients": list(clients), "seconds": seconds, "protocol": "simple",
-                    "max_locks_per_transaction": 16}, "apps": {}}
+                    "max_locks_per_transaction": 16, "sample_s": mode.sample_s or STATEMENT_SAMPLE_S,
+                    "short_sample_s": mode.short_sample_s, "timed": mode.timed, "workload": workload,
+                    "statements": list(statements) if statements is not None else None}, "apps": {}}
     for app in apps:
-        doc["apps"][app] = run_app(app, clients, seconds, say)
+        doc["apps"][app] = run_app(app, clients, seconds, say, mode, statements, workload)
         (out / "results.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
-    doc["machine"]["load_avg_after"] = os.getloadavg()
+    doc["machine"].update(load_avg_after=os.getloadavg(), uptime_after=_uptime())
     doc["finished"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     (out / "results.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
     (out / "summary.md").write_text(summary(doc) + "\n")
@@ -454,25 +608,43 @@ def run(apps: Sequence[str], clients: Sequence[int], seconds: float, out: Path,
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--apps", action="append", choices=APPS, help="an application (repeatable; default all)")
+    parser.add_argument("--apps", action="append", choices=APPS, help="an application (repeatable; default all, "
+                                                                      "with --statements those that have one)")
     parser.add_argument("--clients", action="append", type=int, help="a client count (repeatable; default "
                                                                      "1 2 4 8 16 32)")
-    parser.add_argument("--seconds", type=float, default=6.0, help="pgbench seconds per point (6)")
+    parser.add_argument("--seconds", type=float, default=6.0, help="pgbench seconds per point (6; a statement's "
+                        "load is made as long as its forecasts need: StatementMode.load_s)")
+    parser.add_argument("--sample-s", type=float, help="statement mode's seconds of samples (default "
+                        f"{STATEMENT_SAMPLE_S:g}, STATEMENT_SAMPLE_S)")
+    parser.add_argument("--short-sample-s", type=float, help="also a second statement-mode forecast right after "
+                        "the first, in the same load, with this many seconds of samples (short_* fields)")
+    parser.add_argument("--statements", action="append", help="only this statement (repeatable; the script's "
+                        "name without .sql, in any application that has it)")
+    parser.add_argument("--no-workload", action="store_true", help="skip the mixes in workload mode")
+    parser.add_argument("--no-timed", action="store_true", help="skip the forecast with the cost timed on the "
+                                                                "scratch server")
     parser.add_argument("--quick", action="store_true", help="one app (listmonk), clients 2 and 16")
     parser.add_argument("--out", type=Path, help="results directory (default benchmarks/results/"
                                                  "forecast-apps-<UTC date>)")
     args = parser.parse_args(argv)
     apps = args.apps or (APPS[:1] if args.quick else APPS)
+    if args.statements:
+        having = {st.name: app for app in apps for st in app_statements(app) if st.name in args.statements}
+        if missing := sorted(set(args.statements) - set(having)):
+            parser.error(f"no application of {', '.join(apps)} has statement(s) {', '.join(missing)}")
+        apps = [app for app in apps if app in having.values()]
     clients = args.clients or (QUICK_CLIENTS if args.quick else CLIENTS)
     date = time.strftime("%Y-%m-%d", time.gmtime())
     out = args.out or ROOT / "benchmarks" / "results" / f"forecast-apps-{'quick-' if args.quick else ''}{date}"
+    mode = StatementMode(args.sample_s, args.short_sample_s, not args.no_timed)
     t0 = time.monotonic()
 
     def say(text: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')} +{time.monotonic() - t0:5.0f}s load {os.getloadavg()[0]:.1f}] {text}",
               flush=True)
 
-    doc = run(apps, clients, args.seconds, out, say)
+    doc = run(apps, clients, args.seconds, out, say, mode=mode, statements=args.statements,
+              workload=not args.no_workload)
     print("\n" + summary(doc))
     say(f"done: {out}")
 

@@ -13,11 +13,13 @@ from benchmarks import forecast_apps
 
 STATEMENT_FIELDS = ("measured_tps", "sampled_lockmanager_share", "forecast_tps", "ratio", "own_cost_source",
                     "modelled_lockmanager_share", "timed_forecast_tps", "timed_ratio", "population",
-                    "model_lockmanager_share_at_population", "lockmanager_reproduced", "forecast_done_s")
+                    "model_lockmanager_share_at_population", "lockmanager_reproduced", "forecast_done_s",
+                    "sampled_lockmanager_share_95", "sampled_too_uncertain")
 #: The statements the end-to-end run measures (of miniflux's five).
 SOME_STATEMENTS = ("categories_with_counts", "set_entries_status")
 WORKLOAD_FIELDS = ("pgbench_tps", "measured_calls_per_s", "first_estimate_tps", "first_ratio", "factor",
-                   "anchored_tps", "population", "sampled_lockmanager_share", "modelled_lockmanager_share_first",
+                   "anchored_tps", "population", "sampled_lockmanager_share", "sampled_lockmanager_share_95",
+                   "modelled_lockmanager_share_first",
                    "modelled_lockmanager_share_anchored", "coverage_calls", "coverage_time", "uncovered")
 
 
@@ -35,16 +37,39 @@ def test_every_statement_binds_its_example() -> None:
                 assert Path(arg.rsplit("@", 1)[0]).is_file(), arg
 
 
+def test_statement_load_covers_its_forecasts() -> None:
+    """A statement's pgbench run lasts --seconds, at least STATEMENT_LOAD_MIN_S, and past its forecasts: 2 s in,
+    then each forecast's samples and 2 s for its probe."""
+    assert forecast_apps.StatementMode().load_s(2.0) == 6.0
+    assert forecast_apps.StatementMode(sample_s=20.0).load_s(26.0) == 26.0
+    assert forecast_apps.StatementMode(sample_s=20.0).load_s(6.0) == 24.0
+    assert forecast_apps.StatementMode(sample_s=20.0, short_sample_s=2.0).load_s(26.0) == 28.0
+
+
+def test_summary_lockmanager_table() -> None:
+    """The summary's LockManager table gives the sampled share with its interval and batches, the model's, and
+    whether they are within 10 points; a point without samples prints dashes."""
+    point = {"statement": "count_unread", "clients": 32, "sample_s": 20.0, "error": None,
+             "sampled_lockmanager_share": 0.25, "model_lockmanager_share_at_population": 0.12,
+             "sampled_lockmanager_share_95": {"low": 0.19, "high": 0.31, "half_width": 0.06, "batches": 20},
+             "sampled_too_uncertain": False, "lockmanager_reproduced": False}
+    bare = {"statement": "weekly_count", "clients": 32, "sample_s": 20.0, "error": None}
+    doc = {"apps": {"miniflux": {"statements": {"count_unread": {}, "weekly_count": {}},
+                                 "statement_points": [point, bare], "workload_points": []}}}
+    text = forecast_apps.summary(doc)
+    assert "| count_unread | 32 | 20 | 25% +-6 (20) | 12.0% | no (13) | False |" in text
+    assert "| weekly_count | 32 | 20 | – +-? | – | – | None |" in text
+    assert "within 10 pp where sampled > 10 %: 0 of 1 statement points (1 of them sampled to +-10 points" in text
+    assert "Workload mode" not in text
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("load_lock")
 def test_harness_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forecast_apps, "HOLD_LOAD_LOCK", False)  # the load_lock fixture holds it
     # two of miniflux's five statements (a 3-table aggregate and the UPDATE; every statement binds its example:
     # the test above), each a load of STATEMENT_LOAD_MIN_S: the whole harness, at 2/5 of its loads
-    every = forecast_apps.app_statements
-    monkeypatch.setattr(forecast_apps, "app_statements",
-                        lambda app: [s for s in every(app) if s.name in SOME_STATEMENTS])
-    doc = forecast_apps.run(["miniflux"], [2], 2.0, tmp_path, say=lambda _text: None)
+    doc = forecast_apps.run(["miniflux"], [2], 2.0, tmp_path, say=lambda _text: None, statements=SOME_STATEMENTS)
     app = doc["apps"]["miniflux"]
     assert app["tables"]["entries"] > 100_000
     assert sorted(p["statement"] for p in app["statement_points"]) == sorted(app["statements"]) \
@@ -57,10 +82,13 @@ def test_harness_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         # forecast while the load ran (as a user runs it): deflated to CPU by its samples, which saw the load
         assert "not deflated" not in p["own_cost_source"] and p["population"] >= 1, p
         assert p["forecast_done_s"] < forecast_apps.STATEMENT_LOAD_MIN_S, p
+        interval = p["sampled_lockmanager_share_95"]
+        assert interval["low"] <= p["sampled_lockmanager_share"] <= interval["high"] and interval["batches"] >= 3
     [w] = app["workload_points"]
     assert w["error"] is None, w
     for key in WORKLOAD_FIELDS:
-        assert key in w and (w[key] is not None or key == "uncovered"), key
+        # the interval needs 3 batches: the mix's 1 s interval here gives 2-3 half-second ones
+        assert key in w and (w[key] is not None or key in ("uncovered", "sampled_lockmanager_share_95")), key
     assert 0 < w["coverage_calls"] <= 1 and 0 < w["coverage_time"] <= 1
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["schema"] == "lockscope/forecast-apps/v1" and saved["finished"]

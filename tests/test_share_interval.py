@@ -26,6 +26,17 @@ def test_a_bursty_share_is_wide() -> None:
     assert (got.low, got.high) == (0.0, 1.0)  # clipped to the possible shares
 
 
+def test_no_wait_seen_is_not_proof_of_none() -> None:
+    # four seconds without a sample in the wait: 1 - 0.05 ** (1 / 4) = 1 - 0.4729 (a burst could hide in 4 looks);
+    # thirty seconds: 1 - 0.9050
+    short = share_interval([(10, 0)] * 4)
+    assert short is not None and short.share == 0.0 and short.half_width == pytest.approx(0.5271, abs=1e-4)
+    long = share_interval([(10, 0)] * 30)
+    assert long is not None and long.half_width == pytest.approx(0.0950, abs=1e-4)
+    every = share_interval([(10, 10)] * 4)  # every sample in the wait: the same doubt, from above
+    assert every is not None and every.half_width == pytest.approx(0.5271, abs=1e-4) and every.high == 1.0
+
+
 def test_seconds_without_active_sessions_do_not_count() -> None:
     assert share_interval([(10, 1), (0, 0), (0, 0), (12, 1)]) is None  # two batches saw a session: no interval
     got = share_interval([(10, 1), (0, 0), (10, 1), (10, 1)])

@@ -125,7 +125,10 @@ def share_interval(batches: Sequence[tuple[int, int]]) -> ShareInterval | None:
     once, and lasts milliseconds to seconds), so the spread comes from the batches, not from the single samples:
     the ratio estimator's standard error over the batches times Student's t with ``batches - 1`` degrees of
     freedom. Batches of one second each, so the interval is a lower bound when the load changes regime over
-    longer spans (BENCHMARKS.md, "what the sampled LockManager share is worth as a judge").
+    longer spans (BENCHMARKS.md, "what the sampled LockManager share is worth as a judge"). When no sample is in
+    the wait (or every one is), the batches cannot vary: the half width is then at least ``1 - 0.05^(1/n)`` over
+    ``n`` batches (a bursty wait unseen in n looks, 95 % one-sided: 0.53 for 4 batches, 0.095 for 30), so a short
+    sample that saw no wait does not vouch for a model's 0 %.
 
     :param batches: per batch ``(active-session samples, samples in the wait)`` (counts, the second <= the first).
     :return: the interval; None with fewer than :data:`MIN_BATCHES` batches that saw an active session.
@@ -141,7 +144,12 @@ def share_interval(batches: Sequence[tuple[int, int]]) -> ShareInterval | None:
     se = math.sqrt(residuals / (n * (n - 1))) / mean_active
     df = n - 1
     t = _T95[df - 1] if df <= len(_T95) else 1.96 + 2.4 / df  # beyond the table: within 0.003 of the quantile
-    return ShareInterval(ratio, t * se, n)
+    half = t * se
+    if ratio in (0.0, 1.0):
+        # no sample in the wait (or all of them): the batches do not vary, and the spread says nothing. A wait that
+        # comes in bursts could still hold this share of the time unseen in n one-batch looks, 95 % one-sided
+        half = max(half, 1.0 - 0.05 ** (1.0 / n))
+    return ShareInterval(ratio, half, n)
 
 
 def sampled_error(interval: ShareInterval | None) -> str:
