@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..diagnose.engine import Culprit, Diagnosis, Fix, forecast_lines
 from ..diagnose.transactions import TransactionFinding
 from ..lockpart import NUM_LOCK_PARTITIONS
+from ..watch.aas import sampled_error
 from .audit_html import findings_html, statements_chart, tables_chart
 from .html import SEVERITY_COLORS, cards, escape, page, svg_columns, svg_hbars, svg_stack, table, wait_color
 
@@ -133,8 +134,8 @@ def diagnose_html(d: Diagnosis) -> str:
     if d.coverage is not None:
         body.append(f"<p>{escape(d.coverage.text())}</p>")
     after = d.fixes[0].main_per_s_after if d.fixes else None
-    items = [(f"{100 * d.lockmanager_share:.0f}%", "of active-session samples wait on LWLock:LockManager",
-              d.status == "contention"),
+    items = [(f"{100 * d.lockmanager_share:.0f}%", "of active-session samples wait on LWLock:LockManager"
+              + sampled_error(w.lockmanager_interval), d.status == "contention"),
              (f"{d.lockmanager_aas:.1f} / {w.aas:.1f}", "sessions waiting on LockManager / active (AAS)", False),
              (f"{d.main_lock_table_per_s:,.0f}", "main-lock-table acquisitions/s now"
               + (" (the server)" if d.server.main_per_s is not None else " (the model)"), d.main_lock_table_per_s > 0)]
@@ -147,7 +148,8 @@ def diagnose_html(d: Diagnosis) -> str:
     if d.forecast_before is not None and d.anchor is not None and not d.anchor.lockmanager_reproduced:
         items.append(("not forecast", f"LockManager share at {d.clients} connections: the model gives "
                       f"{100 * d.anchor.model_lockmanager_share:.0f}% where {100 * d.lockmanager_share:.0f}% is "
-                      "sampled now", False))
+                      "sampled now" + (" (the sample too short to tell)" if d.anchor.sampled_too_uncertain else ""),
+                      False))
     elif d.forecast_before is not None:
         fc = f"{100 * d.forecast_before.lockmanager_share:.0f}%"
         if d.forecast_after is not None:
