@@ -780,6 +780,19 @@ def _status(summary: WatchSummary, main_now: float) -> str:
     return "risk" if main_now >= RISK_MAIN_PER_S else "healthy"
 
 
+def _closing_notes(summary: WatchSummary, live: LivePoint | None, solved: LiveForecast | None, server: ServerRate,
+                   wl: _Workload | None, main_now: float) -> list[str]:
+    """The notes that judge the figures: the model's LockManager share against the sampled one, the server's
+    main-lock-table rate against the model's, a status the samples cannot decide, the what-if of unprepared
+    clients, no sample taken."""
+    notes = [*_reconcile(live, solved), *([server.model_note] if server.model_note else []), *_status_doubt(summary)]
+    if wl is not None:
+        notes.extend(_unprepared_what_if(wl.audits, main_now))
+    if summary.ticks == 0:
+        notes.append("no wait-event sample was taken")
+    return notes
+
+
 def _status_doubt(summary: WatchSummary) -> list[str]:
     """A note when the sampled LockManager share's 95 % interval spans the share from which the status is
     ``contention`` (:data:`LOCKMANAGER_SHARE_PROBLEM`): the seconds sampled cannot tell, so the status could go
@@ -835,20 +848,12 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
                     transaction_fixes(server, report, session))
     fixed = _fix_shapes(fixes[0], report, wl) if fixes and wl is not None else None
     solved = _forecast(shapes, fixed, fixes[0] if fixes else None, report, live, options, notes)
-    notes.extend(_reconcile(live, solved))
-    if server.model_note:
-        notes.append(server.model_note)
-    rate = server.main_per_s if server.main_per_s is not None else main_now
-    status = _status(summary, rate)
-    notes.extend(_status_doubt(summary))
+    notes.extend(_closing_notes(summary, live, solved, server, wl, main_now))
+    status = _status(summary, server.main_per_s if server.main_per_s is not None else main_now)
     if status != "contention":
         # no measured contention: a restart is never the first thing to do (stable: otherwise as ranked)
         fixes.sort(key=lambda f: f.restart)
-    if wl is not None:
-        notes.extend(_unprepared_what_if(wl.audits, main_now))
     measured = len({id(a) for a in (wl.audits if wl is not None else ()) if a.weighted_plans()})
-    if summary.ticks == 0:
-        notes.append("no wait-event sample was taken")
     cover = coverage_of(report.workload, report.workload.statements, {int(s.name) for s in shapes if s.calls > 0}) \
         if wl is not None else None
     check = check_model(solved.anchor if solved is not None else None, live, cover, [s for s in shapes if s.calls > 0])

@@ -616,25 +616,12 @@ def _check_model(cores: int, clients: int) -> None:
         raise BadInputError("--cores and --clients must be at least 1")
 
 
-def forecast_statement(
-    session: Session,
-    sql: str,
-    *,
-    calibration: Calibration,
-    cores: int,
-    clients: int | None,
-    what_if: WhatIf = WhatIf(),
-    params: Sequence[str] = (),
-    param_types: Sequence[str] = (),
-    protocol: str = "simple",
-    plan_cache_mode: PlanCacheMode | None = None,
-    exec_cost_ms: float | None = None,
-    scratch_conninfo: str | None = None,
-    think_s: float | None = None,
-    dsn: str | None = None,
-    sample_s: float = STATEMENT_SAMPLE_S,
-    progress: Callable[[str], None] = lambda _msg: None,
-) -> ForecastReport:
+def forecast_statement(session: Session, sql: str, *, calibration: Calibration, cores: int, clients: int | None,
+                       what_if: WhatIf = WhatIf(), params: Sequence[str] = (), param_types: Sequence[str] = (),
+                       protocol: str = "simple", plan_cache_mode: PlanCacheMode | None = None,
+                       exec_cost_ms: float | None = None, scratch_conninfo: str | None = None,
+                       think_s: float | None = None, dsn: str | None = None, sample_s: float = STATEMENT_SAMPLE_S,
+                       progress: Callable[[str], None] = lambda _msg: None) -> ForecastReport:
     """Probe one statement (EXPLAIN only) and forecast it, and the what-if beside it.
 
     :param clients: N, or None for the default (16 on a probe: a statement has no live rate).
@@ -663,28 +650,14 @@ def forecast_statement(
                                   param_types=param_types, protocol=protocol,
                                   plan_cache_mode=mode if protocol == "prepared" else PlanCacheMode.AUTO,
                                   exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo, progress=progress)
-    live, disagree, in_server = None, [], None
-    if own.queryid is not None:
-        on_cpu = OnCpu(1.0, "not deflated to CPU: no --dsn to sample the wait states of")
-        if dsn is not None and sample_s > 0:
-            progress(f"sampling wait states for {sample_s:g} s (pg_stat_statements' wall time -> CPU)")
-            on_cpu, live, times = statement_on_cpu(session, dsn, own.queryid, cores, sample_s)
-            own, window = _window_cost(own, times, sample_s)
-            in_server = own.own_s(shape.plans)
-            disagree = _server_time_note(live, in_server, window)
-        own = own.deflated(on_cpu)
-        shape = own.apply(shape)
-    think, think_note = _statement_think(think_s, live, calibration, cores, in_server)
-    notes = [f"the statement's own cost: {own.source}", *think_note, *disagree]
+    sampled = _sampled_cost(session, dsn, shape, own, cores, sample_s, progress)
+    shape, own, live = sampled.shape, sampled.own, sampled.live
+    think, think_note = _statement_think(think_s, live, calibration, cores, sampled.in_server_s)
+    notes = [f"the statement's own cost: {own.source}", *think_note, *sampled.notes]
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
                                think_s=think)
-    span = None
-    if own.exec_range_s is not None:  # an estimated execution time: the forecast at both ends of its range
-        ends = [forecast_shapes("measured", [replace(own, exec_s=e).apply(shape)], facts.capacity, calibration,
-                                cores=cores, clients=n, think_s=think).forecast.throughput_tps
-                for e in own.exec_range_s]
-        span = (min(ends), max(ends))
+    span = _throughput_span(shape, own, facts.capacity, calibration, cores=cores, clients=n, think_s=think)
     after = None
     if what_if.any:
         probe = functools.partial(measure_footprint, session, sql, params=params, param_types=param_types,
@@ -700,6 +673,55 @@ def forecast_statement(
                           what_if_text=what_if.describe(), notes=tuple(notes), think_s=think,
                           throughput_range_tps=span, live=live,
                           anchor=_statement_anchor(shape, live, facts.capacity, calibration, cores, think))
+
+
+@dataclass(frozen=True)
+class _SampledCost:
+    """A probed statement's own cost after the sampled seconds (:func:`_sampled_cost`).
+
+    :ivar shape: the statement's shape with that cost applied.
+    :ivar own: the cost (deflated to CPU where sampled).
+    :ivar live: the sampled seconds' operating point, None without samples.
+    :ivar in_server_s: pg_stat_statements' wall time per call over the samples (s), None without samples.
+    :ivar notes: the note when the two measures of the time in the server disagree.
+    """
+
+    shape: StatementShape
+    own: OwnCost
+    live: LivePoint | None
+    in_server_s: float | None
+    notes: tuple[str, ...]
+
+
+def _sampled_cost(session: Session, dsn: str | None, shape: StatementShape, own: OwnCost, cores: int,
+                  sample_s: float, progress: Callable[[str], None]) -> _SampledCost:
+    """Statement mode's cost from pg_stat_statements: its mean over ``sample_s`` seconds of samples of ``dsn``
+    (:func:`_window_cost`), deflated to CPU by them (:func:`statement_on_cpu`); not deflated, and said so, without
+    ``dsn``; unchanged when the cost is not pg_stat_statements' (no queryid)."""
+    if own.queryid is None:
+        return _SampledCost(shape, own, None, None, ())
+    live, disagree, in_server = None, [], None
+    on_cpu = OnCpu(1.0, "not deflated to CPU: no --dsn to sample the wait states of")
+    if dsn is not None and sample_s > 0:
+        progress(f"sampling wait states for {sample_s:g} s (pg_stat_statements' wall time -> CPU)")
+        on_cpu, live, times = statement_on_cpu(session, dsn, own.queryid, cores, sample_s)
+        own, window = _window_cost(own, times, sample_s)
+        in_server = own.own_s(shape.plans)
+        disagree = _server_time_note(live, in_server, window)
+    own = own.deflated(on_cpu)
+    return _SampledCost(own.apply(shape), own, live, in_server, tuple(disagree))
+
+
+def _throughput_span(shape: StatementShape, own: OwnCost, capacity: CapacityModel, calibration: Calibration, *,
+                     cores: int, clients: int, think_s: float) -> tuple[float, float] | None:
+    """The forecast throughput at both ends of an estimated execution time's range (TPS, low first); None when
+    the execution time is not estimated."""
+    if own.exec_range_s is None:
+        return None
+    ends = [forecast_shapes("measured", [replace(own, exec_s=e).apply(shape)], capacity, calibration,
+                            cores=cores, clients=clients, think_s=think_s).forecast.throughput_tps
+            for e in own.exec_range_s]
+    return min(ends), max(ends)
 
 
 def _probe_statement(session: Session, sql: str, db_oid: int, *, calibration: Calibration, params: Sequence[str],

@@ -122,17 +122,10 @@ def _fix_chart(d: Diagnosis) -> str:
                      label_chars=60)
 
 
-def diagnose_html(d: Diagnosis) -> str:
-    """The complete HTML document for a diagnosis."""
+def _cards(d: Diagnosis) -> str:
+    """The headline cards: the sampled LockManager share (with its interval), AAS, main-lock-table rates, the
+    statements measured and the forecast LockManager share (or why it is not forecast)."""
     w = d.watch
-    body = [f'<p class="muted">PostgreSQL {escape(d.server_version)}, database <code>{escape(d.database)}</code>; '
-            f"fast path {escape(d.capacity.describe())} per backend (max_locks_per_transaction "
-            f"{d.capacity.max_locks_per_transaction}); sampled {w.duration_s:.1f} s at {w.achieved_hz:.1f} Hz "
-            f"({w.ticks:,} samples, {w.late_ticks:,} late).</p>"]
-    headline = f"{escape(d.model_check.headline)}<br>" if d.model_check is not None else ""
-    body.append(f'<div class="verdict {escape(d.status)}">{headline}{escape(d.verdict)}</div>')
-    if d.coverage is not None:
-        body.append(f"<p>{escape(d.coverage.text())}</p>")
     after = d.fixes[0].main_per_s_after if d.fixes else None
     items = [(f"{100 * d.lockmanager_share:.0f}%", "of active-session samples wait on LWLock:LockManager"
               + sampled_error(w.lockmanager_interval), d.status == "contention"),
@@ -155,7 +148,21 @@ def diagnose_html(d: Diagnosis) -> str:
         if d.forecast_after is not None:
             fc += f" → {100 * d.forecast_after.lockmanager_share:.0f}%"
         items.append((fc, f"forecast LockManager share at {d.clients} connections (now → fixed)", False))
-    body.append(cards(items))
+    return cards(items)
+
+
+def diagnose_html(d: Diagnosis) -> str:
+    """The complete HTML document for a diagnosis."""
+    w = d.watch
+    body = [f'<p class="muted">PostgreSQL {escape(d.server_version)}, database <code>{escape(d.database)}</code>; '
+            f"fast path {escape(d.capacity.describe())} per backend (max_locks_per_transaction "
+            f"{d.capacity.max_locks_per_transaction}); sampled {w.duration_s:.1f} s at {w.achieved_hz:.1f} Hz "
+            f"({w.ticks:,} samples, {w.late_ticks:,} late).</p>"]
+    headline = f"{escape(d.model_check.headline)}<br>" if d.model_check is not None else ""
+    body.append(f'<div class="verdict {escape(d.status)}">{headline}{escape(d.verdict)}</div>')
+    if d.coverage is not None:
+        body.append(f"<p>{escape(d.coverage.text())}</p>")
+    body.append(_cards(d))
     body.extend(f"<p>{escape(line)}</p>" for line in forecast_lines(d))
     body.append("<h2>Summary</h2>")
     body.append(_waits(d))
