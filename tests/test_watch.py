@@ -173,6 +173,9 @@ def test_watch_record_report_round_trip(pg18: ScratchServer, watch_table: str, b
 
     report = load_summary(record)
     assert report.ticks == summary.ticks and report.top_wait_event in ("Timeout:PgSleep", "Lock:relation")
+    # the recording gives the sampled share's interval from the same seconds as the live watch
+    assert [b for b in report.lockmanager_batches if b[0]] == [b for b in summary.lockmanager_batches if b[0]]
+    assert report.lockmanager_interval == summary.lockmanager_interval
     html = recording_html(report)
     assert html.count("<svg") == 2 and "<script" not in html and 'src="http' not in html and "<link" not in html
     proc = run("report", str(record), "--html", str(tmp_path / "r.html"))

@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..watch.aas import sampled_error
 from ..watch.recorded import RecordingSummary
 from ..watch.sampler import CPU, LOCK_MANAGER
 from .html import escape, page, svg_figure, table
@@ -137,7 +138,7 @@ def recording_html(rec: RecordingSummary) -> str:
                     f"{rec.late_ticks:,} late ticks"),
         ("average active sessions", f"{rec.aas:.2f}"),
         (LOCK_MANAGER, f"{100 * rec.lockmanager_share_total:.1f}% of active-session samples "
-                       f"({rec.lockmanager_samples:,})"),
+                       f"({rec.lockmanager_samples:,}){sampled_error(rec.lockmanager_interval)}"),
         ("top wait event", rec.top_wait_event or "none (CPU only)"),
         ("gaps", "none" if not rec.gaps else f"{len(rec.gaps)}: " + "; ".join(
             f"{g.duration_s:.1f} s ({g.reason})" if g.duration_s is not None else f"open ({g.reason})"

@@ -73,7 +73,7 @@ def watch_summary_to_dict(summary: WatchSummary | RecordingSummary, *, source: s
         "lockmanager_samples": summary.lockmanager_samples,
         "lockmanager_share": summary.lockmanager_samples / summary.active_session_samples
         if summary.active_session_samples else 0.0,
-        "lockmanager_share_95": interval_dict(getattr(summary, "lockmanager_interval", None)),
+        "lockmanager_share_95": interval_dict(summary.lockmanager_interval),
         "by_wait": dict(summary.by_wait),
         "gaps": [{"start_s": g.start_s, "end_s": g.end_s, "reason": g.reason} for g in summary.gaps],
         "top_statements": [{"queryid": s.query_id, "lockmanager_samples": s.lockmanager_samples,

@@ -285,7 +285,8 @@ def render_recording(rec: RecordingSummary) -> RenderableType:
     facts.add_row("samples", f"{rec.ticks:,} at {rec.achieved_hz:.1f} Hz (target {rec.hz:g}), "
                              f"{rec.late_ticks:,} late ticks")
     facts.add_row("AAS", f"{rec.aas:.2f} active sessions")
-    facts.add_row(LOCK_MANAGER, f"{100 * rec.lockmanager_share_total:.1f}% of active-session samples")
+    facts.add_row(LOCK_MANAGER, f"{100 * rec.lockmanager_share_total:.1f}% of active-session samples"
+                                f"{sampled_error(rec.lockmanager_interval)}")
     facts.add_row("gaps", "none" if not rec.gaps else "; ".join(
         f"{g.duration_s:.1f} s ({g.reason})" if g.duration_s is not None else f"open ({g.reason})"
         for g in rec.gaps))

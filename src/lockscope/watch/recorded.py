@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .aas import CPU, LOCK_MANAGER, WaitTotals, aas, achieved_hz, share
+from .aas import CPU, LOCK_MANAGER, ShareInterval, WaitTotals, aas, achieved_hz, share, share_interval
 from .store import GapRow, Recording, open_recording
 from .window import StatementStat
 
@@ -45,6 +45,8 @@ class RecordingSummary(WaitTotals):
         (count; 0 without pg_stat_lock). Every weak lock request that found its fast-path group full, transient
         catalog locks of relcache/catcache builds included (docs/watch.md, "Reading fastpath_exceeded").
     :ivar blocking_reads: pg_blocking_pids results recorded (count).
+    :ivar lockmanager_batches: per second of the recording, ``(active-session samples, of which on
+        LWLock:LockManager)`` (counts): the batches of :attr:`lockmanager_interval`.
     """
 
     path: Path
@@ -65,6 +67,7 @@ class RecordingSummary(WaitTotals):
     fastpath_exceeded: tuple[tuple[float, float], ...]
     blocking_reads: int
     fastpath_exceeded_total: int = 0
+    lockmanager_batches: tuple[tuple[int, int], ...] = ()
 
     @property
     def duration_s(self) -> float:
@@ -86,6 +89,13 @@ class RecordingSummary(WaitTotals):
     def lockmanager_share_total(self) -> float:
         """Fraction (0..1) of all active-session samples on LWLock:LockManager."""
         return share(self.lockmanager_samples, self.active_session_samples)
+
+    @property
+    def lockmanager_interval(self) -> ShareInterval | None:
+        """The LockManager share with its 95 % confidence interval over one-second batches, as a live watch gives
+        it (:func:`~lockscope.watch.aas.share_interval`); None with fewer than 3 seconds that saw an active
+        session."""
+        return share_interval(self.lockmanager_batches)
 
     @property
     def top_wait(self) -> str | None:
@@ -155,7 +165,15 @@ def summarize_recording(rec: Recording, *, max_buckets: int = 600, series: int =
         bucket_s=bucket_s, bucket_starts_s=tuple(i * bucket_s for i in range(n_buckets)),
         aas_series=aas_series, lockmanager_aas=aas_per_bucket(lm), lockmanager_share=lm_share,
         locks=locks, fastpath_exceeded=fastpath, blocking_reads=blocking, fastpath_exceeded_total=fastpath_total,
+        lockmanager_batches=_lockmanager_batches(rec),
     )
+
+
+def _lockmanager_batches(rec: Recording) -> tuple[tuple[int, int], ...]:
+    """Per second of sampling, in time order: (active-session samples, of which on LWLock:LockManager)."""
+    return tuple((int(n), int(lm)) for _, n, lm in rec.rows(
+        "SELECT CAST(s.ts AS INTEGER), count(*), sum(x.wait_event_type = 'LWLock' AND x.wait_event = 'LockManager') "
+        "FROM sessions x JOIN samples s ON s.id = x.sample_id GROUP BY 1 ORDER BY 1"))
 
 
 def load_summary(path: Path | str, **kwargs: int) -> RecordingSummary:
