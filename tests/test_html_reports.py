@@ -47,8 +47,11 @@ def test_diagnose_report_in_browser(pg18: ScratchServer, tmp_path: Path) -> None
     """A short diagnose of the idle test server (no pg_stat_statements in its database): the verdict box first,
     the audit's charts and findings."""
     with connect(pg18.conninfo()) as session:
-        d = run_diagnose(session, pg18.conninfo(), DiagnoseOptions(duration_s=1.5, hz=20, top_n=20,
-                                                                   unused_min_age_s=0))
+        for _ in range(3):  # the shared server is idle unless another worker's test uses it in these seconds
+            d = run_diagnose(session, pg18.conninfo(), DiagnoseOptions(duration_s=1.5, hz=20, top_n=20,
+                                                                       unused_min_age_s=0))
+            if not d.aas_by_wait:
+                break
     page = tmp_path / "diagnose.html"
     page.write_text(diagnose_html(d), encoding="utf-8")
     html = page.read_text()

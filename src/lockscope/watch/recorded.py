@@ -172,7 +172,8 @@ def summarize_recording(rec: Recording, *, max_buckets: int = 600, series: int =
 def _lockmanager_batches(rec: Recording) -> tuple[tuple[int, int], ...]:
     """Per second of sampling, in time order: (active-session samples, of which on LWLock:LockManager)."""
     return tuple((int(n), int(lm)) for _, n, lm in rec.rows(
-        "SELECT CAST(s.ts AS INTEGER), count(*), sum(x.wait_event_type = 'LWLock' AND x.wait_event = 'LockManager') "
+        "SELECT CAST(s.ts AS INTEGER), count(*), "
+        "sum(CASE WHEN x.wait_event_type = 'LWLock' AND x.wait_event = 'LockManager' THEN 1 ELSE 0 END) "
         "FROM sessions x JOIN samples s ON s.id = x.sample_id GROUP BY 1 ORDER BY 1"))
 
 
