@@ -38,7 +38,7 @@ from ..forecast.calibration import DEFAULT_CALIBRATION
 from ..forecast.cpu import Deflation, KcacheWindow, OnCpu, deflation
 from ..forecast.engine import connections_doing_work, forecast_live, server_clock, workload_own_cost
 from ..forecast.honesty import ModelCheck, check_model
-from ..forecast.live import LOCKMANAGER_TOLERANCE, live_from_watch
+from ..forecast.live import live_from_watch
 from ..lockpart import partition_rates
 from ..shapes import apply_what_if
 from ..text import plural
@@ -582,7 +582,7 @@ def _reconcile(live: LivePoint | None, solved: LiveForecast | None) -> list[str]
     if solved.anchor.lockmanager_reproduced:
         return []
     why = ("the sample is too short to show the model within 10 points (sample longer: --duration)"
-           if solved.anchor.sampled_too_uncertain and abs(model - measured) <= LOCKMANAGER_TOLERANCE else
+           if solved.anchor.sampled_too_uncertain and solved.anchor.lockmanager_within else
            "the verdict and the status use the sampled share")
     return [f"LockManager share: {100 * measured:.0f}% sampled now{sampled_error(live.lockmanager_interval)}, "
             f"{100 * model:.0f}% in the model at the same {live.population} connections and "

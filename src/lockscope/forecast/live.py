@@ -216,8 +216,13 @@ class Anchor:
         share of the same load moves by tens of points between runs. False also when the sampled share is itself
         known to no better than :data:`LOCKMANAGER_TOLERANCE` (its 95 % interval's half width,
         :attr:`sampled_too_uncertain`): such a sample cannot show the model within 10 points."""
-        within = abs(self.model_lockmanager_share - self.measured_lockmanager_share) <= LOCKMANAGER_TOLERANCE
-        return within and not self.sampled_too_uncertain
+        return self.lockmanager_within and not self.sampled_too_uncertain
+
+    @property
+    def lockmanager_within(self) -> bool:
+        """True when the model's LockManager share at the operating point is within :data:`LOCKMANAGER_TOLERANCE`
+        of the sampled one, whatever the sample's own uncertainty."""
+        return abs(self.model_lockmanager_share - self.measured_lockmanager_share) <= LOCKMANAGER_TOLERANCE
 
     @property
     def sampled_too_uncertain(self) -> bool:
@@ -231,7 +236,7 @@ class Anchor:
         error = sampled_error(self.measured_lockmanager_interval)
         sampled = f"{100 * self.measured_lockmanager_share:.0f}% sampled now{error}"
         model = f"the model gives {100 * self.model_lockmanager_share:.0f}% at the same operating point"
-        if abs(self.model_lockmanager_share - self.measured_lockmanager_share) > LOCKMANAGER_TOLERANCE:
+        if not self.lockmanager_within:
             return (f"LockManager share not forecast: {sampled}, {model} and cannot reproduce it (more than "
                     f"{100 * LOCKMANAGER_TOLERANCE:.0f} points apart)")
         return (f"LockManager share not forecast: {sampled}, {model}, but the sample is too short to show it within "

@@ -64,12 +64,14 @@ def achieved_hz(ticks: int, elapsed_s: float) -> float:
 
 
 class WaitTotals:
-    """Mixin for a frozen dataclass with ``ticks`` (count) and ``by_wait`` (wait label -> active-session samples,
-    count): the totals derived from them (:class:`~lockscope.watch.engine.WatchSummary`,
+    """Mixin for a frozen dataclass with ``ticks`` (count), ``by_wait`` (wait label -> active-session samples,
+    count) and ``lockmanager_batches`` (per second sampled: active-session samples, of which on LWLock:LockManager;
+    counts): the totals derived from them (:class:`~lockscope.watch.engine.WatchSummary`,
     :class:`~lockscope.watch.recorded.RecordingSummary`)."""
 
     ticks: int
     by_wait: dict[str, int]
+    lockmanager_batches: tuple[tuple[int, int], ...]
 
     @property
     def active_session_samples(self) -> int:
@@ -85,6 +87,12 @@ class WaitTotals:
     def aas(self) -> float:
         """Average active sessions over the ticks (sessions), :func:`aas`."""
         return aas(self.active_session_samples, self.ticks)
+
+    @property
+    def lockmanager_interval(self) -> ShareInterval | None:
+        """The LockManager share with its 95 % confidence interval over the one-second batches
+        (:func:`share_interval`); None with fewer than :data:`MIN_BATCHES` seconds that saw an active session."""
+        return share_interval(self.lockmanager_batches)
 
 
 #: Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom (standard tables).

@@ -51,7 +51,7 @@ from ..rows import (
 )
 from ..versions import PG14
 from ..workload.transactions import TransactionLoad, transaction_load
-from .aas import MAX_HZ, MIN_HZ, ShareInterval, WaitTotals, achieved_hz, share, share_interval
+from .aas import MAX_HZ, MIN_HZ, WaitTotals, achieved_hz, share
 from .sampler import ActivityReader, Sample, Schedule
 from .store import RecordWriter
 from .wait_sampling import WaitSamplingInfo, WaitSamplingReader, detect, require
@@ -242,12 +242,6 @@ class WatchSummary(WaitTotals):
     fastpath_exceeded_per_s: float | None = None
     transactions: TransactionLoad | None = None
     lockmanager_batches: tuple[tuple[int, int], ...] = ()
-
-    @property
-    def lockmanager_interval(self) -> ShareInterval | None:
-        """The LockManager share with its 95 % confidence interval over one-second batches
-        (:func:`~lockscope.watch.aas.share_interval`); None with fewer than 3 seconds that saw an active session."""
-        return share_interval(self.lockmanager_batches)
 
     @property
     def main_lock_table_per_s(self) -> float | None:

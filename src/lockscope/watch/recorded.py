@@ -10,7 +10,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .aas import CPU, LOCK_MANAGER, ShareInterval, WaitTotals, aas, achieved_hz, share, share_interval
+from .aas import CPU, LOCK_MANAGER, WaitTotals, aas, achieved_hz, share
 from .store import GapRow, Recording, open_recording
 from .window import StatementStat
 
@@ -18,6 +18,8 @@ __all__ = ["RecordingSummary", "load_summary", "summarize_recording"]
 
 _LABEL = ("CASE WHEN x.wait_event_type IS NULL THEN 'CPU' "
           "ELSE x.wait_event_type || ':' || coalesce(x.wait_event, '') END")
+#: 1 for a session sample on LWLock:LockManager, else 0 (never NULL, also for a sample on CPU).
+_ON_LOCK_MANAGER = "CASE WHEN x.wait_event_type = 'LWLock' AND x.wait_event = 'LockManager' THEN 1 ELSE 0 END"
 
 
 @dataclass(frozen=True)
@@ -91,13 +93,6 @@ class RecordingSummary(WaitTotals):
         return share(self.lockmanager_samples, self.active_session_samples)
 
     @property
-    def lockmanager_interval(self) -> ShareInterval | None:
-        """The LockManager share with its 95 % confidence interval over one-second batches, as a live watch gives
-        it (:func:`~lockscope.watch.aas.share_interval`); None with fewer than 3 seconds that saw an active
-        session."""
-        return share_interval(self.lockmanager_batches)
-
-    @property
     def top_wait(self) -> str | None:
         """The most frequent wait label (``CPU`` included), or None without samples."""
         return next(iter(self.by_wait), None)
@@ -150,7 +145,7 @@ def summarize_recording(rec: Recording, *, max_buckets: int = 600, series: int =
     statements = tuple(
         StatementStat(None if q is None else int(q), int(n), int(total), texts.get(int(q)) if q is not None else None)
         for q, n, total in rec.rows(
-            "SELECT x.query_id, sum(x.wait_event_type = 'LWLock' AND x.wait_event = 'LockManager') AS lm, count(*) "
+            f"SELECT x.query_id, sum({_ON_LOCK_MANAGER}) AS lm, count(*) "
             "FROM sessions x GROUP BY x.query_id HAVING lm > 0 ORDER BY lm DESC, x.query_id LIMIT ?", (top,))
     )
     locks = tuple((float(ts) - start, int(r), int(m)) for ts, r, m in rec.rows(
@@ -172,8 +167,7 @@ def summarize_recording(rec: Recording, *, max_buckets: int = 600, series: int =
 def _lockmanager_batches(rec: Recording) -> tuple[tuple[int, int], ...]:
     """Per second of sampling, in time order: (active-session samples, of which on LWLock:LockManager)."""
     return tuple((int(n), int(lm)) for _, n, lm in rec.rows(
-        "SELECT CAST(s.ts AS INTEGER), count(*), "
-        "sum(CASE WHEN x.wait_event_type = 'LWLock' AND x.wait_event = 'LockManager' THEN 1 ELSE 0 END) "
+        f"SELECT CAST(s.ts AS INTEGER), count(*), sum({_ON_LOCK_MANAGER}) "
         "FROM sessions x JOIN samples s ON s.id = x.sample_id GROUP BY 1 ORDER BY 1"))
 
 

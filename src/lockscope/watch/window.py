@@ -181,7 +181,6 @@ class RollingWindow:
                 self._lm_by_second.append([second, 0, 0])
             per_second = self._lm_by_second[-1]
             per_second[1] += len(sample.sessions)
-            per_second[2] += sum(s.wait == LOCK_MANAGER for s in sample.sessions)
             bucket.ticks += 1
             self.total_ticks += 1
             self.total_late_ticks += sample.late_ticks
@@ -197,6 +196,7 @@ class RollingWindow:
                 self.total_waits_db[(s.datname or "", label)] += 1
                 self.total_by_stmt[s.query_id] += 1
                 if label == LOCK_MANAGER:
+                    per_second[2] += 1
                     bucket.lm_by_stmt[s.query_id] += 1
                     self.total_lm_by_stmt[s.query_id] += 1
 
