@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+import time
 
 import psycopg
 import pytest
@@ -56,8 +57,17 @@ def _main_table_entries(conn: psycopg.Connection[tuple[object, ...]], pid: int |
 
 
 def _pg_dump(server: ScratchServer) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(server.tool("pg_dump")), "-s", "-d", server.conninfo()], capture_output=True,
+    """``pg_dump -s``, returned once its backend has left: pg_dump exits as soon as it closes its connection, and
+    the backend releases its lock-table entries (all of them at the limit) a moment later, in its own exit."""
+    done = subprocess.run([str(server.tool("pg_dump")), "-s", "-d", server.conninfo()], capture_output=True,
                           text=True, timeout=300, check=False)
+    with psycopg.connect(server.conninfo(), autocommit=True) as conn:
+        deadline = time.monotonic() + 30.0
+        while conn.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                           "AND pid <> pg_backend_pid() AND application_name = 'pg_dump'").fetchone() != (0,):
+            assert time.monotonic() < deadline, "pg_dump's backend did not exit within 30 s"
+            time.sleep(0.05)
+    return done
 
 
 def _fill_to_budget(server: ScratchServer, conn: psycopg.Connection[tuple[object, ...]]) -> int:

@@ -30,6 +30,7 @@ from lockscope.forecast.model import (
     forecast_curve,
     workload_demands,
 )
+from lockscope.report.forecast_terminal import binding_text
 
 ZERO16 = (0.0,) * 16
 ONE_PARTITION = (24,) + (0,) * 15  # 24 main-table locks, all in partition 0
@@ -200,6 +201,38 @@ def test_preempted_holder_convoy_adds_to_the_share_not_to_the_throughput() -> No
     assert with_tick[0].convoy_wait_ms == 0.0  # one client: nobody to preempt it, nobody to wait
     assert with_tick[2].lockmanager_share > without[2].lockmanager_share + 0.3
     assert with_tick[3].lockmanager_aas > with_tick[2].lockmanager_aas > without[2].lockmanager_aas
+
+
+def test_preempted_holder_convoy_never_outnumbers_the_clients() -> None:
+    """The README's statement (a primary-key lookup on a table with 17 indexes at mlpt 16: 16 fast-path locks, 3 in
+    the main lock table, 2 in partition 4 and 1 in 14; its own cost 100 µs) at 1000 clients on 64 cores: the sessions
+    on LockManager and on the CPU are at most the 1000 clients (uncapped, the convoy had read an AAS of 1,392), and at
+    2 clients on 2
+    cores, where nobody waits for a core, nobody sleeps behind a preempted holder."""
+    load = tuple(2 if p == 4 else 1 if p == 14 else 0 for p in range(16))
+    cls = TransactionClass("select * from orders where id = 42", 16, load, planned_relations=16, own_s=100e-6)
+    (wide,) = forecast_curve(class_demands(cls, DEFAULT_CALIBRATION), 64, [1000])
+    assert wide.convoy_wait_ms > 0
+    assert wide.lockmanager_aas + wide.throughput_tps * wide.cpu_per_transaction_us / 1e6 <= 1000
+    (pair,) = forecast_curve(class_demands(cls, DEFAULT_CALIBRATION), 2, [2])
+    assert pair.convoy_wait_ms == pytest.approx(0.0, abs=1e-9)
+
+
+def test_binding_text_names_the_convoy_when_it_makes_the_share() -> None:
+    """The README's statement with an own cost of 300 µs at 400 clients on 64 cores: the CPU binds, yet most active
+    sessions sleep behind preempted holders; the binding text must not say the backends wait less on the lock
+    partitions than on the cores without naming that convoy. At 1 ms the share is under half: the plain CPU text."""
+    load = tuple(2 if p == 4 else 1 if p == 14 else 0 for p in range(16))
+    texts = []
+    for own_s in (300e-6, 1e-3):
+        cls = TransactionClass("select * from orders where id = 42", 16, load, planned_relations=16, own_s=own_s)
+        (f,) = forecast_curve(class_demands(cls, DEFAULT_CALIBRATION), 64, [400])
+        assert f.binding_resource == CPU
+        texts.append(binding_text(f))
+    assert re.fullmatch(r"CPU: backends spend more time on the cores than queued on any lock partition's LWLock; "
+                        r"most of the LockManager share \(([5-9]\d)%\) is the convoy behind lock holders the kernel "
+                        r"preempted \(400 clients on 64 cores\)", texts[0]), texts[0]
+    assert texts[1] == "CPU: backends spend more time on the cores than waiting on any lock partition"
 
 
 def test_kernel_tick_from_the_build_configuration(tmp_path: Path) -> None:

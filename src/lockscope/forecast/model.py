@@ -432,8 +432,12 @@ def _step(demands: Demands, cpus: int, n: int, prev: _State, think_s: float) -> 
     x = n / response
     state = _State(x, x * r_cpu, x * (response - think_s),
                    tuple(x * (d * q + d) for d, q in zip(held, prev.q_part, strict=True)))
-    convoy = convoy_lockmanager_s(demands, cpus, throughput_tps=x, runnable=state.q_cpu, in_server=state.in_server,
-                                  population=n, think_s=think_s, cpu_s=cpu_n, wake_s=wake)
+    # the convoy's sleepers would otherwise wait for a core: their sleep comes out of the time in the server
+    # that is neither CPU nor partition queue (so X (LM + D) never exceeds the clients)
+    queued = response - think_s - cpu_n - sum(at_part)
+    convoy = min(max(0.0, queued), convoy_lockmanager_s(
+        demands, cpus, throughput_tps=x, runnable=state.q_cpu, in_server=state.in_server, population=n,
+        think_s=think_s, cpu_s=cpu_n, wake_s=wake))
     return _Step(n, state, held, at_part, sleeps, cpu_n, round_trip, response, convoy)
 
 

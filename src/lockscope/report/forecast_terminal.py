@@ -23,8 +23,14 @@ def rate_text(value: float | None) -> str:
 
 def binding_text(f: Forecast) -> str:
     """What :attr:`Forecast.binding_resource` means, for a reader: where the backends' time goes, not which
-    resource is busiest (``lock partition 4: its LWLock waits outweigh the CPU``)."""
+    resource is busiest (``lock partition 4: its LWLock waits outweigh the CPU``). When the binding resource is
+    the CPU yet most predicted LockManager time is the convoy behind preempted holders (a share of 50 % or more),
+    it says so: those waits come from more runnable backends than cores, not from the partitions' own queues."""
     if f.binding_resource == CPU:
+        if f.lockmanager_share >= 0.5 and f.convoy_wait_ms > f.partition_wait_ms:
+            return (f"CPU: backends spend more time on the cores than queued on any lock partition's LWLock; most "
+                    f"of the LockManager share ({f.lockmanager_share:.0%}) is the convoy behind lock holders the "
+                    f"kernel preempted ({f.clients} clients on {f.cpus} cores)")
         return "CPU: backends spend more time on the cores than waiting on any lock partition"
     return f"lock {f.binding_resource}: backends spend more time waiting on its LWLock than on the CPU"
 
