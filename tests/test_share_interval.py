@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from lockscope.diagnose.engine import status_otherwise
 from lockscope.forecast.live import Anchor, live_point
-from lockscope.watch.aas import share_interval
+from lockscope.watch.aas import CPU, LOCK_MANAGER, share_interval
+from lockscope.watch.engine import WatchSummary
 from lockscope.watch.sampler import ActiveSession, Sample
 
 
@@ -76,3 +78,26 @@ def test_the_guard_refuses_a_share_the_sample_cannot_judge() -> None:
     assert not far.lockmanager_reproduced and "cannot reproduce it" in far.lockmanager_refusal()
     unknown = Anchor(1000.0, 1000.0, 1.0, 1000.0, 0.45, 0.5)  # no interval: the 10-point rule alone
     assert unknown.lockmanager_reproduced
+
+
+def _watched(batches: list[tuple[int, int]]) -> WatchSummary:
+    """A 10 Hz watch of ``len(batches)`` seconds with these (active, on LockManager) samples per second."""
+    active, lm = sum(a for a, _ in batches), sum(w for _, w in batches)
+    return WatchSummary(duration_s=float(len(batches)), ticks=10 * len(batches), late_ticks=0, hz=10.0,
+                        by_wait={LOCK_MANAGER: lm, CPU: active - lm}, gaps=(), top_statements=(), record_path=None,
+                        samples_recorded=0, end_reason="duration", server_version="18.6", query_errors=0,
+                        lockmanager_batches=tuple(batches))
+
+
+def test_a_status_the_samples_cannot_decide_names_the_other_one() -> None:
+    # five bursty seconds, 40 % waiting (interval 0-100 %, across the 10 % contention line): contention, or what
+    # the main-lock-table rate gives without it
+    bursty = _watched([(20, 20), (20, 0), (20, 20), (20, 0), (20, 0)])
+    assert status_otherwise(bursty, 0.0) == "healthy"
+    assert status_otherwise(bursty, 5000.0) == "risk"
+    # five seconds at 4 % with one burst (interval 0-15 %): healthy, or contention
+    low = _watched([(20, 4), (20, 0), (20, 0), (20, 0), (20, 0)])
+    assert status_otherwise(low, 0.0) == "contention"
+    # steady seconds decide: 40 % every second, or no wait in thirty seconds (interval 0-9.5 %)
+    assert status_otherwise(_watched([(20, 8)] * 5), 0.0) is None
+    assert status_otherwise(_watched([(20, 0)] * 30), 0.0) is None

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import EXIT_SPILL, BadInputError
+from ..errors import EXIT_SPILL, EXIT_UNJUDGED, BadInputError
 from ..pgbin.cache import resolve_pg_bin
 from ._common import (
     add_demo_load_options,
@@ -52,7 +52,9 @@ are named with their fixes (fewer statements per transaction, max_locks_per_tran
 foreign-key check on a partitioned table), the statements' footprints kept beside as the model. The last line is
 the verdict.
 
-CI gate: --fail-on contention exits 6 when the status is contention; --fail-on risk also when it is risk.
+CI gate: --fail-on contention exits 6 when the status is contention; --fail-on risk also when it is risk; both
+exit 7, judging nothing, when the sampled LockManager share's 95 % interval spans the contention line and the
+gate's outcome depends on which side is true (sample longer).
 
 The server: --dsn (or psql's -h -p -U -d), else the PG* environment, else libpq's defaults (the local socket),
 as for psql. With
@@ -67,7 +69,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``diagnose`` sub-command."""
     p = add_parser(sub, "diagnose",
                    help="which statements wait on LWLock:LockManager, which relations spill, and the fix",
-                   description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143))
+                   description=DESCRIPTION, exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, EXIT_UNJUDGED, 130, 143))
     add_target_options(p, what="diagnose", scratch="a scratch PostgreSQL running the contended demo load",
                        flag="--demo")
     p.add_argument("--duration", type=parse_duration, metavar="TIME",
@@ -88,7 +90,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--fail-on", choices=FAIL_ON_LEVELS, metavar="LEVEL",
                    help=f"CI gate: exit {EXIT_SPILL} when the status is LEVEL or worse: contention (LWLock:LockManager "
                         "share and waiting sessions above the problem line), risk (contention, or main-lock-table "
-                        "acquisitions/s at or above the risk rate)")
+                        f"acquisitions/s at or above the risk rate); exit {EXIT_UNJUDGED}, judging nothing, when "
+                        "the seconds sampled cannot decide (the LockManager share's 95 %% interval spans the "
+                        "contention line)")
     add_demo_load_options(p)
     p.set_defaults(handler=run)
 
@@ -124,8 +128,29 @@ def run(args: argparse.Namespace, console: Console) -> int:
     if args.html is not None:
         write_text(args.html, diagnose_html(diagnosis), info, "HTML")
     print_probe_cost("diagnose", cost)
-    if args.fail_on is not None and diagnosis.status in FAIL_ON_LEVELS[:FAIL_ON_LEVELS.index(args.fail_on) + 1]:
-        note(make_console(stderr=True), f"lockscope diagnose: --fail-on {args.fail_on}: status {diagnosis.status}")
+    return _gate(args.fail_on, diagnosis)
+
+
+def _gate(fail_on: str | None, diagnosis: Diagnosis) -> int:
+    """``--fail-on``'s exit code: 6 when the status is the level or worse; 7 (judging nothing, the reason on one
+    line) when the samples cannot decide between a status that meets it and one that does not."""
+    from ..diagnose.engine import LOCKMANAGER_SHARE_PROBLEM
+
+    if fail_on is None:
+        return 0
+    levels = FAIL_ON_LEVELS[:FAIL_ON_LEVELS.index(fail_on) + 1]
+    met = diagnosis.status in levels
+    other = diagnosis.status_otherwise
+    if other is not None and (other in levels) != met:
+        interval = diagnosis.watch.lockmanager_interval
+        span = f"{100 * interval.low:.0f}-{100 * interval.high:.0f}%" if interval is not None else "unknown"
+        note(make_console(stderr=True), f"lockscope diagnose: --fail-on {fail_on} judged nothing: the status is "
+             f"{diagnosis.status} or {other}: the LockManager share's 95 % interval, {span}, spans the "
+             f"{100 * LOCKMANAGER_SHARE_PROBLEM:.0f}% from which the status is contention in these "
+             f"{diagnosis.watch.duration_s:.0f} s of samples; sample longer (--duration)")
+        return EXIT_UNJUDGED
+    if met:
+        note(make_console(stderr=True), f"lockscope diagnose: --fail-on {fail_on}: status {diagnosis.status}")
         return EXIT_SPILL
     return 0
 

@@ -72,6 +72,7 @@ __all__ = [
     "SpilledRelation",
     "forecast_lines",
     "run_diagnose",
+    "status_otherwise",
     "verdict_line",
 ]
 
@@ -238,6 +239,9 @@ class Diagnosis:
         workload.
     :ivar model_check: the forecast's first estimate more than 25 % off, with the reasons found
         (:mod:`lockscope.forecast.honesty`), else None.
+    :ivar status_otherwise: the status the samples could equally have given, when the sampled LockManager share's
+        95 % interval spans :data:`LOCKMANAGER_SHARE_PROBLEM` (the seconds sampled cannot decide between the two);
+        None when they decide (:func:`status_otherwise`).
     """
 
     server_version: str
@@ -266,6 +270,7 @@ class Diagnosis:
     server: ServerRate = field(default_factory=ServerRate)
     coverage: Coverage | None = None
     model_check: ModelCheck | None = None
+    status_otherwise: str | None = None
 
     @property
     def main_lock_table_per_s(self) -> float:
@@ -793,6 +798,23 @@ def _closing_notes(summary: WatchSummary, live: LivePoint | None, solved: LiveFo
     return notes
 
 
+def status_otherwise(summary: WatchSummary, main_per_s: float) -> str | None:
+    """The status on the other side of the sampled LockManager share's 95 % interval
+    (:func:`lockscope.watch.aas.share_interval`) when that interval spans :data:`LOCKMANAGER_SHARE_PROBLEM`:
+    ``contention`` when the status is not, else what the main-lock-table rate gives (``risk`` or ``healthy``);
+    None when the interval lies on one side (the samples decide).
+
+    :param main_per_s: the main-lock-table acquisitions/s the status is judged with (per s).
+    """
+    interval = summary.lockmanager_interval
+    if interval is None or not interval.low < LOCKMANAGER_SHARE_PROBLEM <= interval.high:
+        return None
+    status = _status(summary, main_per_s)
+    if status != "contention":
+        return "contention"
+    return "risk" if main_per_s >= RISK_MAIN_PER_S else "healthy"
+
+
 def _status_doubt(summary: WatchSummary) -> list[str]:
     """A note when the sampled LockManager share's 95 % interval spans the share from which the status is
     ``contention`` (:data:`LOCKMANAGER_SHARE_PROBLEM`): the seconds sampled cannot tell, so the status could go
@@ -849,7 +871,8 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     fixed = _fix_shapes(fixes[0], report, wl) if fixes and wl is not None else None
     solved = _forecast(shapes, fixed, fixes[0] if fixes else None, report, live, options, notes)
     notes.extend(_closing_notes(summary, live, solved, server, wl, main_now))
-    status = _status(summary, server.main_per_s if server.main_per_s is not None else main_now)
+    judged = server.main_per_s if server.main_per_s is not None else main_now
+    status = _status(summary, judged)
     if status != "contention":
         # no measured contention: a restart is never the first thing to do (stable: otherwise as ranked)
         fixes.sort(key=lambda f: f.restart)
@@ -871,5 +894,5 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
         notes=tuple(notes) + report.notes, live=live, anchor=solved.anchor if solved is not None else None,
         think_s=solved.think_s if solved is not None else 0.0,
         timings_s={**seen.timings_s, "total": time.monotonic() - t0}, server=server, coverage=cover,
-        model_check=check,
+        model_check=check, status_otherwise=status_otherwise(summary, judged),
     )

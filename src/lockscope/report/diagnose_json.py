@@ -97,6 +97,7 @@ def diagnose_to_dict(d: Diagnosis) -> dict[str, Any]:
                    "max_locks_per_transaction": d.capacity.max_locks_per_transaction,
                    "fast_path_slots": d.capacity.slots},
         "status": d.status,
+        "status_otherwise": d.status_otherwise,
         "verdict": d.verdict,
         "watch": {"duration_s": w.duration_s, "ticks": w.ticks, "achieved_hz": w.achieved_hz, "hz": w.hz,
                   "active_session_samples": w.active_session_samples, "aas": w.aas,
