@@ -98,6 +98,9 @@ def test_a_status_the_samples_cannot_decide_names_the_other_one() -> None:
     # five seconds at 4 % with one burst (interval 0-15 %): healthy, or contention
     low = _watched([(20, 4), (20, 0), (20, 0), (20, 0), (20, 0)])
     assert status_otherwise(low, 0.0) == "contention"
+    # 0.2 active sessions, one burst (share 10 %, interval 0-38 %): at the interval's top 0.08 sessions would wait,
+    # fewer than contention needs (0.1): the samples decide healthy
+    assert status_otherwise(_watched([(2, 0)] * 4 + [(2, 1)]), 0.0) is None
     # steady seconds decide: 40 % every second, or no wait in thirty seconds (interval 0-9.5 %)
     assert status_otherwise(_watched([(20, 8)] * 5), 0.0) is None
     assert status_otherwise(_watched([(20, 0)] * 30), 0.0) is None

@@ -790,7 +790,9 @@ def _closing_notes(summary: WatchSummary, live: LivePoint | None, solved: LiveFo
     """The notes that judge the figures: the model's LockManager share against the sampled one, the server's
     main-lock-table rate against the model's, a status the samples cannot decide, the what-if of unprepared
     clients, no sample taken."""
-    notes = [*_reconcile(live, solved), *([server.model_note] if server.model_note else []), *_status_doubt(summary)]
+    judged = server.main_per_s if server.main_per_s is not None else main_now
+    notes = [*_reconcile(live, solved), *([server.model_note] if server.model_note else []),
+             *_status_doubt(summary, judged)]
     if wl is not None:
         notes.extend(_unprepared_what_if(wl.audits, main_now))
     if summary.ticks == 0:
@@ -801,26 +803,27 @@ def _closing_notes(summary: WatchSummary, live: LivePoint | None, solved: LiveFo
 def status_otherwise(summary: WatchSummary, main_per_s: float) -> str | None:
     """The status on the other side of the sampled LockManager share's 95 % interval
     (:func:`lockscope.watch.aas.share_interval`) when that interval spans :data:`LOCKMANAGER_SHARE_PROBLEM`:
-    ``contention`` when the status is not, else what the main-lock-table rate gives (``risk`` or ``healthy``);
-    None when the interval lies on one side (the samples decide).
+    ``contention`` when the status is not and the interval's upper end would also put
+    :data:`LOCKMANAGER_AAS_MIN` sessions on LockManager; else, for a status of ``contention``, what the
+    main-lock-table rate gives (``risk`` or ``healthy``); None when the interval lies on one side (the samples
+    decide).
 
     :param main_per_s: the main-lock-table acquisitions/s the status is judged with (per s).
     """
     interval = summary.lockmanager_interval
     if interval is None or not interval.low < LOCKMANAGER_SHARE_PROBLEM <= interval.high:
         return None
-    status = _status(summary, main_per_s)
-    if status != "contention":
-        return "contention"
-    return "risk" if main_per_s >= RISK_MAIN_PER_S else "healthy"
+    if _status(summary, main_per_s) == "contention":
+        return "risk" if main_per_s >= RISK_MAIN_PER_S else "healthy"
+    return "contention" if interval.high * summary.aas >= LOCKMANAGER_AAS_MIN else None
 
 
-def _status_doubt(summary: WatchSummary) -> list[str]:
+def _status_doubt(summary: WatchSummary, main_per_s: float) -> list[str]:
     """A note when the sampled LockManager share's 95 % interval spans the share from which the status is
-    ``contention`` (:data:`LOCKMANAGER_SHARE_PROBLEM`): the seconds sampled cannot tell, so the status could go
-    either way."""
+    ``contention`` (:data:`LOCKMANAGER_SHARE_PROBLEM`) and the other side would change it
+    (:func:`status_otherwise`): the seconds sampled cannot tell, so the status could go either way."""
     interval = summary.lockmanager_interval
-    if interval is None or not interval.low < LOCKMANAGER_SHARE_PROBLEM <= interval.high:
+    if interval is None or status_otherwise(summary, main_per_s) is None:
         return []
     return [f"the LockManager share's 95 % interval, {100 * interval.low:.0f}-{100 * interval.high:.0f}%, spans the "
             f"{100 * LOCKMANAGER_SHARE_PROBLEM:.0f}% from which the status is contention: these "
