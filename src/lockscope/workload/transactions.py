@@ -214,18 +214,29 @@ def _positions(observations: Sequence[Observation]) -> list[_Position]:
     return out
 
 
+def _most_held(position: _Position) -> int:
+    """The most relations one of the position's complete observations held (count)."""
+    return max(len(o.relations) for o in position.complete)
+
+
 def _shape_groups(positions: Sequence[_Position]) -> list[tuple[list[_Position], list[_Position]]]:
     """(last positions, earlier positions) per shape: autocommit statements alone; in multi-statement transactions
     the positions whose core no other position's core strictly contains end a shape (equal cores: the same shape),
-    and the positions with a strictly smaller core come before."""
+    and the positions with a strictly smaller core come before, smaller cores first. Equal cores are told apart by
+    the most relations one of their backends held (:func:`_most_held`): a statement seen only before it locked
+    anything of its own has its predecessor's core; of the positions that end a shape, those whose backends held
+    fewer than the most come before the others."""
     multi = [p for p in positions if not p.single and p.core]
     out: list[tuple[list[_Position], list[_Position]]] = [([p], []) for p in positions if p.single]
     ends: dict[frozenset[int], list[_Position]] = {}
     for p in multi:
         if not any(p.core < q.core for q in multi):
             ends.setdefault(p.core, []).append(p)
-    for core, last in ends.items():
-        earlier = sorted((p for p in multi if p.core < core), key=lambda p: (len(p.core), p.statement))
+    for core, tied in ends.items():
+        top = max(_most_held(p) for p in tied)
+        last = [p for p in tied if _most_held(p) == top]
+        earlier = sorted([*(p for p in multi if p.core < core), *(p for p in tied if _most_held(p) < top)],
+                         key=lambda p: (len(p.core), _most_held(p), p.statement))
         out.append((last, earlier))
     return out
 
