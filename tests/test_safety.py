@@ -255,6 +255,23 @@ def test_statement_timeout_is_enforced(any_pg: ScratchServer) -> None:
                                        "and f.k = g.k and g.k = h.k")
 
 
+def test_a_cancel_request_is_not_called_a_timeout(any_pg: ScratchServer) -> None:
+    """pg_cancel_backend on lockscope's query (57014, as statement_timeout): the error says it was canceled."""
+    import threading
+
+    with connect(any_pg.conninfo()) as session, psycopg.connect(any_pg.conninfo(), autocommit=True) as dba:
+        pid = session.oracle_rows("select pg_backend_pid()")[0][0]
+        canceller = threading.Timer(0.5, lambda: dba.execute("select pg_cancel_backend(%s)", (pid,)))
+        canceller.start()
+        try:
+            with pytest.raises(StatementError) as caught:
+                session.oracle_rows("select pg_sleep(3)")
+        finally:
+            canceller.join()
+    assert str(caught.value) == ("canceled by the server or another session: canceling statement due to user "
+                                 "request")
+
+
 def test_every_query_has_the_timeouts(any_pg: ScratchServer) -> None:
     """Catalog reads outside probe transactions too: lock_timeout and statement_timeout are the session's own
     (connection options), so no lockscope query waits on a lock or runs without a bound."""

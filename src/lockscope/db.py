@@ -726,8 +726,12 @@ class Session:
             return self._blocked_error()
         sqlstate = diag.sqlstate
         if isinstance(exc, pg_errors.QueryCanceled):
+            # 57014 is both lockscope's own limit and a cancel request (pg_cancel_backend, a DBA's Ctrl-C)
+            if "statement timeout" not in primary:
+                return StatementError(f"canceled by the server or another session: {primary}", sqlstate=sqlstate)
             return StatementError(
-                f"statement_timeout ({self.statement_timeout_ms} ms) expired: {primary}", sqlstate=sqlstate
+                f"statement_timeout ({self.statement_timeout_ms} ms) expired: {primary} (lockscope's limit for one "
+                "query: --statement-timeout)", sqlstate=sqlstate
             )
         if isinstance(exc, pg_errors.OperationalError) and self._conn.closed:
             return ConnectionFailedError(f"connection lost: {primary}", sqlstate=sqlstate)
