@@ -33,6 +33,7 @@ from lockscope.forecast.model import (
 from lockscope.report.forecast_terminal import binding_text
 
 ZERO16 = (0.0,) * 16
+ZERO16_INT = (0,) * 16
 ONE_PARTITION = (24,) + (0,) * 15  # 24 main-table locks, all in partition 0
 SPREAD = (2,) * 8 + (1,) * 8  # the same 24 over the 16 partitions
 #: A fixed input for the shape tests (they must not move with each recalibration): a 2-core VM's ``lab ceiling``
@@ -233,6 +234,23 @@ def test_binding_text_names_the_convoy_when_it_makes_the_share() -> None:
                         r"most of the LockManager share \(([5-9]\d)%\) is the convoy behind lock holders the kernel "
                         r"preempted \(400 clients on 64 cores\)", texts[0]), texts[0]
     assert texts[1] == "CPU: backends spend more time on the cores than waiting on any lock partition"
+
+
+def test_a_cost_measured_under_load_grows_only_beyond_its_clients() -> None:
+    """CPU growth 10 % per doubling of the clients beyond the cores; 2 cores; a transaction of 100 µs overhead
+    (base statement 130 µs, of which 20 planning and 10 execution) and 1 ms of its own. Timed alone, the own cost
+    grows with the overhead: at 8 clients (two doublings) 1.1 ms x 1.2 = 1.32 ms. Measured by pg_stat_statements
+    under a load of 8 clients it already holds that growth: 0.1 x 1.2 + 1 = 1.12 ms at 8 clients, and at 16
+    clients 0.1 x 1.3 + 1 x 1.3 / 1.2 = 1.2133 ms."""
+    cal = costs(base_cpu_s=130e-6, base_plan_s=20e-6, base_exec_s=10e-6, cpu_growth_per_doubling=0.1)
+    alone = TransactionClass("q", 1, ZERO16_INT, own_s=1e-3)
+    loaded = replace(alone, own_at_clients=8)
+    assert class_demands(alone, cal).cpu_at(8, 2) == pytest.approx(1.32e-3)
+    assert class_demands(loaded, cal).cpu_at(8, 2) == pytest.approx(1.12e-3)
+    assert class_demands(loaded, cal).cpu_at(16, 2) == pytest.approx(1.2133e-3, rel=1e-4)
+    # a mix of both: only the loaded class's own cost is spared (weights 1:1)
+    mix = workload_demands([alone, loaded], cal)
+    assert mix.cpu_at(8, 2) == pytest.approx((1.32e-3 + 1.12e-3) / 2)
 
 
 def test_kernel_tick_from_the_build_configuration(tmp_path: Path) -> None:

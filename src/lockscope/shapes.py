@@ -77,6 +77,8 @@ class StatementShape:
     :ivar own_s: the statement's own planning and execution time per call (s; CPU), None when unknown.
     :ivar own_source: where ``own_s`` comes from, in words (every cost says its source).
     :ivar own_at: the footprint ``own_s`` was measured with (:attr:`TransactionClass.own_at`).
+    :ivar own_under_load: ``own_s`` is pg_stat_statements' mean over calls of the running load (deflated to CPU),
+        not a call timed alone.
     """
 
     name: str
@@ -91,13 +93,15 @@ class StatementShape:
     own_s: float | None = None
     own_source: str = "unknown: the base statement's (pgbench -S) cost stands in, a lower bound"
     own_at: tuple[int, int, int, int] | None = None
+    own_under_load: bool = False
 
-    def with_own_cost(self, own_s: float | None, source: str) -> StatementShape:
-        """This shape with its own cost measured now (on its current footprint), or marked unknown."""
+    def with_own_cost(self, own_s: float | None, source: str, *, under_load: bool = False) -> StatementShape:
+        """This shape with its own cost measured now (on its current footprint), or marked unknown;
+        ``under_load``: measured over calls of the running load (:attr:`own_under_load`)."""
         if own_s is None:
-            return replace(self, own_s=None, own_source=source, own_at=None)
+            return replace(self, own_s=None, own_source=source, own_at=None, own_under_load=False)
         at = (len(self.locks), self.planned_relations, len(self.main_table_locks), self.executor_relations)
-        return replace(self, own_s=max(0.0, own_s), own_source=source, own_at=at)
+        return replace(self, own_s=max(0.0, own_s), own_source=source, own_at=at, own_under_load=under_load)
 
     @property
     def plans(self) -> bool:

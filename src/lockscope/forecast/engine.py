@@ -262,13 +262,16 @@ def connections_doing_work(session: Session, since: datetime.datetime) -> int:
     return session.query_rows("forecast_population", PopulationRow, [since])[0].connections
 
 
-def transaction_class(shape: StatementShape, own_factor: float = 1.0) -> TransactionClass:
+def transaction_class(shape: StatementShape, own_factor: float = 1.0,
+                      loaded_clients: float | None = None) -> TransactionClass:
     """A statement shape as one transaction class of the model; ``own_factor`` multiplies its own cost (the
-    re-anchoring to the live operating point, :mod:`lockscope.forecast.live`)."""
+    re-anchoring to the live operating point, :mod:`lockscope.forecast.live`); ``loaded_clients``: the clients of
+    the live load its own cost was measured under, when it was (:attr:`StatementShape.own_under_load`)."""
     return TransactionClass(shape.name, fast_path_locks=shape.fast_path_count, partition_load=shape.partition_load,
                             calls=shape.calls, planned_relations=shape.planned_relations, plans=shape.plans,
                             executor_relations=shape.executor_relations,
-                            own_s=None if shape.own_s is None else shape.own_s * own_factor, own_at=shape.own_at)
+                            own_s=None if shape.own_s is None else shape.own_s * own_factor, own_at=shape.own_at,
+                            own_at_clients=loaded_clients if shape.own_under_load else None)
 
 
 # -- the model -----------------------------------------------------------------------------------------------------
@@ -280,22 +283,24 @@ def curve_clients(clients: int) -> tuple[int, ...]:
 
 def forecast_shapes(label: str, shapes: Sequence[StatementShape], capacity: CapacityModel, calibration: Calibration,
                     *, cores: int, clients: int, rate_tps: float | None = None, think_s: float = 0.0,
-                    own_factor: float = 1.0) -> ScenarioForecast:
+                    own_factor: float = 1.0, loaded_clients: float | None = None) -> ScenarioForecast:
     """Solve the model for the statements (each alone and as a calls-weighted mix).
 
     :param rate_tps: the measured rate of the mix (calls/s) for the utilisation at the current rate; None: the
         utilisations at the predicted throughput with ``clients`` clients.
     :param think_s: each client's time between calls outside the server (s).
     :param own_factor: multiplies every statement's own cost (the live re-anchoring).
+    :param loaded_clients: the clients of the live load the statements' own costs were measured under (those
+        measured there: :func:`transaction_class`), None without a live load.
     :raises BadInputError: no statement.
     """
     if not shapes:
         raise BadInputError("nothing to forecast: no statement with a measured footprint")
     each = []
     for s in shapes:
-        d = workload_demands([transaction_class(s, own_factor)], calibration)
+        d = workload_demands([transaction_class(s, own_factor, loaded_clients)], calibration)
         each.append((s, forecast_curve(d, cores, [clients], think_s=think_s)[0]))
-    demands = workload_demands([transaction_class(s, own_factor) for s in shapes], calibration)
+    demands = workload_demands([transaction_class(s, own_factor, loaded_clients) for s in shapes], calibration)
     points = curve_clients(clients)
     curve = forecast_curve(demands, cores, sorted(set(points) | {clients}), think_s=think_s)
     at = next(f for f in curve if f.clients == clients)
@@ -321,6 +326,8 @@ class OwnCost:
     :ivar exec_range_s: ``(low, high)`` execution time (s) when it is an estimate (:meth:`with_exec_floor`), else
         None.
     :ivar queryid: the pg_stat_statements query identifier when the times are its means (wall time), else None.
+    :ivar under_load: the execution time is pg_stat_statements' mean over calls of the running load (the present),
+        so its CPU already holds that load's growth (:attr:`lockscope.forecast.model.TransactionClass.own_at_clients`).
     """
 
     plan_s: float | None
@@ -331,6 +338,7 @@ class OwnCost:
     plan_cost: float | None = None
     exec_range_s: tuple[float, float] | None = None
     queryid: int | None = None
+    under_load: bool = False
 
     def deflated(self, on_cpu: OnCpu) -> OwnCost:
         """The pg_stat_statements times as on-CPU times: multiplied by ``on_cpu.factor``
@@ -390,7 +398,7 @@ class OwnCost:
             plan_s, by_explain = float(times.mean_plan_ms) / 1000.0, False
             planning = f"{1000.0 * plan_s:.3f} ms planning (pg_stat_statements, {times.plans:,} plannings)"
         return replace(self, plan_s=plan_s, exec_s=exec_ms / 1000.0, plan_by_explain=by_explain,
-                       exec_by_explain=False, exec_range_s=None,
+                       exec_by_explain=False, exec_range_s=None, under_load=True,
                        source=f"pg_stat_statements on this server {window}: {exec_ms:.3f} ms execution over "
                               f"{times.calls:,} calls, {planning}")
 
@@ -402,7 +410,7 @@ class OwnCost:
 
     def apply(self, shape: StatementShape) -> StatementShape:
         """``shape`` with this cost (its planning only if the shape plans)."""
-        return shape.with_own_cost(self.own_s(shape.plans), self.source)
+        return shape.with_own_cost(self.own_s(shape.plans), self.source, under_load=self.under_load)
 
 
 #: EXPLAIN (SUMMARY) runs of a statement for its planning time; the first (cold catalog caches) is not counted.
@@ -554,7 +562,7 @@ def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: C
     if live is None or live.samples == 0 or live.aas == 0:
         return None
     at = forecast_shapes("now", [shape], capacity, calibration, cores=cores, clients=live.population,
-                         think_s=think_s).forecast
+                         think_s=think_s, loaded_clients=live.population).forecast
     return Anchor(at.throughput_tps, live.rate_tps, 1.0, at.throughput_tps, at.lockmanager_share,
                   live.lockmanager_share, live.lockmanager_interval)
 
@@ -655,8 +663,9 @@ def forecast_statement(session: Session, sql: str, *, calibration: Calibration, 
     think, think_note = _statement_think(think_s, live, calibration, cores, sampled.in_server_s)
     notes = [f"the statement's own cost: {own.source}", *think_note, *sampled.notes]
     progress("solving the model")
+    loaded = live.population if live is not None and live.population else None
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
-                               think_s=think)
+                               think_s=think, loaded_clients=loaded)
     span = _throughput_span(shape, own, facts.capacity, calibration, cores=cores, clients=n, think_s=think)
     after = None
     if what_if.any:
@@ -664,7 +673,7 @@ def forecast_statement(session: Session, sql: str, *, calibration: Calibration, 
                                   protocol="prepared")
         changed = _statement_what_if(session, shape, own, what_if, drops, probe, notes, progress)
         after = forecast_shapes(f"what-if: {what_if.describe()}", [changed], what_if.capacity(facts.capacity),
-                                calibration, cores=cores, clients=n, think_s=think)
+                                calibration, cores=cores, clients=n, think_s=think, loaded_clients=loaded)
     return ForecastReport(mode="statement", server_version=facts.server_version,
                           server_version_num=facts.server_version_num, database=facts.database,
                           database_oid=db_oid, cores=cores, clients=n,
@@ -894,16 +903,18 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
     anchor = None
     if live is not None and population:
         def solve(factor: float) -> Forecast:
-            demands = workload_demands([transaction_class(s, factor) for s in measured_shapes], calibration)
+            demands = workload_demands([transaction_class(s, factor, population) for s in measured_shapes],
+                                       calibration)
             return forecast_curve(demands, cores, [population], think_s=think)[0]
 
         anchor = anchor_costs(solve, live.rate_tps, live.lockmanager_share, live.lockmanager_interval)
         notes.append(_anchor_note(anchor, live, think))
     factor = anchor.factor if anchor is not None else 1.0
     measured = forecast_shapes("measured", measured_shapes, capacity, calibration, cores=cores, clients=n,
-                               rate_tps=rate_tps, think_s=think, own_factor=factor)
+                               rate_tps=rate_tps, think_s=think, own_factor=factor, loaded_clients=population)
     after = forecast_shapes(after_label, after_shapes, after_capacity, calibration, cores=cores, clients=n,
-                            rate_tps=rate_tps, think_s=think, own_factor=factor) if after_shapes else None
+                            rate_tps=rate_tps, think_s=think, own_factor=factor,
+                            loaded_clients=population) if after_shapes else None
     source = "--clients" if clients else (live.population_source if live is not None else
                                           "default (no live operating point: no samples or no calls)")
     return LiveForecast(measured, after, n, source, think, anchor)
@@ -938,7 +949,7 @@ def workload_own_cost(audit: StatementAudit, on_cpu: OnCpu = WALL_TIME) -> OwnCo
               + (f", {audit.mean_plan_ms:.3f} ms planning" if audit.mean_plan_ms is not None else
                  ", planning not recorded (track_planning off)")
               + (f", x {deflate:.2f} to CPU ({on_cpu.source})" if deflate != 1.0 else ""))
-    return OwnCost(plan, audit.mean_exec_ms * deflate / 1000.0, source)
+    return OwnCost(plan, audit.mean_exec_ms * deflate / 1000.0, source, under_load=True)
 
 
 def _workload_shapes(session: Session, audits: Sequence[StatementAudit], what_if: WhatIf, drops: frozenset[int],

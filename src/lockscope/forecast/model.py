@@ -9,7 +9,9 @@ The network (docs/forecast.md gives the assumptions, the measurements behind eac
   as N grows, X -> C / D). ``D(n)`` is the CPU per transaction at n clients:
   ``D_C (1 + growth x log2(max(n, C) / C)) + coherence x A x min(1, (n - 1) / (C - 1)) + sleep_cpu x k(n)``,
   with ``D_C`` the class's CPU with every core busy (:func:`class_demands`), ``A`` its partition-LWLock
-  acquisitions and ``k(n)`` its LWLock sleeps (below).
+  acquisitions and ``k(n)`` its LWLock sleeps (below). The part of ``D_C`` measured under a load of ``n0``
+  clients (pg_stat_statements of the present: :attr:`Demands.loaded_cpu_s`) already holds ``growth(n0)``: it
+  grows by ``growth(n) / growth(n0)`` only.
 - **Idle round trip**: a lone client pays ``idle_round_trip_s`` per transaction for waking idle cores, fading
   linearly to 0 at C clients (a pure delay).
 - **16 lock partitions** (lwlock.h ``NUM_LOCK_PARTITIONS``). Partition p is acquired exclusively ``a_p`` times per
@@ -103,6 +105,9 @@ class TransactionClass:
     :ivar own_at: ``(locks, planned relations, main-table locks, executor relations)`` of the footprint ``own_s`` was
         measured with: a what-if that changes them moves the cost by the calibrated per-lock and per-relation
         figures.
+    :ivar own_at_clients: the clients ``own_s`` was measured under (pg_stat_statements of the present, deflated to
+        CPU: the cost already holds that many clients' CPU growth), None when measured alone or unknown (the growth
+        applies to all of it).
     :raises ValueError: a negative count, not 16 partition counts, or calls <= 0.
     """
 
@@ -115,6 +120,7 @@ class TransactionClass:
     executor_relations: int = 1
     own_s: float | None = None
     own_at: tuple[int, int, int, int] | None = None
+    own_at_clients: float | None = None
 
     def __post_init__(self) -> None:
         if self.fast_path_locks < 0:
@@ -147,6 +153,9 @@ class Demands:
     :ivar costs: the machine's costs (hold, sleeps, wake-up, coherence, growth, idle round trip).
     :ivar partition_acquisitions_sq: per partition the mean of ``a_p^2`` (16 values; None = ``a_p^2``, one class);
         a workload's LWLock sleeps go with it.
+    :ivar loaded_cpu_s: the part of ``cpu_s`` measured under ``loaded_clients`` clients (s; 0..cpu_s): its CPU
+        growth is that of the clients beyond those (:meth:`cpu_at`).
+    :ivar loaded_clients: the clients ``loaded_cpu_s`` was measured under (count), None when none was.
     :raises ValueError: not 16 values, a negative or non-finite value, or no CPU demand.
     """
 
@@ -154,6 +163,8 @@ class Demands:
     partition_acquisitions: tuple[float, ...]
     costs: Calibration
     partition_acquisitions_sq: tuple[float, ...] | None = None
+    loaded_cpu_s: float = 0.0
+    loaded_clients: float | None = None
 
     def __post_init__(self) -> None:
         values = list(self.partition_acquisitions) + list(self.partition_acquisitions_sq or ())
@@ -187,10 +198,16 @@ class Demands:
         transaction (s; the module docstring's ``D(n)``); ``convoy`` multiplies the coherence cost of the
         partition acquisitions (:func:`convoy_factor` of the running backends: only cores move cache lines)."""
         c = self.costs
-        growth = 1.0 + c.cpu_growth_per_doubling * math.log2(max(clients, cpus) / cpus)
+
+        def growth(n: float) -> float:
+            return 1.0 + c.cpu_growth_per_doubling * math.log2(max(n, cpus) / cpus)
+
         concurrent = min(1.0, (clients - 1) / (cpus - 1)) if cpus > 1 else 0.0
-        return (self.cpu_s * growth + c.coherence_cpu_s * convoy * self.acquisitions * concurrent
-                + c.sleep_cpu_s * sleeps)
+        loaded = self.loaded_cpu_s if self.loaded_clients is not None else 0.0
+        cpu = (self.cpu_s - loaded) * growth(clients)
+        if loaded:  # measured under load: it already holds the growth of the clients it was measured under
+            cpu += loaded * growth(clients) / growth(self.loaded_clients or 1.0)
+        return cpu + c.coherence_cpu_s * convoy * self.acquisitions * concurrent + c.sleep_cpu_s * sleeps
 
 
 def convoy_lockmanager_s(demands: Demands, cpus: int, *, throughput_tps: float, runnable: float, in_server: float,
@@ -290,8 +307,10 @@ def class_demands(cls: TransactionClass, calibration: Calibration) -> Demands:
                + c.main_table_lock_extra_cpu_s * cls.main_table_locks
                + c.executor_relation_cpu_s * max(0, cls.executor_relations - 1))
     traffic = transaction_traffic(cls.partition_load)
+    loaded = cls.own_s if cls.own_s is not None and cls.own_at_clients is not None else 0.0
     return Demands(cpu_s=max(cpu, 1e-12), partition_acquisitions=tuple(float(n) for n in traffic.per_partition),
-                   costs=calibration)
+                   costs=calibration, loaded_cpu_s=min(loaded, max(cpu, 1e-12)),
+                   loaded_clients=cls.own_at_clients if loaded else None)
 
 
 def workload_demands(classes: Iterable[TransactionClass], calibration: Calibration) -> Demands:
@@ -308,12 +327,16 @@ def workload_demands(classes: Iterable[TransactionClass], calibration: Calibrati
     if len(each) == 1:
         return each[0][1]
     squares = [(w, d.squares()) for w, d in each]
+    under = {d.loaded_clients for _, d in each if d.loaded_clients is not None}
+    loaded_clients = under.pop() if len(under) == 1 else None  # one present measured them all, else none counts
     return Demands(
         cpu_s=sum(w * d.cpu_s for w, d in each),
         partition_acquisitions=tuple(sum(w * d.partition_acquisitions[p] for w, d in each)
                                      for p in range(NUM_LOCK_PARTITIONS)),
         costs=calibration,
         partition_acquisitions_sq=tuple(sum(w * sq[p] for w, sq in squares) for p in range(NUM_LOCK_PARTITIONS)),
+        loaded_cpu_s=sum(w * d.loaded_cpu_s for w, d in each) if loaded_clients is not None else 0.0,
+        loaded_clients=loaded_clients,
     )
 
 
