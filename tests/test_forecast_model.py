@@ -253,6 +253,17 @@ def test_a_cost_measured_under_load_grows_only_beyond_its_clients() -> None:
     assert mix.cpu_at(8, 2) == pytest.approx((1.32e-3 + 1.12e-3) / 2)
 
 
+@pytest.mark.parametrize("own_us", [5, 20, 35])
+def test_throughput_never_exceeds_the_cores_at_a_thousand_clients(own_us: int) -> None:
+    """The README's statement at 1000 clients on 64 cores with a small own cost: the approximate MVA overshot (the
+    run queue of population n - 1 too short for n) above the cores' bound, with the CPU as the binding resource
+    (at 2000 clients lockscope printed 8.6 million TPS beside a CPU ceiling of 660,000). X <= C / D holds."""
+    load = tuple(2 if p == 4 else 1 if p == 14 else 0 for p in range(16))
+    cls = TransactionClass("select * from orders where id = 42", 16, load, planned_relations=16, own_s=own_us * 1e-6)
+    (f,) = forecast_curve(class_demands(cls, DEFAULT_CALIBRATION), 64, [1000])
+    assert f.throughput_tps * f.cpu_per_transaction_us / 1e6 <= 64 * (1 + 1e-9)
+
+
 def test_kernel_tick_from_the_build_configuration(tmp_path: Path) -> None:
     """``lab ceiling`` reads the scheduler tick from the kernel's configuration (plain or gzip), the first file that
     gives CONFIG_HZ; none: the built-in 4 ms."""

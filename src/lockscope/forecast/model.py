@@ -453,6 +453,10 @@ def _step(demands: Demands, cpus: int, n: int, prev: _State, think_s: float) -> 
     at_part = tuple(d * q + k * wake for d, q, k in zip(held, prev.q_part, sleeps_p, strict=True))
     response = think_s + round_trip + r_cpu + sum(at_part)
     x = n / response
+    if x * cpu_n > cpus:  # the approximation overshot the cores' ceiling (large n): the rest is CPU queue
+        x = cpus / cpu_n
+        r_cpu += n / x - response
+        response = n / x
     state = _State(x, x * r_cpu, x * (response - think_s),
                    tuple(x * (d * q + d) for d, q in zip(held, prev.q_part, strict=True)))
     # the convoy's sleepers would otherwise wait for a core: their sleep comes out of the time in the server
