@@ -191,7 +191,10 @@ def test_calls_are_attributed_to_their_phase(server: ScratchServer, driver: str,
     tracked = server.major >= 19 or server.settings.track_planning
     if not tracked:
         monkeypatch.setattr(statements, "HELD_LOCKS_EVERY_S", SNAPSHOTS_EVERY_S)
-    audit, truth = _audit_under_load(server, driver, INTERVAL_S if tracked else SNAPSHOTS_INTERVAL_S)
+    for _ in range(3):  # the truth needs 3 observations: an in-process driver's threads can starve its sampler
+        audit, truth = _audit_under_load(server, driver, INTERVAL_S if tracked else SNAPSHOTS_INTERVAL_S)
+        if truth.observations >= 3:
+            break
     split = audit.split
     assert split is not None and audit.custom is not None
     assert (audit.custom.locks, audit.custom.spilled) == (PLANNED_LOCKS, PLANNED_SPILL)
