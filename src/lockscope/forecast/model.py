@@ -203,11 +203,11 @@ class Demands:
             return 1.0 + c.cpu_growth_per_doubling * math.log2(max(n, cpus) / cpus)
 
         concurrent = min(1.0, (clients - 1) / (cpus - 1)) if cpus > 1 else 0.0
-        loaded = self.loaded_cpu_s if self.loaded_clients is not None else 0.0
-        cpu = (self.cpu_s - loaded) * growth(clients)
-        if loaded:  # measured under load: it already holds the growth of the clients it was measured under
-            cpu += loaded * growth(clients) / growth(self.loaded_clients or 1.0)
-        return cpu + c.coherence_cpu_s * convoy * self.acquisitions * concurrent + c.sleep_cpu_s * sleeps
+        cpu = self.cpu_s
+        if self.loaded_clients is not None:  # it already holds the growth of the clients it was measured under
+            cpu -= self.loaded_cpu_s * (1.0 - 1.0 / growth(self.loaded_clients))
+        return (cpu * growth(clients) + c.coherence_cpu_s * convoy * self.acquisitions * concurrent
+                + c.sleep_cpu_s * sleeps)
 
 
 def convoy_lockmanager_s(demands: Demands, cpus: int, *, throughput_tps: float, runnable: float, in_server: float,
@@ -460,8 +460,9 @@ def _step(demands: Demands, cpus: int, n: int, prev: _State, think_s: float) -> 
     state = _State(x, x * r_cpu, x * (response - think_s),
                    tuple(x * (d * q + d) for d, q in zip(held, prev.q_part, strict=True)))
     # the convoy's sleepers would otherwise wait for a core: their sleep comes out of the time in the server
-    # that is neither CPU nor partition queue (so X (LM + D) never exceeds the clients)
-    queued = response - think_s - cpu_n - sum(at_part)
+    # that is neither CPU nor partition queue, the round trip and the run queue (so X (LM + D) never exceeds the
+    # clients)
+    queued = round_trip + r_cpu - cpu_n
     convoy = min(max(0.0, queued), convoy_lockmanager_s(
         demands, cpus, throughput_tps=x, runnable=state.q_cpu, in_server=state.in_server, population=n,
         think_s=think_s, cpu_s=cpu_n, wake_s=wake))
