@@ -134,7 +134,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
 def _gate(fail_on: str | None, diagnosis: Diagnosis) -> int:
     """``--fail-on``'s exit code: 6 when the status is the level or worse; 7 (judging nothing, the reason on one
     line) when the samples cannot decide between a status that meets it and one that does not."""
-    from ..diagnose.engine import LOCKMANAGER_SHARE_PROBLEM
+    from ..diagnose.engine import status_doubt
 
     if fail_on is None:
         return 0
@@ -142,12 +142,8 @@ def _gate(fail_on: str | None, diagnosis: Diagnosis) -> int:
     met = diagnosis.status in levels
     other = diagnosis.status_otherwise
     if other is not None and (other in levels) != met:
-        interval = diagnosis.watch.lockmanager_interval
-        span = f"{100 * interval.low:.0f}-{100 * interval.high:.0f}%" if interval is not None else "unknown"
         note(make_console(stderr=True), f"lockscope diagnose: --fail-on {fail_on} judged nothing: the status is "
-             f"{diagnosis.status} or {other}: the LockManager share's 95 % interval, {span}, spans the "
-             f"{100 * LOCKMANAGER_SHARE_PROBLEM:.0f}% from which the status is contention in these "
-             f"{diagnosis.watch.duration_s:.0f} s of samples; sample longer (--duration)")
+             f"{diagnosis.status} or {other}: {status_doubt(diagnosis.watch)}")
         return EXIT_UNJUDGED
     if met:
         note(make_console(stderr=True), f"lockscope diagnose: --fail-on {fail_on}: status {diagnosis.status}")

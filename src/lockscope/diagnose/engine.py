@@ -72,6 +72,7 @@ __all__ = [
     "SpilledRelation",
     "forecast_lines",
     "run_diagnose",
+    "status_doubt",
     "status_otherwise",
     "verdict_line",
 ]
@@ -786,13 +787,13 @@ def _status(summary: WatchSummary, main_now: float) -> str:
 
 
 def _closing_notes(summary: WatchSummary, live: LivePoint | None, solved: LiveForecast | None, server: ServerRate,
-                   wl: _Workload | None, main_now: float) -> list[str]:
+                   wl: _Workload | None, main_now: float, otherwise: str | None) -> list[str]:
     """The notes that judge the figures: the model's LockManager share against the sampled one, the server's
-    main-lock-table rate against the model's, a status the samples cannot decide, the what-if of unprepared
-    clients, no sample taken."""
-    judged = server.main_per_s if server.main_per_s is not None else main_now
+    main-lock-table rate against the model's, a status the samples cannot decide (``otherwise``, the other
+    status: :func:`status_otherwise`), the what-if of unprepared clients, no sample taken."""
+    doubt = status_doubt(summary) if otherwise is not None else None
     notes = [*_reconcile(live, solved), *([server.model_note] if server.model_note else []),
-             *_status_doubt(summary, judged)]
+             *([doubt] if doubt else [])]
     if wl is not None:
         notes.extend(_unprepared_what_if(wl.audits, main_now))
     if summary.ticks == 0:
@@ -818,16 +819,16 @@ def status_otherwise(summary: WatchSummary, main_per_s: float) -> str | None:
     return "contention" if interval.high * summary.aas >= LOCKMANAGER_AAS_MIN else None
 
 
-def _status_doubt(summary: WatchSummary, main_per_s: float) -> list[str]:
-    """A note when the sampled LockManager share's 95 % interval spans the share from which the status is
-    ``contention`` (:data:`LOCKMANAGER_SHARE_PROBLEM`) and the other side would change it
-    (:func:`status_otherwise`): the seconds sampled cannot tell, so the status could go either way."""
+def status_doubt(summary: WatchSummary) -> str | None:
+    """Why the samples cannot decide the status, in one sentence (diagnose's note and ``--fail-on``'s reason, when
+    :func:`status_otherwise` names another status): the sampled LockManager share's 95 % interval against
+    :data:`LOCKMANAGER_SHARE_PROBLEM`; None without an interval."""
     interval = summary.lockmanager_interval
-    if interval is None or status_otherwise(summary, main_per_s) is None:
-        return []
-    return [f"the LockManager share's 95 % interval, {100 * interval.low:.0f}-{100 * interval.high:.0f}%, spans the "
+    if interval is None:
+        return None
+    return (f"the LockManager share's 95 % interval, {100 * interval.low:.0f}-{100 * interval.high:.0f}%, spans the "
             f"{100 * LOCKMANAGER_SHARE_PROBLEM:.0f}% from which the status is contention: these "
-            f"{summary.duration_s:.0f} s of samples cannot tell; sample longer (--duration)"]
+            f"{summary.duration_s:.0f} s of samples cannot tell; sample longer (--duration)")
 
 
 def _live(session: Session, seen: _Observed, options: DiagnoseOptions) -> LivePoint | None:
@@ -873,9 +874,9 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
                     transaction_fixes(server, report, session))
     fixed = _fix_shapes(fixes[0], report, wl) if fixes and wl is not None else None
     solved = _forecast(shapes, fixed, fixes[0] if fixes else None, report, live, options, notes)
-    notes.extend(_closing_notes(summary, live, solved, server, wl, main_now))
     judged = server.main_per_s if server.main_per_s is not None else main_now
-    status = _status(summary, judged)
+    status, otherwise = _status(summary, judged), status_otherwise(summary, judged)
+    notes.extend(_closing_notes(summary, live, solved, server, wl, main_now, otherwise))
     if status != "contention":
         # no measured contention: a restart is never the first thing to do (stable: otherwise as ranked)
         fixes.sort(key=lambda f: f.restart)
@@ -897,5 +898,5 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
         notes=tuple(notes) + report.notes, live=live, anchor=solved.anchor if solved is not None else None,
         think_s=solved.think_s if solved is not None else 0.0,
         timings_s={**seen.timings_s, "total": time.monotonic() - t0}, server=server, coverage=cover,
-        model_check=check, status_otherwise=status_otherwise(summary, judged),
+        model_check=check, status_otherwise=otherwise,
     )
