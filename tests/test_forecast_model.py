@@ -34,6 +34,9 @@ from lockscope.report.forecast_terminal import binding_text
 
 ZERO16 = (0.0,) * 16
 ZERO16_INT = (0,) * 16
+#: The README's primary-key lookup on a table with 17 indexes at mlpt 16: 3 main-table locks, 2 in partition 4 and
+#: 1 in partition 14.
+README_LOAD = tuple(2 if p == 4 else 1 if p == 14 else 0 for p in range(16))
 ONE_PARTITION = (24,) + (0,) * 15  # 24 main-table locks, all in partition 0
 SPREAD = (2,) * 8 + (1,) * 8  # the same 24 over the 16 partitions
 #: A fixed input for the shape tests (they must not move with each recalibration): a 2-core VM's ``lab ceiling``
@@ -210,8 +213,7 @@ def test_preempted_holder_convoy_never_outnumbers_the_clients() -> None:
     on LockManager and on the CPU are at most the 1000 clients (uncapped, the convoy had read an AAS of 1,392), and at
     2 clients on 2
     cores, where nobody waits for a core, nobody sleeps behind a preempted holder."""
-    load = tuple(2 if p == 4 else 1 if p == 14 else 0 for p in range(16))
-    cls = TransactionClass("select * from orders where id = 42", 16, load, planned_relations=16, own_s=100e-6)
+    cls = TransactionClass("select * from orders where id = 42", 16, README_LOAD, planned_relations=16, own_s=100e-6)
     (wide,) = forecast_curve(class_demands(cls, DEFAULT_CALIBRATION), 64, [1000])
     assert wide.convoy_wait_ms > 0
     assert wide.lockmanager_aas + wide.throughput_tps * wide.cpu_per_transaction_us / 1e6 <= 1000
@@ -223,10 +225,9 @@ def test_binding_text_names_the_convoy_when_it_makes_the_share() -> None:
     """The README's statement with an own cost of 300 µs at 400 clients on 64 cores: the CPU binds, yet most active
     sessions sleep behind preempted holders; the binding text must not say the backends wait less on the lock
     partitions than on the cores without naming that convoy. At 1 ms the share is under half: the plain CPU text."""
-    load = tuple(2 if p == 4 else 1 if p == 14 else 0 for p in range(16))
     texts = []
     for own_s in (300e-6, 1e-3):
-        cls = TransactionClass("select * from orders where id = 42", 16, load, planned_relations=16, own_s=own_s)
+        cls = TransactionClass("select * from orders where id = 42", 16, README_LOAD, planned_relations=16, own_s=own_s)
         (f,) = forecast_curve(class_demands(cls, DEFAULT_CALIBRATION), 64, [400])
         assert f.binding_resource == CPU
         texts.append(binding_text(f))
@@ -258,8 +259,8 @@ def test_throughput_never_exceeds_the_cores_at_a_thousand_clients(own_us: int) -
     """The README's statement at 1000 clients on 64 cores with a small own cost: the approximate MVA overshot (the
     run queue of population n - 1 too short for n) above the cores' bound, with the CPU as the binding resource
     (at 2000 clients lockscope printed 8.6 million TPS beside a CPU ceiling of 660,000). X <= C / D holds."""
-    load = tuple(2 if p == 4 else 1 if p == 14 else 0 for p in range(16))
-    cls = TransactionClass("select * from orders where id = 42", 16, load, planned_relations=16, own_s=own_us * 1e-6)
+    cls = TransactionClass("select * from orders where id = 42", 16, README_LOAD, planned_relations=16,
+                           own_s=own_us * 1e-6)
     (f,) = forecast_curve(class_demands(cls, DEFAULT_CALIBRATION), 64, [1000])
     assert f.throughput_tps * f.cpu_per_transaction_us / 1e6 <= 64 * (1 + 1e-9)
 
