@@ -73,6 +73,7 @@ __all__ = [
     "ForecastReport",
     "LiveForecast",
     "OwnCost",
+    "PresentCalibration",
     "ScenarioForecast",
     "WhatIf",
     "connections_doing_work",
@@ -83,6 +84,7 @@ __all__ = [
     "forecast_statement",
     "forecast_workload",
     "live_think_s",
+    "present_calibration",
     "saturation_rate",
     "server_clock",
     "statement_on_cpu",
@@ -567,6 +569,21 @@ def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: C
                   live.lockmanager_share, live.lockmanager_interval)
 
 
+def _statement_calibration(shape: StatementShape, live: LivePoint, capacity: CapacityModel,
+                           calibration: Calibration, cores: int, in_server_s: float | None) -> PresentCalibration:
+    """Statement mode's :func:`present_calibration` at the sampled seconds' population (the time in the server
+    floored by pg_stat_statements' as :func:`_statement_think` floors it)."""
+    counted = live
+    if live.rate_tps > 0 and in_server_s is not None and live.server_time_s < in_server_s:
+        counted = replace(live, aas=in_server_s * live.rate_tps)
+
+    def zero_think(cal: Calibration) -> Forecast:
+        return forecast_shapes("now", [shape], capacity, cal, cores=cores, clients=live.population,
+                               think_s=0.0, loaded_clients=live.population).forecast
+
+    return present_calibration(counted, calibration, cores, zero_think)
+
+
 def _statement_think(think_s: float | None, live: LivePoint | None, calibration: Calibration,
                      cores: int, in_server_s: float | None = None) -> tuple[float, list[str]]:
     """Statement mode's think time (s) and the note saying where it comes from: ``think_s`` when given; else the
@@ -660,10 +677,16 @@ def forecast_statement(session: Session, sql: str, *, calibration: Calibration, 
                                   exec_cost_ms=exec_cost_ms, scratch_conninfo=scratch_conninfo, progress=progress)
     sampled = _sampled_cost(session, dsn, shape, own, cores, sample_s, progress)
     shape, own, live = sampled.shape, sampled.own, sampled.live
-    think, think_note = _statement_think(think_s, live, calibration, cores, sampled.in_server_s)
-    notes = [f"the statement's own cost: {own.source}", *think_note, *sampled.notes]
-    progress("solving the model")
     loaded = live.population if live is not None and live.population else None
+    present = (_statement_calibration(shape, live, facts.capacity, calibration, cores, sampled.in_server_s)
+               if live is not None and loaded else None)
+    bounds = present.notes if present is not None else ()
+    calibration = present.calibration if present is not None else calibration
+    think, think_note = _statement_think(think_s, live, calibration, cores, sampled.in_server_s)
+    if think_s is None and present is not None and present.round_trip_from_present:
+        think, think_note = 0.0, []  # the round trip took the whole time between calls (its note says so)
+    notes = [f"the statement's own cost: {own.source}", *bounds, *think_note, *sampled.notes]
+    progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
                                think_s=think, loaded_clients=loaded)
     span = _throughput_span(shape, own, facts.capacity, calibration, cores=cores, clients=n, think_s=think)
@@ -828,7 +851,8 @@ def forecast_workload(
     return ForecastReport(mode="workload", server_version=facts.server_version,
                           server_version_num=facts.server_version_num, database=facts.database,
                           database_oid=db_oid, cores=cores, clients=solved.clients,
-                          clients_source=solved.clients_source, calibration=calibration, measured=solved.measured,
+                          clients_source=solved.clients_source, calibration=solved.calibration,
+                          measured=solved.measured,
                           what_if=solved.after, what_if_text=what_if.describe(), notes=tuple(notes), live=live,
                           anchor=solved.anchor, think_s=solved.think_s, coverage=cover,
                           model_check=check_model(solved.anchor, live, cover, measured_shapes))
@@ -873,6 +897,8 @@ class LiveForecast:
     :ivar clients_source: where N comes from (for reports).
     :ivar think_s: each connection's time between calls outside the server (s).
     :ivar anchor: the model against the measured point (None: no live point).
+    :ivar calibration: the calibration solved with: the given one, its idle round trip shortened to what the
+        present bounds them (:func:`present_calibration`).
     """
 
     measured: ScenarioForecast
@@ -881,6 +907,7 @@ class LiveForecast:
     clients_source: str
     think_s: float
     anchor: Anchor | None
+    calibration: Calibration = DEFAULT_CALIBRATION
 
 
 def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Sequence[StatementShape] | None, *,
@@ -902,6 +929,14 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
     think = live_think_s(live, calibration, cores) if live is not None else 0.0
     anchor = None
     if live is not None and population:
+        def zero_think(cal: Calibration) -> Forecast:
+            demands = workload_demands([transaction_class(s, 1.0, population) for s in measured_shapes], cal)
+            return forecast_curve(demands, cores, [population], think_s=0.0)[0]
+
+        present = present_calibration(live, calibration, cores, zero_think)
+        calibration, think = present.calibration, present.think_s
+        notes.extend(present.notes)
+
         def solve(factor: float) -> Forecast:
             demands = workload_demands([transaction_class(s, factor, population) for s in measured_shapes],
                                        calibration)
@@ -917,7 +952,103 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
                             loaded_clients=population) if after_shapes else None
     source = "--clients" if clients else (live.population_source if live is not None else
                                           "default (no live operating point: no samples or no calls)")
-    return LiveForecast(measured, after, n, source, think, anchor)
+    return LiveForecast(measured, after, n, source, think, anchor, calibration)
+
+
+@dataclass(frozen=True)
+class PresentCalibration:
+    """The calibration as far as the present bounds it (:func:`present_calibration`).
+
+    :ivar calibration: the calibration to solve with: the given one, or a copy scaled to the cores' bound and/or
+        with the idle round trip the measured calls leave room for (its ``source`` says so).
+    :ivar think_s: each connection's think time at the present (s, >= 0): :func:`live_think_s` with that
+        calibration, 0 when the round trip was taken from the present (the whole time between calls beyond the
+        model's CPU is then round trip).
+    :ivar notes: one line for the report per bound applied (empty: the calibration as given).
+    :ivar round_trip_from_present: the idle round trip is the present's (the think time is then 0).
+    """
+
+    calibration: Calibration
+    think_s: float
+    notes: tuple[str, ...] = ()
+    round_trip_from_present: bool = False
+
+
+#: Calibration scale factors tried by the cores' bound: a machine at most this much faster than the calibration's.
+FASTEST_SCALE = 1e-2
+
+
+def present_calibration(live: LivePoint, calibration: Calibration, cores: int,
+                        solve: Callable[[Calibration], Forecast]) -> PresentCalibration:
+    """The calibration's machine figures, bounded by what the present proves of this machine.
+
+    The statements' own costs are this server's (pg_stat_statements over the sampled seconds); the rest of a
+    transaction's CPU (protocol, parse, commit, a local client's), the idle round trip and the LWLock costs are the
+    calibration's, measured by ``lab ceiling`` on another machine unless given. Two bounds of the present hold
+    whatever the machine (2026-12-06, a VM faster than the built-in calibration's: 10,051 calls/s forecast
+    against 30,126 measured at one client, 61,549 against 101,327 at two; BENCHMARKS.md "Forecast on unseen
+    applications, on another machine"):
+
+    - **the cores**: the measured calls/s cannot exceed the model's CPU ceiling C / D(N) at the live population
+      (``Forecast.cpu_ceiling_tps``). Where it does, the machine (or a client that runs elsewhere) is faster than
+      the calibration's by a factor the ceiling alone does not tell: every time figure of the calibration is
+      scaled (:meth:`Calibration.scaled`, the largest factor in [:data:`FASTEST_SCALE`, 1], bisection) until the
+      model at the live population does the measured calls/s. Only this proof triggers it; a model slower than
+      the present below its ceiling is left as it is (and says so: :mod:`lockscope.forecast.honesty`);
+    - **the time between calls**: below the cores a call costs the model its CPU, the idle round trip
+      (:func:`idle_round_trip_s`, fading as the clients fill the cores) and the think time, whose sum Little's law
+      measures as population / calls/s (:meth:`LivePoint.think_s` takes the think time as what is left beyond the
+      time in the server and the round trip). Where the measured gap is shorter than the round trip, the think
+      time is clamped to 0 and the model, still charging the whole round trip, is too slow: the round trip is then
+      what the measured time per call leaves beyond the model's response at the present with no round trip and no
+      think time, scaled back to a lone client's figure by the same fade, and the think time is 0.
+
+    Both only ever lower the calibration's figures, never raise them.
+
+    :param solve: the model at the live population with think time 0 and the given calibration (the statements'
+        own costs as measured, factor 1).
+    :return: the calibration and think time to solve with, with a note per bound applied.
+    """
+    notes: list[str] = []
+    at = solve(calibration)
+    if live.rate_tps > at.cpu_ceiling_tps > 0:
+        lo, hi = FASTEST_SCALE, 1.0  # the throughput (and the ceiling above it) rises as the factor falls
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            if solve(calibration.scaled(mid)).throughput_tps >= live.rate_tps:
+                lo = mid
+            else:
+                hi = mid
+        source = f"{calibration.source}; scaled x {lo:.3g} to the cores' bound of the present"
+        notes.append(
+            f"calibration scaled x {lo:.3g} to the present: {live.rate_tps:,.0f} calls/s measured exceed what its "
+            f"CPU per transaction ({at.cpu_per_transaction_us:.1f} µs) allows on {cores} cores "
+            f"({at.cpu_ceiling_tps:,.0f}); this machine is faster than the calibration's ({calibration.source}), "
+            "or the clients run elsewhere (lockscope lab ceiling measures a machine like this one)")
+        calibration = calibration.scaled(lo, source=source)
+    think = live_think_s(live, calibration, cores)
+    unit = idle_round_trip_s(replace(calibration, idle_round_trip_s=1.0), live.population, cores)
+    trip = calibration.idle_round_trip_s * unit
+    if think > 0 or trip <= 0 or live.rate_tps <= 0 or live.cores_saturated(cores):
+        return PresentCalibration(calibration, think, tuple(notes))
+    per_call = live.population / live.rate_tps
+    if per_call - live.server_time_s >= trip:
+        return PresentCalibration(calibration, think, tuple(notes))
+    without = solve(replace(calibration, idle_round_trip_s=0.0)).throughput_tps
+    left = max(0.0, per_call - live.population / without) if without > 0 else 0.0
+    if left >= trip:
+        return PresentCalibration(calibration, think, tuple(notes))
+    lone = left / unit
+    notes.append(
+        f"idle round trip from the present: the calibration's {trip * 1e6:.1f} µs per call at {live.population} "
+        f"connections is more than the measured time between calls leaves beyond the model's CPU "
+        f"({live.population} / {live.rate_tps:,.0f} calls/s = {per_call * 1e6:.1f} µs, the model's response "
+        f"without a round trip {live.population / without * 1e6:.1f} µs): the model takes {left * 1e6:.1f} µs "
+        f"({lone * 1e6:.1f} µs for a lone client) and think time 0 (this machine or network wakes faster than the "
+        "calibration's)")
+    adjusted = replace(calibration, idle_round_trip_s=lone,
+                       source=f"{calibration.source}; idle round trip {lone * 1e6:.1f} µs from the present")
+    return PresentCalibration(adjusted, 0.0, tuple(notes), round_trip_from_present=True)
 
 
 def live_think_s(live: LivePoint, calibration: Calibration, cores: int) -> float:
