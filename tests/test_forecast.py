@@ -320,32 +320,37 @@ def test_statement_mode_takes_each_clients_think_time_from_the_sampled_seconds(p
 
 
 def test_statement_mode_think_time_given_wins_and_none_when_the_cores_are_saturated() -> None:
-    """Statement mode's think time: the sampled seconds' (4 connections at 1,000 calls/s: a 4 ms cycle, 1 ms of
-    it active in the server, 3 ms outside; 4 backends fill 2 cores: no idle round trip); a given one wins (the
-    note names the sampled figure beside it); 0 when the backends sampled on CPU fill the cores (1.8 sessions for
-    2 cores), said so; no samples, no note."""
-    from dataclasses import replace
-
-    from lockscope.forecast.engine import _statement_think
+    """Statement mode's think time: the sampled seconds' (4 connections at 1,000 calls/s: a 4 ms cycle; a model
+    whose own response there is 1 ms, a pure CPU demand of 0.5 ms a call on 2 cores below its ceiling: 3 ms
+    outside); a given one wins (the note names the sampled figure beside it); 0 when the backends sampled on CPU
+    fill the cores (1.8 sessions for 2 cores), said so; no samples, no note."""
+    from lockscope.forecast.engine import _statement_think, present_calibration
     from lockscope.forecast.live import LivePoint
+    from lockscope.forecast.model import Demands, forecast_curve
 
     live = LivePoint(rate_tps=1000.0, population=4, population_source="counted", aas=1.0, aas_cpu=1.0,
                      lockmanager_share=0.0, samples=40)
-    think, said = _statement_think(None, live, DEFAULT_CALIBRATION, 2)
-    assert think == pytest.approx(0.003) and len(said) == 1 and "3.000 ms from the sampled seconds" in said[0]
-    think, said = _statement_think(0.0005, live, DEFAULT_CALIBRATION, 2)
+
+    def solve(cal: Calibration, think_s: float) -> Any:
+        demands = Demands(cpu_s=0.0005, partition_acquisitions=(0.0,) * 16, costs=cal)
+        return forecast_curve(demands, 2, [4], think_s=think_s)[0]
+
+    flat = Calibration(base_cpu_s=0.0, fastpath_lock_cpu_s=0.0, main_table_lock_extra_cpu_s=0.0, lwlock_hold_s=0.0,
+                       convoy_per_core=0.0)
+    present = present_calibration(live, flat, 2, solve)
+    assert present.calibration == flat and present.notes == ()
+    # 4 clients of 0.5 ms on 2 cores with no think time: 1 ms each (the cores queue them)
+    assert present.model_response_s == pytest.approx(0.001, rel=1e-3)
+    think, said = _statement_think(None, live, present, 2)
+    assert think == pytest.approx(0.003, rel=1e-3) and len(said) == 1
+    assert "3.000 ms from the sampled seconds" in said[0] and "less the model's own 1.000 ms" in said[0], said
+    think, said = _statement_think(0.0005, live, present, 2)
     assert think == 0.0005 and said == ["think time 0.500 ms, as given (the sampled seconds give 3.000 ms)"]
-    think, said = _statement_think(None, replace(live, aas_cpu=1.8), DEFAULT_CALIBRATION, 2)
+    busy = replace(live, aas_cpu=1.8)
+    think, said = _statement_think(None, busy, present_calibration(busy, flat, 2, solve), 2)
     assert think == 0.0 and len(said) == 1 and "fill the cores (1.80 sessions for 2)" in said[0]
-    assert _statement_think(None, None, DEFAULT_CALIBRATION, 2) == (0.0, [])
-    # pg_stat_statements' 2.5 ms of execution + planning a call where the samples give 1 ms: a call's time in the
-    # server is at least that (4 - 2.5 = 1.5 ms outside), said so; less than the samples' 1 ms: the samples'
-    think, said = _statement_think(None, live, DEFAULT_CALIBRATION, 2, 0.0025)
-    assert think == pytest.approx(0.0015) and len(said) == 1 and "1.500 ms from the sampled seconds" in said[0]
-    assert "2.500 ms in the server (pg_stat_statements' execution + planning of the same calls: the samples' " \
-           "1.000 ms by Little's law is less" in said[0], said
-    assert _statement_think(None, live, DEFAULT_CALIBRATION, 2, 0.0005)[0] == pytest.approx(0.003)
-    assert _statement_think(0.0005, None, DEFAULT_CALIBRATION, 2) == (0.0005, [])
+    assert _statement_think(None, None, None, 2) == (0.0, [])
+    assert _statement_think(0.0005, None, None, 2) == (0.0005, [])
 
 
 def test_statement_mode_cost_window_and_the_two_measures_of_server_time() -> None:
@@ -494,7 +499,7 @@ def test_a_calibration_of_a_slower_machine_is_bounded_by_the_present(pgbench20: 
     would be far off: checked on the model itself (same shapes, the calibration as given)."""
     import time
 
-    from lockscope.forecast.engine import forecast_shapes, live_think_s
+    from lockscope.forecast.engine import forecast_shapes
     from lockscope.pgbench import start_pgbench
 
     slow = (replace(DEFAULT_CALIBRATION, idle_round_trip_s=20 * DEFAULT_CALIBRATION.idle_round_trip_s)
@@ -514,6 +519,6 @@ def test_a_calibration_of_a_slower_machine_is_bounded_by_the_present(pgbench20: 
     assert abs(forecast / measured - 1) <= 0.25, (forecast, measured, report.notes)
     assert report.live is not None
     as_given = forecast_shapes("as given", [report.measured.statements[0][0]], report.measured.capacity, slow,
-                               cores=2, clients=clients, think_s=live_think_s(report.live, slow, 2),
+                               cores=2, clients=clients, think_s=0.0,
                                loaded_clients=clients).forecast.throughput_tps
     assert as_given / measured < 0.6, (as_given, measured)

@@ -83,7 +83,6 @@ __all__ = [
     "forecast_shapes",
     "forecast_statement",
     "forecast_workload",
-    "live_think_s",
     "present_calibration",
     "saturation_rate",
     "server_clock",
@@ -541,7 +540,7 @@ def _window_cost(own: OwnCost, window: StatementTimesRow | None, seconds: float)
 def _server_time_note(live: LivePoint | None, wall_s: float | None, window: str) -> list[str]:
     """A note when the two measures of a call's time in the server disagree by more than
     :data:`SERVER_TIME_DISAGREES` either way: the samples' (AAS / calls/s, Little's law; the deflation rests on
-    it, the think time on the larger of the two, :func:`_statement_think`) and pg_stat_statements' mean wall time
+    it) and pg_stat_statements' mean wall time
     (``wall_s``: execution + planning, before the deflation; the cost rests on it)."""
     if live is None or live.rate_tps <= 0 or live.aas <= 0 or not wall_s:
         return []
@@ -551,8 +550,8 @@ def _server_time_note(live: LivePoint | None, wall_s: float | None, window: str)
     return [f"the two measures of the time in the server per call disagree (x {ratio:.2f}): the samples give "
             f"{1000.0 * live.server_time_s:.3f} ms ({live.aas:.2f} active sessions / {live.rate_tps:,.0f} "
             f"calls/s), pg_stat_statements {1000.0 * wall_s:.3f} ms of execution and planning ({window}); the cost "
-            "is pg_stat_statements', the deflation to CPU the samples', the think time (Little's law) the larger "
-            "of the two: the forecast is less sure (the samples also count the database's other statements and the "
+            "is pg_stat_statements', the deflation to CPU the samples': the forecast is less sure (the samples "
+            "also count the database's other statements and the "
             "time before and after execution; a sampler misses some short calls)"]
 
 
@@ -570,50 +569,37 @@ def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: C
 
 
 def _statement_calibration(shape: StatementShape, live: LivePoint, capacity: CapacityModel,
-                           calibration: Calibration, cores: int, in_server_s: float | None) -> PresentCalibration:
-    """Statement mode's :func:`present_calibration` at the sampled seconds' population (the time in the server
-    floored by pg_stat_statements' as :func:`_statement_think` floors it)."""
-    counted = live
-    if live.rate_tps > 0 and in_server_s is not None and live.server_time_s < in_server_s:
-        counted = replace(live, aas=in_server_s * live.rate_tps)
+                           calibration: Calibration, cores: int) -> PresentCalibration:
+    """Statement mode's :func:`present_calibration` at the sampled seconds' population."""
 
-    def zero_think(cal: Calibration) -> Forecast:
+    def at_present(cal: Calibration, think_s: float) -> Forecast:
         return forecast_shapes("now", [shape], capacity, cal, cores=cores, clients=live.population,
-                               think_s=0.0, loaded_clients=live.population).forecast
+                               think_s=think_s, loaded_clients=live.population).forecast
 
-    return present_calibration(counted, calibration, cores, zero_think)
+    return present_calibration(live, calibration, cores, at_present)
 
 
-def _statement_think(think_s: float | None, live: LivePoint | None, calibration: Calibration,
-                     cores: int, in_server_s: float | None = None) -> tuple[float, list[str]]:
+def _statement_think(think_s: float | None, live: LivePoint | None, present: PresentCalibration | None,
+                     cores: int) -> tuple[float, list[str]]:
     """Statement mode's think time (s) and the note saying where it comes from: ``think_s`` when given; else the
-    sampled seconds' operating point's (:func:`live_think_s`, workload mode's think time); else 0 (a probe alone
-    has no clients to measure: no note).
-
-    :param in_server_s: pg_stat_statements' mean execution + planning (wall) time of the statement's calls in the
-        sampled seconds (s): a call's time in the server is at least that, so where the samples give less (AAS /
-        calls/s; a 20 Hz sampler on a busy machine misses short calls), Little's law takes it instead.
-    """
-    floor = live is not None and live.rate_tps > 0 and in_server_s is not None and live.server_time_s < in_server_s
-    counted = replace(live, aas=(in_server_s or 0.0) * live.rate_tps) if floor and live is not None else live
-    sampled = live_think_s(counted, calibration, cores) if counted is not None and counted.rate_tps > 0 else None
+    sampled seconds' (``present``, :func:`present_calibration`: workload mode's think time); else 0 (a probe alone
+    has no clients to measure: no note)."""
     if think_s is not None:
-        also = f" (the sampled seconds give {sampled * 1000:.3f} ms)" if sampled is not None else ""
+        also = f" (the sampled seconds give {present.think_s * 1000:.3f} ms)" if present is not None else ""
         return think_s, [f"think time {think_s * 1000:.3f} ms, as given{also}"] if live is not None else []
-    if live is None or sampled is None:
+    if live is None or present is None:
         return 0.0, []
     if live.cores_saturated(cores):
-        return sampled, [f"think time 0 from the sampled seconds: their backends on CPU fill the cores "
-                         f"({live.aas_cpu:.2f} sessions for {cores}): the time a call spends outside the active "
-                         "state is then the wait for a core, which the model has"]
-    trip = idle_round_trip_s(calibration, live.population, cores)
-    server = (f"{live.server_time_s * 1000:.3f} ms in the server (Little's law)" if not floor else
-              f"{(in_server_s or 0.0) * 1000:.3f} ms in the server (pg_stat_statements' execution + planning of "
-              f"the same calls: the samples' {live.server_time_s * 1000:.3f} ms by Little's law is less, and a "
-              "call's time in the server is at least that)")
-    return sampled, [f"think time {sampled * 1000:.3f} ms from the sampled seconds, as in workload mode: "
-                     f"{live.population} connections / {live.rate_tps:,.0f} calls/s - {server} - "
-                     f"{trip * 1000:.3f} ms idle round trip (the model's own)"]
+        return 0.0, [f"think time 0 from the sampled seconds: their backends on CPU fill the cores "
+                     f"({live.aas_cpu:.2f} sessions for {cores}): the time a call spends outside the active "
+                     "state is then the wait for a core, which the model has"]
+    if present.round_trip_from_present:
+        return 0.0, []  # the round trip's note says it
+    return present.think_s, [
+        f"think time {present.think_s * 1000:.3f} ms from the sampled seconds, as in workload mode: "
+        f"{live.population} connections / {live.rate_tps:,.0f} calls/s = {live.population / live.rate_tps * 1000:.3f}"
+        f" ms a call, less the model's own {present.model_response_s * 1000:.3f} ms at that population (its CPU, "
+        "idle round trip and queues)"]
 
 
 def _recorded_times(session: Session, query_id: int | None) -> StatementTimesRow | None:
@@ -656,7 +642,8 @@ def forecast_statement(session: Session, sql: str, *, calibration: Calibration, 
         (:func:`statement_own_cost`).
     :param scratch_conninfo: the server is a scratch server lockscope started: the statement may be timed there.
     :param think_s: each client's time between calls outside the server (s); None: the sampled seconds' (with
-        ``dsn``, :func:`live_think_s`, as workload mode takes it), else 0. A given value wins; the notes say which.
+        ``dsn``, :func:`present_calibration`, as workload mode takes it), else 0. A given value wins; the notes say
+        which.
     :param dsn: the same server, for the wait-event sampler: when the statement's cost is pg_stat_statements' mean
         (wall time), it is that mean over ``sample_s`` seconds of samples (:func:`_window_cost`; since the reset
         when they hold too few calls), deflated to CPU by those samples and pg_stat_kcache
@@ -678,13 +665,11 @@ def forecast_statement(session: Session, sql: str, *, calibration: Calibration, 
     sampled = _sampled_cost(session, dsn, shape, own, cores, sample_s, progress)
     shape, own, live = sampled.shape, sampled.own, sampled.live
     loaded = live.population if live is not None and live.population else None
-    present = (_statement_calibration(shape, live, facts.capacity, calibration, cores, sampled.in_server_s)
+    present = (_statement_calibration(shape, live, facts.capacity, calibration, cores)
                if live is not None and loaded else None)
     bounds = present.notes if present is not None else ()
     calibration = present.calibration if present is not None else calibration
-    think, think_note = _statement_think(think_s, live, calibration, cores, sampled.in_server_s)
-    if think_s is None and present is not None and present.round_trip_from_present:
-        think, think_note = 0.0, []  # the round trip took the whole time between calls (its note says so)
+    think, think_note = _statement_think(think_s, live, present, cores)
     notes = [f"the statement's own cost: {own.source}", *bounds, *think_note, *sampled.notes]
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
@@ -926,14 +911,14 @@ def forecast_live(measured_shapes: Sequence[StatementShape], after_shapes: Seque
     population = live.population if live is not None else None
     n = clients or population or 16
     _check_model(cores, n)
-    think = live_think_s(live, calibration, cores) if live is not None else 0.0
+    think = 0.0
     anchor = None
     if live is not None and population:
-        def zero_think(cal: Calibration) -> Forecast:
+        def at_present(cal: Calibration, think_s: float) -> Forecast:
             demands = workload_demands([transaction_class(s, 1.0, population) for s in measured_shapes], cal)
-            return forecast_curve(demands, cores, [population], think_s=0.0)[0]
+            return forecast_curve(demands, cores, [population], think_s=think_s)[0]
 
-        present = present_calibration(live, calibration, cores, zero_think)
+        present = present_calibration(live, calibration, cores, at_present)
         calibration, think = present.calibration, present.think_s
         notes.extend(present.notes)
 
@@ -961,17 +946,19 @@ class PresentCalibration:
 
     :ivar calibration: the calibration to solve with: the given one, or a copy scaled to the cores' bound and/or
         with the idle round trip the measured calls leave room for (its ``source`` says so).
-    :ivar think_s: each connection's think time at the present (s, >= 0): :func:`live_think_s` with that
+    :ivar think_s: each connection's think time at the present (s, >= 0): :func:`_present_think` with that
         calibration, 0 when the round trip was taken from the present (the whole time between calls beyond the
         model's CPU is then round trip).
     :ivar notes: one line for the report per bound applied (empty: the calibration as given).
     :ivar round_trip_from_present: the idle round trip is the present's (the think time is then 0).
+    :ivar model_response_s: the model's response time per call at the live population with think time 0 (s).
     """
 
     calibration: Calibration
     think_s: float
     notes: tuple[str, ...] = ()
     round_trip_from_present: bool = False
+    model_response_s: float = 0.0
 
 
 #: Calibration scale factors tried by the cores' bound: a machine at most this much faster than the calibration's.
@@ -979,7 +966,7 @@ FASTEST_SCALE = 1e-2
 
 
 def present_calibration(live: LivePoint, calibration: Calibration, cores: int,
-                        solve: Callable[[Calibration], Forecast]) -> PresentCalibration:
+                        solve: Callable[[Calibration, float], Forecast]) -> PresentCalibration:
     """The calibration's machine figures, bounded by what the present proves of this machine.
 
     The statements' own costs are this server's (pg_stat_statements over the sampled seconds); the rest of a
@@ -993,29 +980,31 @@ def present_calibration(live: LivePoint, calibration: Calibration, cores: int,
       (``Forecast.cpu_ceiling_tps``). Where it does, the machine (or a client that runs elsewhere) is faster than
       the calibration's by a factor the ceiling alone does not tell: every time figure of the calibration is
       scaled (:meth:`Calibration.scaled`, the largest factor in [:data:`FASTEST_SCALE`, 1], bisection) until the
-      model at the live population does the measured calls/s. Only this proof triggers it; a model slower than
-      the present below its ceiling is left as it is (and says so: :mod:`lockscope.forecast.honesty`);
+      model at the live population, with the think time the scaled calibration leaves, does the measured
+      calls/s. Only this proof triggers it; a model slower than the present below its ceiling is left as it is
+      (and says so: :mod:`lockscope.forecast.honesty`);
     - **the time between calls**: below the cores a call costs the model its CPU, the idle round trip
       (:func:`idle_round_trip_s`, fading as the clients fill the cores) and the think time, whose sum Little's law
-      measures as population / calls/s (:meth:`LivePoint.think_s` takes the think time as what is left beyond the
-      time in the server and the round trip). Where the measured gap is shorter than the round trip, the think
-      time is clamped to 0 and the model, still charging the whole round trip, is too slow: the round trip is then
-      what the measured time per call leaves beyond the model's response at the present with no round trip and no
-      think time, scaled back to a lone client's figure by the same fade, and the think time is 0.
+      measures as population / calls/s (:func:`_present_think` takes the think time as what is left beyond the
+      model's response). Where the model's response alone is longer than the measured cycle, the think time is
+      0 and the model, still charging the whole round trip, is too slow: the round trip is then what the measured
+      time per call leaves beyond the model's response at the present with no round trip and no think time,
+      scaled back to a lone client's figure by the same fade.
 
     Both only ever lower the calibration's figures, never raise them.
 
-    :param solve: the model at the live population with think time 0 and the given calibration (the statements'
+    :param solve: the model at the live population with the given calibration and think time (s; the statements'
         own costs as measured, factor 1).
     :return: the calibration and think time to solve with, with a note per bound applied.
     """
     notes: list[str] = []
-    at = solve(calibration)
+    at = solve(calibration, 0.0)
     if live.rate_tps > at.cpu_ceiling_tps > 0:
         lo, hi = FASTEST_SCALE, 1.0  # the throughput (and the ceiling above it) rises as the factor falls
         for _ in range(40):
             mid = (lo + hi) / 2
-            if solve(calibration.scaled(mid)).throughput_tps >= live.rate_tps:
+            scaled = calibration.scaled(mid)
+            if solve(scaled, _present_think(live, scaled, cores, solve)[0]).throughput_tps >= live.rate_tps:
                 lo = mid
             else:
                 hi = mid
@@ -1026,18 +1015,16 @@ def present_calibration(live: LivePoint, calibration: Calibration, cores: int,
             f"({at.cpu_ceiling_tps:,.0f}); this machine is faster than the calibration's ({calibration.source}), "
             "or the clients run elsewhere (lockscope lab ceiling measures a machine like this one)")
         calibration = calibration.scaled(lo, source=source)
-    think = live_think_s(live, calibration, cores)
+    think, response = _present_think(live, calibration, cores, solve)
     unit = idle_round_trip_s(replace(calibration, idle_round_trip_s=1.0), live.population, cores)
     trip = calibration.idle_round_trip_s * unit
     if think > 0 or trip <= 0 or live.rate_tps <= 0 or live.cores_saturated(cores):
-        return PresentCalibration(calibration, think, tuple(notes))
+        return PresentCalibration(calibration, think, tuple(notes), model_response_s=response)
     per_call = live.population / live.rate_tps
-    if per_call - live.server_time_s >= trip:
-        return PresentCalibration(calibration, think, tuple(notes))
-    without = solve(replace(calibration, idle_round_trip_s=0.0)).throughput_tps
+    without = solve(replace(calibration, idle_round_trip_s=0.0), 0.0).throughput_tps
     left = max(0.0, per_call - live.population / without) if without > 0 else 0.0
     if left >= trip:
-        return PresentCalibration(calibration, think, tuple(notes))
+        return PresentCalibration(calibration, think, tuple(notes), model_response_s=response)
     lone = left / unit
     notes.append(
         f"idle round trip from the present: the calibration's {trip * 1e6:.1f} µs per call at {live.population} "
@@ -1048,14 +1035,25 @@ def present_calibration(live: LivePoint, calibration: Calibration, cores: int,
         "calibration's)")
     adjusted = replace(calibration, idle_round_trip_s=lone,
                        source=f"{calibration.source}; idle round trip {lone * 1e6:.1f} µs from the present")
-    return PresentCalibration(adjusted, 0.0, tuple(notes), round_trip_from_present=True)
+    return PresentCalibration(adjusted, 0.0, tuple(notes), round_trip_from_present=True,
+                              model_response_s=live.population / without if without > 0 else response)
 
 
-def live_think_s(live: LivePoint, calibration: Calibration, cores: int) -> float:
-    """Each connection's think time at the live operating point (s, >= 0), the same in workload and statement
-    mode: :meth:`LivePoint.think_s` (Little's law, 0 when the sampled backends on CPU fill the cores) less the
-    model's own idle round trip at the live population (:func:`lockscope.forecast.model.idle_round_trip_s`)."""
-    return live.think_s(cores, idle_round_trip_s(calibration, live.population, cores))
+def _present_think(live: LivePoint, calibration: Calibration, cores: int,
+                   solve: Callable[[Calibration, float], Forecast]) -> tuple[float, float]:
+    """Each connection's think time at the present and the model's own response there (s, s): Little's law for
+    the closed loop, population = calls/s x (response + think), with the model's response at the live population
+    and think time 0 (its CPU, the idle round trip, its queues), so that what the model charges a call is not
+    counted again as think time (the rest of a transaction's CPU, a local client's included, happens outside the
+    server's active state: 2026-12-06 pgbench -S at 2 clients, 17.5 µs a call outside it by the samples, of which
+    the model's CPU already held 13.6 µs). 0 when the backends sampled on CPU fill the cores (at least
+    :data:`lockscope.forecast.live.SATURATED` of them: the time outside the active state is then the wait for a
+    core, which the model has) or the model's response alone is longer than the measured cycle."""
+    x0 = solve(calibration, 0.0).throughput_tps
+    response = live.population / x0 if x0 > 0 else math.inf
+    if live.rate_tps <= 0 or live.cores_saturated(cores):
+        return 0.0, response
+    return max(0.0, live.population / live.rate_tps - response), response
 
 
 def _anchor_note(anchor: Anchor, live: LivePoint, think_s: float) -> str:
