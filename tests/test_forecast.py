@@ -408,7 +408,8 @@ def _statement_mode_under_load(server: ScratchServer, clients: int) -> ForecastR
 @pytest.mark.alone  # the sampled LockManager share is what the machine gives this load alone
 def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reproduce_it(load_lock: None) -> None:
     """Statement mode with --dsn (issue 27): the model's LockManager share is printed as a forecast only when
-    within 10 points of the share sampled over the same seconds (the workload mode's guard, ``model_vs_now``). The
+    within 10 points of the share sampled over the same seconds (the refusal's words: also
+    ``test_the_lockmanager_refusal_says_why``) (the workload mode's guard, ``model_vs_now``). The
     demo's load (pgbench -S, 100 extra indexes on pgbench_accounts: 86 locks in the main table, 16 clients on
     this machine's 2 cores): the sampled share of 4 s swings between runs on this VM (0.12-0.62 in six runs; the
     same load 15-85 % in BENCHMARKS.md), the model's (partition queues and the convoy behind preempted holders) does
@@ -451,16 +452,34 @@ def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reprodu
         assert ("LockManager share not forecast" in _rendered(render_forecast(report))) is (not reproduced)
     heavy = tries[-1]
     assert heavy.anchor is not None
-    # the premise, measured in this run: the sampled seconds are more than 10 points from the model
-    assert abs(heavy.anchor.measured_lockmanager_share - heavy.anchor.model_lockmanager_share) > 0.10, \
-        [t.anchor for t in tries]
-    assert forecast_to_dict(heavy)["model_vs_now"]["lockmanager_reproduced"] is False
-    assert "cannot reproduce it" in _rendered(render_forecast(heavy))
+    if abs(heavy.anchor.measured_lockmanager_share - heavy.anchor.model_lockmanager_share) > 0.10:
+        assert forecast_to_dict(heavy)["model_vs_now"]["lockmanager_reproduced"] is False
+        assert "cannot reproduce it" in _rendered(render_forecast(heavy))
+    else:  # six loads, each within 10 points of the model (since 2026-12-06 the usual case on this VM)
+        assert len(tries) == 6
+        assert all(t.anchor is not None and (t.anchor.lockmanager_reproduced or t.anchor.sampled_too_uncertain)
+                   for t in tries)
     assert light.live is not None and light.live.lockmanager_share == 0.0
     assert light.live.lockmanager_interval is not None and light.live.lockmanager_interval.half_width > 0.10
     assert forecast_to_dict(light)["model_vs_now"]["sampled_lockmanager_share_too_uncertain"] is True
     assert forecast_to_dict(light)["model_vs_now"]["lockmanager_reproduced"] is False
     assert "the sample is too short" in _rendered(render_forecast(light))
+
+
+def test_the_lockmanager_refusal_says_why() -> None:
+    """The two refusals of the LockManager share, in words: 72 % sampled (+-4) where the model gives 20 %, more
+    than 10 points apart; 30 % sampled +-25 where the model gives 28 %, within but too uncertain to show it."""
+    from lockscope.forecast.live import Anchor
+    from lockscope.watch.aas import ShareInterval
+
+    apart = Anchor(10_000.0, 10_000.0, 1.0, 10_000.0, 0.20, 0.72, ShareInterval(0.72, 0.04, 9))
+    assert not apart.lockmanager_reproduced and not apart.sampled_too_uncertain
+    assert apart.lockmanager_refusal().startswith("LockManager share not forecast: 72% sampled now")
+    assert "the model gives 20% at the same operating point and cannot reproduce it (more than 10 points apart)" \
+        in apart.lockmanager_refusal()
+    short = Anchor(10_000.0, 10_000.0, 1.0, 10_000.0, 0.28, 0.30, ShareInterval(0.30, 0.25, 4))
+    assert not short.lockmanager_reproduced and short.sampled_too_uncertain
+    assert "but the sample is too short to show it within 10 points: sample longer" in short.lockmanager_refusal()
 
 
 def _statement_mode_cli(server: ScratchServer, *, clients: int, interval: str) -> dict[str, Any]:

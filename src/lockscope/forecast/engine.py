@@ -882,8 +882,8 @@ class LiveForecast:
     :ivar clients_source: where N comes from (for reports).
     :ivar think_s: each connection's time between calls outside the server (s).
     :ivar anchor: the model against the measured point (None: no live point).
-    :ivar calibration: the calibration solved with: the given one, its idle round trip shortened to what the
-        present bounds them (:func:`present_calibration`).
+    :ivar calibration: the calibration solved with: the given one as far as the present bounds it
+        (:func:`present_calibration`).
     """
 
     measured: ScenarioForecast

@@ -9,7 +9,9 @@ wait-event samples of the same seconds):
   not the few caught active at one instant;
 - **average active sessions** and their split by wait state (CPU = not waiting, LockManager, the rest);
 - **think time**: each connection's time between calls outside the server, from Little's law: population = calls/s
-  x (server time + think time), server time per call = AAS / calls/s.
+  x (response + think time), the response the model's own at that population
+  (:func:`lockscope.forecast.engine.present_calibration`; :meth:`LivePoint.think_s` is the older reading, with the
+  sampled server time AAS / calls/s as the response).
 
 :func:`anchor_costs` then solves the model at that population and think time with the statements' own costs
 (pg_stat_statements times, deflated to CPU by the sampled CPU share and the run queue); when the model's calls/s is
