@@ -569,8 +569,15 @@ def _statement_anchor(shape: StatementShape, live: LivePoint | None, capacity: C
 
 
 def _statement_calibration(shape: StatementShape, live: LivePoint, capacity: CapacityModel,
-                           calibration: Calibration, cores: int) -> PresentCalibration:
-    """Statement mode's :func:`present_calibration` at the sampled seconds' population."""
+                           calibration: Calibration, cores: int, in_server_s: float | None) -> PresentCalibration:
+    """Statement mode's :func:`present_calibration` at the sampled seconds' population.
+
+    :param in_server_s: pg_stat_statements' mean execution + planning (wall) time of the statement's calls in the
+        sampled seconds (s): a call's time in the server is at least that, so where the samples give less (AAS /
+        calls/s; a 20 Hz sampler on a busy machine misses short calls), that time is taken instead.
+    """
+    if live.rate_tps > 0 and in_server_s is not None and live.server_time_s < in_server_s:
+        live = replace(live, aas=in_server_s * live.rate_tps)
 
     def at_present(cal: Calibration, think_s: float) -> Forecast:
         return forecast_shapes("now", [shape], capacity, cal, cores=cores, clients=live.population,
@@ -598,8 +605,7 @@ def _statement_think(think_s: float | None, live: LivePoint | None, present: Pre
     return present.think_s, [
         f"think time {present.think_s * 1000:.3f} ms from the sampled seconds, as in workload mode: "
         f"{live.population} connections / {live.rate_tps:,.0f} calls/s = {live.population / live.rate_tps * 1000:.3f}"
-        f" ms a call, less the model's own {present.model_response_s * 1000:.3f} ms at that population (its CPU, "
-        "idle round trip and queues)"]
+        f" ms a call, less {present.think_less}, {present.model_response_s * 1000:.3f} ms"]
 
 
 def _recorded_times(session: Session, query_id: int | None) -> StatementTimesRow | None:
@@ -665,7 +671,7 @@ def forecast_statement(session: Session, sql: str, *, calibration: Calibration, 
     sampled = _sampled_cost(session, dsn, shape, own, cores, sample_s, progress)
     shape, own, live = sampled.shape, sampled.own, sampled.live
     loaded = live.population if live is not None and live.population else None
-    present = (_statement_calibration(shape, live, facts.capacity, calibration, cores)
+    present = (_statement_calibration(shape, live, facts.capacity, calibration, cores, sampled.in_server_s)
                if live is not None and loaded else None)
     bounds = present.notes if present is not None else ()
     calibration = present.calibration if present is not None else calibration
@@ -951,7 +957,9 @@ class PresentCalibration:
         model's CPU is then round trip).
     :ivar notes: one line for the report per bound applied (empty: the calibration as given).
     :ivar round_trip_from_present: the idle round trip is the present's (the think time is then 0).
-    :ivar model_response_s: the model's response time per call at the live population with think time 0 (s).
+    :ivar model_response_s: what Little's law took off the measured cycle for the think time (s): the model's
+        response at the live population with think time 0 up to the cores, the sampled time in the server beyond.
+    :ivar think_less: what ``model_response_s`` is, in words.
     """
 
     calibration: Calibration
@@ -959,6 +967,7 @@ class PresentCalibration:
     notes: tuple[str, ...] = ()
     round_trip_from_present: bool = False
     model_response_s: float = 0.0
+    think_less: str = ""
 
 
 #: Calibration scale factors tried by the cores' bound: a machine at most this much faster than the calibration's.
@@ -1015,16 +1024,16 @@ def present_calibration(live: LivePoint, calibration: Calibration, cores: int,
             f"({at.cpu_ceiling_tps:,.0f}); this machine is faster than the calibration's ({calibration.source}), "
             "or the clients run elsewhere (lockscope lab ceiling measures a machine like this one)")
         calibration = calibration.scaled(lo, source=source)
-    think, response = _present_think(live, calibration, cores, solve)
+    think, response, how = _present_think(live, calibration, cores, solve)
     unit = idle_round_trip_s(replace(calibration, idle_round_trip_s=1.0), live.population, cores)
     trip = calibration.idle_round_trip_s * unit
     if think > 0 or trip <= 0 or live.rate_tps <= 0 or live.cores_saturated(cores):
-        return PresentCalibration(calibration, think, tuple(notes), model_response_s=response)
+        return PresentCalibration(calibration, think, tuple(notes), model_response_s=response, think_less=how)
     per_call = live.population / live.rate_tps
     without = solve(replace(calibration, idle_round_trip_s=0.0), 0.0).throughput_tps
     left = max(0.0, per_call - live.population / without) if without > 0 else 0.0
     if left >= trip:
-        return PresentCalibration(calibration, think, tuple(notes), model_response_s=response)
+        return PresentCalibration(calibration, think, tuple(notes), model_response_s=response, think_less=how)
     lone = left / unit
     notes.append(
         f"idle round trip from the present: the calibration's {trip * 1e6:.1f} µs per call at {live.population} "
@@ -1036,24 +1045,35 @@ def present_calibration(live: LivePoint, calibration: Calibration, cores: int,
     adjusted = replace(calibration, idle_round_trip_s=lone,
                        source=f"{calibration.source}; idle round trip {lone * 1e6:.1f} µs from the present")
     return PresentCalibration(adjusted, 0.0, tuple(notes), round_trip_from_present=True,
-                              model_response_s=live.population / without if without > 0 else response)
+                              model_response_s=live.population / without if without > 0 else response,
+                              think_less=how)
 
 
 def _present_think(live: LivePoint, calibration: Calibration, cores: int,
-                   solve: Callable[[Calibration, float], Forecast]) -> tuple[float, float]:
-    """Each connection's think time at the present and the model's own response there (s, s): Little's law for
-    the closed loop, population = calls/s x (response + think), with the model's response at the live population
-    and think time 0 (its CPU, the idle round trip, its queues), so that what the model charges a call is not
-    counted again as think time (the rest of a transaction's CPU, a local client's included, happens outside the
-    server's active state: 2026-12-06 pgbench -S at 2 clients, 17.5 µs a call outside it by the samples, of which
-    the model's CPU already held 13.6 µs). 0 when the backends sampled on CPU fill the cores (at least
-    :data:`lockscope.forecast.live.SATURATED` of them: the time outside the active state is then the wait for a
-    core, which the model has) or the model's response alone is longer than the measured cycle."""
+                   solve: Callable[[Calibration, float], Forecast]) -> tuple[float, float, str]:
+    """Each connection's think time at the present, what Little's law took off the measured cycle for it, and
+    what that is in words (s, s, text); population = calls/s x (response + think) for the closed loop.
+
+    - Up to the cores (each backend can have a core: the model has no queue for them) the response is the model's
+      own at the live population with think time 0 (its CPU, the idle round trip), so that what the model charges
+      a call is not counted again as think time: the rest of a transaction's CPU, a local client's included,
+      happens outside the server's active state (2026-12-06, pgbench -S at 2 clients on 2 cores: 17.5 µs a call
+      outside it by the samples, 13.6 µs of which the model's CPU already held; the forecast was 0.75 of the TPS).
+    - Beyond the cores the response is the sampled time in the server (AAS / calls/s, the run queue included;
+      :meth:`LivePoint.think_s`): the model's own queue for the cores is an estimate, and a residual against it
+      made short statements' forecasts 1.3-1.8x high at 4-32 clients in the same run.
+
+    0 when the backends sampled on CPU fill the cores (at least :data:`lockscope.forecast.live.SATURATED` of them:
+    the time outside the active state is then the wait for a core, which the model has) or the response alone is
+    longer than the measured cycle."""
+    if live.population > cores:
+        return live.think_s(cores), live.server_time_s, "the sampled time in the server"
     x0 = solve(calibration, 0.0).throughput_tps
     response = live.population / x0 if x0 > 0 else math.inf
+    how = "the model's own response at that population (its CPU and idle round trip)"
     if live.rate_tps <= 0 or live.cores_saturated(cores):
-        return 0.0, response
-    return max(0.0, live.population / live.rate_tps - response), response
+        return 0.0, response, how
+    return max(0.0, live.population / live.rate_tps - response), response, how
 
 
 def _anchor_note(anchor: Anchor, live: LivePoint, think_s: float) -> str:
