@@ -596,6 +596,9 @@ def _statement_think(think_s: float | None, live: LivePoint | None, present: Pre
         return think_s, [f"think time {think_s * 1000:.3f} ms, as given{also}"] if live is not None else []
     if live is None or present is None:
         return 0.0, []
+    if live.rate_tps <= 0:
+        return 0.0, ["think time 0: the sampled seconds saw no call of the statement (no load running it: "
+                     "nothing to measure the time between calls by)"]
     if live.cores_saturated(cores):
         return 0.0, [f"think time 0 from the sampled seconds: their backends on CPU fill the cores "
                      f"({live.aas_cpu:.2f} sessions for {cores}): the time a call spends outside the active "
@@ -1059,6 +1062,9 @@ def _present_think(live: LivePoint, calibration: Calibration, cores: int,
       a call is not counted again as think time: the rest of a transaction's CPU, a local client's included,
       happens outside the server's active state (2026-12-06, pgbench -S at 2 clients on 2 cores: 17.5 µs a call
       outside it by the samples, 13.6 µs of which the model's CPU already held; the forecast was 0.75 of the TPS).
+      Where the sampled time in the server is longer than that response, it is taken instead: the model then
+      lacks time the server spent (a statement not in the model, a cost too low), and a think time that absorbed
+      it would make the first estimate reproduce the present whatever the model misses (no silent re-anchoring).
     - Beyond the cores the response is the sampled time in the server (AAS / calls/s, the run queue included;
       :meth:`LivePoint.think_s`): the model's own queue for the cores is an estimate, and a residual against it
       made short statements' forecasts 1.3-1.8x high at 4-32 clients in the same run.
@@ -1071,6 +1077,8 @@ def _present_think(live: LivePoint, calibration: Calibration, cores: int,
     x0 = solve(calibration, 0.0).throughput_tps
     response = live.population / x0 if x0 > 0 else math.inf
     how = "the model's own response at that population (its CPU and idle round trip)"
+    if live.rate_tps > 0 and live.server_time_s > response:
+        response, how = live.server_time_s, "the sampled time in the server (more than the model's own response)"
     if live.rate_tps <= 0 or live.cores_saturated(cores):
         return 0.0, response, how
     return max(0.0, live.population / live.rate_tps - response), response, how
