@@ -139,6 +139,9 @@ def test_param_columns() -> None:
         "select * from a x join b on b.id = x.b_id where x.k = $1 and b.v in ($2, $3) limit $4 offset $5")
     assert cols == {1: ("x", "k"), 2: ("b", "v"), 3: ("b", "v")} and consts == {4: "1", 5: "0"}
     assert rels["x"] == "a" and order == ["a", "b"]
+    cols, _, _, _ = param_columns("select id from post p where p.language_id = any(array[$1::int4, $2]) and "
+                                  "p.id <> all(array[$3])")
+    assert cols == {1: ("p", "language_id"), 2: ("p", "language_id"), 3: ("p", "id")}
     with pytest.raises(ValueError):
         param_columns("select from where")
 

@@ -57,6 +57,10 @@ SHAPES = {
     "select sum(case when level = $1 then $2 else $3 end) from standins.users": ("42883", ["integer"] * 3),
     "select id from standins.posts where uploader_id > $1 and (case when title = $2 then $3 else $4 end)":
         ("42804", ["integer", "text", "boolean", "boolean"]),
+    # an ARRAY of replaced constants is text[]: integer = text (lemmy's post list, language_id = ANY(ARRAY[...]))
+    "select id from standins.posts where uploader_id = any(array[$1, $2])": ("42883", ["integer", "integer"]),
+    "select id from standins.posts where title <> all(array[$1, $2]) and uploader_id = any(array[$3]) limit $4":
+        ("42883", ["text", "text", "integer", "bigint"]),
     "select sum(case when u.level = $1 then $2 else $3 end), sum(floor(extract($4 from now() - p.created))) "
     "from standins.users u join standins.posts p on p.uploader_id = u.id":
         ("42601", ["integer", "integer", "integer", "text"]),
@@ -151,3 +155,13 @@ def test_a_case_of_constants_the_server_takes_as_text_keeps_its_text(
     text = "select string_agg(case when level = $1 then $2 else $3 end, $4) from standins.users"
     assert _prepare(pg18.conninfo(), text) == ["integer", "text", "text", "text"]
     assert typed_standins(standins_session.query_rows, check_statement(text), owner=standins_session) is None
+
+
+def test_an_array_of_constants_says_why_it_was_retyped(standins_session: Session) -> None:
+    """``col = ANY(ARRAY[$1, $2])``: the note names the ARRAY, not a CASE; the elements take the column's type."""
+    normalized = "select id from standins.posts where uploader_id = any(array[$1, $2])"
+    standins = typed_standins(standins_session.query_rows, check_statement(normalized), owner=standins_session)
+    assert standins is not None
+    assert "an ARRAY of replaced constants is text[]" in standins.note and "CASE" not in standins.note
+    assert [(n, name) for n, _, name in standins.types] == [(1, "pg_catalog.int4"), (2, "pg_catalog.int4")]
+    assert standin_values(standins) == {1: "0", 2: "0"}

@@ -94,6 +94,8 @@ class _Collector:
             self.order.append(written)
         elif isinstance(node, ast.A_Expr):
             lhs, rhs = node.lexpr, node.rexpr
+            if isinstance(rhs, ast.A_ArrayExpr):  # ``col = ANY(ARRAY[$3, $4])``: each element takes col's values
+                rhs = rhs.elements or ()
             if isinstance(rhs, (tuple, list)):
                 for item in rhs:
                     self.bind(item, lhs)

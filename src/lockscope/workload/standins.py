@@ -18,7 +18,11 @@ operator's operands are ``int4`` (the integer literal pg_stat_statements most of
 nothing coerces it (``parse_target.c resolveTargetListUnknowns``). A CASE whose results are all parameters is
 ``text`` (``parse_coerce.c select_common_type``), which ``sum()`` does not take (42883) nor AND (42804): as a
 function's or AND/OR/NOT's argument, its results take the type the context gives the CASE, else ``int4``; where the
-parameters type but the server would refuse the text for another reason (42883), only if that makes it pass. The
+parameters type but the server would refuse the text for another reason (42883), only if that makes it pass. An
+``ARRAY[...]`` of parameters only on the right of ``op ANY/ALL`` (``language_id = ANY(ARRAY[$3, $4])``: the
+application sent a list of integers) is text[] the same way (``integer = text``, 42883): its elements take the
+element type of the array a single ``$n`` there would get (the other side's, ``parse_oper.c
+make_scalar_array_op``), only if that makes it pass. The
 stand-in text is the normalized text with ``::type`` after each such ``$n``; it is typed once more on the client
 before anything is sent, and the probes PREPARE and EXPLAIN it instead of the normalized text. A typed literal
 pg_stat_statements normalized (``interval '1 day'`` -> ``interval $1``, which the server's grammar refuses) is
@@ -43,7 +47,7 @@ from pglast.stream import RawStream
 
 from ..errors import StatementError
 from ..paramtypes import ParamTyping, describe_types, type_params
-from ..paramtypes.catalog import Runner
+from ..paramtypes.catalog import Runner, read_catalog
 from ..statement import CheckedStatement, check_statement
 from ..versions import PG14
 
@@ -52,6 +56,7 @@ __all__ = ["StandIns", "standin_values", "typed_standins"]
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "^"})
 _CONCAT = "||"
 _INT4, _INT8, _TEXT = 23, 20, 25
+_ARRAY_ELEMENT = "the element type of the array the other side of ANY/ALL takes"
 
 
 @dataclass(frozen=True)
@@ -117,16 +122,31 @@ def _case_results(node: Any) -> list[int] | None:
     return [n for r in results for n in _params_in(r)]
 
 
+def _array_params(node: Any) -> list[int] | None:
+    """The parameters of an ``ARRAY[...]`` whose every element is parameters only (``ARRAY[$3, $4]``), None for any
+    other node."""
+    if not isinstance(node, ast.A_ArrayExpr) or not node.elements or not all(_param_only(e) for e in node.elements):
+        return None
+    return [n for e in node.elements for n in _params_in(e)]
+
+
 def _replace_groups(node: Any, groups: list[tuple[int, str, list[int]]], fresh: Callable[[], int], *,
                     cases_only: bool = False) -> Any:
-    """Replace each outermost parameter-only operator expression under ``node`` (unless ``cases_only``), and each
-    argument of a function or of AND/OR/NOT that is a CASE of parameters only, by a fresh ``ParamRef`` (in place),
-    recording (fresh number, operator or ``CASE``, its parameters)."""
+    """Replace each outermost parameter-only operator expression under ``node`` (unless ``cases_only``), each
+    argument of a function or of AND/OR/NOT that is a CASE of parameters only, and each ``ARRAY[...]`` of
+    parameters only on the right of ``op ANY/ALL``, by a fresh ``ParamRef`` (in place), recording (fresh number,
+    operator, ``CASE`` or ``ARRAY``, its parameters)."""
     if not cases_only and isinstance(node, ast.A_Expr) and node.kind == enums.A_Expr_Kind.AEXPR_OP \
             and _param_only(node):
         number = fresh()
         groups.append((number, _operator(node), _params_in(node)))
         return ast.ParamRef(number=number)
+    if isinstance(node, ast.A_Expr) and node.kind in (enums.A_Expr_Kind.AEXPR_OP_ANY, enums.A_Expr_Kind.AEXPR_OP_ALL):
+        params = _array_params(node.rexpr)
+        if params is not None:
+            number = fresh()
+            node.rexpr = ast.ParamRef(number=number)
+            groups.append((number, "ARRAY", params))
     if isinstance(node, (ast.FuncCall, ast.BoolExpr)) and node.args:
         args = []
         for arg in node.args:
@@ -197,8 +217,15 @@ def _group_types(run: Runner, checked: CheckedStatement, owner: object | None, *
     out: dict[int, tuple[int, str]] = {}
     context = [expected[number - 1] if number - 1 < len(expected) else 0 for number, _, _ in groups]
     categories = describe_types(run, [t for t in context if t], owner=owner)
+    catalog = read_catalog(run, relations=[], functions=[], operators=[], owner=owner)
     for (_, operator, params), found in zip(groups, context, strict=True):
         category = categories[found][1] if found else ""
+        if operator == "ARRAY":
+            element = catalog.element(found) if category == "A" else 0
+            if element:
+                for n in params:
+                    out.setdefault(n, (element, _ARRAY_ELEMENT))
+            continue
         if (operator in _ARITHMETIC and category == "N") or (operator == _CONCAT and category in ("S", "A")) \
                 or (operator == "CASE" and category not in ("", "P")):
             typed = (found, "the expression around them")
@@ -355,8 +382,11 @@ def _standins_as_it_types(run: Runner, checked: CheckedStatement, owner: object 
     names = describe_types(run, [t for t, _ in cases.values()], owner=owner)
     typed = [(n, t, names[t][0]) for n, (t, _) in cases.items()] + written
     how = [(n, h) for n, (_, h) in cases.items()] + written_how
-    case_note = (f"{other_error}: a CASE whose results are all replaced constants is text "
-                 "(parse_coerce.c select_common_type)")
+    arrays = {h == _ARRAY_ELEMENT for _, h in cases.values()}
+    why = ([] if arrays == {True} else
+           ["a CASE whose results are all replaced constants is text (parse_coerce.c select_common_type)"]) \
+        + (["an ARRAY of replaced constants is text[] (parse_coerce.c select_common_type)"] if True in arrays else [])
+    case_note = f"{other_error}: {' and '.join(why)}"
     return StandIns(text, tuple(sorted(typed)), f"{note}; {case_note}" if written else case_note,
                     tuple(sorted(how)), epoch)
 
