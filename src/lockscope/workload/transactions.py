@@ -241,6 +241,18 @@ def _shape_groups(positions: Sequence[_Position]) -> list[tuple[list[_Position],
     return out
 
 
+def _seen_order(order: Sequence[str], seen: Sequence[Sequence[str]]) -> list[str]:
+    """``order`` with each statement moved before the first one that a backend's transaction was seen running
+    after it (and never before it): what one backend ran in sequence outranks the order of the relations they
+    hold (a first statement missed by the snapshots while it ran is otherwise placed after the one they saw)."""
+    after = {(a, b) for run in seen for i, a in enumerate(run) for b in run[i + 1:]}
+    out: list[str] = []
+    for k in order:
+        at = next((i for i, t in enumerate(out) if (k, t) in after and (t, k) not in after), len(out))
+        out.insert(at, k)
+    return out
+
+
 def _shape(last: Sequence[_Position], earlier: Sequence[_Position], total_seen: int,
            transactions_per_s: float | None, calls_per_s: Mapping[str, float],
            texts: Mapping[str, str]) -> TransactionShape:
@@ -249,6 +261,7 @@ def _shape(last: Sequence[_Position], earlier: Sequence[_Position], total_seen: 
     for o in (o for p in last for o in p.observations):  # statements seen in its transactions by later snapshots
         order.extend(s for s in o.statements_seen if s not in order and s not in {p.statement for p in last})
     order.extend(p.statement for p in last if p.statement not in order)
+    order = _seen_order(order, [o.statements_seen for p in (*earlier, *last) for o in p.observations])
     sample = {o.statement: o for p in (*earlier, *last) for o in p.observations}
     main_count = Counter(r for o in complete for r in o.main_relations)
     seen = sum(len(p.observations) for p in (*earlier, *last))
