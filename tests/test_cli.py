@@ -346,7 +346,9 @@ def test_pgconnect_timeout_is_honoured(trap: tuple[str, Callable[[], bool]]) -> 
     assert waited >= 7.0, waited
     assert contacted()
     assert proc_dsn.returncode == 3 and "timeout expired" in one_line_error(proc_dsn)
-    assert waited_dsn < 7.0  # connect_timeout=2 in the DSN
+    # connect_timeout=2 in the DSN: 5 s less than the other, started at the same moment (both pay the same
+    # interpreter start, which a loaded machine made 5.6 s once)
+    assert waited_dsn < waited - 2.5, (waited_dsn, waited)
 
 
 def test_probe_cost_is_reported(pg18: ScratchServer) -> None:
