@@ -58,7 +58,7 @@ from ..workload.probes import probe_statements, shape_from_plan
 from ..workload.statements import StatementRates, read_workload
 from .calibration import DEFAULT_CALIBRATION, Calibration
 from .cpu import WALL_TIME, Deflation, KcacheWindow, OnCpu, deflation
-from .honesty import ModelCheck, check_model
+from .honesty import ModelCheck, check_model, other_waits
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint, anchor_costs, live_point
 from .model import Demands, Forecast, TransactionClass, forecast_curve, idle_round_trip_s, workload_demands
 
@@ -680,6 +680,10 @@ def forecast_statement(session: Session, sql: str, *, calibration: Calibration, 
     calibration = present.calibration if present is not None else calibration
     think, think_note = _statement_think(think_s, live, present, cores)
     notes = [f"the statement's own cost: {own.source}", *bounds, *think_note, *sampled.notes]
+    waits = other_waits(live)
+    if waits is not None:
+        notes.append(f"{waits}: the forecast has no term for them, and the sampled seconds' deflation to CPU "
+                     "leaves them out of the statement's cost")
     progress("solving the model")
     measured = forecast_shapes("measured", [shape], facts.capacity, calibration, cores=cores, clients=n,
                                think_s=think, loaded_clients=loaded)

@@ -22,7 +22,7 @@ from ..shapes import StatementShape
 from ..workload.coverage import Coverage
 from .live import ANCHOR_TOLERANCE, Anchor, LivePoint
 
-__all__ = ["OTHER_WAITS_LINE", "UNCOVERED_LINE", "ModelCheck", "check_model"]
+__all__ = ["OTHER_WAITS_LINE", "UNCOVERED_LINE", "ModelCheck", "check_model", "other_waits"]
 
 #: Uncovered calls or time, or calls of unknown cost, above this share are a reason (fraction).
 UNCOVERED_LINE = 0.05
@@ -67,9 +67,22 @@ def check_model(anchor: Anchor | None, live: LivePoint | None, coverage: Coverag
     if calls > 0 and unknown / calls > UNCOVERED_LINE:
         reasons.append(f"{100 * unknown / calls:.0f} % of the modelled calls have an unknown execution time (a "
                        "fallback cost stands in)")
-    if live is not None and live.aas > 0:
-        other = max(0.0, 1.0 - live.aas_cpu / live.aas - live.lockmanager_share)
-        if other > OTHER_WAITS_LINE:
-            reasons.append(f"{100 * other:.0f} % of the sampled active sessions wait on events the model lacks "
-                           "(neither CPU nor LWLock:LockManager)")
+    waits = other_waits(live)
+    if waits is not None:
+        reasons.append(waits)
     return ModelCheck(anchor.off, tuple(reasons))
+
+
+def other_waits(live: LivePoint | None) -> str | None:
+    """The waits the model lacks, in words, when more than :data:`OTHER_WAITS_LINE` of the sampled active
+    sessions wait on events other than the CPU and ``LWLock:LockManager`` (1 - AAS on CPU / AAS - the LockManager
+    share); None below that line or without active samples. Workload mode gives it as a reason of a first
+    estimate off the present; statement mode as a note (its first estimate is not checked: the statement may be
+    one of many the sampled sessions run)."""
+    if live is None or live.aas <= 0:
+        return None
+    other = max(0.0, 1.0 - live.aas_cpu / live.aas - live.lockmanager_share)
+    if other <= OTHER_WAITS_LINE:
+        return None
+    return (f"{100 * other:.0f} % of the sampled active sessions wait on events the model lacks "
+            "(neither CPU nor LWLock:LockManager)")
