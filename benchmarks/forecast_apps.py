@@ -1,4 +1,4 @@
-"""Benchmark: the forecast on four open-source applications it was not developed against (issue 27, "Show").
+"""Benchmark: the forecast on five open-source applications it was not developed against (issue 27, "Show").
 
 For each application in ``benchmarks/apps/<app>/`` (``schema.sql``: an extract of its real schema; ``generate.sql``:
 data at realistic sizes; one pgbench script per statement its code really sends, each citing file:line;
@@ -36,7 +36,7 @@ exclusive flock), so that no other load starts between its points; never run thi
 Output: ``OUT/results.json`` (schema ``lockscope/forecast-apps/v1``) and ``OUT/summary.md`` (default
 ``benchmarks/results/forecast-apps-<UTC date>/``), the Markdown also printed.
 
-    .venv/bin/python benchmarks/forecast_apps.py                       # 4 apps x 6 client counts, ~35 min
+    .venv/bin/python benchmarks/forecast_apps.py                       # 5 apps x 6 client counts, ~45 min
     .venv/bin/python benchmarks/forecast_apps.py --quick               # listmonk, clients 2 and 16
     .venv/bin/python benchmarks/forecast_apps.py --apps umami --clients 2 --clients 16 --seconds 4
     .venv/bin/python benchmarks/forecast_apps.py --statements count_unread --clients 32 --sample-s 20 \
@@ -107,7 +107,7 @@ from lockscope.server import ScratchServer, ScratchSettings
 SCHEMA_ID = "lockscope/forecast-apps/v1"
 ROOT = Path(__file__).resolve().parent.parent
 APPS_DIR = ROOT / "benchmarks" / "apps"
-APPS = ("listmonk", "miniflux", "umami", "synapse")
+APPS = ("listmonk", "miniflux", "umami", "synapse", "lemmy")
 CLIENTS = (1, 2, 4, 8, 16, 32)
 QUICK_CLIENTS = (2, 16)
 LOAD_LOCK = Path("/tmp/lockscope-load.lock")

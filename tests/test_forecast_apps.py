@@ -30,7 +30,7 @@ def test_every_statement_binds_its_example() -> None:
         statements = forecast_apps.app_statements(app)
         assert 4 <= len(statements) <= 8, app
         for st in statements:
-            assert st.source.startswith(("queries/", "internal/", "src/", "synapse/")), st.path
+            assert st.source.startswith(("queries/", "internal/", "src/", "synapse/", "crates/")), st.path
             assert re.search(r"(?<!:):[a-z_]", st.text) is None, st.path  # no pgbench variable left
         for arg in forecast_apps.mix_args(app):
             if arg != "-f":
