@@ -452,7 +452,14 @@ def test_50000_statements_are_capped_and_fast(load_lock: None) -> None:
             report = run_audit(session, AuditOptions(interval_s=0, top_n=200))
             elapsed = time.monotonic() - t0
     assert report.workload.entries >= 50000
-    assert len(report.workload.statements) == 200
+    # the top 200 by calls, and beyond them only a statement that carries at least 1 % of the calls or of the
+    # execution time (on a slow machine one cold first execution of the 50,000 can: the total is ~0.1 s)
+    beyond = report.workload.statements[200:]
+    w = report.workload
+    assert 200 <= len(w.statements) <= 210
+    assert all(s.calls_per_s * (s.mean_exec_ms or 0.0) >= 0.01 * w.total_exec_ms_per_s
+               or s.calls_per_s >= 0.01 * w.total_calls_per_s
+               for s in beyond), [(s.query, s.calls_per_s, s.mean_exec_ms) for s in beyond]
     assert any("the top 200 by calls are audited" in n for n in report.notes)
     probed = [s for s in report.workload.statements if s.query.startswith("select c")]
     assert len(probed) >= 190  # the rest: the DO block and lockscope's set-up statements

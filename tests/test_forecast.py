@@ -445,7 +445,9 @@ def test_statement_mode_lockmanager_share_only_where_the_sampled_seconds_reprodu
         assert doc["measured"]["forecast"]["convoy_wait_ms"] >= 0.0  # the preempted holders' part, in the JSON
         off = abs(report.anchor.model_lockmanager_share - report.live.lockmanager_share)
         sampled = doc["live"]["lockmanager_share_95"]  # 4 s of samples: half-second batches
-        assert sampled is not None and sampled["batches"] >= 6
+        # at 16 clients every half-second batch sees active sessions; one client's backend is active part of the
+        # time, and on a slow machine half the batches can miss it (then the interval is wider, not absent)
+        assert sampled is not None and sampled["batches"] >= (6 if report.clients > 1 else 3)
         reproduced = off <= 0.10 and sampled["half_width"] <= 0.10
         assert doc["model_vs_now"]["sampled_lockmanager_share_too_uncertain"] is (sampled["half_width"] > 0.10)
         assert doc["model_vs_now"]["lockmanager_reproduced"] is reproduced
@@ -511,8 +513,9 @@ def test_a_calibration_of_a_slower_machine_is_bounded_by_the_present(pgbench20: 
                                                                      clients: int, mend: str) -> None:
     """Statement mode with --dsn on a machine the calibration was not measured on (issue 27; 2026-12-06 this VM
     was 3x faster than the built-in calibration's at one client): a calibration whose machine wakes 20x slower
-    (one client: the idle round trip alone makes the model 3x too slow) or is 5x slower in everything (four
-    clients on 2 cores: its CPU ceiling is below what the server does). The present bounds it: the forecast of
+    (one client: the idle round trip alone makes the model 3x too slow) or is 15x slower in everything (four
+    clients on 2 cores: its CPU ceiling is below what the server does; 5x was not enough on a VM that did
+    11,148 calls/s there, 2026-12-07). The present bounds it: the forecast of
     the present is within 25 % of pgbench's TPS over the same load, the note says which bound moved the
     calibration, and the report's calibration names it. The same load with the calibration as given, bound off,
     would be far off: checked on the model itself (same shapes, the calibration as given)."""
@@ -522,7 +525,7 @@ def test_a_calibration_of_a_slower_machine_is_bounded_by_the_present(pgbench20: 
     from lockscope.pgbench import start_pgbench
 
     slow = (replace(DEFAULT_CALIBRATION, idle_round_trip_s=20 * DEFAULT_CALIBRATION.idle_round_trip_s)
-            if clients == 1 else DEFAULT_CALIBRATION.scaled(5.0))
+            if clients == 1 else DEFAULT_CALIBRATION.scaled(15.0))
     run_script(pgbench20.conninfo(), "select pg_stat_statements_reset()")
     with start_pgbench(pgbench20, clients=clients, duration_s=5, select_only=True) as load, \
             connect(pgbench20.conninfo()) as session:
