@@ -14,7 +14,7 @@ from benchmarks import forecast_apps
 STATEMENT_FIELDS = ("measured_tps", "sampled_lockmanager_share", "forecast_tps", "ratio", "own_cost_source",
                     "modelled_lockmanager_share", "timed_forecast_tps", "timed_ratio", "population",
                     "model_lockmanager_share_at_population", "lockmanager_reproduced", "forecast_done_s",
-                    "sampled_lockmanager_share_95", "sampled_too_uncertain")
+                    "sampled_lockmanager_share_95", "sampled_too_uncertain", "load_retries")
 #: The statements the end-to-end run measures (of miniflux's five).
 SOME_STATEMENTS = ("categories_with_counts", "set_entries_status")
 WORKLOAD_FIELDS = ("pgbench_tps", "measured_calls_per_s", "first_estimate_tps", "first_ratio", "factor",
@@ -81,7 +81,9 @@ def test_harness_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert p["measured_tps"] > 0 and math.isfinite(p["ratio"])
         # forecast while the load ran (as a user runs it): deflated to CPU by its samples, which saw the load
         assert "not deflated" not in p["own_cost_source"] and p["population"] >= 1, p
-        assert p["forecast_done_s"] < forecast_apps.STATEMENT_LOAD_MIN_S, p
+        # its samples lay inside the load: at the first try here (2 clients), or after a longer load
+        assert p["forecast_done_s"] <= p["load_s"], p
+        assert p["load_s"] == forecast_apps.STATEMENT_LOAD_MIN_S or p["load_retries"] > 0, p
         interval = p["sampled_lockmanager_share_95"]
         assert interval["low"] <= p["sampled_lockmanager_share"] <= interval["high"] and interval["batches"] >= 3
     [w] = app["workload_points"]
