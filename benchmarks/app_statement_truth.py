@@ -3,13 +3,14 @@
 For one statement of ``benchmarks/apps/APP`` (``forecast_apps.app_statements``), on a scratch PostgreSQL 18 with
 the application's schema and data (mlpt 16, as ``forecast_apps.py``):
 
-- **locks**: the statement executed for real ``--executions`` times on one new connection, each in a transaction
-  rolled back after pg_locks is read. It prints, per call, the relation locks held at the end of the call and how
-  many are fast-path or in the main lock table. The pg_locks query's own ``AccessShareLock`` on ``pg_locks`` is
-  counted. It then prints what ``lockscope.footprint.measure_footprint`` gives for the same statement: EXPLAIN's
+- **locks**: the statement executed for real ``--executions`` times on one connection, each in a transaction
+  rolled back after the backend's entries are read (:func:`lockscope.executed.execute_scripts`, the project's
+  oracle). It prints, per call, the relation locks held at the end of the call and how many are in the main lock
+  table. It then prints what ``lockscope.footprint.measure_footprint`` gives for the same statement: EXPLAIN's
   locks and the execution model's (``Execution.real_locks``), per probed execution;
 - **waits**: pgbench of the statement at each ``--clients`` for 9 s. After 2 s, 100 snapshots of
-  pg_stat_activity at 20 Hz: the share of active client backends per wait event (CPU when none), and the AAS;
+  active sessions at 20 Hz (lockscope's sample query): the share of active client backends per wait event (CPU
+  when none), and the AAS;
   pgbench's TPS.
 
 Only servers this script starts are loaded. Never run under ``flock`` itself::
@@ -28,48 +29,41 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import psycopg
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import forecast_apps
 from lockscope.db import connect
+from lockscope.executed import execute_scripts
 from lockscope.footprint import measure_footprint
 from lockscope.lab.load import install_pg_stat_statements
 from lockscope.pgbench import start_pgbench
+from lockscope.rows import ActivityRow
+from lockscope.script import read_script
 from lockscope.server import ScratchServer, ScratchSettings
 
-#: The client backends' wait events, one row each (CPU when none), lockscope's own session left out.
-WAITS_SQL = ("select coalesce(wait_event_type || ':' || wait_event, 'CPU') from pg_stat_activity "
-             "where backend_type = 'client backend' and state = 'active' and pid <> pg_backend_pid()")
-#: The session's own relation locks and their fast-path flags.
-LOCKS_SQL = "select fastpath from pg_locks where pid = pg_backend_pid() and locktype = 'relation'"
 
-
-def executed_locks(server: ScratchServer, text: str, executions: int) -> list[tuple[int, int, int]]:
-    """Per real execution of ``text`` on one new connection: (relation locks held at its end, fast-path, main
-    lock table) (counts). Each runs in a transaction that is rolled back."""
-    out: list[tuple[int, int, int]] = []
-    # lockscope's own sessions are READ ONLY: this one executes for real, on the script's own scratch server
-    with psycopg.connect(server.conninfo(), autocommit=True) as conn:
-        for _ in range(executions):
-            with conn.transaction(force_rollback=True):
-                conn.execute(text)
-                flags = [bool(r[0]) for r in conn.execute(LOCKS_SQL).fetchall()]
-            out.append((len(flags), sum(flags), len(flags) - sum(flags)))
-    return out
+def executed_locks(server: ScratchServer, text: str, executions: int) -> list[tuple[int, int]]:
+    """Per real execution of ``text`` on one connection (:func:`lockscope.executed.execute_scripts`, each rolled
+    back, its entries read with ``pg_lock_status()``): (relation locks held at its end, of which in the main lock
+    table) (counts)."""
+    script = read_script(text, protocol="simple")
+    [fp] = execute_scripts(server.conninfo(), [script] * executions, executions=executions)
+    return [(e.lock_count, e.main_table_count) for e in fp.executions]
 
 
 def sampled_waits(server: ScratchServer, path: Path, clients: int) -> tuple[float, float, list[tuple[str, float]]]:
     """pgbench of the script at ``path`` with ``clients`` for 9 s: (TPS, AAS, [(wait event, share 0..1)] with
-    the most frequent first)."""
+    the most frequent first; ``CPU`` for an active client backend without a wait event). Each tick is lockscope's
+    own sample query (``sql/activity_sample``: no heavyweight lock, no lock-partition LWLock)."""
     seen: collections.Counter[str] = collections.Counter()
     ticks = 100
     with start_pgbench(server, clients=clients, duration_s=9, select_only=False, extra_args=["-f", str(path)]) as run, \
             connect(server.conninfo()) as session:
         time.sleep(2.0)
         for _ in range(ticks):
-            seen.update(str(r[0]) for r in session.oracle_rows(WAITS_SQL))
+            seen.update(f"{r.wait_event_type}:{r.wait_event}" if r.wait_event else "CPU"
+                        for r in session.query_rows("activity_sample", ActivityRow)
+                        if r.backend_type == "client backend")
             time.sleep(0.05)
         tps = run.wait().tps
     total = sum(seen.values())
@@ -91,8 +85,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     with forecast_apps.load_lock(), ScratchServer(None, settings) as server:
         install_pg_stat_statements(server)
         forecast_apps.load_app(server, args.app)
-        for i, (held, fast, main_table) in enumerate(executed_locks(server, st.text, args.executions), 1):
-            print(f"executed call {i}: {held} relation locks, {fast} fast-path, {main_table} main lock table")
+        for i, (held, main_table) in enumerate(executed_locks(server, st.text, args.executions), 1):
+            print(f"executed call {i}: {held} relation locks, {main_table} in the main lock table")
         with connect(server.conninfo()) as session:
             fp = measure_footprint(session, st.text, protocol="simple")
         for e in fp.executions:
