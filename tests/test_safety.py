@@ -20,6 +20,7 @@ from lockscope.errors import (
 from lockscope.footprint import measure_footprint, measure_generic_plan
 from lockscope.rows import DatabaseFactsRow, RelationLockRow
 from lockscope.server import ScratchServer
+from lockscope.vocab import PlanCacheMode
 
 from .helpers import run
 
@@ -166,8 +167,12 @@ def test_pg_locks_reads_are_paced_counted_and_only_through_one_method(any_pg: Sc
     with connect(any_pg.conninfo(), pg_locks_rate_hz=4.0) as session:
         session.query_rows("forecast_database", DatabaseFactsRow)
         assert session.probe_cost.pg_locks_reads == 0
+        # one read per plan-cache phase, not per execution: custom (1-5), the generic plan's build (6), its reuse
         measure_footprint(session, "select * from acct where id = $1", params=["1"], protocol="prepared",
-                          executions=4)
+                          executions=8, plan_cache_mode=PlanCacheMode.FORCE_CUSTOM_PLAN)
+        assert session.probe_cost.pg_locks_reads == 1
+        measure_footprint(session, "select * from acct where id = $1", params=["1"], protocol="prepared",
+                          executions=8)
         session.query_rows("relation_locks", RelationLockRow)
         cost = session.probe_cost
         assert (cost.pg_locks_reads, cost.probe_rate_hz) == (5, 4.0)

@@ -584,7 +584,7 @@ class Session:
         """
         if not _SCRIPT_WORD.match(name):
             raise ValueError(f"not a prepared statement name lockscope makes: {name!r}")
-        with self.probe_transaction():
+        with self.probe_transaction(paced=False):
             try:
                 self._conn.execute(f"DEALLOCATE {name}".encode())
             except psycopg.Error as exc:
@@ -675,11 +675,13 @@ class Session:
             self._conn.remove_notice_handler(handler)
 
     @contextlib.contextmanager
-    def probe_transaction(self, **local_settings: str) -> Iterator[Session]:
+    def probe_transaction(self, *, paced: bool = True, **local_settings: str) -> Iterator[Session]:
         """A READ ONLY transaction with lock_timeout / statement_timeout that is always rolled back. It begins only
         once a pg_locks read is allowed by the session's pace (:meth:`query_rows`), so the wait for that turn is
         spent before BEGIN, holding no lock.
 
+        :param paced: False for a transaction that reads no pg_locks (a PREPARE, a DEALLOCATE, an EXPLAIN that only
+            steps a plan cache): it begins without waiting for the pace.
         :param local_settings: extra ``SET LOCAL name = value`` (e.g. ``plan_cache_mode``).
         """
         settings = {
@@ -688,7 +690,8 @@ class Session:
             **local_settings,
         }
         # the pg_locks pacing wait happens here, before BEGIN: never while the probe holds the statement's locks
-        self._pg_locks_pacer.ready()
+        if paced:
+            self._pg_locks_pacer.ready()
         if self._conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             self._rollback()
         # One simple-protocol message (the session is in autocommit: this BEGIN is the only one, so the server has

@@ -1,52 +1,66 @@
 """Execution locks: the relation locks a real execution of a statement takes that its EXPLAIN never takes.
 
 EXPLAIN parses, rewrites and plans; a real execution also evaluates defaults, routes rows, writes indexes and
-TOAST, and fires triggers. On a user's server lockscope never executes the statement, so it derives these locks
-from the catalog and the statement's values, and probes the queries the server would run inside the execution
-(foreign-key checks and actions) with ``EXPLAIN EXECUTE`` in the same READ ONLY probe, so that the server itself
-takes their planner or executor locks in the plan-cache phase they are in. The rules, with the source each follows
-and the majors where it differs (checked against statements executed on scratch servers of PostgreSQL 13-19,
-``tests/test_txn_truth.py`` and ``tests/test_txn_model.py``):
+TOAST, and fires triggers. On a user's server lockscope never executes the statement: it simulates the execution
+row by row as the executor runs it, from the catalog, the statement's values and the rows the statement reaches,
+and it probes the queries the server would run inside the execution (foreign-key checks and actions, triggers'
+statements) with ``EXPLAIN EXECUTE`` of stand-ins whose plan caches advance call by call as the backend's do
+(:mod:`lockscope.footprint`). The rules, with the source each follows and the majors where it differs (checked
+against statements executed on scratch servers of PostgreSQL 13-19, ``tests/test_txn_truth.py`` and the generated
+shapes of ``tests/test_differential.py``):
 
+- **the rows** a write reaches: an INSERT's from its ``VALUES``; an UPDATE's or DELETE's, and those a foreign-key
+  action reaches, by lockscope's own key lookup (``exec_rows.sql``: ``col = value`` conditions lockscope builds from
+  the statement's constants and the rows' keys, never the statement's own expressions), with the partition each
+  row is in; the rows a transaction's earlier statements wrote, from their own simulation (:class:`RowOverlay`).
+  A WHERE clause that is not a conjunction of ``column = value``, an ``INSERT ... SELECT``, a key computed only
+  when the statement runs: the rows are not known, and the execution is said to be a lower bound
+  (:attr:`ExecutionModel.unknowns`).
 - **sequences** (:attr:`LockSource.SEQUENCE`): a column default or identity that calls ``nextval``, for an inserted
   column the statement does not give, or an explicit ``nextval('name')``: the sequence ``RowExclusiveLock``, held
   (``sequence.c nextval_internal`` → ``lock_and_open_sequence``), when the row is formed.
-- **the target's indexes** (:attr:`LockSource.TARGET_INDEX`): INSERT and UPDATE open every index of the target (and
-  of each partition a row is routed to) ``RowExclusiveLock`` (``execIndexing.c ExecOpenIndices``: PG 13 at executor
-  start, 14+ at the first row, commit c5b7ba4e67) and release them at the end of the statement, after its AFTER
-  triggers (``ExecCloseIndices``): they hold fast-path slots while foreign-key checks run. DELETE never opens them.
-- **tuple routing** (:attr:`LockSource.ROUTING`): an INSERT into a partitioned table locks the partition each row
-  goes to, and every sub-partitioned table on the way, ``RowExclusiveLock``, held (``execPartition.c
-  ExecFindPartition`` → ``ExecInitPartitionDispatchInfo`` / ``ExecInitPartitionInfo``); the partition is found by
-  the server's own pruning of ``SELECT 1 FROM parent WHERE key = value`` (a separate probe).
-- **the partition constraint** (:attr:`LockSource.PARTITION_CONSTRAINT`): PG 13's routing reads the leaf's
-  partition constraint, which locks each ancestor ``AccessShareLock`` (``partcache.c generate_partition_qual``,
-  once per backend: the first execution); a row an UPDATE moves to another partition does the same on every major.
-- **foreign-key checks** (:attr:`LockSource.FK_CHECK`): per row inserted (or updated with changed key columns), per
-  constraint, unless a key column is NULL (MATCH SIMPLE): ``SELECT 1 FROM [ONLY] pk x WHERE ... FOR KEY SHARE OF
-  x`` through SPI and the plan cache, counted per row per backend (``ri_triggers.c RI_FKey_check``,
-  ``ri_PlanCheck``): probed. PG 19 skips SPI when the referenced table is not partitioned, the key not temporal and
-  the index a btree: the table ``RowShareLock`` and the constraint's index ``AccessShareLock`` (commit 2da86c1ef,
-  ``ri_fastpath_is_applicable``).
-- **foreign-key actions** (:attr:`LockSource.FK_ACTION`): per row deleted from (or key updated in) a referenced
-  table, per constraint: NO ACTION looks the key up again in the referenced table and then in the referencing one
-  (``ri_Check_Pk_Match``, ``ri_restrict``); RESTRICT the referencing one; CASCADE, SET NULL and SET DEFAULT run a
-  DELETE or UPDATE on it (``RI_FKey_cascade_del``, ``RI_FKey_cascade_upd``, ``ri_set``): probed.
+- **the target's indexes** (:attr:`LockSource.TARGET_INDEX`): INSERT and UPDATE open every index of each relation a
+  row is written to ``RowExclusiveLock`` (``execIndexing.c ExecOpenIndices``: PG 13 at executor start, 14+ at the
+  first row, commit c5b7ba4e67; a routed partition's at routing, ``execPartition.c ExecInitPartitionInfo``) and
+  release them at ``ExecutorEnd``, after the statement's AFTER triggers (``ExecCloseIndices``). DELETE never opens
+  them.
+- **tuple routing** (:attr:`LockSource.ROUTING`): an INSERT into a partitioned table, or a row an UPDATE moves,
+  locks the partition it goes to and every sub-partitioned table on the way ``RowExclusiveLock``, held
+  (``execPartition.c ExecFindPartition``); the partition is found by the server's own pruning of ``SELECT 1 FROM
+  parent WHERE key = value`` (its plan names it: no pg_locks read).
+- **the partition constraint** (:attr:`LockSource.PARTITION_CONSTRAINT`): building a partition's constraint locks
+  its parent ``AccessShareLock`` (``partcache.c generate_partition_qual``), once per partition per backend (the
+  relcache keeps it): every UPDATE of a row in a partition checks it (``nodeModifyTable.c ExecUpdateAct``:
+  ``ExecPartitionCheck``), and PG 13's routing too (``execMain.c InitResultRelInfo``).
+- **foreign keys** (:attr:`LockSource.FK_CHECK`, :attr:`LockSource.FK_ACTION`): the relation's own foreign-key
+  triggers (``exec_ri_triggers.sql``: a partition's are clones of its parent's), queued per row when their event
+  needs them (``trigger.c AfterTriggerSaveEvent``: ``RI_FKey_pk_upd_check_required``,
+  ``RI_FKey_fk_upd_check_required``) and fired at the end of the statement in name order; a check runs
+  ``SELECT 1 FROM [ONLY] pk x WHERE ... FOR KEY SHARE OF x`` through SPI and the plan cache, an action its
+  ``ri_triggers.c`` query (``ri_Check_Pk_Match``, ``ri_restrict``, ``RI_FKey_cascade_del``,
+  ``RI_FKey_cascade_upd``, ``ri_set``) whose own rows' AFTER events join the current query level
+  (``SPI_execute_snapshot`` with ``fire_triggers`` false: ``trigger.c AfterTriggerEndQuery`` fires them in later
+  passes); the plan caches are keyed by the root constraint on PG 14+ (``ri_BuildQueryKey``, commit c3ffe34863),
+  by each clone on 13. PG 19 checks a non-partitioned referenced table without SPI: the table ``RowShareLock`` and
+  the constraint's index ``AccessShareLock`` (commit 2da86c1ef, ``ri_fastpath_is_applicable``).
+- **user triggers** (:attr:`LockSource.TRIGGER`): the triggers of the relation each row is in (a partition's own
+  and its clones of the parent's; statement triggers of the table the statement names), their functions'
+  statements (:mod:`lockscope.plpgsql`) as SPI plans per trigger, DML among them simulated in a query level of its
+  own (``pl_exec.c``); a cross-partition UPDATE fires DELETE triggers on the source partition and INSERT ones on
+  the destination, and on PG 15+ the root's foreign-key UPDATE triggers (``ExecCrossPartitionUpdateForeignKey``).
 - **TOAST** (:attr:`LockSource.TOAST`): a value written out of line locks the TOAST relation and its index
   ``RowExclusiveLock`` (``toast_internals.c toast_save_datum``); estimated from the values' sizes.
 
-What cannot be derived without running the statement is said in :attr:`ExecutionModel.notes`: values the
-statement computes, rows an ``INSERT ... SELECT`` or a DELETE without a key produces, the rows a cascade reaches
-and their own triggers, deferred constraints (checked at COMMIT).
+What the simulation cannot know is said in :attr:`ExecutionModel.unknowns` (the figures are then a lower bound);
+what it assumed and stays exact, in :attr:`ExecutionModel.notes`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
@@ -54,35 +68,39 @@ from . import plpgsql
 from .plpgsql import FiringTrigger, ParamOrigin, TriggerEvent, TriggerLevel, TriggerParam, TriggerProgram, TriggerTiming
 from .rows import (
     ExecColumnRow,
-    ExecForeignKeyRow,
+    ExecRiTriggerRow,
+    ExecRowValuesRow,
     ExecTargetRow,
     ExecTriggerRow,
     OrdinalOidRow,
     OrdinalValueRow,
-    RelationLockRow,
-    RowsPerValueRow,
+    PartitionTreeRow,
     TableColumnRow,
+    UniqueKeyColumnRow,
 )
 from .statement import CheckedStatement, check_statement, raw_statement
-from .versions import PG14, PG19
+from .versions import PG14, PG15, PG19
 from .vocab import LockMode, LockSource
 
 if TYPE_CHECKING:
     from .db import Session
 
-__all__ = ["DERIVATION_CATALOG", "ExecutionModel", "ExtraLock", "SpiCall", "SpiQuery", "Stage", "derive_execution",
-           "route_row", "target_relation"]
+__all__ = ["DERIVATION_CATALOG", "ROW_READ_LIMIT", "ExecutionModel", "ExtraLock", "RowOverlay", "SpiCall", "SpiQuery",
+           "Stage", "derive_execution", "describe_json", "target_relation"]
 
-#: The catalog reads of a write's derivation (its target, columns, foreign keys, triggers and their row types): the
-#: same for every execution of one measurement (``Session.catalog_memo``).
-DERIVATION_CATALOG = frozenset({"exec_target", "exec_columns", "exec_foreign_keys", "exec_triggers",
-                                "audit_table_columns"})
+#: The catalog reads of a write's derivation: the same for every execution of one measurement
+#: (``Session.catalog_memo``).
+DERIVATION_CATALOG = frozenset({"exec_target", "exec_columns", "exec_ri_triggers", "exec_triggers",
+                                "audit_table_columns", "exec_partition_tree", "exec_unique_keys"})
 
-#: The most referencing rows one key's action is taken to reach (each fires its own check: beyond a few, the check's
-#: plan cache phase no longer changes).
-MAX_ROWS_PER_KEY = 1000
+#: The most rows one key lookup reads (count): a write or an action reaching more is not simulated row by row.
+ROW_READ_LIMIT = 1000
 #: ``toast_internals.h TOAST_TUPLE_THRESHOLD`` on 8 kB pages (bytes): a row over it has values stored out of line.
 TOAST_TUPLE_THRESHOLD = 2032
+#: How deep statements run by triggers and foreign-key actions are followed (levels).
+MAX_DEPTH = 12
+#: A read value longer than this is not kept (bytes): it stands as a value only the execution knows.
+_BIG_VALUE = 2048
 
 
 class Stage(IntEnum):
@@ -90,7 +108,7 @@ class Stage(IntEnum):
 
     #: ``ExecutorStart`` (PG 13 opens the target's indexes here).
     EXECUTOR_START = 1
-    #: while a row is written: defaults, the target's indexes (14+), routing, TOAST.
+    #: while a row is written: defaults, the target's indexes (14+), routing, BEFORE ROW triggers, TOAST.
     ROW = 2
     #: ``AfterTriggerEndQuery``: the AFTER ROW triggers of each row, foreign-key checks and actions among them.
     AFTER_ROW = 3
@@ -109,7 +127,9 @@ class ExtraLock:
     :ivar stage: when.
     :ivar row: the row (0-based) of a multi-row statement.
     :ivar release: True: this releases one earlier acquisition (the target's indexes at ``ExecutorEnd``).
-    :ivar first_execution_only: taken only the first time in a backend (a relcache entry it fills).
+    :ivar first_execution_only: taken only the first time in a backend.
+    :ivar once_key: taken only the first time this key is met in a backend (a relcache entry it fills, e.g. a
+        partition's constraint: ``partqual:<oid>``); empty: every time.
     """
 
     relation_oid: int
@@ -120,19 +140,20 @@ class ExtraLock:
     row: int = 0
     release: bool = False
     first_execution_only: bool = False
+    once_key: str = ""
 
 
 @dataclass(frozen=True)
 class SpiQuery:
-    """A query the server runs inside an execution through SPI and its own plan cache; lockscope PREPAREs it once
-    and EXPLAIN EXECUTEs it where the server would run it, so its planner (or reused plan's) locks are the
-    server's own.
+    """A query the server runs inside an execution through SPI and its own plan cache; lockscope PREPAREs a stepper
+    of it and EXPLAIN EXECUTEs it where the server would run it, so its plan-cache phase is the server's own.
 
-    :ivar key: the plan cache's identity (``ri_triggers.c ri_BuildQueryKey``: constraint and query kind).
-    :ivar text: the query as ``ri_triggers.c`` writes it, parameters ``$1..$n``.
+    :ivar key: the plan cache's identity (``ri_triggers.c ri_BuildQueryKey``: constraint and query kind; a trigger's
+        statement: the trigger and its place in the function).
+    :ivar text: the query as the server writes it, parameters ``$1..$n``.
     :ivar param_types: the parameters' types.
-    :ivar source: :attr:`LockSource.FK_CHECK` or :attr:`LockSource.FK_ACTION`.
-    :ivar detail: the constraint's name and what the query does, for the output.
+    :ivar source: :attr:`LockSource.FK_CHECK`, :attr:`LockSource.FK_ACTION` or :attr:`LockSource.TRIGGER`.
+    :ivar detail: the constraint's or trigger's name and what the query does, for the output.
     """
 
     key: str
@@ -144,9 +165,9 @@ class SpiQuery:
 
 @dataclass(frozen=True)
 class SpiCall:
-    """One call of an :class:`SpiQuery` (one row's check or action).
+    """One call of an :class:`SpiQuery` (one row's check, action or trigger statement).
 
-    :ivar values: the parameters' values as text (None: NULL or not known).
+    :ivar values: the parameters' values as text (None: NULL).
     """
 
     query: SpiQuery
@@ -161,11 +182,14 @@ class ExecutionModel:
 
     :ivar events: :class:`ExtraLock` and :class:`SpiCall` items in acquisition order (after the statement's own
         locks and a reused plan's executor index locks).
-    :ivar notes: what could not be derived, one sentence each.
+    :ivar notes: what the model assumed, one sentence each (said beside the figures; they stay exact).
+    :ivar unknowns: what the model could not derive and that changes the locks (dynamic SQL, rows only the
+        execution finds, ...), one sentence each: the figures are then a lower bound, never shown as exact.
     """
 
     events: tuple[ExtraLock | SpiCall, ...] = ()
     notes: tuple[str, ...] = ()
+    unknowns: tuple[str, ...] = ()
 
     @property
     def spi_queries(self) -> tuple[SpiQuery, ...]:
@@ -177,73 +201,358 @@ class ExecutionModel:
         return tuple(seen.values())
 
 
-@dataclass(frozen=True)
+#: A value only the execution knows (computed, or read beyond what lockscope keeps).
+_UNKNOWN = "\x00unknown"
+#: ``DEFAULT`` in an INSERT's or UPDATE's values.
+_DEFAULT = "\x00default"
+Value = str | None
+
+
+def _known(value: Value) -> bool:
+    return value not in (_UNKNOWN, _DEFAULT)
+
+
+# -- the rows -----------------------------------------------------------------------------------------------------
+
+@dataclass
+class _Row:
+    """One row a write handles: its columns' values (text as the server prints them; None: NULL; :data:`_UNKNOWN`)
+    and the relation it is in (a partition; None when not known)."""
+
+    values: dict[str, Value]
+    leaf: int | None
+    inserted_here: bool = False
+
+
+@dataclass
+class _Found:
+    """The rows a lookup found: ``exact`` when they are the rows the execution finds (else an estimate, with the
+    reason)."""
+
+    rows: list[_Row]
+    exact: bool = True
+    reason: str = ""
+
+
+@dataclass
+class RowOverlay:
+    """The rows a transaction's earlier statements wrote, as lockscope simulated them: a later statement's key
+    lookup finds the rows inserted before it (its own read sees the committed data only) and not those deleted.
+
+    :ivar inserted: (partition, values) of each row inserted or updated into place.
+    :ivar deleted: (partition, values) of each row deleted or updated away.
+    """
+
+    inserted: list[tuple[int | None, dict[str, Value]]] = field(default_factory=list)
+    deleted: list[tuple[int | None, dict[str, Value]]] = field(default_factory=list)
+
+    @staticmethod
+    def _matches(values: Mapping[str, Value], conditions: Mapping[str, Value]) -> bool:
+        return all(c in values and values[c] == v for c, v in conditions.items())
+
+    def adjust(self, tree: frozenset[int], conditions: Mapping[str, Value], rows: list[_Row]) -> list[_Row]:
+        """``rows`` read from the relations ``tree`` (a table and its partitions) without those deleted by earlier
+        statements and with those they inserted that meet ``conditions``."""
+        out = [r for r in rows if not any((leaf is None or leaf == r.leaf) and _same_row(values, r.values)
+                                          for leaf, values in self.deleted)]
+        for leaf, values in self.inserted:
+            if (leaf is None or leaf in tree) and self._matches(values, conditions) \
+                    and not any(_same_row(values, d) for _, d in self.deleted):
+                out.append(_Row(dict(values), leaf, inserted_here=True))
+        return out
+
+
+def _same_row(a: Mapping[str, Value], b: Mapping[str, Value]) -> bool:
+    """Two row images agree on every column both know (and share at least one)."""
+    common = [c for c in a if c in b and _known(a[c]) and _known(b[c])]
+    return bool(common) and all(a[c] == b[c] for c in common)
+
+
+class _Catalog:
+    """The catalog facts of the relations a simulation meets, read once each (``Session.catalog_memo`` keeps them
+    for a measurement)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._targets: dict[int, ExecTargetRow] = {}
+        self._columns: dict[int, list[ExecColumnRow]] = {}
+        self._ri: dict[int, list[ExecRiTriggerRow]] = {}
+        self._user: dict[int, list[ExecTriggerRow]] = {}
+        self._tree: dict[int, list[PartitionTreeRow]] = {}
+
+    def target(self, oid: int) -> ExecTargetRow:
+        if oid not in self._targets:
+            self._targets[oid] = self.session.query_rows("exec_target", ExecTargetRow, [oid])[0]
+        return self._targets[oid]
+
+    def columns(self, oid: int) -> list[ExecColumnRow]:
+        if oid not in self._columns:
+            self._columns[oid] = self.session.query_rows("exec_columns", ExecColumnRow, [oid])
+        return self._columns[oid]
+
+    def ri_triggers(self, oid: int) -> list[ExecRiTriggerRow]:
+        if oid not in self._ri:
+            self._ri[oid] = self.session.query_rows("exec_ri_triggers", ExecRiTriggerRow, [oid, oid])
+        return self._ri[oid]
+
+    def user_triggers(self, oid: int) -> list[ExecTriggerRow]:
+        if oid not in self._user:
+            self._user[oid] = self.session.query_rows("exec_triggers", ExecTriggerRow, [oid])
+        return self._user[oid]
+
+    def tree(self, oid: int) -> list[PartitionTreeRow]:
+        """The partition tree under ``oid`` (itself first)."""
+        if oid not in self._tree:
+            self._tree[oid] = self.session.query_rows("exec_partition_tree", PartitionTreeRow, [oid])
+        return self._tree[oid]
+
+    def tree_oids(self, oid: int) -> frozenset[int]:
+        return frozenset(r.relation_oid for r in self.tree(oid)) | {oid}
+
+
+class RowReader:
+    """The rows a write reaches, by lockscope's own key lookups (``exec_rows.sql``), adjusted by the transaction's
+    earlier writes (:class:`RowOverlay`).
+
+    :param enabled: False: no table is read (every row set is an estimate, said as unknown).
+    :param limit: the most rows one lookup reads (count); more make the row set an estimate.
+    """
+
+    def __init__(self, session: Session, catalog: _Catalog, overlay: RowOverlay | None = None, *,
+                 enabled: bool = True, limit: int = ROW_READ_LIMIT) -> None:
+        self.session = session
+        self.catalog = catalog
+        self.overlay = overlay if overlay is not None else RowOverlay()
+        self.enabled = enabled
+        self.limit = limit
+
+    def find(self, relation_oid: int, conditions: Mapping[str, Value], *, only: bool = False) -> _Found:
+        """The rows of ``relation_oid`` (and its partitions unless ``only``) whose columns equal ``conditions``
+        (names unquoted; a NULL condition finds nothing, as ``=`` does).
+
+        :raises DatabaseError: the read failed (statement_timeout ...).
+        """
+        target = self.catalog.target(relation_oid)
+        if any(not _known(v) for v in conditions.values()):
+            return _Found([_Row(dict(conditions), None)], False,
+                          f"{target.relation}: which rows the key reaches is known only when the statement runs")
+        if any(v is None for v in conditions.values()):
+            return _Found([])
+        if not self.enabled:
+            return _Found([_Row(dict(conditions), None)], False,
+                          f"{target.relation}: the rows the key reaches are not read (row reads are off)")
+        columns = self.catalog.columns(relation_oid)
+        types = {c.name: c.type_name for c in columns}
+        if any(c not in types for c in conditions):
+            return _Found([_Row(dict(conditions), None)], False, f"{target.relation}: a condition names no column")
+        ident = self.session.identifier
+        names = [c.name for c in columns]
+        fill = {
+            "columns": ", ".join(f"CASE WHEN pg_catalog.pg_column_size(t.{ident(n)}) <= {_BIG_VALUE} "
+                                 f"THEN t.{ident(n)}::text ELSE {self.session.literal(_BIG_MARK)} END" for n in names)
+            or "NULL",
+            "relation": ("ONLY " if only else "") + target.relation,
+            "quals": " AND ".join(f"t.{ident(c)} = CAST(%s::text AS {types[c]})" for c in conditions) or "true",
+        }
+        read = self.session.query_rows("exec_rows", ExecRowValuesRow, [*conditions.values(), self.limit + 1],
+                                       fill=fill)
+        rows = [_Row({n: (_UNKNOWN if v == _BIG_MARK else v) for n, v in zip(names, r.vals, strict=True)}, r.leaf_oid)
+                for r in read]
+        tree = frozenset({relation_oid}) if only else self.catalog.tree_oids(relation_oid)
+        rows = self.overlay.adjust(tree, conditions, rows)
+        if len(read) > self.limit:
+            return _Found(rows, False, f"{target.relation}: more than {self.limit} rows reached")
+        return _Found(rows)
+
+
+#: What ``exec_rows.sql`` puts for a value too long to keep.
+_BIG_MARK = "\x01big"
+
+
+# -- the statement's own rows ---------------------------------------------------------------------------------------
+
+@dataclass
 class _Write:
-    """The rows a DML statement writes, as far as its text tells: per row, column -> value text (None: NULL),
-    :data:`_UNKNOWN` for a value only the execution knows."""
+    """A DML statement as far as its text tells.
+
+    :ivar kind: INSERT, UPDATE, DELETE or MERGE.
+    :ivar target: the relation named (its OID).
+    :ivar only: ``ONLY`` was written.
+    :ivar rows: an INSERT's rows (column -> value), in order.
+    :ivar known_rows: an INSERT's rows are the ones it writes (not ``INSERT ... SELECT``).
+    :ivar given: an INSERT's columns, or an UPDATE's SET columns.
+    :ivar sets: an UPDATE's SET column -> value.
+    :ivar where: ``column = value`` conditions of an UPDATE's or DELETE's WHERE.
+    :ivar where_exact: the WHERE is exactly those conditions (no other conjunct, no FROM/USING).
+    :ivar conflict: an INSERT's ON CONFLICT: (action ``nothing``/``update``, the inference columns, DO UPDATE's
+        SET column -> value, it has a WHERE), else None.
+    :ivar merge: a MERGE's source rows and clauses (:class:`_Merge`), else None.
+    """
 
     kind: str
     target: int
-    rows: tuple[Mapping[str, str | None], ...]
-    given: frozenset[str]
-    known_rows: bool
-    where: Mapping[str, str | None]
+    only: bool = False
+    rows: tuple[dict[str, Value], ...] = ()
+    known_rows: bool = True
+    given: frozenset[str] = frozenset()
+    sets: dict[str, Value] = field(default_factory=dict)
+    where: dict[str, Value] = field(default_factory=dict)
+    where_exact: bool = True
+    conflict: tuple[str, tuple[str, ...], dict[str, Value], bool] | None = None
+    merge: _Merge | None = None
 
 
-_UNKNOWN = "\x00unknown"
+@dataclass
+class _Merge:
+    """A MERGE: its source rows (column -> value; None: not known), the join's ``target col = source col`` and
+    ``target col = value`` pairs, whether the join is exactly those, and its WHEN clauses in order:
+    (match kind ``matched``/``not_matched``/``not_matched_by_source``, command INSERT/UPDATE/DELETE/NOTHING, has a
+    condition, SET or INSERT column -> value)."""
+
+    source_rows: list[dict[str, Value]] | None
+    join: list[tuple[str, str | None, Value]]
+    join_exact: bool
+    clauses: list[tuple[str, str, bool, dict[str, Value]]]
 
 
-def derive_execution(session: Session, checked: CheckedStatement, params: Sequence[str], target_oid: int,
-                     raw: Mapping[str, Any]) -> ExecutionModel:
-    """The execution locks of one INSERT, UPDATE or DELETE on ``target_oid`` (see the module docstring).
-
-    :param checked: the statement.
-    :param params: the values of ``$1..$n`` (text).
-    :param target_oid: the target relation (the query tree's result relation).
-    :param raw: the statement's raw parse tree node (``statement.raw_statement``).
-    :return: the events in order and the notes; empty for a SELECT.
-    :raises DatabaseError: a catalog read failed.
-    """
-    write = _read_write(checked.kind, raw, params, target_oid)
-    if write is None:
-        return ExecutionModel()
-    deriver = _Deriver(session, write, raw)
-    return ExecutionModel(tuple(deriver.events()), tuple(dict.fromkeys(deriver.notes)))
-
-
-def target_relation(session: Session, raw: Mapping[str, Any]) -> int | None:
-    """The OID of an INSERT's, UPDATE's or DELETE's target as the parser resolves its name under the session's
-    search_path (``to_regclass``, no lock), for a statement whose query tree lockscope does not build; None for
-    another statement or an unknown name."""
+def _read_write(kind: str, raw: Mapping[str, Any], params: Sequence[Value], target: int,
+                columns: Sequence[ExecColumnRow]) -> _Write | None:
+    """The statement's rows, values and conditions from its raw parse tree (libpg_query JSON); None for anything
+    but INSERT, UPDATE, DELETE and MERGE."""
     ((node_name, body),) = raw.items()
-    if node_name not in ("InsertStmt", "UpdateStmt", "DeleteStmt"):
-        return None
-    rv = body.get("relation") or {}
-    name = ".".join(session.identifier(str(part)) for part in (rv.get("schemaname"), rv.get("relname")) if part)
-    rows = session.query_rows("exec_relations", OrdinalOidRow, [[name]])
-    return rows[0].relation_oid if rows else None
-
-
-# -- the rows a statement writes ---------------------------------------------------------------------------------
-
-def _read_write(kind: str, raw: Mapping[str, Any], params: Sequence[str], target: int) -> _Write | None:
-    """The statement's rows and key values from its raw parse tree (libpg_query JSON), None for a SELECT."""
-    ((node_name, body),) = raw.items()
+    only = not (body.get("relation") or {}).get("inh", True)
     if node_name == "InsertStmt":
-        cols = [_name(c["ResTarget"]) for c in body.get("cols") or []]
-        select = (body.get("selectStmt") or {}).get("SelectStmt") or {}
-        lists = select.get("valuesLists")
-        if not lists:
-            return _Write("INSERT", target, ({},), frozenset(cols), False, {})
-        rows = tuple({c: _value(v, params) for c, v in zip(cols, _items(vl), strict=False)} for vl in lists)
-        return _Write("INSERT", target, rows, frozenset(cols), True, {})
+        return _read_insert(body, params, target, columns, only)
     if node_name == "UpdateStmt":
         sets = {_name(t["ResTarget"]): _value(t["ResTarget"].get("val"), params)
                 for t in body.get("targetList") or [] if "ResTarget" in t}
-        return _Write("UPDATE", target, (sets,), frozenset(sets), True, _equalities(body.get("whereClause"), params))
+        where, exact = _equalities(body.get("whereClause"), params)
+        return _Write("UPDATE", target, only, given=frozenset(sets), sets=sets, where=where,
+                      where_exact=exact and not body.get("fromClause"))
     if node_name == "DeleteStmt":
-        return _Write("DELETE", target, ({},), frozenset(), True, _equalities(body.get("whereClause"), params))
+        where, exact = _equalities(body.get("whereClause"), params)
+        return _Write("DELETE", target, only, where=where, where_exact=exact and not body.get("usingClause"))
+    if node_name == "MergeStmt":
+        return _Write("MERGE", target, only, merge=_read_merge(body, params))
     return None
+
+
+def _read_insert(body: Mapping[str, Any], params: Sequence[Value], target: int, columns: Sequence[ExecColumnRow],
+                 only: bool) -> _Write:
+    cols = [_name(c["ResTarget"]) for c in body.get("cols") or []]
+    if not cols:  # INSERT INTO t VALUES (...): the table's columns in order (parse_target.c checkInsertTargets)
+        cols = [c.name for c in sorted(columns, key=lambda c: c.attnum)]
+    select = (body.get("selectStmt") or {}).get("SelectStmt")
+    conflict = None
+    clause = body.get("onConflictClause")
+    if clause:
+        infer = [str(e["IndexElem"].get("name") or "") for e in (clause.get("infer") or {}).get("indexElems") or []
+                 if "IndexElem" in e]
+        sets = {_name(t["ResTarget"]): _value(t["ResTarget"].get("val"), params, "excluded")
+                for t in clause.get("targetList") or [] if "ResTarget" in t}
+        action = "update" if clause.get("action") == "ONCONFLICT_UPDATE" else "nothing"
+        conflict = (action, tuple(infer), sets, bool(clause.get("whereClause")))
+    if select is None:  # DEFAULT VALUES
+        return _Write("INSERT", target, only, rows=({},), given=frozenset(), conflict=conflict)
+    lists = select.get("valuesLists")
+    if not lists or select.get("fromClause"):
+        return _Write("INSERT", target, only, rows=({},), known_rows=False, given=frozenset(cols), conflict=conflict)
+    rows = tuple({c: _value(v, params) for c, v in zip(cols, _items(vl), strict=False)} for vl in lists)
+    width = max(len(_items(vl)) for vl in lists)
+    return _Write("INSERT", target, only, rows=rows, given=frozenset(cols[:width]), conflict=conflict)
+
+
+def _read_merge(body: Mapping[str, Any], params: Sequence[Value]) -> _Merge:
+    """A MERGE's source rows (a ``VALUES`` list or a ``SELECT`` of constants without FROM), its join and clauses."""
+    source = body.get("sourceRelation") or {}
+    alias = None
+    rows: list[dict[str, Value]] | None = None
+    sub = (source.get("RangeSubselect") or {})
+    if sub:
+        alias = ((sub.get("alias") or {}).get("aliasname"))
+        names = [n["String"]["sval"] for n in (sub.get("alias") or {}).get("colnames") or [] if "String" in n]
+        select = (sub.get("subquery") or {}).get("SelectStmt") or {}
+        if select.get("valuesLists") and not select.get("fromClause"):
+            rows = []
+            for vl in select["valuesLists"]:
+                items = _items(vl)
+                cols = names or [f"column{i}" for i in range(1, len(items) + 1)]
+                rows.append({c: _value(v, params) for c, v in zip(cols, items, strict=False)})
+        elif select.get("targetList") and not select.get("fromClause") and not select.get("whereClause"):
+            row: dict[str, Value] = {}
+            for t in select["targetList"]:
+                res = t.get("ResTarget") or {}
+                row[str(res.get("name") or "")] = _value(res.get("val"), params)
+            rows = [row]
+    target_alias = ((body.get("relation") or {}).get("alias") or {}).get("aliasname") \
+        or (body.get("relation") or {}).get("relname")
+    join, exact = _join_pairs(body.get("joinCondition"), params, target_alias, alias)
+    clauses: list[tuple[str, str, bool, dict[str, Value]]] = []
+    for c in body.get("mergeWhenClauses") or []:
+        w = c.get("MergeWhenClause") or {}
+        kind = {"MERGE_WHEN_MATCHED": "matched", "MERGE_WHEN_NOT_MATCHED_BY_SOURCE": "not_matched_by_source"}.get(
+            str(w.get("matchKind")), "not_matched")
+        if "matched" in w and "matchKind" not in w:  # older parse trees: a boolean
+            kind = "matched" if w.get("matched") else "not_matched"
+        command = str(w.get("commandType", "CMD_NOTHING"))[4:]
+        values: dict[str, Value] = {}
+        if command == "UPDATE":
+            values = {_name(t["ResTarget"]): _value(t["ResTarget"].get("val"), params, alias)
+                      for t in w.get("targetList") or [] if "ResTarget" in t}
+        elif command == "INSERT":
+            cols = [_name(t["ResTarget"]) for t in w.get("targetList") or [] if "ResTarget" in t]
+            vals = [_value(v, params, alias) for v in w.get("values") or []]
+            values = dict(zip(cols, vals, strict=False)) if cols else {f"\x00{i}": v for i, v in enumerate(vals)}
+        clauses.append((kind, command, bool(w.get("condition")), values))
+    return _Merge(rows, join, exact, clauses)
+
+
+def _join_pairs(cond: Any, params: Sequence[Value], target_alias: str | None,
+                source_alias: str | None) -> tuple[list[tuple[str, str | None, Value]], bool]:
+    """A MERGE's join as ``target col = source col`` / ``target col = value`` pairs (target column, source column
+    or None, value), and whether it is exactly those."""
+    pairs: list[tuple[str, str | None, Value]] = []
+    exact = True
+    for node in _conjuncts(cond):
+        expr = node.get("A_Expr") if isinstance(node, dict) else None
+        if not expr or expr.get("kind") != "AEXPR_OP" or _op(expr) != "=":
+            exact = False
+            continue
+        left, right = _column(expr.get("lexpr")), _column(expr.get("rexpr"))
+        if left and right:
+            (lq, lc), (rq, rc) = left, right
+            if rq == target_alias and lq != target_alias:
+                (lq, lc), (rq, rc) = (rq, rc), (lq, lc)
+            if lq == target_alias or (lq is None and rq == source_alias):
+                pairs.append((lc, rc, _UNKNOWN))
+                continue
+        elif left and left[0] in (target_alias, None):
+            pairs.append((left[1], None, _value(expr.get("rexpr"), params)))
+            continue
+        exact = False
+    return pairs, exact
+
+
+def _column(node: Any) -> tuple[str | None, str] | None:
+    """``(qualifier, column)`` of a column reference, else None."""
+    if not isinstance(node, dict) or "ColumnRef" not in node:
+        return None
+    fields = [f.get("String", {}).get("sval") for f in node["ColumnRef"].get("fields") or []]
+    if not fields or fields[-1] is None:
+        return None
+    return (str(fields[-2]) if len(fields) > 1 else None), str(fields[-1])
+
+
+def _op(expr: Mapping[str, Any]) -> str:
+    return "".join(str(n.get("String", {}).get("sval", "")) for n in expr.get("name") or [])
+
+
+def _conjuncts(where: Any) -> list[Any]:
+    if where is None:
+        return []
+    if isinstance(where, dict) and "BoolExpr" in where and where["BoolExpr"].get("boolop") == "AND_EXPR":
+        return [c for a in where["BoolExpr"].get("args") or [] for c in _conjuncts(a)]
+    return [where]
 
 
 def _name(res_target: Mapping[str, Any]) -> str:
@@ -257,14 +566,15 @@ def _items(node: Any) -> list[Any]:
     return list(node or [])
 
 
-def _value(node: Any, params: Sequence[str]) -> str | None:
-    """A constant's or parameter's value as text; :data:`_UNKNOWN` for anything computed."""
+def _value(node: Any, params: Sequence[Value], source_alias: str | None = None) -> Value:
+    """A constant's or parameter's value as text; :data:`_UNKNOWN` for anything computed; a MERGE's source column
+    as ``\\x02column``."""
     if not isinstance(node, dict):
         return _UNKNOWN
     if "SetToDefault" in node:
         return _DEFAULT
     if "TypeCast" in node:
-        return _value(node["TypeCast"].get("arg"), params)
+        return _value(node["TypeCast"].get("arg"), params, source_alias)
     if "ParamRef" in node:
         n = int(node["ParamRef"].get("number", 0))
         return params[n - 1] if 0 < n <= len(params) else _UNKNOWN
@@ -272,58 +582,40 @@ def _value(node: Any, params: Sequence[str]) -> str | None:
         const = node["A_Const"]
         if const.get("isnull"):
             return None
-        for key, field in (("ival", "ival"), ("fval", "fval"), ("sval", "sval"), ("boolval", "boolval")):
+        for key in ("ival", "fval", "sval", "boolval", "bsval"):
             if key in const:
                 inner = const[key]
-                value = inner.get(field, 0 if key == "ival" else False if key == "boolval" else "")
+                value = inner.get(key, 0 if key == "ival" else False if key == "boolval" else "")
                 return ("true" if value else "false") if key == "boolval" else str(value)
         return "0"  # libpg_query leaves out an ival of 0
+    if "ColumnRef" in node and source_alias is not None:
+        col = _column(node)
+        if col and col[0] in (source_alias, None):
+            return "\x02" + col[1]
     return _UNKNOWN
 
 
-def _equalities(where: Any, params: Sequence[str]) -> dict[str, str | None]:
-    """``column = constant`` conjuncts of a WHERE clause: column -> value."""
-    out: dict[str, str | None] = {}
-    stack = [where]
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, dict):
-            continue
-        if "BoolExpr" in node and node["BoolExpr"].get("boolop") == "AND_EXPR":
-            stack += node["BoolExpr"].get("args") or []
-        elif "A_Expr" in node and node["A_Expr"].get("kind") == "AEXPR_OP":
-            expr = node["A_Expr"]
-            op = [n.get("String", {}).get("sval") for n in expr.get("name") or []]
-            left, right = expr.get("lexpr", {}), expr.get("rexpr", {})
-            if op == ["="] and "ColumnRef" in left:
-                fields = left["ColumnRef"].get("fields") or []
-                if fields and "String" in fields[-1]:
-                    out[str(fields[-1]["String"]["sval"])] = _value(right, params)
-    return out
-
-
-# -- sequences, routing, TOAST -----------------------------------------------------------------------------------
-
-def _sequence_locks(session: Session, write: _Write, columns: Sequence[ExecColumnRow], row: Mapping[str, str | None],
-                    row_no: int, raw: Mapping[str, Any]) -> list[ExtraLock]:
-    """``nextval`` of defaults of the columns an INSERT does not give (or gives as DEFAULT), and of explicit
-    ``nextval('name')`` calls, per row (a sequence locked once per transaction: the local-lock hit does the rest)."""
-    oids: list[int] = []
-    if write.kind == "INSERT":
-        for col in columns:
-            if col.sequence_oid is not None and not col.generated and (col.name not in write.given
-                                                                        or row.get(col.name) == _DEFAULT):
-                oids.append(col.sequence_oid)
-    if row_no == 0:
-        names = _nextval_names(raw)
-        if names:
-            oids += [r.relation_oid for r in session.query_rows("exec_relations", OrdinalOidRow, [names])
-                     if r.relation_oid is not None]
-    return [ExtraLock(oid, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, "nextval", Stage.ROW, row_no)
-            for oid in dict.fromkeys(oids)]
-
-
-_DEFAULT = "\x00default"
+def _equalities(where: Any, params: Sequence[Value]) -> tuple[dict[str, Value], bool]:
+    """``column = constant`` conjuncts of a WHERE clause (column -> value), and whether the clause is exactly
+    those (a conjunct of any other form makes the rows a lookup by the equalities finds a superset)."""
+    out: dict[str, Value] = {}
+    exact = True
+    for node in _conjuncts(where):
+        expr = node.get("A_Expr") if isinstance(node, dict) else None
+        if expr and expr.get("kind") == "AEXPR_OP" and _op(expr) == "=":
+            left, right = _column(expr.get("lexpr")), _column(expr.get("rexpr"))
+            if left and not right:
+                value = _value(expr.get("rexpr"), params)
+                if _known(value) and left[1] not in out:
+                    out[left[1]] = value
+                    continue
+            if right and not left:
+                value = _value(expr.get("lexpr"), params)
+                if _known(value) and right[1] not in out:
+                    out[right[1]] = value
+                    continue
+        exact = False
+    return out, exact
 
 
 def _nextval_names(raw: Mapping[str, Any]) -> list[str]:
@@ -339,72 +631,24 @@ def _nextval_names(raw: Mapping[str, Any]) -> list[str]:
                 args = call.get("args") or []
                 if name and name[-1] == "nextval" and len(args) == 1:
                     value = _value(args[0], ())
-                    if value not in (None, _UNKNOWN):
-                        found.append(str(value))
+                    if _known(value) and value is not None:
+                        found.append(value)
             stack += list(node.values())
         elif isinstance(node, list):
             stack += node
     return found
 
 
-def route_row(session: Session, target: ExecTargetRow, row: Mapping[str, str | None], notes: list[str]) -> list[int]:
-    """The partitions a row inserted into partitioned ``target`` goes through, leaf last (sub-partitioned tables
-    first), from the server's own partition pruning: ``EXPLAIN SELECT 1 FROM target WHERE column = value ...`` over
-    every column whose value the statement gives (each level of a sub-partitioned table prunes by its own key), in a
-    probe transaction of its own (read only, rolled back), whose locks name the surviving partitions. Empty, with a
-    note, when a key value or the key itself (an expression) is not known.
+def _has_dml_cte(raw: Mapping[str, Any]) -> bool:
+    """A WITH clause holding INSERT, UPDATE, DELETE or MERGE (a data-modifying CTE)."""
+    ((_, body),) = raw.items()
+    ctes = ((body.get("withClause") or {}).get("ctes")) or []
+    for c in ctes:
+        query = (c.get("CommonTableExpr") or {}).get("ctequery") or {}
+        if any(k in query for k in ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt")):
+            return True
+    return False
 
-    :raises DatabaseError: the probe failed.
-    """
-    keys = target.partition_key_columns
-    if not keys:
-        notes.append(f"{target.relation}: a partition key with an expression: the partition rows go to is not "
-                     "derived")
-        return []
-    if any(row.get(_plain(k), _UNKNOWN) in (_UNKNOWN, _DEFAULT) for k in keys):
-        notes.append(f"{target.relation}: a partition key value is computed when the row is written: the "
-                     "partition it goes to is not derived")
-        return []
-    known = [(c, v) for c, v in row.items() if v not in (_UNKNOWN, _DEFAULT)]
-    quals = " AND ".join(f"{session.identifier(c)} IS NULL" if v is None else
-                         f"{session.identifier(c)} = {session.literal(str(v))}" for c, v in known)
-    path = _surviving_partitions(session, target, quals)
-    if not path:
-        notes.append(f"{target.relation}: the partition a row goes to is decided by a sub-partition key the "
-                     "statement does not give: not derived")
-    return path
-
-
-def _surviving_partitions(session: Session, target: ExecTargetRow, quals: str) -> list[int]:
-    with session.probe_transaction():
-        session.run_user_text(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {target.relation} WHERE {quals}")
-        rows = session.query_rows("relation_locks", RelationLockRow)
-    locked = [r.relation_oid for r in rows if r.relation_oid != target.relation_oid]
-    if not locked:
-        return []
-    facts = {r.relation_oid: r for r in (session.query_rows("exec_target", ExecTargetRow, [oid])[0]
-                                          for oid in locked)}
-    leaves = [f for f in facts.values() if f.relkind in ("r", "f") and target.relation_oid in f.ancestor_oids]
-    if len(leaves) != 1:
-        return []
-    leaf = leaves[0]
-    between = list(itertools.takewhile(lambda a: a != target.relation_oid, leaf.ancestor_oids))
-    return [*reversed(between), leaf.relation_oid]  # the sub-partitioned tables from the top, the leaf last
-
-
-def _toast_locks(target: ExecTargetRow, row: Mapping[str, str | None], row_no: int) -> list[ExtraLock]:
-    """A row whose values add up to more than ``TOAST_TUPLE_THRESHOLD`` bytes has some stored out of line (an
-    estimate: compression may keep them in the row)."""
-    if target.toast_oid is None or target.toast_index_oid is None:
-        return []
-    size = sum(len(v.encode()) for v in row.values() if v is not None and v not in (_UNKNOWN, _DEFAULT))
-    if size <= TOAST_TUPLE_THRESHOLD:
-        return []
-    return [ExtraLock(o, LockMode.ROW_EXCLUSIVE, LockSource.TOAST, target.relation, Stage.ROW, row_no)
-            for o in (target.toast_oid, target.toast_index_oid)]
-
-
-# -- foreign keys ------------------------------------------------------------------------------------------------
 
 def _plain(quoted: str) -> str:
     """A name as ``quote_ident`` printed it, unquoted."""
@@ -417,168 +661,517 @@ def _key_quals(columns: Sequence[str], operators: Sequence[str] | None, first: i
     return " AND ".join(f"{c} {op} ${n}" for n, (c, op) in enumerate(zip(columns, ops, strict=True), first))
 
 
-class _ForeignKeys:
-    """The foreign-key checks and actions of a write (``ri_triggers.c``), mixed into :class:`_Deriver`."""
+# -- public entry points ------------------------------------------------------------------------------------------
 
-    session: Session
-    write: _Write
-    version: int
-    fkeys: Sequence[ExecForeignKeyRow]
-    notes: list[str]
+def derive_execution(session: Session, checked: CheckedStatement, params: Sequence[str], target_oid: int | None,
+                     raw: Mapping[str, Any], *, overlay: RowOverlay | None = None,
+                     read_rows: bool = True) -> ExecutionModel:
+    """The execution locks of one statement (see the module docstring).
 
-    def sample(self, relation_oid: int, column: str) -> str | None:
-        raise NotImplementedError
-
-    def rows_per_key(self, relation_oid: int, column: str) -> int:
-        """How many referencing rows one key reaches: the planner's estimate (``exec_rows_per_key.sql``), rounded,
-        1 to :data:`MAX_ROWS_PER_KEY`; 1 without statistics."""
-        rows = self.session.query_rows("exec_rows_per_key", RowsPerValueRow, [column, relation_oid])
-        estimate = rows[0].rows_per_value if rows and rows[0].rows_per_value is not None else 1.0
-        return max(1, min(MAX_ROWS_PER_KEY, round(estimate)))
-
-    def nested(self, text: str, values: Sequence[str | None], rows: int = 1) -> list[ExtraLock | SpiCall]:
-        raise NotImplementedError
-
-    def _foreign_key(self, fk: ExecForeignKeyRow, row: Mapping[str, str | None],
-                     row_no: int) -> list[ExtraLock | SpiCall]:
-        """The check or action one row fires for one constraint (both when it references its own table)."""
-        if fk.deferred:
-            self.notes.append(f"{fk.name} is checked at COMMIT (INITIALLY DEFERRED): its locks come after the last "
-                              "statement")
-            return []
-        out: list[ExtraLock | SpiCall] = []
-        if fk.fk_oid == self.write.target and self.write.kind in ("INSERT", "UPDATE"):
-            out += self._check(fk, row, row_no)
-        if fk.pk_oid == self.write.target and self.write.kind in ("DELETE", "UPDATE"):
-            out += self._action(fk, row, row_no)
-        return out
-
-    def _values(self, fk: ExecForeignKeyRow, values: Sequence[str | None]) -> tuple[str | None, ...]:
-        """Key values for a probe: a value known only when the statement runs is replaced by a typical one of the
-        referenced column (the planner's statistics), so that the probe's custom plan costs like a real one."""
-        return tuple(self.sample(fk.pk_oid, _plain(col)) if v in (_UNKNOWN, _DEFAULT) else v
-                     for v, col in zip(values, fk.pk_columns, strict=True))
-
-    def _check(self, fk: ExecForeignKeyRow, row: Mapping[str, str | None], row_no: int) -> list[ExtraLock | SpiCall]:
-        """``RI_FKey_check``: skipped for an UPDATE that leaves the key as it is (``trigger.c
-        AfterTriggerSaveEvent`` → ``RI_FKey_fk_upd_check_required``) and for a key with a NULL under MATCH SIMPLE
-        (``ri_NullCheck``); PG 19's fast path (``ri_fastpath_is_applicable``); else the SPI query."""
-        names = [_plain(c) for c in fk.fk_columns]
-        if self.write.kind == "UPDATE" and not set(names) & self.write.given:
-            return []
-        values = [row.get(n, _UNKNOWN) for n in names]
-        if fk.match_type != "f" and any(v is None for v in values):
-            return []
-        return self._check_query(fk, values, row_no)
-
-    def _check_query(self, fk: ExecForeignKeyRow, values: Sequence[str | None],
-                     row_no: int) -> list[ExtraLock | SpiCall]:
-        if self.version >= PG19 and fk.pk_relkind != "p" and not fk.temporal and fk.index_am == "btree":
-            return [ExtraLock(fk.pk_oid, LockMode.ROW_SHARE, LockSource.FK_CHECK, fk.name, Stage.AFTER_ROW, row_no),
-                    ExtraLock(fk.index_oid, LockMode.ACCESS_SHARE, LockSource.FK_CHECK, fk.name, Stage.AFTER_ROW,
-                              row_no)]
-        only = "" if fk.pk_relkind == "p" else "ONLY "
-        query = SpiQuery(f"ri_{fk.constraint_oid}_check", f"SELECT 1 FROM {only}{fk.pk_relation} x WHERE "
-                         f"{_key_quals(fk.pk_columns, fk.pf_operators)} FOR KEY SHARE OF x", tuple(fk.fk_types),
-                         LockSource.FK_CHECK, f"{fk.name} check")
-        return [SpiCall(query, self._values(fk, values), Stage.AFTER_ROW, row_no)]
-
-    def _action(self, fk: ExecForeignKeyRow, row: Mapping[str, str | None], row_no: int) -> list[ExtraLock | SpiCall]:
-        """What a deleted (or key-updated) referenced row runs on the referencing table: NO ACTION first looks the
-        key up again in the referenced table (``ri_Check_Pk_Match``), NO ACTION and RESTRICT then look for
-        referencing rows (``ri_restrict``), CASCADE deletes or updates them (``RI_FKey_cascade_del``,
-        ``RI_FKey_cascade_upd``), SET NULL / SET DEFAULT update them (``ri_set``); an UPDATE that leaves the key as
-        it is runs nothing (``RI_FKey_pk_upd_check_required``)."""
-        pk_names = [_plain(c) for c in fk.pk_columns]
-        write = self.write
-        if write.kind == "UPDATE" and not set(pk_names) & write.given:
-            return []
-        action = fk.on_delete if write.kind == "DELETE" else fk.on_update
-        old = self._values(fk, [write.where.get(n, _UNKNOWN) for n in pk_names])
-        if any(write.where.get(n, _UNKNOWN) == _UNKNOWN for n in pk_names):
-            self.notes.append(f"{fk.name}: which referenced rows the {write.kind} touches is known only when it "
-                              "runs: one is assumed, with a typical key")
-        only_fk = "" if fk.fk_relkind == "p" else "ONLY "
-        out: list[ExtraLock | SpiCall] = []
-        if action == "a":
-            only_pk = "" if fk.pk_relkind == "p" else "ONLY "
-            text = (f"SELECT 1 FROM {only_pk}{fk.pk_relation} x WHERE {_key_quals(fk.pk_columns, fk.pf_operators)} "
-                    "FOR KEY SHARE OF x")
-            out.append(self._call(fk, "pk_match", text, fk.pk_types, "key still there?", old, row_no))
-        where = _key_quals(fk.fk_columns, None)
-        if action in ("a", "r"):
-            text = f"SELECT 1 FROM {only_fk}{fk.fk_relation} x WHERE {where} FOR KEY SHARE OF x"
-            return [*out, self._call(fk, "restrict", text, fk.pk_types, "referencing rows?", old, row_no)]
-        if action == "c" and write.kind == "DELETE":
-            text = f"DELETE FROM {only_fk}{fk.fk_relation} WHERE {where}"
-            out.append(self._call(fk, "cascade_del", text, fk.pk_types, "cascade delete", old, row_no))
-            out += self.nested(text, old, self.rows_per_key(fk.fk_oid, _plain(fk.fk_columns[0])))
-        elif action == "c":
-            new = self._values(fk, [row.get(n, _UNKNOWN) for n in pk_names])
-            sets = ", ".join(f"{c} = ${n}" for n, c in enumerate(fk.fk_columns, len(fk.fk_columns) + 1))
-            text = f"UPDATE {only_fk}{fk.fk_relation} SET {sets} WHERE {where}"
-            out.append(self._call(fk, "cascade_upd", text, [*fk.pk_types, *fk.pk_types], "cascade update",
-                                  old + new, row_no))
-            for _ in range(self.rows_per_key(fk.fk_oid, _plain(fk.fk_columns[0]))):
-                out += self._check_query(fk, new, row_no)  # each moved referencing row's check (RI_FKey_check_upd)
-        else:
-            fill = "NULL" if action == "n" else "DEFAULT"
-            sets = ", ".join(f"{c} = {fill}" for c in fk.fk_columns)
-            text = f"UPDATE {only_fk}{fk.fk_relation} SET {sets} WHERE {where}"
-            out.append(self._call(fk, f"set_{fill.lower()}", text, fk.pk_types, f"set {fill.lower()}", old, row_no))
-        self.notes.append(f"{fk.name}: the referencing rows the action reaches are known only when it runs (the "
-                          "planner's estimate is taken)")
-        return out
-
-    @staticmethod
-    def _call(fk: ExecForeignKeyRow, kind: str, text: str, types: Sequence[str], what: str,
-              values: Sequence[str | None], row_no: int) -> SpiCall:
-        query = SpiQuery(f"ri_{fk.constraint_oid}_{kind}", text, tuple(types), LockSource.FK_ACTION,
-                         f"{fk.name} {what}")
-        return SpiCall(query, tuple(values), Stage.AFTER_ROW, row_no)
+    :param checked: the statement.
+    :param params: the values of ``$1..$n`` (text).
+    :param target_oid: a DML statement's target relation (the query tree's result relation), None for a SELECT.
+    :param raw: the statement's raw parse tree node (``statement.raw_statement``).
+    :param overlay: the rows the transaction's earlier statements wrote (this statement's are added to it).
+    :param read_rows: False: read no table (the rows an UPDATE, a DELETE or an action reaches are then estimates,
+        said as unknown).
+    :return: the events in order, the notes and the unknowns.
+    :raises DatabaseError: a catalog read or a key lookup failed.
+    """
+    unknowns: list[str] = []
+    if _has_dml_cte(raw):
+        unknowns.append("a data-modifying WITH query: its rows' execution locks are not derived")
+    if target_oid is None:
+        return ExecutionModel(unknowns=tuple(unknowns))
+    catalog = _Catalog(session)
+    write = _read_write(checked.kind, raw, list(params), target_oid, catalog.columns(target_oid))
+    if write is None:
+        return ExecutionModel(unknowns=tuple(unknowns))
+    sim = _Sim(session, catalog, RowReader(session, catalog, overlay, enabled=read_rows))
+    sim.unknowns += unknowns
+    events = sim.top(write, raw)
+    return ExecutionModel(tuple(events), tuple(dict.fromkeys(sim.notes)), tuple(dict.fromkeys(sim.unknowns)))
 
 
-# -- user triggers -----------------------------------------------------------------------------------------------
+def target_relation(session: Session, raw: Mapping[str, Any]) -> int | None:
+    """The OID of an INSERT's, UPDATE's, DELETE's or MERGE's target as the parser resolves its name under the
+    session's search_path (``to_regclass``, no lock), for a statement whose query tree lockscope does not build;
+    None for another statement or an unknown name."""
+    ((node_name, body),) = raw.items()
+    if node_name not in ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt"):
+        return None
+    rv = body.get("relation") or {}
+    name = ".".join(session.identifier(str(part)) for part in (rv.get("schemaname"), rv.get("relname")) if part)
+    rows = session.query_rows("exec_relations", OrdinalOidRow, [[name]])
+    return rows[0].relation_oid if rows else None
 
-#: How deep statements run by triggers and foreign-key actions are followed (a trigger's INSERT firing its table's
-#: triggers, ...).
-MAX_DEPTH = 3
+
+def describe_json(model: ExecutionModel) -> str:
+    """The model as one JSON text (for debugging and the tests' messages)."""
+    return json.dumps([{"source": str(e.query.source if isinstance(e, SpiCall) else e.source),
+                        "what": e.query.text if isinstance(e, SpiCall) else e.relation_oid,
+                        "release": False if isinstance(e, SpiCall) else e.release,
+                        "stage": int(e.stage), "row": e.row} for e in model.events])
+
+
+# -- the simulation -----------------------------------------------------------------------------------------------
+
 _EVENT = {"INSERT": TriggerEvent.INSERT, "UPDATE": TriggerEvent.UPDATE, "DELETE": TriggerEvent.DELETE}
+#: pg_trigger.h TRIGGER_TYPE_* bits.
+_ROW, _BEFORE, _INSERT, _DELETE, _UPDATE = 1, 2, 4, 8, 16
+_EVENT_BIT = {"INSERT": _INSERT, "UPDATE": _UPDATE, "DELETE": _DELETE}
 
 
-class _Triggers:
-    """The user triggers of a write (``trigger.c``; their functions' statements: :mod:`lockscope.plpgsql`), mixed
-    into :class:`_Deriver`."""
+@dataclass
+class _Pending:
+    """An AFTER event queued at one query level (``trigger.c AfterTriggerSaveEvent``): a trigger, the event, the row
+    images (None for a statement trigger) and the relation fired on."""
 
-    session: Session
-    write: _Write
+    ri: ExecRiTriggerRow | None
+    user: tuple[FiringTrigger, TriggerProgram] | None
+    event: str
+    old: _Row | None
+    new: _Row | None
+    relation_oid: int
+    row_no: int
+
+
+@dataclass
+class _Statement:
+    """One DML statement being simulated: its indexes opened (released at ``ExecutorEnd``), the partitions its
+    rows were routed to."""
+
+    kind: str
     target: ExecTargetRow
-    notes: list[str]
-    triggers: list[tuple[FiringTrigger, TriggerProgram]]
+    opened: dict[int, list[int]] = field(default_factory=dict)
+    routed: set[int] = field(default_factory=set)
 
-    def nested(self, text: str, values: Sequence[str | None], rows: int = 1) -> list[ExtraLock | SpiCall]:
-        raise NotImplementedError
 
-    def sample(self, relation_oid: int, column: str) -> str | None:
-        raise NotImplementedError
+class _Sim:
+    """The row-by-row simulation of one statement's execution and everything it sets off."""
 
-    def _read_triggers(self) -> list[tuple[FiringTrigger, TriggerProgram]]:
-        """The triggers that fire for this write, each with its function's statements (``exec_triggers.sql``, the
-        table's and the functions' row types' columns: ``audit_table_columns.sql``)."""
-        rows = self.session.query_rows("exec_triggers", ExecTriggerRow, [self.write.target])
+    def __init__(self, session: Session, catalog: _Catalog, reader: RowReader) -> None:
+        self.session = session
+        self.catalog = catalog
+        self.reader = reader
+        self.version = session.facts.server_version_num
+        self.notes: list[str] = []
+        self.unknowns: list[str] = []
+        self._programs: dict[int, TriggerProgram] = {}
+        self._samples: dict[tuple[int, str], Value] = {}
+
+    # -- the statement ----------------------------------------------------------------------------------------
+    def top(self, write: _Write, raw: Mapping[str, Any]) -> list[ExtraLock | SpiCall]:
+        """The user's statement at the top query level."""
+        target = self.catalog.target(write.target)
+        out: list[ExtraLock | SpiCall] = []
+        names = _nextval_names(raw)
+        if names:
+            out += [ExtraLock(r.relation_oid, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, "nextval", Stage.ROW)
+                    for r in self.session.query_rows("exec_relations", OrdinalOidRow, [names])
+                    if r.relation_oid is not None]
+        if write.kind == "MERGE":
+            return out + self._merge(write, target)
+        return out + self.dml(write, target, None, 0)
+
+    def dml(self, write: _Write, target: ExecTargetRow, level: list[_Pending] | None,
+            depth: int, rows: _Found | None = None) -> list[ExtraLock | SpiCall]:
+        """One INSERT, UPDATE or DELETE: ``level`` None runs its AFTER events at its own end (a top-level or a
+        PL/pgSQL statement); a foreign-key action's query queues them at the caller's ``level``."""
+        if depth > MAX_DEPTH:
+            self.unknowns.append(f"statements nested more than {MAX_DEPTH} deep (triggers of triggers) are not "
+                                 "derived")
+            return []
+        st = _Statement(write.kind, target)
+        queue: list[_Pending] = [] if level is None else level
+        out: list[ExtraLock | SpiCall] = []
+        if self.version < PG14 and write.kind in ("INSERT", "UPDATE") and target.relkind != "p":
+            out += self._open_indexes(st, target.relation_oid, Stage.EXECUTOR_START)
+        out += self._statement_triggers(write.kind, target, TriggerTiming.BEFORE, None, depth)
+        if write.kind == "INSERT":
+            out += self._insert(write, target, st, queue, depth)
+        else:
+            found = rows if rows is not None else self._statement_rows(write, target)
+            if write.kind == "UPDATE":
+                out += self._update_rows(write, target, st, found.rows, queue, depth)
+            else:
+                out += self._delete_rows(target, st, found.rows, queue, depth)
+        for fired in self._firing(target, write.kind, TriggerTiming.AFTER, TriggerLevel.STATEMENT, write.given):
+            queue.append(_Pending(None, fired, write.kind, None, None, target.relation_oid, 0))
+        if level is None:
+            out += self.fire(queue, depth)
+        out += [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, self.catalog.target(rel).relation,
+                          Stage.END, release=True) for rel, indexes in st.opened.items() for i in indexes]
+        return out
+
+    def _statement_rows(self, write: _Write, target: ExecTargetRow) -> _Found:
+        """The rows an UPDATE or DELETE finds: by its key (a lookup); a WHERE of another form is not looked up
+        (said as unknown; the rows its equalities find stand as an estimate)."""
+        if write.where and write.where_exact:
+            found = self.reader.find(target.relation_oid, write.where, only=write.only)
+            if not found.exact:
+                self.unknowns.append(found.reason)
+            return found
+        why = "its WHERE is not a conjunction of column = value" if write.where else "it has no key to look up"
+        self.unknowns.append(f"the rows the {write.kind} on {target.relation} finds are known only when it runs "
+                             f"({why})")
+        if write.where:
+            return _Found(self.reader.find(target.relation_oid, write.where, only=write.only).rows, False)
+        return _Found([_Row({}, target.relation_oid if target.relkind != "p" else None)], False)
+
+    # -- INSERT -------------------------------------------------------------------------------------------------
+    def _insert(self, write: _Write, target: ExecTargetRow, st: _Statement, queue: list[_Pending],
+                depth: int) -> list[ExtraLock | SpiCall]:
+        out: list[ExtraLock | SpiCall] = []
+        columns = self.catalog.columns(target.relation_oid)
+        if not write.known_rows:
+            self.unknowns.append(f"the rows an INSERT into {target.relation} writes are known only when it runs")
+        for row_no, given in enumerate(write.rows):
+            values, seqs = self._formed(columns, given)
+            out += [ExtraLock(s, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, "nextval", Stage.ROW, row_no)
+                    for s in seqs]
+            row = _Row(values, target.relation_oid if target.relkind != "p" else None)
+            out += self._insert_row(write, target, st, row, row_no, queue, depth, conflict=write.conflict)
+        return out
+
+    def _formed(self, columns: Sequence[ExecColumnRow], given: Mapping[str, Value]) -> tuple[dict[str, Value],
+                                                                                                list[int]]:
+        """A row as the INSERT's plan forms it: given values, defaults (a sequence's ``nextval`` locks it: the
+        value is then not known), generated columns (not known)."""
+        values: dict[str, Value] = {}
+        seqs: list[int] = []
+        for col in columns:
+            value = given.get(col.name, _DEFAULT)
+            if col.generated:
+                values[col.name] = _UNKNOWN
+                continue
+            if value == _DEFAULT:
+                if col.sequence_oid is not None:
+                    seqs.append(col.sequence_oid)
+                    value = _UNKNOWN
+                else:
+                    value = _default_value(col)
+            values[col.name] = value
+        return values, list(dict.fromkeys(seqs))
+
+    def _insert_row(self, write: _Write | None, target: ExecTargetRow, st: _Statement, row: _Row, row_no: int,
+                    queue: list[_Pending], depth: int, *, conflict: tuple[str, tuple[str, ...], dict[str, Value],
+                                                                      bool] | None = None,
+                    moved_from: _Row | None = None) -> list[ExtraLock | SpiCall]:
+        """``nodeModifyTable.c ExecInsert``: routing, the relation's indexes, BEFORE ROW triggers, ON CONFLICT,
+        TOAST, the AFTER ROW events queued."""
+        out: list[ExtraLock | SpiCall] = []
+        leaf_oid = target.relation_oid
+        if target.relkind == "p":
+            path = self._route(target, row.values)
+            if path is None:
+                return out
+            for oid in path:
+                if oid not in st.routed:
+                    st.routed.add(oid)
+                    out.append(ExtraLock(oid, LockMode.ROW_EXCLUSIVE, LockSource.ROUTING, target.relation, Stage.ROW,
+                                         row_no))
+                    if self.version < PG14 and self.catalog.target(oid).relkind != "p":
+                        out += self._partition_qual(oid, row_no)
+            leaf_oid = path[-1]
+            out += self._open_indexes(st, leaf_oid, Stage.ROW, row_no)
+        elif self.version >= PG14:
+            out += self._open_indexes(st, leaf_oid, Stage.ROW, row_no)
+        row.leaf = leaf_oid
+        leaf = self.catalog.target(leaf_oid)
+        out += self._row_triggers(leaf, "INSERT", TriggerTiming.BEFORE, None, row, row_no, queue, depth, None)
+        if conflict is not None:
+            existing = self._conflicting(target, leaf, row.values, conflict[1])
+            if existing is None:
+                self.unknowns.append(f"whether the INSERT into {target.relation} conflicts is known only when it "
+                                     "runs")
+            elif existing:
+                if conflict[0] == "nothing":
+                    return out
+                old = existing[0]
+                new = _Row({**old.values, **{c: _excluded(v, row.values) for c, v in conflict[2].items()}}, old.leaf)
+                if conflict[3]:
+                    self.unknowns.append(f"the ON CONFLICT DO UPDATE on {target.relation} has a WHERE: whether it "
+                                         "updates is known only when it runs")
+                return out + self._update_row(leaf, st, old, new, frozenset(conflict[2]), row_no, queue, depth)
+        out += self._toast(leaf, row.values, write.given if write is not None else frozenset(row.values), row_no)
+        self.reader.overlay.inserted.append((leaf_oid, dict(row.values)))
+        row.inserted_here = True
+        out += self._queue_after(leaf, "INSERT", None, row, row_no, queue, frozenset(row.values),
+                                 crosspart=moved_from is not None)
+        return out
+
+    def _conflicting(self, target: ExecTargetRow, leaf: ExecTargetRow, values: Mapping[str, Value],
+                     infer: Sequence[str]) -> list[_Row] | None:
+        """The existing row an ON CONFLICT insertion conflicts with (an arbiter index's key looked up: the
+        inference columns, or without them every unique index of the partition), [] when none, None when not
+        known."""
+        if infer:
+            keys: list[list[str]] = [list(infer)]
+        else:
+            by_index: dict[int, list[str]] = {}
+            for r in self.session.query_rows("exec_unique_keys", UniqueKeyColumnRow, [leaf.relation_oid]):
+                if not r.plain or not r.column_name:
+                    return None
+                by_index.setdefault(r.index_oid, []).append(r.column_name)
+            keys = list(by_index.values())
+        for key in keys:
+            cond = {c: values.get(c, _UNKNOWN) for c in key}
+            if any(v is None for v in cond.values()):
+                continue
+            found = self.reader.find(target.relation_oid, cond)
+            if not found.exact:
+                return None
+            if found.rows:
+                return found.rows
+        return []
+
+    # -- UPDATE -------------------------------------------------------------------------------------------------
+    def _update_rows(self, write: _Write, target: ExecTargetRow, st: _Statement, rows: Sequence[_Row],
+                     queue: list[_Pending], depth: int) -> list[ExtraLock | SpiCall]:
+        out: list[ExtraLock | SpiCall] = []
+        for row_no, old in enumerate(rows):
+            if old.leaf is None:
+                self.unknowns.append(f"the partition of a row the UPDATE on {target.relation} finds is not known")
+                old.leaf = target.relation_oid if target.relkind != "p" else None
+                if old.leaf is None:
+                    continue
+            new = _Row({**old.values, **{c: (_UNKNOWN if v == _DEFAULT else v) for c, v in write.sets.items()}},
+                       old.leaf, old.inserted_here)
+            for c, v in write.sets.items():
+                if v == _DEFAULT:
+                    new.values[c] = self._column_default(old.leaf, c)
+            out += self._update_row(target, st, old, new, write.given, row_no, queue, depth)
+        return out
+
+    def _update_row(self, target: ExecTargetRow, st: _Statement, old: _Row, new: _Row, given: frozenset[str],
+                    row_no: int, queue: list[_Pending], depth: int) -> list[ExtraLock | SpiCall]:
+        """``ExecUpdate``: the partition's indexes, BEFORE ROW triggers, the partition check and a row moved to
+        another partition (``ExecCrossPartitionUpdate``), else the update in place."""
+        assert old.leaf is not None
+        leaf = self.catalog.target(old.leaf)
+        out: list[ExtraLock | SpiCall] = []
+        if self.version >= PG14:
+            out += self._open_indexes(st, leaf.relation_oid, Stage.ROW, row_no)
+        out += self._row_triggers(leaf, "UPDATE", TriggerTiming.BEFORE, old, new, row_no, queue, depth, given)
+        if leaf.ancestor_oids:  # ExecUpdateAct: ExecPartitionCheck builds the partition's constraint
+            out += self._partition_qual(leaf.relation_oid, row_no)
+            if target.relkind == "p" and target.relation_oid != leaf.relation_oid:
+                dest = self._route(target, new.values, quiet=True)
+                if dest is None:
+                    self.unknowns.append(f"whether the UPDATE moves a row of {target.relation} to another partition "
+                                         "is known only when it runs")
+                elif dest[-1] != leaf.relation_oid:
+                    return out + self._move(target, st, old, new, dest, row_no, queue, depth)
+        return out + self._update_in_place(leaf, st, old, new, given, row_no, queue, depth, open_indexes=False)
+
+    def _update_in_place(self, leaf: ExecTargetRow, st: _Statement, old: _Row, new: _Row, given: frozenset[str],
+                         row_no: int, queue: list[_Pending], depth: int, *,
+                         open_indexes: bool) -> list[ExtraLock | SpiCall]:
+        out: list[ExtraLock | SpiCall] = []
+        if open_indexes and self.version >= PG14:
+            out += self._open_indexes(st, leaf.relation_oid, Stage.ROW, row_no)
+        out += self._toast(leaf, new.values, given, row_no)
+        self.reader.overlay.deleted.append((leaf.relation_oid, dict(old.values)))
+        self.reader.overlay.inserted.append((leaf.relation_oid, dict(new.values)))
+        out += self._queue_after(leaf, "UPDATE", old, new, row_no, queue, given)
+        return out
+
+    def _move(self, target: ExecTargetRow, st: _Statement, old: _Row, new: _Row, dest: list[int], row_no: int,
+              queue: list[_Pending], depth: int) -> list[ExtraLock | SpiCall]:
+        """A row moved to another partition: deleted from its partition (its BEFORE and AFTER DELETE triggers; on
+        PG 15+ a cloned foreign key's action is left to the root's UPDATE event), inserted through the root
+        (``ExecCrossPartitionUpdate``), then on PG 15+ the root's foreign-key UPDATE triggers
+        (``ExecCrossPartitionUpdateForeignKey``)."""
+        assert old.leaf is not None
+        leaf = self.catalog.target(old.leaf)
+        out = self._row_triggers(leaf, "DELETE", TriggerTiming.BEFORE, old, None, row_no, queue, depth, None)
+        self.reader.overlay.deleted.append((leaf.relation_oid, dict(old.values)))
+        out += self._queue_after(leaf, "DELETE", old, None, row_no, queue, frozenset(), crosspart=True)
+        moved = _Row(dict(new.values), None, new.inserted_here)
+        out += self._insert_row(None, target, st, moved, row_no, queue, depth, moved_from=old)
+        if self.version >= PG15:
+            out += self._queue_after(target, "UPDATE", old, moved, row_no, queue, frozenset(new.values),
+                                     root_crosspart=True)
+        return out
+
+    # -- DELETE -------------------------------------------------------------------------------------------------
+    def _delete_rows(self, target: ExecTargetRow, st: _Statement, rows: Sequence[_Row], queue: list[_Pending],
+                     depth: int) -> list[ExtraLock | SpiCall]:
+        out: list[ExtraLock | SpiCall] = []
+        for row_no, old in enumerate(rows):
+            if old.leaf is None:
+                if target.relkind == "p":
+                    self.unknowns.append(f"the partition of a row the DELETE on {target.relation} finds is not known")
+                    continue
+                old.leaf = target.relation_oid
+            leaf = self.catalog.target(old.leaf)
+            out += self._row_triggers(leaf, "DELETE", TriggerTiming.BEFORE, old, None, row_no, queue, depth, None)
+            self.reader.overlay.deleted.append((leaf.relation_oid, dict(old.values)))
+            out += self._queue_after(leaf, "DELETE", old, None, row_no, queue, frozenset())
+        return out
+
+    # -- MERGE --------------------------------------------------------------------------------------------------
+    def _merge(self, write: _Write, target: ExecTargetRow) -> list[ExtraLock | SpiCall]:
+        """``nodeModifyTable.c ExecMerge``: per source row, the target row the join finds (a key lookup) and the
+        first WHEN clause that applies: UPDATE, DELETE or INSERT as the statements do."""
+        merge = write.merge
+        assert merge is not None
+        st = _Statement("MERGE", target)
+        queue: list[_Pending] = []
+        out: list[ExtraLock | SpiCall] = []
+        kinds = {cmd for _, cmd, _, _ in merge.clauses if cmd != "NOTHING"}
+        if self.version < PG14 and target.relkind != "p" and kinds & {"INSERT", "UPDATE"}:
+            out += self._open_indexes(st, target.relation_oid, Stage.EXECUTOR_START)
+        for kind in sorted(kinds):
+            out += self._statement_triggers(kind, target, TriggerTiming.BEFORE, None, 0)
+        if merge.source_rows is None or not merge.join_exact:
+            self.unknowns.append(f"the rows the MERGE into {target.relation} matches are known only when it runs")
+        columns = self.catalog.columns(target.relation_oid)
+        for row_no, src in enumerate(merge.source_rows or [{}]):
+            cond: dict[str, Value] = {}
+            for tcol, scol, value in merge.join:
+                cond[tcol] = src.get(scol, _UNKNOWN) if scol is not None else value
+            found = self.reader.find(target.relation_oid, cond, only=write.only) if cond else \
+                _Found([], False, "no key")
+            if not found.exact:
+                self.unknowns.append(found.reason or f"the rows the MERGE into {target.relation} matches are not "
+                                     "known")
+            matched = "matched" if found.rows else "not_matched"
+            clause = next((c for c in merge.clauses if c[0] == matched), None)
+            if clause is None:
+                continue
+            if clause[2]:
+                self.unknowns.append(f"a WHEN clause of the MERGE into {target.relation} has a condition: which "
+                                     "action runs is known only when it runs")
+            values = {c: (src.get(v[1:], _UNKNOWN) if isinstance(v, str) and v.startswith("\x02") else v)
+                      for c, v in clause[3].items()}
+            if clause[1] == "INSERT":
+                if any(c.startswith("\x00") for c in values):  # INSERT VALUES (...) without a column list
+                    names = [c.name for c in sorted(columns, key=lambda c: c.attnum)]
+                    values = dict(zip(names, values.values(), strict=False))
+                formed, seqs = self._formed(columns, values)
+                out += [ExtraLock(s, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, "nextval", Stage.ROW, row_no)
+                        for s in seqs]
+                row = _Row(formed, target.relation_oid if target.relkind != "p" else None)
+                out += self._insert_row(_Write("INSERT", target.relation_oid, given=frozenset(values)), target, st,
+                                        row, row_no, queue, 0)
+            elif clause[1] == "UPDATE":
+                for old in found.rows:
+                    if old.leaf is None:
+                        continue
+                    new = _Row({**old.values, **values}, old.leaf, old.inserted_here)
+                    out += self._update_row(target, st, old, new, frozenset(values), row_no, queue, 0)
+            elif clause[1] == "DELETE":
+                out += self._delete_rows(target, st, found.rows, queue, 0)
+        for kind in sorted(kinds):
+            for fired in self._firing(target, kind, TriggerTiming.AFTER, TriggerLevel.STATEMENT, None):
+                queue.append(_Pending(None, fired, kind, None, None, target.relation_oid, 0))
+        out += self.fire(queue, 0)
+        out += [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, self.catalog.target(rel).relation,
+                          Stage.END, release=True) for rel, indexes in st.opened.items() for i in indexes]
+        return out
+
+    # -- pieces ---------------------------------------------------------------------------------------------------
+    def _open_indexes(self, st: _Statement, relation_oid: int, stage: Stage, row_no: int = 0) -> list[ExtraLock]:
+        """``ExecOpenIndices`` of one result relation, once per statement: every live index ``RowExclusiveLock``,
+        released at ``ExecutorEnd``."""
+        if relation_oid in st.opened:
+            return []
+        rel = self.catalog.target(relation_oid)
+        st.opened[relation_oid] = list(rel.index_oids)
+        return [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, rel.relation, stage, row_no)
+                for i in rel.index_oids]
+
+    def _partition_qual(self, relation_oid: int, row_no: int) -> list[ExtraLock]:
+        """``partcache.c generate_partition_qual``: a partition's constraint locks its parent ``AccessShareLock``
+        and builds the parent's own first; each is built once per backend (the relcache keeps it)."""
+        rel = self.catalog.target(relation_oid)
+        out: list[ExtraLock] = []
+        chain = [relation_oid, *rel.ancestor_oids]
+        for child, parent in itertools.pairwise(chain):
+            out.append(ExtraLock(parent, LockMode.ACCESS_SHARE, LockSource.PARTITION_CONSTRAINT, rel.relation,
+                                 Stage.ROW, row_no, once_key=f"partqual:{child}"))
+        return out
+
+    def _route(self, target: ExecTargetRow, values: Mapping[str, Value], *, quiet: bool = False) -> list[int] | None:
+        """The partitions a row of ``target`` goes through, leaf last (sub-partitioned tables first), from the
+        server's own pruning of ``EXPLAIN SELECT 1 FROM target WHERE col = value ...`` over every known column (each
+        level prunes by its own key): its plan names the partition. None, with an unknown said, when a key value
+        is not known."""
+        keys = target.partition_key_columns
+        if not keys:
+            self.unknowns.append(f"{target.relation}: a partition key with an expression: the partition rows go to "
+                                 "is not derived")
+            return None
+        if any(not _known(values.get(_plain(k), _UNKNOWN)) for k in keys):
+            if not quiet:
+                self.unknowns.append(f"{target.relation}: a partition key value is computed when the row is written: "
+                                     "the partition it goes to is not derived")
+            return None
+        leaf = _surviving_leaf(self.session, self.catalog, target, values)
+        if leaf is None:
+            if not quiet:
+                self.unknowns.append(f"{target.relation}: the partition a row goes to is not derived (a sub-partition "
+                                     "key the statement does not give)")
+            return None
+        facts = self.catalog.target(leaf)
+        between = []
+        for a in facts.ancestor_oids:
+            if a == target.relation_oid:
+                break
+            between.append(a)
+        return [*reversed(between), leaf]
+
+    def _toast(self, rel: ExecTargetRow, values: Mapping[str, Value], given: Iterable[str],
+               row_no: int) -> list[ExtraLock]:
+        """A row whose values add up to more than ``TOAST_TUPLE_THRESHOLD`` bytes has some stored out of line (an
+        estimate: compression may keep them in the row, said as unknown when it could)."""
+        if rel.toast_oid is None or rel.toast_index_oid is None:
+            return []
+        given = set(given)
+        known = [v for c, v in values.items() if c in given and v is not None and _known(v)]
+        if any(not _known(v) for c, v in values.items() if c in given and v is not None):
+            self.unknowns.append(f"{rel.relation}: a value computed when the row is written may be stored out of "
+                                 "line (TOAST: 2 more locks)")
+        size = sum(len(v.encode()) for v in known if v is not None)
+        if size <= TOAST_TUPLE_THRESHOLD:
+            return []
+        if any(_compressible(v) for v in known if v is not None and len(v) > 32):
+            self.unknowns.append(f"{rel.relation}: a large value may compress enough to stay in the row (TOAST: "
+                                 "2 more locks or none)")
+            return []
+        return [ExtraLock(o, LockMode.ROW_EXCLUSIVE, LockSource.TOAST, rel.relation, Stage.ROW, row_no)
+                for o in (rel.toast_oid, rel.toast_index_oid)]
+
+    def _column_default(self, relation_oid: int, column: str) -> Value:
+        for c in self.catalog.columns(relation_oid):
+            if c.name == column:
+                return _UNKNOWN if c.sequence_oid is not None else _default_value(c)
+        return _UNKNOWN
+
+    # -- triggers -------------------------------------------------------------------------------------------------
+    def _firing(self, rel: ExecTargetRow, kind: str, timing: TriggerTiming, level: TriggerLevel,
+                given: Iterable[str] | None) -> list[tuple[FiringTrigger, TriggerProgram]]:
+        rows = self.catalog.user_triggers(rel.relation_oid)
         if not rows:
             return []
-        updated = self.write.given if self.write.kind == "UPDATE" else None
-        firing = plpgsql.firing_triggers(rows, _EVENT[self.write.kind], updated_columns=updated)
-        out: list[tuple[FiringTrigger, TriggerProgram]] = []
-        for f in firing:
-            columns = self._columns_of([f.trigger.table_name]).get(f.trigger.table_name, {})
-            program = plpgsql.trigger_program(f.trigger, columns)
-            if program.type_relations:
-                program = plpgsql.trigger_program(f.trigger, columns, self._columns_of(program.type_relations))
-            out.append((f, program))
-            self._trigger_notes(f, program)
+        fired = plpgsql.firing_triggers(rows, _EVENT[kind], updated_columns=None if given is None else set(given))
+        out = []
+        for f in fired:
+            if f.timing is timing and f.level is level:
+                out.append((f, self._program(f)))
         return out
+
+    def _program(self, firing: FiringTrigger) -> TriggerProgram:
+        trigger = firing.trigger
+        if trigger.trigger_oid not in self._programs:
+            columns = self._columns_of([trigger.table_name]).get(trigger.table_name, {})
+            program = plpgsql.trigger_program(trigger, columns)
+            if program.type_relations:
+                program = plpgsql.trigger_program(trigger, columns, self._columns_of(program.type_relations))
+            self._programs[trigger.trigger_oid] = program
+        return self._programs[trigger.trigger_oid]
 
     def _columns_of(self, names: Sequence[str]) -> dict[str, dict[str, str]]:
         out: dict[str, dict[str, str]] = {}
@@ -586,196 +1179,349 @@ class _Triggers:
             out.setdefault(r.written, {})[r.column_name] = r.type_name
         return out
 
-    def _trigger_notes(self, firing: FiringTrigger, program: TriggerProgram) -> None:
-        name = firing.trigger.tgname
-        for nd in program.not_derivable:
-            where = f" line {nd.line}" if nd.line else ""
-            self.notes.append(f"trigger {name}{where}: {nd.reason}")
-        if firing.conditional:
-            self.notes.append(f"trigger {name} has a WHEN condition: counted as if it fires for every row")
-        if firing.deferred:
-            self.notes.append(f"trigger {name} fires at COMMIT (INITIALLY DEFERRED): its locks come last")
-        if program.search_path is not None and program.statements:
-            self.notes.append(f"trigger {name}: its function sets search_path={program.search_path}: its statements "
-                              "are probed under the session's search_path")
-
-    def _trigger_events(self, timing: TriggerTiming, level: TriggerLevel, row: Mapping[str, str | None],
-                        row_no: int) -> list[ExtraLock | SpiCall]:
+    def _statement_triggers(self, kind: str, rel: ExecTargetRow, timing: TriggerTiming, given: Iterable[str] | None,
+                            depth: int) -> list[ExtraLock | SpiCall]:
         out: list[ExtraLock | SpiCall] = []
-        for firing, program in self.triggers:
-            if firing.timing is timing and firing.level is level and not firing.deferred:
-                out += self._calls(firing, program, row, row_no)
+        for fired in self._firing(rel, kind, timing, TriggerLevel.STATEMENT, given):
+            out += self._run_user(fired, kind, None, None, rel, 0, depth)
         return out
 
-    def _calls(self, firing: FiringTrigger, program: TriggerProgram, row: Mapping[str, str | None],
-               row_no: int) -> list[ExtraLock | SpiCall]:
-        """One firing's statements, in the function's text order (each an SPI plan of its own per trigger:
-        ``pl_exec.c exec_prepare_plan``), with its sequences and each DML statement's own execution locks."""
-        trigger = firing.trigger
-        stage = Stage.ROW if firing.timing is TriggerTiming.BEFORE and firing.level is TriggerLevel.ROW \
-            else Stage.AFTER_ROW
+    def _row_triggers(self, rel: ExecTargetRow, kind: str, timing: TriggerTiming, old: _Row | None, new: _Row | None,
+                      row_no: int, queue: list[_Pending], depth: int,
+                      given: Iterable[str] | None) -> list[ExtraLock | SpiCall]:
+        """BEFORE ROW triggers, run as the row is written."""
         out: list[ExtraLock | SpiCall] = []
-        specials = {"tg_op": self.write.kind, "tg_when": str(firing.timing), "tg_level": str(firing.level),
-                    "tg_name": trigger.tgname, "tg_table_name": _plain(self.target.relation.split(".", 1)[-1]),
-                    "tg_table_schema": _plain(self.target.relation.split(".", 1)[0])}
-        for n, st in enumerate(program.statements):
-            if plpgsql.guards_hold(st.guards, specials) is False:
-                continue  # a branch of the function that does not run for this event (IF TG_OP = ...)
-            values = tuple(self._param_value(p, row, specials) for p in st.params)
-            query = SpiQuery(f"trg_{trigger.trigger_oid}_{n}", st.sql, tuple(t or "unknown" for t in st.param_types),
-                             LockSource.TRIGGER, f"{trigger.tgname} line {st.line}")
-            out.append(SpiCall(query, values, stage, row_no))
-            if st.sequences:
-                out += [ExtraLock(r.relation_oid, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, trigger.tgname, stage,
-                                  row_no) for r in self.session.query_rows("exec_relations", OrdinalOidRow,
-                                                                            [list(st.sequences)])
-                        if r.relation_oid is not None]
-            if st.command in ("INSERT", "UPDATE", "DELETE"):
-                out += self.nested(st.sql, values)
+        for fired in self._firing(rel, kind, timing, TriggerLevel.ROW, given):
+            if fired[0].conditional and not self._when_known(fired[0]):
+                continue
+            out += self._run_user(fired, kind, old, new, rel, row_no, depth)
         return out
 
-    def _param_value(self, param: TriggerParam, row: Mapping[str, str | None],
-                     specials: Mapping[str, str]) -> str | None:
-        """A ``NEW.col`` / ``OLD.col`` parameter's value from the row (or the key the statement looks up), a
-        trigger variable's (``TG_OP`` ...), else None (unknown: NULL)."""
-        if param.origin is ParamOrigin.SPECIAL:
-            return specials.get(param.variable)
-        if param.origin is not ParamOrigin.ROW_COLUMN:
-            return None
-        record, _, column = param.variable.partition(".")
-        value = row.get(column, _UNKNOWN) if record == "new" else self.write.where.get(column, _UNKNOWN)
-        if value in (_UNKNOWN, _DEFAULT):  # a typical value of the column: the probe then costs like a real one
-            return self.sample(self.target.relation_oid, column)
-        return value
+    def _when_known(self, firing: FiringTrigger) -> bool:
+        self.unknowns.append(f"trigger {firing.trigger.tgname} has a WHEN condition: whether it fires is known only "
+                             "when the row is written (counted as firing)")
+        return True
 
+    def _queue_after(self, rel: ExecTargetRow, kind: str, old: _Row | None, new: _Row | None, row_no: int,
+                     queue: list[_Pending], given: Iterable[str], *, crosspart: bool = False,
+                     root_crosspart: bool = False) -> list[ExtraLock | SpiCall]:
+        """``trigger.c AfterTriggerSaveEvent``: the relation's AFTER ROW triggers for the event, in name order,
+        foreign-key ones only when the event needs them (deferred ones fire at COMMIT: never within the
+        transaction lockscope measures)."""
+        events: list[tuple[bytes, _Pending]] = []
+        for ri in self.catalog.ri_triggers(rel.relation_oid):
+            if not ri.tgtype & _ROW or ri.tgtype & _BEFORE or not ri.tgtype & _EVENT_BIT[kind] \
+                    or ri.tgenabled == "D":
+                continue
+            if ri.initially_deferred:
+                self.notes.append(f"{ri.name} is checked at COMMIT (INITIALLY DEFERRED): lockscope measures the "
+                                  "transaction before it ends, without those locks")
+                continue
+            if not self._ri_queued(ri, kind, old, new, crosspart, root_crosspart, rel):
+                continue
+            events.append((ri.tgname.encode(), _Pending(ri, None, kind, old, new, rel.relation_oid, row_no)))
+        if not root_crosspart:
+            for fired in self._firing(rel, kind, TriggerTiming.AFTER, TriggerLevel.ROW, given):
+                if fired[0].deferred:
+                    self.notes.append(f"trigger {fired[0].trigger.tgname} fires at COMMIT (INITIALLY DEFERRED)")
+                    continue
+                if fired[0].conditional and not self._when_known(fired[0]):
+                    continue
+                events.append((fired[0].trigger.tgname.encode(),
+                               _Pending(None, fired, kind, old, new, rel.relation_oid, row_no)))
+        queue += [p for _, p in sorted(events, key=lambda e: e[0])]
+        return []
 
-class _Deriver(_ForeignKeys, _Triggers):
-    """The catalog facts of one write and the events they give (:func:`derive_execution`); a statement a trigger or
-    a foreign-key action runs is derived by a nested one (``depth`` + 1, at most :data:`MAX_DEPTH`)."""
+    def _ri_queued(self, ri: ExecRiTriggerRow, kind: str, old: _Row | None, new: _Row | None, crosspart: bool,
+                   root_crosspart: bool, rel: ExecTargetRow) -> bool:
+        """Whether an UPDATE or DELETE queues this foreign-key trigger's event (``trigger.c AfterTriggerSaveEvent``
+        with ``ri_triggers.c RI_FKey_pk_upd_check_required`` / ``RI_FKey_fk_upd_check_required``)."""
+        pk_side = ri.function_name not in ("RI_FKey_check_ins", "RI_FKey_check_upd")
+        if kind == "INSERT":
+            return True
+        if pk_side:
+            if crosspart and kind == "DELETE" and self.version >= PG15 and ri.constraint_oid != ri.root_constraint_oid:
+                return False  # the root's UPDATE event enforces the cloned constraint
+            assert old is not None
+            olds = [old.values.get(_plain(c), _UNKNOWN) for c in ri.pk_columns]
+            if any(v is None for v in olds):
+                return False
+            if kind == "DELETE" or new is None:
+                return True
+            news = [new.values.get(_plain(c), _UNKNOWN) for c in ri.pk_columns]
+            return self._keys_differ(olds, news, ri.name)
+        if rel.relkind == "p":
+            return False
+        assert new is not None and old is not None
+        news = [new.values.get(_plain(c), _UNKNOWN) for c in ri.fk_columns]
+        if all(v is None for v in news):
+            return False
+        if any(v is None for v in news) and ri.match_type != "f":
+            return False
+        if new.inserted_here or old.inserted_here:
+            return True
+        olds = [old.values.get(_plain(c), _UNKNOWN) for c in ri.fk_columns]
+        return self._keys_differ(olds, news, ri.name)
 
-    def __init__(self, session: Session, write: _Write, raw: Mapping[str, Any], depth: int = 0) -> None:
-        self.session = session
-        self.write = write
-        self.raw = raw
-        self.depth = depth
-        self.version = session.facts.server_version_num
-        self.target = session.query_rows("exec_target", ExecTargetRow, [write.target])[0]
-        self.columns = session.query_rows("exec_columns", ExecColumnRow, [write.target])
-        self.fkeys = session.query_rows("exec_foreign_keys", ExecForeignKeyRow, [write.target] * 3)
-        self.notes: list[str] = []
-        self._samples: dict[tuple[int, str], str | None] = {}
-        if write.kind == "INSERT":  # a column the INSERT does not give takes its default: NULL without one
-            defaults = {c.name: _UNKNOWN if c.has_default or c.generated else None for c in self.columns}
-            self.write = dataclasses.replace(write, rows=tuple({**defaults, **row} for row in write.rows))
-        self.triggers = self._read_triggers()
+    def _keys_differ(self, olds: Sequence[Value], news: Sequence[Value], name: str) -> bool:
+        if any(not _known(v) for v in [*olds, *news]):
+            self.unknowns.append(f"{name}: whether the UPDATE changes the key is known only when it runs")
+            return True
+        return list(olds) != list(news)
 
-    def events(self) -> list[ExtraLock | SpiCall]:
-        """Every event in acquisition order: BEFORE STATEMENT triggers; per row the row's locks (sequences, the
-        target's indexes at the first row, BEFORE ROW triggers, routing, TOAST); then per row its AFTER ROW
-        triggers, foreign-key checks and actions among them, in name order; AFTER STATEMENT triggers; then the
-        release of the target's indexes (``execMain.c standard_ExecutorEnd`` after ``AfterTriggerEndQuery``)."""
-        write, target = self.write, self.target
-        if not write.known_rows:
-            self.notes.append(f"the rows an {write.kind} produces are known only when it runs: one row is assumed")
-        opened = write.kind in ("INSERT", "UPDATE") and target.relkind != "p"
-        indexes = [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, target.relation,
-                             Stage.EXECUTOR_START if self.version < PG14 else Stage.ROW) for i in target.index_oids]
-        out: list[ExtraLock | SpiCall] = list(indexes) if opened and self.version < PG14 else []
-        out += self._trigger_events(TriggerTiming.BEFORE, TriggerLevel.STATEMENT, {}, 0)
-        for row_no, row in enumerate(write.rows):
-            out += _sequence_locks(self.session, write, self.columns, row, row_no, self.raw)
-            if opened and self.version >= PG14 and row_no == 0:
-                out += indexes  # nodeModifyTable.c: ExecOpenIndices at the first row (PG 14+, c5b7ba4e67)
-            out += self._trigger_events(TriggerTiming.BEFORE, TriggerLevel.ROW, row, row_no)
-            if target.relkind == "p" and write.kind in ("INSERT", "UPDATE"):
-                out += self._routing(row, row_no)
-            out += self._toast(row, row_no)
-        for row_no, row in enumerate(write.rows):
-            out += self._after_row(row, row_no)
-        out += self._trigger_events(TriggerTiming.AFTER, TriggerLevel.STATEMENT, {}, 0)
-        if opened:
-            out += [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, target.relation, Stage.END,
-                              release=True) for i in target.index_oids]
+    # -- firing ---------------------------------------------------------------------------------------------------
+    def fire(self, queue: list[_Pending], depth: int) -> list[ExtraLock | SpiCall]:
+        """``trigger.c AfterTriggerEndQuery``: the queued events in order; a foreign-key action's own rows' events
+        join the queue and fire after the ones queued before them."""
+        out: list[ExtraLock | SpiCall] = []
+        i = 0
+        while i < len(queue):
+            event = queue[i]
+            i += 1
+            if event.ri is not None:
+                out += self._fire_ri(event, queue, depth)
+            elif event.user is not None:
+                rel = self.catalog.target(event.relation_oid)
+                out += self._run_user(event.user, event.event, event.old, event.new, rel, event.row_no, depth)
         return out
 
-    def _after_row(self, row: Mapping[str, str | None], row_no: int) -> list[ExtraLock | SpiCall]:
-        """One row's AFTER ROW triggers in name order (``trigger.c`` fires a table's triggers sorted by name): the
-        foreign-key triggers are named ``RI_ConstraintTrigger_a_<oid>`` (actions) and ``_c_<oid>`` (checks)."""
-        named: list[tuple[tuple[str, int], list[ExtraLock | SpiCall]]] = []
-        for fk in self.fkeys:
-            events = self._foreign_key(fk, row, row_no)
-            if events:
-                prefix = "RI_ConstraintTrigger_a_" if fk.pk_oid == self.write.target else "RI_ConstraintTrigger_c_"
-                named.append(((prefix, fk.constraint_oid), events))
-        for firing, program in self.triggers:
-            if firing.timing is TriggerTiming.AFTER and firing.level is TriggerLevel.ROW:
-                named.append(((firing.trigger.tgname, 0), self._calls(firing, program, row, row_no)))
-        return [e for _, events in sorted(named, key=lambda n: n[0]) for e in events]
+    def _fire_ri(self, event: _Pending, queue: list[_Pending], depth: int) -> list[ExtraLock | SpiCall]:
+        ri = event.ri
+        assert ri is not None
+        fn = ri.function_name
+        if fn in ("RI_FKey_check_ins", "RI_FKey_check_upd"):
+            assert event.new is not None
+            return self._check(ri, event.new, event.row_no)
+        assert event.old is not None
+        return self._action(ri, fn, event.old, event.new, event.row_no, queue, depth)
 
-    def nested(self, text: str, values: Sequence[str | None], rows: int = 1) -> list[ExtraLock | SpiCall]:
-        """The execution locks of a statement a trigger or an action runs (its own triggers, foreign keys,
-        sequences: a nested derivation), ``rows`` times; nothing past :data:`MAX_DEPTH` (said in a note)."""
-        if self.depth >= MAX_DEPTH:
-            self.notes.append(f"statements nested more than {MAX_DEPTH} deep (triggers of triggers) are not derived")
-            return []
-        checked = check_statement(text)
-        raw = raw_statement(checked)
-        target = target_relation(self.session, raw)
-        write = _read_write(checked.kind, raw, [_UNKNOWN if v is None else v for v in values],
-                            target) if target is not None else None
-        if write is None:
-            return []
-        child = _Deriver(self.session, write, raw, self.depth + 1)
-        events = child.events() * max(1, rows)
-        self.notes += child.notes
-        return events
+    def _query_key(self, ri: ExecRiTriggerRow, kind: str, own: bool = False) -> str:
+        """``ri_BuildQueryKey``: the root constraint on PG 14+ (all clones share the plan), except the PK lookup
+        from the PK side (``RI_PLAN_CHECK_LOOKUPPK_FROM_PK``) and every query on 13: the constraint itself."""
+        oid = ri.root_constraint_oid if self.version >= PG14 and not own else ri.constraint_oid
+        return f"ri_{oid}_{kind}"
 
-    def sample(self, relation_oid: int, column: str) -> str | None:
-        """A typical value of a column from the planner's statistics (``exec_column_samples.sql``), None without."""
+    def _check(self, ri: ExecRiTriggerRow, row: _Row, row_no: int) -> list[ExtraLock | SpiCall]:
+        """``RI_FKey_check``: skipped for a NULL in the key under MATCH SIMPLE (``ri_NullCheck``); PG 19's fast
+        path; else the SPI query on the referenced table."""
+        values = [row.values.get(_plain(c), _UNKNOWN) for c in ri.fk_columns]
+        if all(v is None for v in values) or (any(v is None for v in values) and ri.match_type != "f"):
+            return []
+        if self.version >= PG19 and ri.pk_relkind != "p" and not ri.temporal and ri.index_am == "btree":
+            return [ExtraLock(ri.pk_oid, LockMode.ROW_SHARE, LockSource.FK_CHECK, ri.name, Stage.AFTER_ROW, row_no),
+                    ExtraLock(ri.index_oid, LockMode.ACCESS_SHARE, LockSource.FK_CHECK, ri.name, Stage.AFTER_ROW,
+                              row_no)]
+        only = "" if ri.pk_relkind == "p" else "ONLY "
+        query = SpiQuery(self._query_key(ri, "check"), f"SELECT 1 FROM {only}{ri.pk_relation} x WHERE "
+                         f"{_key_quals(ri.pk_columns, ri.pf_operators)} FOR KEY SHARE OF x", tuple(ri.fk_types),
+                         LockSource.FK_CHECK, f"{ri.name} check")
+        probe_values = self._probe_values(ri.pk_oid, ri.pk_columns, values, ri.pk_relkind == "p", ri.name)
+        return [SpiCall(query, probe_values, Stage.AFTER_ROW, row_no)]
+
+    def _probe_values(self, relation_oid: int, columns: Sequence[str], values: Sequence[Value], partitioned: bool,
+                      name: str) -> tuple[Value, ...]:
+        """Values for a stand-in's call: a value known only when the statement runs is replaced by a typical one of
+        the column (the planner's statistics), so that the probe's custom plan costs like a real one; on a
+        partitioned relation, whose partitions the value picks, that is said as unknown."""
+        out: list[Value] = []
+        for v, col in zip(values, columns, strict=True):
+            if _known(v):
+                out.append(v)
+                continue
+            if partitioned:
+                self.unknowns.append(f"{name}: a key value is known only when the statement runs, and it picks the "
+                                     "partitions the query locks")
+            out.append(self._sample(relation_oid, _plain(col)))
+        return tuple(out)
+
+    def _sample(self, relation_oid: int, column: str) -> Value:
         key = (relation_oid, column)
         if key not in self._samples:
             rows = self.session.query_rows("exec_column_samples", OrdinalValueRow, [[relation_oid], [column]])
             self._samples[key] = rows[0].value if rows else None
         return self._samples[key]
 
-    def _routing(self, row: Mapping[str, str | None], row_no: int) -> list[ExtraLock]:
-        """An INSERT's row: the partition it is routed to and the sub-partitioned tables on the way
-        (``execPartition.c ExecFindPartition``), and on PG 13 the ancestors its partition constraint is read from.
-        An UPDATE's row that its new key moves to another partition (``nodeModifyTable.c
-        ExecCrossPartitionUpdate``): that partition, and the source partition's ancestors (the constraint check,
-        every major), unless the partition is one of the plan's result relations (:func:`_moved_row_locks`)."""
-        target, write = self.target, self.write
-        if write.kind == "UPDATE":
-            keys = {_plain(k) for k in target.partition_key_columns or []}
-            if not keys & write.given:
-                return []
-            row = {**write.where, **row}
-        path = route_row(self.session, target, row, self.notes)
-        if not path:
-            return []
-        source = LockSource.ROUTING
-        out = [ExtraLock(oid, LockMode.ROW_EXCLUSIVE, source, target.relation, Stage.ROW, row_no) for oid in path]
-        ancestors = [target.relation_oid, *path[:-1]]
-        if write.kind == "UPDATE" or self.version < PG14:
-            out += [ExtraLock(oid, LockMode.ACCESS_SHARE, LockSource.PARTITION_CONSTRAINT, target.relation,
-                              Stage.ROW, row_no, first_execution_only=True) for oid in ancestors]
-        leaf = self.session.query_rows("exec_target", ExecTargetRow, [path[-1]])[0]
-        out += [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, leaf.relation, Stage.ROW, row_no)
-                for i in leaf.index_oids]
-        out += [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, leaf.relation, Stage.END, row_no,
-                          release=True) for i in leaf.index_oids]
+    def _action(self, ri: ExecRiTriggerRow, fn: str, old: _Row, new: _Row | None, row_no: int,
+                queue: list[_Pending], depth: int) -> list[ExtraLock | SpiCall]:
+        """What a deleted (or key-updated) referenced row runs on the referencing table (``ri_triggers.c``)."""
+        olds = tuple(old.values.get(_plain(c), _UNKNOWN) for c in ri.pk_columns)
+        probe_old = self._probe_values(ri.pk_oid, ri.pk_columns, olds, ri.fk_relkind == "p", ri.name)
+        only_fk = "" if ri.fk_relkind == "p" else "ONLY "
+        where = _key_quals(ri.fk_columns, None)
+        out: list[ExtraLock | SpiCall] = []
+        action = fn.removeprefix("RI_FKey_").rsplit("_", 1)[0]  # noaction, restrict, cascade, setnull, setdefault
+        if action == "noaction" and not ri.temporal:
+            pk = self.catalog.target(ri.pk_oid)  # the relation the trigger fired on (ri_Check_Pk_Match's pk_rel)
+            only_pk = "" if pk.relkind == "p" else "ONLY "
+            text = (f"SELECT 1 FROM {only_pk}{pk.relation} x WHERE {_key_quals(ri.pk_columns, ri.pf_operators)} "
+                    "FOR KEY SHARE OF x")
+            out.append(self._call(ri, "pk_match", text, ri.pk_types, "key still there?", probe_old, row_no,
+                                  own=True))
+        if action in ("noaction", "restrict"):
+            text = f"SELECT 1 FROM {only_fk}{ri.fk_relation} x WHERE {where} FOR KEY SHARE OF x"
+            return [*out, self._call(ri, "restrict", text, ri.pk_types, "referencing rows?", probe_old, row_no)]
+        cond = {_plain(c): v for c, v in zip(ri.fk_columns, olds, strict=True)}
+        found = self.reader.find(ri.fk_oid, cond)
+        if not found.exact:
+            self.unknowns.append(found.reason)
+        if action == "cascade" and fn.endswith("_del"):
+            text = f"DELETE FROM {only_fk}{ri.fk_relation} WHERE {where}"
+            out.append(self._call(ri, "cascade_del", text, ri.pk_types, "cascade delete", probe_old, row_no))
+            write = _Write("DELETE", ri.fk_oid, ri.fk_relkind != "p")
+            return out + self.dml(write, self.catalog.target(ri.fk_oid), queue, depth + 1, found)
+        if action == "cascade":
+            assert new is not None
+            news = tuple(new.values.get(_plain(c), _UNKNOWN) for c in ri.pk_columns)
+            probe_new = self._probe_values(ri.pk_oid, ri.pk_columns, news, ri.fk_relkind == "p", ri.name)
+            sets = ", ".join(f"{c} = ${n}" for n, c in enumerate(ri.fk_columns, len(ri.fk_columns) + 1))
+            text = f"UPDATE {only_fk}{ri.fk_relation} SET {sets} WHERE {where}"
+            out.append(self._call(ri, "cascade_upd", text, [*ri.pk_types, *ri.pk_types], "cascade update",
+                                  probe_old + probe_new, row_no))
+            values = {_plain(c): v for c, v in zip(ri.fk_columns, news, strict=True)}
+        else:
+            fill = "NULL" if action == "setnull" else "DEFAULT"
+            sets = ", ".join(f"{c} = {fill}" for c in ri.fk_columns)
+            text = f"UPDATE {only_fk}{ri.fk_relation} SET {sets} WHERE {where}"
+            out.append(self._call(ri, f"{action}_{'del' if fn.endswith('_del') else 'upd'}", text, ri.pk_types,
+                                  f"set {fill.lower()}", probe_old, row_no))
+            values = {_plain(c): (None if fill == "NULL" else _DEFAULT) for c in ri.fk_columns}
+        write = _Write("UPDATE", ri.fk_oid, ri.fk_relkind != "p", given=frozenset(values), sets=values)
+        return out + self.dml(write, self.catalog.target(ri.fk_oid), queue, depth + 1, found)
+
+    def _call(self, ri: ExecRiTriggerRow, kind: str, text: str, types: Sequence[str], what: str,
+              values: Sequence[Value], row_no: int, *, own: bool = False) -> SpiCall:
+        query = SpiQuery(self._query_key(ri, kind, own), text, tuple(types), LockSource.FK_ACTION, f"{ri.name} {what}")
+        return SpiCall(query, tuple(values), Stage.AFTER_ROW, row_no)
+
+    def _run_user(self, fired: tuple[FiringTrigger, TriggerProgram], kind: str, old: _Row | None, new: _Row | None,
+                  rel: ExecTargetRow, row_no: int, depth: int) -> list[ExtraLock | SpiCall]:
+        """One firing of a user trigger: its function's statements, in the function's text order (each an SPI plan
+        of its own per trigger: ``pl_exec.c exec_prepare_plan``), with its sequences and each DML statement's own
+        execution (a query level of its own)."""
+        firing, program = fired
+        trigger = firing.trigger
+        for nd in program.not_derivable:
+            where = f" line {nd.line}" if nd.line else ""
+            self.unknowns.append(f"trigger {trigger.tgname}{where}: {nd.reason}")
+        if program.search_path is not None and program.statements:
+            self.notes.append(f"trigger {trigger.tgname}: its function sets search_path={program.search_path}: its "
+                              "statements are probed under the session's search_path")
+        stage = Stage.ROW if firing.timing is TriggerTiming.BEFORE and firing.level is TriggerLevel.ROW \
+            else Stage.AFTER_ROW
+        specials = {"tg_op": kind, "tg_when": str(firing.timing), "tg_level": str(firing.level),
+                    "tg_name": trigger.tgname, "tg_table_name": _plain(rel.relation.split(".", 1)[-1]),
+                    "tg_table_schema": _plain(rel.relation.split(".", 1)[0])}
+        out: list[ExtraLock | SpiCall] = []
+        for n, st in enumerate(program.statements):
+            holds = plpgsql.guards_hold(st.guards, specials)
+            if holds is False:
+                continue  # a branch of the function that does not run for this event (IF TG_OP = ...)
+            if holds is None:
+                self.unknowns.append(f"trigger {trigger.tgname} line {st.line}: runs under a condition known only "
+                                     "when it runs (counted as running)")
+            values = tuple(self._param_value(p, old, new, specials, rel) for p in st.params)
+            query = SpiQuery(f"trg_{trigger.trigger_oid}_{n}", st.sql, tuple(t or "unknown" for t in st.param_types),
+                             LockSource.TRIGGER, f"{trigger.tgname} line {st.line}")
+            out.append(SpiCall(query, self._call_values(st.params, values, rel), stage, row_no))
+            if st.sequences:
+                out += [ExtraLock(r.relation_oid, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, trigger.tgname, stage,
+                                  row_no) for r in self.session.query_rows("exec_relations", OrdinalOidRow,
+                                                                            [list(st.sequences)])
+                        if r.relation_oid is not None]
+            if st.command in ("INSERT", "UPDATE", "DELETE", "MERGE"):
+                out += self._nested(st.sql, values, depth + 1)
         return out
 
-    def _toast(self, row: Mapping[str, str | None], row_no: int) -> list[ExtraLock]:
-        if self.target.toast_oid is not None and any(v == _UNKNOWN for c, v in row.items()
-                                                     if c in self.write.given):
-            self.notes.append(f"{self.target.relation}: a value computed when the row is written may be stored out "
-                              "of line (TOAST: 2 more locks): not derived")
-        return _toast_locks(self.target, row, row_no)
+    def _param_value(self, param: TriggerParam, old: _Row | None, new: _Row | None, specials: Mapping[str, str],
+                     rel: ExecTargetRow) -> Value:
+        """A ``NEW.col`` / ``OLD.col`` parameter's value from the row, a trigger variable's (``TG_OP`` ...), else
+        not known (a typical value of the column stands in for the probe)."""
+        if param.origin is ParamOrigin.SPECIAL:
+            return specials.get(param.variable, _UNKNOWN)
+        if param.origin is not ParamOrigin.ROW_COLUMN:
+            return _UNKNOWN
+        record, _, column = param.variable.partition(".")
+        row = new if record == "new" else old
+        value = row.values.get(column, _UNKNOWN) if row is not None else _UNKNOWN
+        return value
+
+    def _call_values(self, params: Sequence[TriggerParam], values: Sequence[Value],
+                     rel: ExecTargetRow) -> tuple[Value, ...]:
+        """A trigger statement's values for its stepper: one known only when the row is written is a typical value
+        of its column (the planner's statistics), else NULL."""
+        out: list[Value] = []
+        for p, v in zip(params, values, strict=True):
+            if _known(v):
+                out.append(v)
+            elif p.origin is ParamOrigin.ROW_COLUMN:
+                out.append(self._sample(rel.relation_oid, p.variable.partition(".")[2]))
+            else:
+                out.append(None)
+        return tuple(out)
+
+    def _nested(self, text: str, values: Sequence[Value], depth: int) -> list[ExtraLock | SpiCall]:
+        """A trigger's DML statement: its own execution, in a query level of its own."""
+        checked = check_statement(text)
+        raw = raw_statement(checked)
+        target = target_relation(self.session, raw)
+        if target is None:
+            return []
+        write = _read_write(checked.kind, raw, list(values), target, self.catalog.columns(target))
+        if write is None:
+            return []
+        if write.kind == "MERGE":
+            self.unknowns.append("a MERGE run by a trigger: its execution locks are not derived")
+            return []
+        return self.dml(write, self.catalog.target(target), None, depth)
 
 
-def describe_json(model: ExecutionModel) -> str:
-    """The model as one JSON text (for debugging and the tests' messages)."""
-    return json.dumps([{"source": str(e.query.source if isinstance(e, SpiCall) else e.source),
-                        "what": e.query.text if isinstance(e, SpiCall) else e.relation_oid,
-                        "stage": int(e.stage), "row": e.row} for e in model.events])
+def _excluded(value: Value, row: Mapping[str, Value]) -> Value:
+    """A DO UPDATE value: ``EXCLUDED.col`` is the proposed row's column."""
+    if isinstance(value, str) and value.startswith("\x02"):
+        return row.get(value[1:], _UNKNOWN)
+    return value
+
+
+def _default_value(col: ExecColumnRow) -> Value:
+    """The value a column's default gives when it is a constant (``pg_get_expr`` of the default), NULL without a
+    default, else not known."""
+    if not col.has_default:
+        return None
+    expr = (col.default_expr or "").strip()
+    if expr.upper() == "NULL":
+        return None
+    if expr.startswith("'"):
+        end = expr.rfind("'")
+        if end > 0 and (expr[end + 1:] == "" or expr[end + 1:].startswith("::")):
+            return expr[1:end].replace("''", "'")
+    head = expr.split("::", 1)[0].strip("() ")
+    if head and (head.lstrip("-").replace(".", "", 1).isdigit() or head in ("true", "false")):
+        return head
+    return _UNKNOWN
+
+
+def _compressible(value: str) -> bool:
+    """Whether pglz would likely shrink the value by a quarter or more (``pg_lzcompress.c`` gives up otherwise): a
+    long value with few distinct characters or repeated runs."""
+    sample = value[:4096]
+    return len(set(sample)) < 20 or len(sample) > 2 * len({sample[i:i + 8] for i in range(0, len(sample), 8)})
+
+
+def _surviving_leaf(session: Session, catalog: _Catalog, target: ExecTargetRow,
+                    values: Mapping[str, Value]) -> int | None:
+    """The leaf partition the server's pruning keeps for ``SELECT 1 FROM target WHERE col = value ...`` (every
+    known value), read from the plan's relation names, in a probe transaction that reads no pg_locks (the planner
+    locks the table and the partition ``AccessShareLock`` until its rollback)."""
+    from .explain import read_explain
+
+    known = [(c, v) for c, v in values.items() if _known(v)]
+    ident = session.identifier
+    quals = " AND ".join(f"{ident(c)} IS NULL" if v is None else f"{ident(c)} = {session.literal(str(v))}"
+                         for c, v in known) or "true"
+    text = f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {target.relation} WHERE {quals}"
+    with session.probe_transaction(paced=False):
+        rows = session.run_user_text(text)
+    plan = read_explain(str(rows[0][0]))
+    by_name = {r.relname: r for r in catalog.tree(target.relation_oid)}
+    leaves = [by_name[n] for n in plan.relation_names if n in by_name and by_name[n].is_leaf]
+    return leaves[0].relation_oid if len(leaves) == 1 else None

@@ -57,6 +57,9 @@ class ExplainedPlan:
     :ivar query_id: ``Query Identifier`` (with ``VERBOSE``, PG 14+ with compute_query_id), else None.
     :ivar total_cost: the top plan node's ``Total Cost`` (planner cost units, ``costsize.c``), summed over the
         planned queries; None without costs.
+    :ivar relation_names: every ``Relation Name`` the plan shows (scans and ModifyTable targets): the relations that
+        survived the planner's partition pruning.
+    :ivar subplans_removed: ``Subplans Removed`` summed over the plan (subplans removed by initial pruning).
     """
 
     lines: tuple[str, ...] = ()
@@ -67,17 +70,31 @@ class ExplainedPlan:
     planning_time_ms: float | None = None
     query_id: int | None = None
     total_cost: float | None = None
+    relation_names: frozenset[str] = frozenset()
+    subplans_removed: int = 0
+
+    @property
+    def pruning_signature(self) -> tuple[frozenset[str], int]:
+        """What distinguishes one plan's partition pruning from another's: the relations it shows and the subplans
+        initial pruning removed (two custom plans of one query with the same signature took the same planner
+        locks: ``plancat.c get_relation_info`` opens every index of each relation that survived pruning)."""
+        return self.relation_names, self.subplans_removed
 
 
-def read_explain(document: str) -> ExplainedPlan:
+def read_explain(document: str, *, verbose: bool = False) -> ExplainedPlan:
     """Read the text of one ``EXPLAIN (FORMAT JSON)`` result (a JSON array, one object per planned query: a rule
     can make several).
 
+    :param verbose: the document is ``EXPLAIN (VERBOSE, FORMAT JSON)``'s: its ``Output`` fields count for
+        :attr:`ExplainedPlan.param_refs` (a generic INSERT's ``$n`` show only there) and are left out of the lines.
     :raises ValueError: not EXPLAIN's JSON document.
     """
     doc = json.loads(document, parse_float=Decimal)
     if not isinstance(doc, list):
         raise ValueError("not an EXPLAIN (FORMAT JSON) document")
+    refs = any(_PARAM_REF.search(text) for text in _strings(doc))
+    if verbose:
+        doc = _without(doc, "Output")
     nodes = [n for query in doc if isinstance(query, dict) for n in _walk(query.get("Plan", {}))]
     names = [str(n["Index Name"]) for n in nodes if n.get("Node Type") in _INDEX_SCANS and "Index Name" in n]
     ctes = {str(n["Subplan Name"])[4:] for n in nodes if str(n.get("Subplan Name", "")).startswith("CTE ")}
@@ -89,11 +106,35 @@ def read_explain(document: str) -> ExplainedPlan:
         index_names=tuple(dict.fromkeys(names)),
         scanned_relations=max(1, sum(1 for n in nodes if n.get("Node Type") in SCAN_NODES)),
         cte_names=frozenset(ctes),
-        param_refs=any(_PARAM_REF.search(text) for text in _strings(doc)),
+        param_refs=refs,
         planning_time_ms=None if planning is None else float(planning),
         query_id=None if query_id is None else int(query_id),
         total_cost=_total_cost(doc),
+        relation_names=frozenset(str(v) for v in _values_of(doc, "Relation Name")),
+        subplans_removed=sum(int(v) for v in _values_of(doc, "Subplans Removed")),
     )
+
+
+def _without(value: Any, key: str) -> Any:
+    """The document without ``key`` anywhere."""
+    if isinstance(value, dict):
+        return {k: _without(v, key) for k, v in value.items() if k != key}
+    if isinstance(value, list):
+        return [_without(v, key) for v in value]
+    return value
+
+
+def _values_of(value: Any, key: str) -> Iterator[Any]:
+    """Every value of ``key`` anywhere in the document."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == key:
+                yield v
+            else:
+                yield from _values_of(v, key)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _values_of(v, key)
 
 
 def _total_cost(doc: list[Any]) -> float | None:

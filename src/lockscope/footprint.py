@@ -24,7 +24,7 @@ import os
 import re
 import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
 from .querynodes import Query
 from .rows import (
     AcquisitionFactsRow,
+    ExecTargetRow,
     ExecutorIndexRow,
     FunctionVolatilityRow,
     PartitionRankRow,
@@ -47,7 +48,7 @@ from .rows import (
     RelationLockRow,
 )
 from .statement import CheckedStatement, bind_params, check_statement, raw_statement
-from .versions import PG16
+from .versions import PG14, PG16
 from .vocab import LockMode, LockRole, LockSource, PlanCacheMode, PlanPhase
 
 __all__ = [
@@ -136,6 +137,9 @@ class Execution:
     :ivar query_phases: the plan-cache phase of each query the execution runs inside (a foreign-key check's,
         action's): (what it is, phase), in order.
     :ivar notes: what lockscope could not derive of this execution (values computed when it runs, ...).
+    :ivar unknowns: why this execution's locks are not known exactly (a trigger's dynamic SQL, rows only the
+        execution finds, ...), one sentence each; empty when lockscope states them exactly. A footprint with
+        unknowns is a lower bound, never shown as exact.
     """
 
     number: int
@@ -147,6 +151,12 @@ class Execution:
     execution_locks: tuple[RelationLock, ...] = ()
     query_phases: tuple[tuple[str, PlanPhase], ...] = ()
     notes: tuple[str, ...] = ()
+    unknowns: tuple[str, ...] = ()
+
+    @property
+    def exact(self) -> bool:
+        """True when lockscope states this execution's locks exactly (no :attr:`unknowns`)."""
+        return not self.unknowns
 
     @property
     def real_locks(self) -> tuple[RelationLock, ...]:
@@ -612,13 +622,11 @@ def measure_footprint(
         raise BadInputError("--param-type applies to the prepared protocol only")
     checked = check_statement(sql)
     prober = _Prober(session, checked, assume)
+    mode = PlanCacheMode(plan_cache_mode) if protocol == "prepared" else PlanCacheMode.AUTO
+    # with the simple protocol, the queries the execution runs plan under the server's own plan_cache_mode
+    steps_mode = mode if protocol == "prepared" else PlanCacheMode(session.facts.plan_cache_mode)
     with session.catalog_memo(execlocks.DERIVATION_CATALOG):  # the same for every execution
-        if protocol == "simple":
-            runs: tuple[Execution, ...] = _probe_simple(prober, params, executions)
-            mode = PlanCacheMode.AUTO
-        else:
-            mode = PlanCacheMode(plan_cache_mode)
-            runs = _probe_prepared(prober, params, param_types, mode, executions)
+        runs = _probe_statement(prober, protocol, params, param_types, steps_mode, executions)
     facts = session.facts
     return Footprint(
         statement=checked.text,
@@ -656,28 +664,6 @@ def _explain(session: Session, text: str, *, prefix_len: int = 0, simple: bool =
     return read_explain(str(rows[0][0]))
 
 
-def _probe_simple(prober: _Prober, params: Sequence[str], executions: int) -> tuple[Execution, ...]:
-    """The simple protocol: every execution parses and plans afresh (``postgres.c exec_simple_query``), so one
-    probe shows the statement's own locks; a statement whose execution runs queries of its own (foreign-key checks,
-    ...: :mod:`lockscope.execlocks`) is probed ``executions`` times, since those queries' plan caches advance."""
-    text = bind_params(prober.checked, params, prober.session.literal)
-    prober.load_tree()
-    exec_probe = _prepare_execution(prober, params, prober.session.facts.plan_cache_mode)
-    runs = executions if exec_probe is not None and exec_probe.spi else 1
-    out: list[Execution] = []
-    try:
-        for number in range(1, runs + 1):
-            with prober.session.probe_transaction():
-                plan = _explain(prober.session, _EXPLAIN + text, prefix_len=len(_EXPLAIN))
-                rows = prober.snapshot()
-                locks = prober.build_locks(rows, PlanPhase.SIMPLE, plan)
-                out.append(_with_execution_locks(prober, Execution(number, PlanPhase.SIMPLE, None, locks, plan),
-                                                 exec_probe, rows)[0])
-    finally:
-        _release_execution(prober.session, exec_probe)
-    return tuple(out)
-
-
 def _check_param_types(prober: _Prober, declared: Sequence[str] = ()) -> None:
     """Refuse a statement whose ``$n`` the server could not type (so it never logs that error for lockscope):
     parse analysis modelled on the client (:func:`lockscope.paramtypes.type_params`).
@@ -702,42 +688,8 @@ def _prepare(prober: _Prober, prefix: str, declared: Sequence[str] = ()) -> None
     """
     prober.load_tree()
     _check_param_types(prober, declared)
-    with prober.session.probe_transaction():
+    with prober.session.probe_transaction(paced=False):
         prober.session.run_user_text(prefix + prober.checked.text, prefix_len=len(prefix))
-
-
-def _probe_prepared(
-    prober: _Prober, params: Sequence[str], param_types: Sequence[str], mode: PlanCacheMode, executions: int
-) -> tuple[Execution, ...]:
-    session = prober.session
-    name = _statement_name()
-    types = ""
-    if param_types:
-        for t in param_types:
-            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_ .\[\]()\"]*", t):
-                raise BadInputError(f"invalid parameter type {t!r}")
-        types = " (" + ", ".join(param_types) + ")"
-    prefix = f"PREPARE {OWN_QUERY_MARKER} {name}{types} AS "
-    args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
-    out: list[Execution] = []
-    _prepare(prober, prefix, param_types)
-    exec_probe: _ExecProbe | None = None
-    try:
-        exec_probe = _prepare_execution(prober, params, mode)
-        tracker = _PhaseTracker(mode, bool(params) or bool(param_types))
-        for number in range(1, executions + 1):
-            with session.probe_transaction(plan_cache_mode=mode):
-                plan = _explain(session, f"{_EXPLAIN}EXECUTE {name}{args}")
-                rows = prober.snapshot()
-                phase, plan_type = tracker.step(session, name, plan, prober, rows)
-                locks = prober.build_locks(rows, phase, plan)
-                extra = prober.executor_index_locks(locks, rows, plan) if phase is PlanPhase.GENERIC_REUSE else ()
-                out.append(_with_execution_locks(prober, Execution(number, phase, plan_type, locks, plan, extra),
-                                                 exec_probe, rows)[0])
-    finally:
-        session.deallocate(name)
-        _release_execution(session, exec_probe)
-    return tuple(out)
 
 
 def _statement_name() -> str:
@@ -745,40 +697,207 @@ def _statement_name() -> str:
     return f"lockscope_{os.getpid()}_{next(_name_counter)}"
 
 
-class _PhaseTracker:
-    """The plan-cache phase of each execution of one prepared statement in the probe session (the user's
-    statement, or the stand-in of a query the execution runs inside: ``plancache.c GetCachedPlan``), from the
-    server's counters (``pg_prepared_statements``, PG 14+) or, on PG 13, from the rules and the locks."""
+def _types_clause(param_types: Sequence[str]) -> str:
+    """`` (type, ...)`` of a ``PREPARE``, or ``""``.
 
-    def __init__(self, mode: PlanCacheMode, has_params: bool) -> None:
+    :raises BadInputError: a type name that is not one (it is pasted into the PREPARE).
+    """
+    for t in param_types:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_ .\[\]()\"]*", t):
+            raise BadInputError(f"invalid parameter type {t!r}")
+    return " (" + ", ".join(param_types) + ")" if param_types else ""
+
+
+# -- a query's plan cache stepped, its lock sets measured once ---------------------------------------------------
+
+@dataclass(frozen=True)
+class _Step:
+    """One call of a query through its plan cache in the probe session (``plancache.c GetCachedPlan``).
+
+    :ivar phase: the call's phase.
+    :ivar plan_type: ``custom`` or ``generic`` as the counters (or, on PG 13, the plan) tell; None for the simple
+        protocol.
+    :ivar plan: the plan the call would run (its EXPLAIN).
+    :ivar values: the parameters' values (text; None for NULL).
+    :ivar also_custom: the call built the generic plan and rejected it on cost, so it planned a custom plan too
+        (``GetCachedPlan``: ``choose_custom_plan`` asked again once ``generic_cost`` is known): both plans' locks.
+    """
+
+    phase: PlanPhase
+    plan_type: str | None
+    plan: ExplainedPlan
+    values: tuple[str | None, ...]
+    also_custom: bool = False
+
+
+class _QueryProbe:
+    """One query as the backend plans it, call after call: the user's statement (simple or prepared protocol) or a
+    query its execution runs through SPI (a foreign-key check or action, a trigger's statement).
+
+    Each call is *stepped* in the probe session as the backend would run it (``EXPLAIN EXECUTE`` of a prepared
+    stepper, whose plan-cache counters advance as the backend's do; ``EXPLAIN`` for the simple protocol), which
+    reads no pg_locks. What each phase locks is *measured* once, in a probe transaction of its own that holds
+    nothing else, by one paced pg_locks read: a custom plan per pruning signature (the relations its plan shows:
+    custom plans that prune alike lock alike, ``plancat.c get_relation_info``), the generic plan's build, and its
+    reuse (``plancache.c AcquireExecutorLocks``, the same range table whatever the values). Measurements use
+    prepared statements of their own (a ``force_custom_plan`` one, and a ``force_generic_plan`` one built once and
+    then reused), so the stepper's counters are never disturbed.
+
+    :ivar reads: pg_locks reads this query's measurements made (count).
+    """
+
+    def __init__(self, prober: _Prober, *, prepared: bool, has_params: bool, mode: PlanCacheMode,
+                 name: str | None = None, types: str = "") -> None:
+        self.prober = prober
+        self.session = prober.session
+        self.prepared = prepared
+        self.name = name
+        self.types = types
+        self.tracker = _PhaseTracker(mode, has_params, prober.checked.param_count > 0)
+        self.cache: dict[tuple[Any, ...], list[RelationLockRow]] = {}
+        self.owned: list[str] = [name] if name is not None else []
+        self._custom: str | None = None
+        self._generic: str | None = None
+        self.reads = 0
+
+    # -- stepping (inside a probe transaction that reads no pg_locks) --------------------------------------------
+    def _args(self, values: Sequence[str | None]) -> str:
+        lit = self.session.literal
+        return "(" + ", ".join("NULL" if v is None else lit(v) for v in values) + ")" if values else ""
+
+    def _bound(self, values: Sequence[str | None]) -> str:
+        return bind_params(self.prober.checked, [v if v is not None else "" for v in values], self.session.literal)
+
+    def step(self, values: Sequence[str | None]) -> _Step:
+        """Run one call's ``EXPLAIN`` (simple protocol) or ``EXPLAIN EXECUTE`` of the stepper, inside the caller's
+        probe transaction, and tell its phase from the plan-cache counters (``pg_prepared_statement()``).
+
+        :raises StatementError, LockBlockedError: from the server.
+        """
+        session = self.session
+        if not self.prepared or self.name is None:
+            text = self._bound(values)
+            plan = _explain(session, _EXPLAIN + text, prefix_len=len(_EXPLAIN))
+            return _Step(PlanPhase.SIMPLE, None, plan, tuple(values))
+        if session.facts.server_version_num < PG14:  # no plan counters: the plan's $n tell (VERBOSE shows them all)
+            rows = session.run_user_text(f"EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE {self.name}{self._args(values)}")
+            plan = read_explain(str(rows[0][0]), verbose=True)
+        else:
+            plan = _explain(session, f"{_EXPLAIN}EXECUTE {self.name}{self._args(values)}")
+        phase, plan_type = self.tracker.step(session, self.name, plan)
+        also = phase is PlanPhase.GENERIC_BUILD and plan_type == "custom"
+        return _Step(phase, plan_type, plan, tuple(values), also)
+
+    # -- measuring (outside any probe transaction: each measurement is one of its own) --------------------------
+    def lock_rows(self, step: _Step) -> list[RelationLockRow]:
+        """The relation locks ``step``'s call takes, every one (also those an earlier call or statement already
+        holds), from the cache or measured now (one paced pg_locks read): the generic plan's build, then the
+        custom plan it lost to when ``also_custom``.
+
+        :raises StatementError, LockBlockedError: from the server.
+        """
+        if step.phase is PlanPhase.SIMPLE:
+            return self._measure(("simple", step.plan.pruning_signature), step.values, self._measure_simple)
+        if step.phase is PlanPhase.CUSTOM:
+            return self._measure(("custom", step.plan.pruning_signature), step.values, self._measure_custom)
+        if step.phase is PlanPhase.GENERIC_BUILD:
+            rows = self._measure(("build",), step.values, self._measure_build)
+            if step.also_custom:  # the custom plan's locks after the build's: a lock both take is held once
+                built = {(r.relation_oid, r.mode) for r in rows}
+                rows = rows + [r for r in self._measure(("custom", step.plan.pruning_signature), step.values,
+                                                        self._measure_custom)
+                               if (r.relation_oid, r.mode) not in built]
+            return rows
+        return self._measure(("reuse",), step.values, self._measure_reuse)
+
+    def _measure(self, key: tuple[Any, ...], values: tuple[str | None, ...],
+                 how: Callable[[tuple[str | None, ...]], list[RelationLockRow]]) -> list[RelationLockRow]:
+        if key not in self.cache:
+            self.cache[key] = how(values)
+            self.reads += 1
+        return self.cache[key]
+
+    def _read(self, text: str, mode: PlanCacheMode | None) -> list[RelationLockRow]:
+        session = self.session
+        with session.probe_transaction(plan_cache_mode=(mode or self.tracker.mode).value):
+            _explain(session, text, prefix_len=len(_EXPLAIN) if mode is None else 0)
+            return self.prober.own(self.prober.snapshot())
+
+    def _measure_simple(self, values: tuple[str | None, ...]) -> list[RelationLockRow]:
+        return self._read(_EXPLAIN + self._bound(values), None)
+
+    def _prepare_measurer(self) -> str:
+        name = _statement_name()
+        prefix = f"PREPARE {OWN_QUERY_MARKER} {name}{self.types} AS "
+        with self.session.probe_transaction(paced=False):
+            self.session.run_user_text(prefix + self.prober.checked.text, prefix_len=len(prefix))
+        self.owned.append(name)
+        return name
+
+    def _measure_custom(self, values: tuple[str | None, ...]) -> list[RelationLockRow]:
+        if self._custom is None:
+            self._custom = self._prepare_measurer()
+        return self._read(f"{_EXPLAIN}EXECUTE {self._custom}{self._args(values)}", PlanCacheMode.FORCE_CUSTOM_PLAN)
+
+    def _measure_build(self, values: tuple[str | None, ...]) -> list[RelationLockRow]:
+        if self.session.facts.server_version_num < PG14:
+            # PG 13's executor start reads each result partition's constraint (execMain.c InitResultRelInfo), once
+            # per backend: built first by a throw-away generic plan, so that the measured build holds the
+            # planner's locks only (the executed plan's constraints are modelled: execlocks partqual)
+            warm = self._prepare_measurer()
+            with self.session.probe_transaction(paced=False, plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN.value):
+                _explain(self.session, f"{_EXPLAIN}EXECUTE {warm}{self._args(values)}")
+        self._generic = self._prepare_measurer()  # a fresh one: its first generic call builds the plan
+        return self._read(f"{_EXPLAIN}EXECUTE {self._generic}{self._args(values)}", PlanCacheMode.FORCE_GENERIC_PLAN)
+
+    def _measure_reuse(self, values: tuple[str | None, ...]) -> list[RelationLockRow]:
+        if self._generic is None:  # the build was measured by no one yet (never: a build precedes every reuse)
+            self._measure(("build",), values, self._measure_build)
+        assert self._generic is not None
+        return self._read(f"{_EXPLAIN}EXECUTE {self._generic}{self._args(values)}", PlanCacheMode.FORCE_GENERIC_PLAN)
+
+    def close(self) -> None:
+        """DEALLOCATE the stepper and the measurers."""
+        for name in self.owned:
+            self.session.deallocate(name)
+        self.owned = []
+
+    def read_bound(self, calls: int, partitioned: bool) -> int:
+        """At most how many pg_locks reads ``calls`` more calls make (count): a custom (or simple) plan per
+        pruning signature (one when no relation is partitioned, else one per call at most), a build, a reuse."""
+        custom = 1 if not partitioned else calls
+        return max(0, min(calls, custom) + (2 if self.prepared else 0) - len(self.cache))
+
+
+class _PhaseTracker:
+    """The plan-cache phase of each call of one prepared statement in the probe session (the user's statement, or
+    the stepper of a query the execution runs inside: ``plancache.c GetCachedPlan``), from the server's counters
+    (``pg_prepared_statements``, PG 14+) or, on PG 13, from the rules and the plan (a generic plan shows its
+    parameters as ``$n``)."""
+
+    def __init__(self, mode: PlanCacheMode, has_params: bool, text_params: bool = True) -> None:
         self.mode = mode
         self.has_params = has_params
+        self.text_params = text_params
         self.before = (0, 0)
         self.generic_built = False
-        self.custom_locked_indexes = False
 
-    def step(self, session: Session, name: str, plan: ExplainedPlan, prober: _Prober,
-             rows: Sequence[RelationLockRow]) -> tuple[PlanPhase, str | None]:
-        """The phase of the execution just probed, and its plan type (``custom``/``generic``; None when unknown).
+    def step(self, session: Session, name: str, plan: ExplainedPlan) -> tuple[PlanPhase, str | None]:
+        """The phase of the call just stepped, and its plan type (``custom``/``generic``).
 
-        :param prober: the statement's prober, and ``rows`` the locks its execution took (PG 13 tells a reused
-            generic plan, which locks no index, from a custom plan, which locks them all).
+        :raises DatabaseError: the counters' read failed.
         """
-
-        def locks_indexes(phase: PlanPhase) -> bool:
-            return any(lk.role.is_index for lk in prober.build_locks(list(rows), phase, plan))
-
         counters = session.query_rows("prepared_counters", PreparedCountersRow, [name])[0]
         after = None if counters.generic_plans is None or counters.custom_plans is None else (
             counters.generic_plans, counters.custom_plans)
         phase, plan_type, self.generic_built = _phase(self.mode, self.has_params, self.generic_built, self.before,
                                                       after)
-        if after is None and plan_type is None and phase is PlanPhase.CUSTOM:
-            # PG 13 (no plan counters) after the generic plan was built: reused, or a custom plan again?
-            reused = not locks_indexes(PlanPhase.CUSTOM) if self.custom_locked_indexes else plan.param_refs
-            phase, plan_type = (PlanPhase.GENERIC_REUSE, "generic") if reused else (PlanPhase.CUSTOM, "custom")
-        if after is None and phase is PlanPhase.CUSTOM and locks_indexes(phase):
-            self.custom_locked_indexes = True
+        if plan_type is None:  # PG 13 after five custom plans: the generic plan chosen, or rejected on cost?
+            # a generic plan shows the parameters its text uses as $n (EXPLAIN VERBOSE prints every expression); a
+            # text using none plans alike either way, and the generic plan, costing no planning, wins
+            plan_type = "generic" if plan.param_refs or not self.text_params else "custom"
+            if phase is PlanPhase.CUSTOM and plan_type == "generic":
+                phase = PlanPhase.GENERIC_REUSE
         self.before = after if after is not None else (self.before[0] + (plan_type == "generic"),
                                                        self.before[1] + (plan_type == "custom"))
         return phase, plan_type
@@ -814,30 +933,72 @@ def _phase(
     return PlanPhase.CUSTOM, plan_type, generic_built
 
 
+# -- one statement's executions -------------------------------------------------------------------------------------
+
+def _open_statement(prober: _Prober, protocol: str, mode: PlanCacheMode, params: Sequence[str],
+                    param_types: Sequence[str] = ()) -> _QueryProbe:
+    """The user's statement as a :class:`_QueryProbe`: PREPAREd (after the client-side checks) with the prepared
+    protocol, else its query tree only (``EXPLAIN`` of the bound text per call).
+
+    :raises StatementError, BadInputError: the statement or its parameter types refused.
+    """
+    if protocol != "prepared":
+        prober.load_tree()
+        return _QueryProbe(prober, prepared=False, has_params=bool(params), mode=mode)
+    name = _statement_name()
+    types = _types_clause(param_types)
+    _prepare(prober, f"PREPARE {OWN_QUERY_MARKER} {name}{types} AS ", param_types)
+    return _QueryProbe(prober, prepared=True, has_params=bool(params) or bool(param_types), mode=mode, name=name,
+                       types=types)
+
+
+def _probe_statement(prober: _Prober, protocol: str, params: Sequence[str], param_types: Sequence[str],
+                     mode: PlanCacheMode, executions: int) -> tuple[Execution, ...]:
+    """Executions 1..N of one statement: per execution, one probe transaction that steps the statement and the
+    queries its execution runs through their plan caches (no pg_locks read), then each call's locks from its
+    phase's measurement (:class:`_QueryProbe`), ordered and flagged. With the simple protocol, a statement whose
+    execution runs no query of its own is probed once (every execution plans it alike)."""
+    session = prober.session
+    statement = _open_statement(prober, protocol, mode, params, param_types)
+    exec_probe: _ExecProbe | None = None
+    out: list[Execution] = []
+    try:
+        exec_probe = _prepare_execution(prober, params, mode)
+        runs = executions if protocol == "prepared" or (exec_probe is not None and exec_probe.spi) else 1
+        for number in range(1, runs + 1):
+            with session.probe_transaction(paced=False, plan_cache_mode=mode.value):
+                step = statement.step(tuple(params))
+                calls = _step_spi_calls(exec_probe, number) if exec_probe is not None else []
+            rows = statement.lock_rows(step)
+            calls = [*_executor_start_quals(prober, statement, step, rows, exec_probe), *calls]
+            locks = prober.build_locks(rows, step.phase, step.plan)
+            extra = prober.executor_index_locks(locks, rows, step.plan) \
+                if step.phase is PlanPhase.GENERIC_REUSE else ()
+            execution = Execution(number, step.phase, step.plan_type, locks, step.plan, extra)
+            out.append(_with_execution_locks(prober, execution, exec_probe, calls, rows)[0])
+    finally:
+        statement.close()
+        _release_execution(exec_probe)
+    return tuple(out)
+
+
 # -- execution locks: what a real execution adds to what EXPLAIN locks (lockscope.execlocks) -----------------------
 
 @dataclass
-class _SpiProbe:
-    """The stand-in of a query an execution runs inside (a foreign-key check, ...), prepared in the probe session
-    under its own name, with its own plan-cache history, as the server keeps one per backend."""
-
-    query: SpiQuery
-    name: str
-    prober: _Prober
-    tracker: _PhaseTracker
-
-
-@dataclass
 class _ExecProbe:
-    """A statement's execution model (:func:`lockscope.execlocks.derive_execution`) and its prepared stand-ins."""
+    """A statement's execution model (:func:`lockscope.execlocks.derive_execution`), the queries its execution
+    runs, each a :class:`_QueryProbe` with its own plan-cache history, by key, and what the backend built once
+    (:attr:`ExtraLock.once_key`)."""
 
     model: ExecutionModel
-    spi: dict[str, _SpiProbe]
+    spi: dict[str, _QueryProbe]
+    backend: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
 class _SpiResult:
-    """What one call's probe took: its phase, its new locks in modelled order, a reused plan's index locks."""
+    """What one call took: its phase, its locks in modelled order (all of them: the caller skips those held), a
+    reused plan's index locks."""
 
     call: SpiCall
     phase: PlanPhase
@@ -846,14 +1007,18 @@ class _SpiResult:
 
 
 def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMode,
-                       spi: dict[str, _SpiProbe] | None = None) -> _ExecProbe | None:
-    """Derive the statement's execution locks and PREPARE the queries its execution runs (outside any probe
-    transaction: the catalog reads are their own transactions, each PREPARE a rolled-back one). None for a SELECT
-    or a statement whose target lockscope cannot name.
+                       spi: dict[str, _QueryProbe] | None = None, *, backend: set[str] | None = None,
+                       overlay: execlocks.RowOverlay | None = None) -> _ExecProbe | None:
+    """Derive the statement's execution locks (:func:`lockscope.execlocks.derive_execution`) and PREPARE the
+    steppers of the queries its execution runs (outside any probe transaction: the catalog reads and key lookups
+    are their own transactions, each PREPARE a rolled-back one). None when the execution adds nothing.
 
     :param mode: the plan_cache_mode the executions run with (it governs these queries' plans too).
-    :param spi: stand-ins already prepared by an earlier execution, by key: kept, with their plan-cache history.
-    :raises DatabaseError: a catalog read failed.
+    :param spi: queries already prepared by an earlier execution, by key: kept, with their plan-cache history.
+    :param backend: what the backend already built once (relcache entries: :attr:`ExtraLock.once_key`), shared by
+        every statement and execution of one measurement.
+    :param overlay: the rows the transaction's earlier statements wrote.
+    :raises DatabaseError: a catalog read or a key lookup failed.
     """
     tree = prober.tree
     raw = raw_statement(prober.checked)
@@ -861,9 +1026,9 @@ def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMo
         target = tree.rtable[tree.result_relation - 1].relid if tree.result_relation > 0 else None
     else:  # a shape the client-side analyser does not build: the target as the parser names it
         target = execlocks.target_relation(prober.session, raw)
-    if target is None:
+    model = execlocks.derive_execution(prober.session, prober.checked, params, target, raw, overlay=overlay)
+    if target is None and not model.unknowns:
         return None
-    model = execlocks.derive_execution(prober.session, prober.checked, params, target, raw)
     spi = {} if spi is None else spi
     dropped: dict[str, str] = {}
     try:
@@ -873,18 +1038,19 @@ def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMo
                 if reason:
                     dropped[query.key] = f"{query.detail}: not probed ({reason})"
     except BaseException:
-        _release_execution(prober.session, _ExecProbe(model, spi))
+        _release_execution(_ExecProbe(model, spi))
         raise
-    if dropped:  # a trigger's statement lockscope could not prepare: its locks are said to be missing
-        model = execlocks.ExecutionModel(
-            tuple(e for e in model.events if not (isinstance(e, SpiCall) and e.query.key in dropped)),
-            model.notes + tuple(dropped.values()))
-    return _ExecProbe(model, spi)
+    if dropped:  # a trigger's statement lockscope could not prepare: its locks are missing, said as unknown
+        model = dataclasses.replace(
+            model, events=tuple(e for e in model.events if not (isinstance(e, SpiCall) and e.query.key in dropped)),
+            unknowns=model.unknowns + tuple(dropped.values()))
+    return _ExecProbe(model, spi, backend if backend is not None else set())
 
 
-def _prepare_spi(prober: _Prober, query: SpiQuery, mode: PlanCacheMode, spi: dict[str, _SpiProbe]) -> str:
-    """PREPARE one stand-in (after the client-side checks, so that the server never refuses it: nothing in its
-    log); returns why it was not, for a trigger's statement the checks refuse ("" when prepared).
+def _prepare_spi(prober: _Prober, query: SpiQuery, mode: PlanCacheMode, spi: dict[str, _QueryProbe]) -> str:
+    """PREPARE one query's stepper (after the same client-side checks as the user's statement, so that the server
+    never refuses it: nothing in its log); returns why it was not, for a trigger's statement the checks refuse (""
+    when prepared).
 
     :raises StatementError: a foreign key's query refused (lockscope wrote it: a bug to report).
     """
@@ -902,60 +1068,102 @@ def _prepare_spi(prober: _Prober, query: SpiQuery, mode: PlanCacheMode, spi: dic
             raise
         return str(exc)
     name = _statement_name()
-    types = ", ".join(query.param_types)
-    with session.probe_transaction():
-        session.run_user_text(f"PREPARE {OWN_QUERY_MARKER} {name}" + (f" ({types})" if types else "")
-                              + f" AS {query.text}")
-    spi[query.key] = _SpiProbe(query, name, sub, _PhaseTracker(mode, bool(query.param_types)))
+    types = " (" + ", ".join(query.param_types) + ")" if query.param_types else ""
+    with session.probe_transaction(paced=False):
+        session.run_user_text(f"PREPARE {OWN_QUERY_MARKER} {name}{types} AS {query.text}")
+    spi[query.key] = _QueryProbe(sub, prepared=True, has_params=bool(query.param_types), mode=mode, name=name,
+                                 types=types)
     return ""
 
 
-def _release_execution(session: Session, probe: _ExecProbe | None) -> None:
-    """DEALLOCATE the stand-ins (prepared statements outlive the probe transactions)."""
-    for sp in (probe.spi.values() if probe is not None else ()):
-        session.deallocate(sp.name)
+def _release_execution(probe: _ExecProbe | None) -> None:
+    """DEALLOCATE the steppers and measurers (prepared statements outlive the probe transactions)."""
+    for qp in (probe.spi.values() if probe is not None else ()):
+        qp.close()
 
 
-def _run_spi_calls(prober: _Prober, probe: _ExecProbe, number: int,
-                   rows: Sequence[RelationLockRow]) -> list[ExtraLock | _SpiResult]:
-    """Inside the probe transaction, after the statement's own EXPLAIN: each call's stand-in EXPLAIN EXECUTEd where
-    the server would run it, the backend's locks read after it (the new ones are the call's). The session's
-    ``plan_cache_mode`` applies to these queries as to any prepared statement (``plancache.c
-    choose_custom_plan``)."""
-    session = prober.session
-    held = {(r.relation_oid, r.mode) for r in rows}
-    out: list[ExtraLock | _SpiResult] = []
+def _executor_start_quals(prober: _Prober, query: _QueryProbe, step: _Step, rows: Sequence[RelationLockRow],
+                          probe: _ExecProbe | None) -> list[ExtraLock]:
+    """PG 13 only: executor start reads the partition constraint of every result relation of the plan it runs
+    (``execMain.c InitResultRelInfo``: ``RelationGetPartitionQual``; removed by commit 2000b6c10a, PG 14), which
+    locks each partition's parent ``AccessShareLock`` the first time in a backend (``partcache.c
+    generate_partition_qual``). The result relations are the partitions the executed plan locks
+    ``RowExclusiveLock``: the custom plan's when a built generic plan lost to it.
+    """
+    if prober.session.facts.server_version_num >= PG14 or probe is None \
+            or prober.checked.kind not in ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt"):
+        return []
+    executed = rows
+    if step.also_custom:
+        executed = query.cache.get(("custom", step.plan.pruning_signature), rows)
+    infos = prober._infos([r.relation_oid for r in executed])
+    out: list[ExtraLock] = []
+    for r in executed:
+        info = infos.get(r.relation_oid)
+        if r.mode is not LockMode.ROW_EXCLUSIVE or info is None or not info.relispartition or info.relkind != "r":
+            continue
+        facts = prober.session.query_rows("exec_target", ExecTargetRow, [r.relation_oid])[0]
+        chain = [r.relation_oid, *facts.ancestor_oids]
+        for child, parent in itertools.pairwise(chain):
+            key = f"partqual:{child}"
+            if key not in probe.backend:
+                probe.backend.add(key)
+                out.append(ExtraLock(parent, LockMode.ACCESS_SHARE, LockSource.PARTITION_CONSTRAINT, facts.relation,
+                                     execlocks.Stage.EXECUTOR_START, once_key=key))
+    return out
+
+
+def _step_spi_calls(probe: _ExecProbe, number: int) -> list[ExtraLock | tuple[SpiCall, _Step]]:
+    """Inside the execution's stepping transaction, after the statement's own step: each call's stepper run where
+    the server would run it (its plan cache advances per call, ``ri_triggers.c ri_PerformCheck`` →
+    ``SPI_execute_snapshot`` → ``GetCachedPlan``); the session's ``plan_cache_mode`` governs these queries as any
+    prepared statement. The modelled locks pass through, in order."""
+    out: list[ExtraLock | tuple[SpiCall, _Step]] = []
     for event in probe.model.events:
         if isinstance(event, ExtraLock):
+            if event.once_key:
+                if event.once_key in probe.backend:
+                    continue
+                probe.backend.add(event.once_key)
             if number == 1 or not event.first_execution_only:
                 out.append(event)
             continue
-        sp = probe.spi[event.query.key]
-        args = ", ".join("NULL" if v is None else session.literal(v) for v in event.values)
-        plan = _explain(session, f"{_EXPLAIN}EXECUTE {sp.name}({args})")
-        now = prober.snapshot()
-        new = sp.prober.own([r for r in now if (r.relation_oid, r.mode) not in held])
-        held |= {(r.relation_oid, r.mode) for r in now}
-        phase, _ = sp.tracker.step(session, sp.name, plan, sp.prober, new)
-        reuse = sp.prober.executor_index_requests(sp.prober.step_modes(phase, plan), plan) \
-            if phase is PlanPhase.GENERIC_REUSE else []
-        out.append(_SpiResult(event, phase, sp.prober.order_rows(new, phase, plan), reuse))
+        out.append((event, probe.spi[event.query.key].step(event.values)))
+    return out
+
+
+def _resolve_spi_calls(probe: _ExecProbe,
+                       calls: Sequence[ExtraLock | tuple[SpiCall, _Step]]) -> list[ExtraLock | _SpiResult]:
+    """Each stepped call's locks from its phase's measurement (measured now when first met, outside any other
+    probe), in modelled order; a reused plan's index locks beside them."""
+    out: list[ExtraLock | _SpiResult] = []
+    for item in calls:
+        if isinstance(item, ExtraLock):
+            out.append(item)
+            continue
+        call, step = item
+        qp = probe.spi[call.query.key]
+        rows = qp.lock_rows(step)
+        ordered = qp.prober.order_rows(rows, step.phase, step.plan)
+        reuse = qp.prober.executor_index_requests(qp.prober.step_modes(step.phase, step.plan), step.plan) \
+            if step.phase is PlanPhase.GENERIC_REUSE else []
+        out.append(_SpiResult(call, step.phase, ordered, reuse))
     return out
 
 
 def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecProbe | None,
-                          rows: Sequence[RelationLockRow], prior: Sequence[LockRequest] = ()
-                          ) -> tuple[Execution, list[LockRequest]]:
-    """``execution`` with its execution locks: the calls probed (:func:`_run_spi_calls`) and the modelled ones
+                          calls: Sequence[ExtraLock | tuple[SpiCall, _Step]], rows: Sequence[RelationLockRow],
+                          prior: Sequence[LockRequest] = ()) -> tuple[Execution, list[LockRequest]]:
+    """``execution`` with its execution locks: the calls' locks (:func:`_resolve_spi_calls`) and the modelled ones
     placed in order after the statement's locks, every predicted fast-path flag simulated after ``prior`` (the
     locks the transaction's earlier statements took and released, in order) with what the backend holds meanwhile
-    (the target's indexes while rows are written: ``capacity.simulate_fast_path``).
+    (the target's indexes while rows are written: ``capacity.simulate_fast_path``); a lock already held is a
+    local-lock hit (``lock.c LockAcquireExtended``) and adds nothing.
 
-    :param rows: the backend's relation locks after the statement's own EXPLAIN (all of them, earlier statements'
-        too: a call's locks are the ones it adds).
+    :param rows: the statement's own relation locks as measured.
     :return: the execution, and its lock requests (acquisitions and releases) in order, for the next statement.
     """
-    events = _run_spi_calls(prober, probe, execution.number, rows) if probe is not None else []
+    events = _resolve_spi_calls(probe, calls) if probe is not None else []
     own = execution.locks + execution.executor_index_locks
     own_requests = [LockRequest(lk.relation_oid, lk.mode, lk.relation_oid in _shared(rows)) for lk in own]
     items: list[tuple[LockRequest, LockSource, str, str]] = []
@@ -976,22 +1184,24 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
     in_context = [dataclasses.replace(lk, predicted_fastpath=p, assumed_fastpath=a)
                   for lk, p, a in zip(own, predicted, assumed, strict=False)]
     n_locks = len(execution.locks)
-    held = {(r.relation_oid, r.mode) for r in requests[: len(prior) + len(own_requests)]}
+    seen = _held(prior) | {(lk.relation_oid, lk.mode) for lk in own}
     database_oid = next((r.database_oid for r in rows if r.database_oid), 0)
     infos = prober._infos([req.relation_oid for req, *_ in items])
     locks: list[RelationLock] = []
     for (req, source, detail, rule), pred, assume in zip(items, predicted[len(own):], assumed[len(own):],
                                                         strict=True):
         key = (req.relation_oid, req.mode)
-        if req.release or source is LockSource.TARGET_INDEX or key in held:
+        if req.release or source is LockSource.TARGET_INDEX or key in seen:
             continue  # released at the end of the statement, or a lock already held (a local-lock hit)
-        held.add(key)
+        seen.add(key)
         lock = prober._lock(req.relation_oid, infos, req.mode, pred, pred, assume, len(own) + len(locks), rule,
                             0 if req.shared_catalog else database_oid, LockRole.OTHER)
         locks.append(dataclasses.replace(lock, source=source, detail=detail))
+    model = probe.model if probe is not None else None
     done = dataclasses.replace(execution, locks=tuple(in_context[:n_locks]),
                                executor_index_locks=tuple(in_context[n_locks:]), execution_locks=tuple(locks),
-                               query_phases=tuple(phases), notes=probe.model.notes if probe is not None else ())
+                               query_phases=tuple(phases), notes=model.notes if model is not None else (),
+                               unknowns=model.unknowns if model is not None else ())
     return done, requests[len(prior):]
 
 
@@ -1012,12 +1222,12 @@ def _shared(rows: Sequence[RelationLockRow]) -> frozenset[int]:
 # -- a statement of a transaction (lockscope.transaction) ----------------------------------------------------------
 
 class TransactionProbe:
-    """One statement of a transaction being probed execution after execution (:mod:`lockscope.transaction`): its
-    prober, its prepared statement and plan-cache history (prepared protocol), and the stand-ins of the queries its
-    execution runs, each with its own history, as the server keeps them per backend.
+    """One statement of a transaction being probed execution after execution (:mod:`lockscope.transaction`): the
+    statement as a plan cache (prepared protocol) or a text planned each time, and the queries its execution runs,
+    each with its own history, as the server keeps them per backend.
 
-    Use :func:`open_transaction_probes`; per execution, :meth:`prepare` outside the probe transaction, then
-    :meth:`run` inside it.
+    Use :func:`open_transaction_probes`; per execution, :meth:`prepare` outside any probe transaction, :meth:`step`
+    inside the execution's stepping transaction, then :meth:`run` outside it.
     """
 
     def __init__(self, session: Session, text: str, protocol: str, mode: PlanCacheMode,
@@ -1025,10 +1235,10 @@ class TransactionProbe:
         self.prober = _Prober(session, check_statement(text), assume)
         self.protocol = protocol
         self.mode = mode
-        self.name: str | None = None
-        self.tracker: _PhaseTracker | None = None
-        self.spi: dict[str, _SpiProbe] = {}
+        self.query: _QueryProbe | None = None
+        self.spi: dict[str, _QueryProbe] = {}
         self.exec_probe: _ExecProbe | None = None
+        self._stepped: tuple[_Step, list[ExtraLock | tuple[SpiCall, _Step]]] | None = None
 
     def open(self, params: Sequence[str]) -> None:
         """Build the query tree (refusing an unknown relation or an untypable parameter) and, with the prepared
@@ -1036,51 +1246,52 @@ class TransactionProbe:
 
         :raises StatementError: from the server or the client-side checks.
         """
-        if self.protocol == "prepared":
-            name = _statement_name()
-            _prepare(self.prober, f"PREPARE {OWN_QUERY_MARKER} {name} AS ")
-            self.name = name
-            self.tracker = _PhaseTracker(self.mode, bool(params))
-        else:
-            self.prober.load_tree()
+        self.query = _open_statement(self.prober, self.protocol, self.mode, params)
 
-    def prepare(self, params: Sequence[str]) -> None:
-        """Derive this execution's execution locks for its values (catalog reads, outside the probe transaction)
-        and PREPARE the stand-ins of queries first met."""
-        self.exec_probe = _prepare_execution(self.prober, params, self.mode, self.spi)
+    def prepare(self, params: Sequence[str], overlay: execlocks.RowOverlay | None = None,
+                backend: set[str] | None = None) -> None:
+        """Derive this execution's execution locks for its values (catalog reads and key lookups, outside the
+        probe transaction) and PREPARE the steppers of queries first met.
 
-    def run(self, number: int, params: Sequence[str], history: Sequence[LockRequest]
-            ) -> tuple[Execution, list[LockRequest]]:
-        """Inside the execution's probe transaction: the statement's EXPLAIN (EXECUTE), the backend's locks read,
-        the new ones ordered and flagged after ``history`` (the transaction's earlier lock requests), then its
+        :param overlay: the rows the execution's earlier statements wrote (this one's are added).
+        :param backend: what the backend built once, shared by the measurement's statements and executions.
+        """
+        self.exec_probe = _prepare_execution(self.prober, params, self.mode, self.spi, backend=backend,
+                                             overlay=overlay)
+
+    def step(self, number: int, params: Sequence[str]) -> None:
+        """Inside the execution's stepping transaction: the statement's call and its queries' calls, each through
+        its plan cache (no pg_locks read)."""
+        assert self.query is not None
+        step = self.query.step(tuple(params))
+        calls = _step_spi_calls(self.exec_probe, number) if self.exec_probe is not None else []
+        self._stepped = (step, calls)
+
+    def run(self, number: int, history: Sequence[LockRequest]) -> tuple[Execution, list[LockRequest]]:
+        """After the stepping transaction: the stepped calls' locks (measured when first met), the statement's new
+        ones (not held after ``history``, the transaction's earlier lock requests) ordered and flagged, then its
         execution locks.
 
         :return: the statement's execution and its lock requests in order.
         """
+        assert self.query is not None and self._stepped is not None
+        step, calls = self._stepped
         prober = self.prober
-        session = prober.session
-        if self.name is None:
-            text = bind_params(prober.checked, params, session.literal)
-            plan = _explain(session, _EXPLAIN + text, prefix_len=len(_EXPLAIN))
-        else:
-            args = "(" + ", ".join(session.literal(p) for p in params) + ")" if params else ""
-            plan = _explain(session, f"{_EXPLAIN}EXECUTE {self.name}{args}")
-        rows = prober.snapshot()
+        rows = self.query.lock_rows(step)
+        calls = [*_executor_start_quals(prober, self.query, step, rows, self.exec_probe), *calls]
         before = _held(history)
-        new = prober.own([r for r in rows if (r.relation_oid, r.mode) not in before])
-        phase, plan_type = (PlanPhase.SIMPLE, None) if self.tracker is None or self.name is None else \
-            self.tracker.step(session, self.name, plan, prober, new)
-        locks = prober.build_locks(new, phase, plan)
-        extra = prober.executor_index_locks(locks, rows, plan) if phase is PlanPhase.GENERIC_REUSE else ()
-        return _with_execution_locks(prober, Execution(number, phase, plan_type, locks, plan, extra),
-                                     self.exec_probe, rows, history)
+        new = [r for r in rows if (r.relation_oid, r.mode) not in before]
+        locks = prober.build_locks(new, step.phase, step.plan)
+        extra = prober.executor_index_locks(locks, rows, step.plan) if step.phase is PlanPhase.GENERIC_REUSE else ()
+        return _with_execution_locks(prober, Execution(number, step.phase, step.plan_type, locks, step.plan, extra),
+                                     self.exec_probe, calls, rows, history)
 
     def close(self) -> None:
         """DEALLOCATE what was prepared."""
-        if self.name is not None:
-            self.prober.session.deallocate(self.name)
-            self.name = None
-        _release_execution(self.prober.session, _ExecProbe(execlocks.ExecutionModel(), self.spi))
+        if self.query is not None:
+            self.query.close()
+            self.query = None
+        _release_execution(_ExecProbe(execlocks.ExecutionModel(), self.spi))
         self.spi = {}
 
 
@@ -1106,6 +1317,7 @@ def open_transaction_probes(session: Session, statements: Sequence[tuple[str, Se
     finally:
         for probe in probes:
             probe.close()
+
 
 
 def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | None = None) -> Footprint:

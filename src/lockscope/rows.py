@@ -45,7 +45,8 @@ __all__ = [
     "DemoLoadStateRow",
     "DumpLockRow",
     "ExecColumnRow",
-    "ExecForeignKeyRow",
+    "ExecRiTriggerRow",
+    "ExecRowValuesRow",
     "ExecTargetRow",
     "ExecTriggerRow",
     "ExecutedLockRow",
@@ -72,6 +73,7 @@ __all__ = [
     "ParamOperatorRow",
     "ParamTypeRow",
     "PartitionRankRow",
+    "PartitionTreeRow",
     "PopulationRow",
     "PostmasterAgeRow",
     "PreparedCountersRow",
@@ -81,7 +83,6 @@ __all__ = [
     "RelationLockRow",
     "RowShapeError",
     "RowT",
-    "RowsPerValueRow",
     "StatLockRow",
     "StatementCountersRow",
     "StatementTextRow",
@@ -91,6 +92,7 @@ __all__ = [
     "TableColumnRow",
     "TableInfo",
     "TransactionCountRow",
+    "UniqueKeyColumnRow",
     "ViewRuleRow",
     "WaitHistoryRow",
     "WaitSamplingFeaturesRow",
@@ -1095,6 +1097,7 @@ class ExecColumnRow:
     """A column of a DML target (``exec_columns.sql``).
 
     :ivar sequence_oid: the sequence its default or identity calls ``nextval`` on, else None.
+    :ivar default_expr: the default's (or generation's) expression as ``pg_get_expr`` prints it, else None.
     """
 
     attnum: int
@@ -1103,12 +1106,18 @@ class ExecColumnRow:
     generated: bool
     has_default: bool
     sequence_oid: int | None
+    default_expr: str | None = None
+
+
+
 
 
 @dataclass(frozen=True)
-class ExecForeignKeyRow:
-    """A foreign key a write on a relation fires (``exec_foreign_keys.sql``).
+class ExecRiTriggerRow:
+    """A foreign-key trigger of one relation with its constraint (``exec_ri_triggers.sql``).
 
+    :ivar function_name: the ``ri_triggers.c`` entry point (``RI_FKey_check_ins``, ``RI_FKey_cascade_del``, ...).
+    :ivar root_constraint_oid: the constraint its clones descend from (itself when it is no clone).
     :ivar fk_columns: referencing columns, key order, quoted.
     :ivar pk_columns: referenced columns, key order, quoted.
     :ivar pf_operators: ``OPERATOR(schema.op)`` of each column pair (``conpfeqop``).
@@ -1116,10 +1125,18 @@ class ExecForeignKeyRow:
     :ivar on_update: ``confupdtype``: a no action, r restrict, c cascade, n set null, d set default.
     :ivar on_delete: ``confdeltype``, likewise.
     :ivar match_type: ``confmatchtype``: s simple, f full, p partial.
-    :ivar deferred: checked at COMMIT (``INITIALLY DEFERRED``).
+    :ivar deferred: ``INITIALLY DEFERRED`` (fires at COMMIT).
     :ivar temporal: a PERIOD foreign key (PG 18+).
     """
 
+    trigger_oid: int
+    tgname: str
+    tgtype: int
+    tgenabled: str
+    function_name: str
+    deferrable: bool
+    initially_deferred: bool
+    root_constraint_oid: int
     constraint_oid: int
     name: str
     fk_oid: int
@@ -1132,7 +1149,7 @@ class ExecForeignKeyRow:
     fk_types: list[str]
     pk_columns: list[str]
     pk_types: list[str]
-    pf_operators: list[str]
+    pf_operators: list[str] | None
     index_oid: int
     index_am: str | None
     on_update: str
@@ -1140,6 +1157,44 @@ class ExecForeignKeyRow:
     match_type: str
     deferred: bool
     temporal: bool
+
+
+@dataclass(frozen=True)
+class ExecRowValuesRow:
+    """One row a write reaches, found by lockscope's key lookup (``exec_rows.sql``).
+
+    :ivar leaf_oid: the relation (partition) the row is in (``tableoid``).
+    :ivar vals: the asked-for columns' values as text, in order (None: NULL).
+    """
+
+    leaf_oid: int
+    vals: list[str | None]
+
+
+@dataclass(frozen=True)
+class UniqueKeyColumnRow:
+    """One column of a unique index (``exec_unique_keys.sql``).
+
+    :ivar plain: the index has no expression and no predicate.
+    :ivar column_name: the column ('' for an expression).
+    """
+
+    index_oid: int
+    plain: bool
+    column_name: str
+
+
+@dataclass(frozen=True)
+class PartitionTreeRow:
+    """A relation of a partition tree (``exec_partition_tree.sql``).
+
+    :ivar level: 0 for the root, 1 for its partitions, ...
+    """
+
+    relation_oid: int
+    relname: str
+    is_leaf: bool
+    level: int
 
 
 @dataclass(frozen=True)
@@ -1219,12 +1274,7 @@ class OrdinalValueRow:
     value: str | None
 
 
-@dataclass(frozen=True)
-class RowsPerValueRow:
-    """Rows sharing one value of a column, the planner's estimate (``exec_rows_per_key.sql``; None without
-    statistics)."""
 
-    rows_per_value: float | None
 # -- the statements of triggers --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ExecTriggerRow:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from .capacity import CapacityModel, LockRequest
 from .db import Session
 from .errors import BadInputError, UnsupportedStatementError
-from .execlocks import DERIVATION_CATALOG
+from .execlocks import DERIVATION_CATALOG, RowOverlay
 from .footprint import (
     Execution,
     RelationLock,
@@ -112,6 +112,17 @@ class TransactionExecution:
         return sum(not lk.fastpath for lk in self.locks)
 
     @property
+    def unknowns(self) -> tuple[str, ...]:
+        """Why the transaction's locks in this execution are not known exactly (every statement's
+        :attr:`~lockscope.footprint.Execution.unknowns`, once each); empty when they are."""
+        return tuple(dict.fromkeys(u for step in self.steps for u in step.execution.unknowns))
+
+    @property
+    def exact(self) -> bool:
+        """True when lockscope states the transaction's locks in this execution exactly."""
+        return not self.unknowns
+
+    @property
     def first_spill(self) -> int | None:
         """The statement (1-based) at which the first lock goes to the main lock table, None when none does."""
         return next((s.number for s in self.steps if any(not lk.fastpath for lk in s.locks)), None)
@@ -163,6 +174,17 @@ class TransactionFootprint:
         """True when an execution holds a lock in the main lock table."""
         return any(e.main_table_count for e in self.executions)
 
+    @property
+    def unknowns(self) -> tuple[str, ...]:
+        """Why some execution's locks are not known exactly (every execution's, once each); empty when every
+        execution is exact."""
+        return tuple(dict.fromkeys(u for e in self.executions for u in e.unknowns))
+
+    @property
+    def exact(self) -> bool:
+        """True when lockscope states every execution's locks exactly."""
+        return not self.unknowns
+
 
 def measure_transaction(session: Session, transactions: Sequence[Transaction], *, protocol: str = "simple",
                         plan_cache_mode: PlanCacheMode = PlanCacheMode.AUTO, executions: int = 7,
@@ -197,10 +219,11 @@ def measure_transaction(session: Session, transactions: Sequence[Transaction], *
     notes: list[str] = []
     statements = [(s.text, s.params) for s in first.statements]
     mode = plan_cache_mode if protocol == "prepared" else PlanCacheMode(facts.plan_cache_mode)
+    backend: set[str] = set()  # what the probe backend built once (a partition's constraint, ...)
     with session.catalog_memo(DERIVATION_CATALOG), \
             open_transaction_probes(session, statements, protocol=protocol, mode=mode, assume=assume) as probes:
         for number in range(1, executions + 1):
-            steps = _probe_execution(session, probes, transactions[number - 1], number, mode)
+            steps = _probe_execution(session, probes, transactions[number - 1], number, mode, backend)
             runs.append(TransactionExecution(number, steps))
             notes += [n for s in steps for n in s.execution.notes]
     return TransactionFootprint(
@@ -211,21 +234,25 @@ def measure_transaction(session: Session, transactions: Sequence[Transaction], *
 
 
 def _probe_execution(session: Session, probes: Sequence[TransactionProbe], transaction: Transaction, number: int,
-                     mode: PlanCacheMode) -> tuple[StatementStep, ...]:
-    """One execution: one probe transaction, each statement probed in turn; its locks accumulate."""
+                     mode: PlanCacheMode, backend: set[str]) -> tuple[StatementStep, ...]:
+    """One execution: the statements and the queries their executions run stepped through their plan caches in one
+    probe transaction (no pg_locks read), then each statement's locks from its phases' measurements, accumulated."""
     history: list[LockRequest] = []
     steps: list[StatementStep] = []
     held = main = 0
+    overlay = RowOverlay()  # the rows each statement writes, for the next ones' key lookups
     for probe, stmt in zip(probes, transaction.statements, strict=True):
-        probe.prepare(stmt.params)  # catalog reads and new stand-ins: before the probe transaction
-    with session.probe_transaction(plan_cache_mode=mode):
-        for n, (probe, stmt) in enumerate(zip(probes, transaction.statements, strict=True), 1):
-            execution, requests = probe.run(number, stmt.params, history)
-            execution = _as_modelled(execution)
-            history += requests
-            held += execution.real_lock_count
-            main += sum(not lk.fastpath for lk in execution.real_locks)
-            steps.append(StatementStep(n, stmt.text, stmt.line, execution, held, main))
+        probe.prepare(stmt.params, overlay, backend)  # catalog reads, key lookups, new steppers: before stepping
+    with session.probe_transaction(paced=False, plan_cache_mode=mode):
+        for probe, stmt in zip(probes, transaction.statements, strict=True):
+            probe.step(number, stmt.params)
+    for n, (probe, stmt) in enumerate(zip(probes, transaction.statements, strict=True), 1):
+        execution, requests = probe.run(number, history)
+        execution = _as_modelled(execution)
+        history += requests
+        held += execution.real_lock_count
+        main += sum(not lk.fastpath for lk in execution.real_locks)
+        steps.append(StatementStep(n, stmt.text, stmt.line, execution, held, main))
     return tuple(steps)
 
 

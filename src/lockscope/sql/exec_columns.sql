@@ -1,11 +1,13 @@
 -- The columns of one relation with what writing a row evaluates (lockscope.execlocks): the type, and the sequence
 -- a default calls nextval on (a serial's or an explicit nextval default: pg_attrdef depends on the sequence) or an
--- identity column's sequence (pg_depend deptype 'i'). Catalog reads only. Parameter: the relation's OID.
+-- identity column's sequence (pg_depend deptype 'i'), and the default's expression (pg_get_expr). Catalog reads
+-- only. Parameter: the relation's OID.
 SELECT a.attnum::int                                                     AS attnum,
        a.attname::text                                                   AS name,
        pg_catalog.format_type(a.atttypid, a.atttypmod)                   AS type_name,
        a.attgenerated::text <> ''                                        AS generated,
        ad.oid IS NOT NULL                                                AS has_default,
+       pg_catalog.pg_get_expr(ad.adbin, ad.adrelid)                      AS default_expr,
        coalesce(
          (SELECT d.refobjid::int8 FROM pg_catalog.pg_depend d
           JOIN pg_catalog.pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'

@@ -1,11 +1,26 @@
--- The foreign keys a write on one relation fires (lockscope.execlocks, ri_triggers.c): those where it is the
--- referencing side (checks) and those where it is the referenced side (actions), with the columns and types in key
--- order, the equality operators (conpfeqop), the unique index the constraint uses (conindid) and its access method,
--- the actions and the match type. Left out: the clones PostgreSQL makes of a constraint for each partition of a
--- partitioned referenced table (conparentid set, same referencing table): they carry only that partition's action
--- triggers, while the referencing table's check trigger stays with the parent constraint (tablecmds.c
--- addFkRecurseReferenced). Catalog reads only. Parameter: the relation's OID (three times).
-SELECT con.oid::int8                                                     AS constraint_oid,
+-- The foreign-key triggers of one relation (lockscope.execlocks, trigger.c and ri_triggers.c): the checks on a
+-- referencing table or partition (RI_FKey_check_ins/upd) and the actions on a referenced table or partition
+-- (RI_FKey_noaction_del, RI_FKey_cascade_upd, ...), each with its constraint (a partition's is a clone of its
+-- parent's: conparentid), the root of that constraint's clones (ri_triggers.c get_ri_constraint_root: PG 14+ keys
+-- the SPI plans of all clones by it), the columns and types in key order, the equality operators, the unique index
+-- (conindid) and its access method, the actions and the match type. Ordered by trigger name, the order trigger.c
+-- fires them in. Catalog reads only. Parameter: the relation's OID.
+WITH RECURSIVE up(start_oid, oid, parent) AS (
+    SELECT c.oid, c.oid, c.conparentid FROM pg_catalog.pg_constraint c
+    WHERE c.oid IN (SELECT t.tgconstraint FROM pg_catalog.pg_trigger t WHERE t.tgrelid = %s)
+  UNION ALL
+    SELECT up.start_oid, p.oid, p.conparentid FROM up JOIN pg_catalog.pg_constraint p ON p.oid = up.parent
+    WHERE up.parent <> 0
+)
+SELECT t.oid::int8                                                       AS trigger_oid,
+       t.tgname::text                                                    AS tgname,
+       t.tgtype::int                                                     AS tgtype,
+       t.tgenabled::text                                                 AS tgenabled,
+       pr.proname::text                                                  AS function_name,
+       t.tgdeferrable                                                    AS deferrable,
+       t.tginitdeferred                                                  AS initially_deferred,
+       (SELECT up.oid::int8 FROM up WHERE up.start_oid = con.oid AND up.parent = 0 LIMIT 1) AS root_constraint_oid,
+       con.oid::int8                                                     AS constraint_oid,
        con.conname::text                                                 AS name,
        con.conrelid::int8                                                AS fk_oid,
        quote_ident(fn.nspname) || '.' || quote_ident(f.relname)          AS fk_relation,
@@ -40,13 +55,12 @@ SELECT con.oid::int8                                                     AS cons
        con.confmatchtype::text                                           AS match_type,
        con.condeferred                                                   AS deferred,
        con.conperiod                                                     AS temporal
-FROM pg_catalog.pg_constraint con
+FROM pg_catalog.pg_trigger t
+JOIN pg_catalog.pg_proc pr ON pr.oid = t.tgfoid
+JOIN pg_catalog.pg_constraint con ON con.oid = t.tgconstraint AND con.contype = 'f'
 JOIN pg_catalog.pg_class f ON f.oid = con.conrelid
 JOIN pg_catalog.pg_namespace fn ON fn.oid = f.relnamespace
 JOIN pg_catalog.pg_class p ON p.oid = con.confrelid
 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.relnamespace
-WHERE con.contype = 'f' AND (con.conrelid = %s OR con.confrelid = %s)
-  AND NOT (con.conparentid <> 0 AND con.confrelid <> %s
-           AND EXISTS (SELECT 1 FROM pg_catalog.pg_constraint parent
-                       WHERE parent.oid = con.conparentid AND parent.conrelid = con.conrelid))
-ORDER BY con.oid
+WHERE t.tgrelid = %s
+ORDER BY t.tgname COLLATE "C"
