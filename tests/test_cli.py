@@ -58,7 +58,7 @@ def test_json_output(pg18: ScratchServer) -> None:
                "select event_id, event_data from events where event_time = $1")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["schema"] == "lockscope/footprint/v1"
+    assert doc["schema"] == "lockscope/footprint/v2"
     assert doc["capacity"] == {"server_version_num": doc["server"]["server_version_num"],
                                "max_locks_per_transaction": 64, "fast_path_groups": 4, "fast_path_slots": 64,
                                "hashed_groups": True}
@@ -112,14 +112,14 @@ def test_bad_input_one_line(pg18: ScratchServer, args: list[str], code: int, tex
 
 
 def test_a_file_of_statements_gives_one_result_each(pg18: ScratchServer, tmp_path: Path) -> None:
-    """footprint -f FILE with several statements: one footprint/v1 document per statement in footprints/v1, the
+    """footprint -f FILE with several statements: one footprint/v2 document per statement in footprints/v2, the
     gate over all of them; the terminal output names each."""
     f = tmp_path / "queries.sql"
     f.write_text("select * from acct where id = 1;\n-- a comment\nselect * from p40 where k = (select 150);\n")
     proc = run("footprint", "--dsn", pg18.conninfo(), "-f", str(f), "--json", "-", "--fail-on", "spill")
     assert proc.returncode == 6, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["schema"] == "lockscope/footprints/v1" and doc["spilled"] is True
+    assert doc["schema"] == "lockscope/footprints/v2" and doc["spilled"] is True
     assert [d["statement"] for d in doc["statements"]] == ["select * from acct where id = 1",
                                                            "select * from p40 where k = (select 150)"]
     assert [d["runs"][0]["executions"][0]["main_table"] for d in doc["statements"]] == [0, 18]
@@ -201,7 +201,7 @@ def test_embedded_default_with_setup_and_mlpt(tmp_path: Path) -> None:
     doc = json.loads(proc.stdout)
     e = doc["runs"][0]["executions"][0]
     assert doc["server"]["server_version_num"] >= 180000
-    assert (e["locks"], e["fastpath"], e["main_table"], e["predicted_main_table"]) == (17, 16, 1, 1)
+    assert (e["locks"], e["fastpath"], e["main_table"], e["explain"]["predicted_main_table"]) == (17, 16, 1, 1)
 
 
 def test_demo(tmp_path: Path) -> None:
@@ -211,7 +211,7 @@ def test_demo(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "measured = predicted for every lock" in proc.stdout
     doc = json.loads(js.read_text())
-    assert doc["schema"] == "lockscope/demo/v1" and doc["mismatch_count"] == 0
+    assert doc["schema"] == "lockscope/demo/v2" and doc["mismatch_count"] == 0
 
     def locks(part: dict, run_index: int = 0) -> list[int]:
         return [e["locks"] for e in part["runs"][run_index]["executions"]]
@@ -352,13 +352,15 @@ def test_pgconnect_timeout_is_honoured(trap: tuple[str, Callable[[], bool]]) -> 
 
 
 def test_probe_cost_is_reported(pg18: ScratchServer) -> None:
-    """A server named by --dsn: pg_locks read once per probed execution, at most 2 per second, reported on the last
-    stderr line and in the JSON; --probe-rate 0 unpaces."""
-    proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "-", "--protocol", "prepared", "--executions", "3",
+    """A server named by --dsn: pg_locks read once per plan-cache phase (custom, the generic plan's build, its
+    reuse), at most 2 per second, said before the first read ("at most"), reported on the last stderr line and in the
+    JSON; --probe-rate 0 unpaces."""
+    proc = run("footprint", "--dsn", pg18.conninfo(), "--json", "-", "--protocol", "prepared", "--executions", "8",
                "--param", "1", "select * from acct where id = $1")
     assert proc.returncode == 0, proc.stderr
     cost = json.loads(proc.stdout)["probe_cost"]
     assert cost["pg_locks_reads"] == 3 and cost["probe_rate_hz"] == 2.0
+    assert "lockscope footprint: at most 3 pg_locks reads (paced at 2/s: 1.0 s at most)" in proc.stderr
     assert cost["probing_s"] >= 1.0  # three reads at most 2 per second: two full intervals
     assert 0 < cost["pg_locks_ms"] < cost["probing_s"] * 1000
     last = proc.stderr.strip().splitlines()[-1]

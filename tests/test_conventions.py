@@ -169,8 +169,9 @@ def test_plan_cache_mode_alone_implies_prepared(pg18: ScratchServer) -> None:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["protocol"] == "prepared"
-    assert [(e["phase"], e["locks"]) for e in doc["runs"][0]["executions"]] == [("generic-build", 3),
-                                                                              ("generic-reuse", 1)]
+    # the reused plan's index scan opens acct_pkey at executor start: 2 locks held (EXPLAIN alone takes 1)
+    assert [(e["phase"], e["locks"], e["explain"]["locks"]) for e in doc["runs"][0]["executions"]] == [
+        ("generic-build", 3, 3), ("generic-reuse", 2, 1)]
 
 
 def test_extended_protocol_is_measured_as_simple(pg18: ScratchServer) -> None:

@@ -176,6 +176,28 @@ class Execution:
         return self.main_table_count + sum(not lk.fastpath for lk in self.executor_index_locks + self.execution_locks)
 
     @property
+    def real_fastpath_count(self) -> int:
+        """Fast-path locks of a real execution (count): :attr:`real_lock_count` less :attr:`real_main_table_count`."""
+        return self.real_lock_count - self.real_main_table_count
+
+    @property
+    def real_assumed_main_table_count(self) -> int | None:
+        """Main-table locks of a real execution under the assumed version/setting (count), or None."""
+        locks = self.real_locks
+        if not locks or locks[0].assumed_fastpath is None:
+            return None
+        return sum(not lk.assumed_fastpath for lk in locks)
+
+    @property
+    def real_partition_load(self) -> tuple[int, ...]:
+        """A real execution's main-table locks per lock partition: 16 counts (index = partition)."""
+        load = [0] * NUM_LOCK_PARTITIONS
+        for lock in self.real_locks:
+            if not lock.fastpath:
+                load[lock.lock_partition] += 1
+        return tuple(load)
+
+    @property
     def lock_count(self) -> int:
         """Relation locks held (count; one per relation and mode, as pg_locks rows)."""
         return len(self.locks)
@@ -247,8 +269,14 @@ class Footprint:
 
     @property
     def spilled(self) -> bool:
-        """True when any execution put a lock in the main lock table."""
-        return any(e.main_table_count for e in self.executions)
+        """True when any execution holds a lock in the main lock table (what a real execution holds: its EXPLAIN's
+        locks and those its execution adds)."""
+        return any(e.real_main_table_count for e in self.executions)
+
+    @property
+    def exact(self) -> bool:
+        """True when every execution's locks are stated exactly (no :attr:`Execution.unknowns`)."""
+        return all(e.exact for e in self.executions)
 
     @property
     def mismatch_count(self) -> int:
@@ -595,6 +623,8 @@ def measure_footprint(
     plan_cache_mode: PlanCacheMode = PlanCacheMode.AUTO,
     executions: int = 7,
     assume: CapacityModel | None = None,
+    read_rows: bool = True,
+    announce: Callable[[int], None] | None = None,
 ) -> Footprint:
     """Measure the relation-lock footprint of one statement on the session's server.
 
@@ -606,6 +636,11 @@ def measure_footprint(
     :param plan_cache_mode: ``auto``, ``force_custom_plan`` or ``force_generic_plan`` (prepared protocol).
     :param executions: executions to probe with the prepared protocol (count, 1..100).
     :param assume: another capacity model to predict with (``--assume-version/--assume-mlpt``).
+    :param read_rows: a write's execution locks depend on the rows it reaches: True reads them by lockscope's own
+        key lookups (``exec_rows.sql``, at most :data:`lockscope.execlocks.ROW_READ_LIMIT` per lookup); False reads
+        no table, and an execution whose rows matter is then labelled unknown.
+    :param announce: called once, before the first pg_locks read, with the most pg_locks reads the measurement
+        will make (count: :meth:`_QueryProbe.read_bound` of the statement and of each query its execution runs).
     :return: a :class:`Footprint`.
     :raises UnsupportedStatementError: utility, several or no statements.
     :raises BadInputError: bad option values, parameter count (simple protocol).
@@ -626,7 +661,7 @@ def measure_footprint(
     # with the simple protocol, the queries the execution runs plan under the server's own plan_cache_mode
     steps_mode = mode if protocol == "prepared" else PlanCacheMode(session.facts.plan_cache_mode)
     with session.catalog_memo(execlocks.DERIVATION_CATALOG):  # the same for every execution
-        runs = _probe_statement(prober, protocol, params, param_types, steps_mode, executions)
+        runs = _probe_statement(prober, protocol, params, param_types, steps_mode, executions, read_rows, announce)
     facts = session.facts
     return Footprint(
         statement=checked.text,
@@ -862,11 +897,27 @@ class _QueryProbe:
             self.session.deallocate(name)
         self.owned = []
 
-    def read_bound(self, calls: int, partitioned: bool) -> int:
-        """At most how many pg_locks reads ``calls`` more calls make (count): a custom (or simple) plan per
-        pruning signature (one when no relation is partitioned, else one per call at most), a build, a reuse."""
-        custom = 1 if not partitioned else calls
-        return max(0, min(calls, custom) + (2 if self.prepared else 0) - len(self.cache))
+    def read_bound(self, values: Sequence[Sequence[str | None]]) -> int:
+        """At most how many pg_locks reads calls with these values make (count), before any is made: a custom (or
+        simple) plan per distinct pruning (one when the query names no partitioned table, else one per distinct
+        values at most), a generic plan's build and its reuse, as the plan_cache_mode allows, less the lock sets
+        already measured."""
+        if not values:
+            return 0
+        partitioned = self.prober.tree is None or any(r.relkind == "p" for r in self.prober.order.rows)
+        custom = min(len(values), len({tuple(v) for v in values})) if partitioned else 1
+        if not self.prepared:
+            return max(0, custom - len(self.cache))
+        mode = self.tracker.mode
+        generic = 2 if mode is not PlanCacheMode.FORCE_CUSTOM_PLAN or not self.tracker.has_params else 0
+        if mode is PlanCacheMode.FORCE_GENERIC_PLAN or not self.tracker.has_params:
+            custom = 0
+        elif mode is PlanCacheMode.AUTO and len(values) < CUSTOM_PLANS_BEFORE_GENERIC + 1 - self._calls_before():
+            generic = 0
+        return max(0, custom + generic - len(self.cache))
+
+    def _calls_before(self) -> int:
+        return self.tracker.before[0] + self.tracker.before[1]
 
 
 class _PhaseTracker:
@@ -953,7 +1004,8 @@ def _open_statement(prober: _Prober, protocol: str, mode: PlanCacheMode, params:
 
 
 def _probe_statement(prober: _Prober, protocol: str, params: Sequence[str], param_types: Sequence[str],
-                     mode: PlanCacheMode, executions: int) -> tuple[Execution, ...]:
+                     mode: PlanCacheMode, executions: int, read_rows: bool = True,
+                     announce: Callable[[int], None] | None = None) -> tuple[Execution, ...]:
     """Executions 1..N of one statement: per execution, one probe transaction that steps the statement and the
     queries its execution runs through their plan caches (no pg_locks read), then each call's locks from its
     phase's measurement (:class:`_QueryProbe`), ordered and flagged. With the simple protocol, a statement whose
@@ -963,8 +1015,10 @@ def _probe_statement(prober: _Prober, protocol: str, params: Sequence[str], para
     exec_probe: _ExecProbe | None = None
     out: list[Execution] = []
     try:
-        exec_probe = _prepare_execution(prober, params, mode)
+        exec_probe = _prepare_execution(prober, params, mode, read_rows=read_rows)
         runs = executions if protocol == "prepared" or (exec_probe is not None and exec_probe.spi) else 1
+        if announce is not None:
+            announce(statement.read_bound([tuple(params)] * runs) + _spi_read_bound([exec_probe] * runs))
         for number in range(1, runs + 1):
             with session.probe_transaction(paced=False, plan_cache_mode=mode.value):
                 step = statement.step(tuple(params))
@@ -1008,7 +1062,7 @@ class _SpiResult:
 
 def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMode,
                        spi: dict[str, _QueryProbe] | None = None, *, backend: set[str] | None = None,
-                       overlay: execlocks.RowOverlay | None = None) -> _ExecProbe | None:
+                       overlay: execlocks.RowOverlay | None = None, read_rows: bool = True) -> _ExecProbe | None:
     """Derive the statement's execution locks (:func:`lockscope.execlocks.derive_execution`) and PREPARE the
     steppers of the queries its execution runs (outside any probe transaction: the catalog reads and key lookups
     are their own transactions, each PREPARE a rolled-back one). None when the execution adds nothing.
@@ -1018,6 +1072,7 @@ def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMo
     :param backend: what the backend already built once (relcache entries: :attr:`ExtraLock.once_key`), shared by
         every statement and execution of one measurement.
     :param overlay: the rows the transaction's earlier statements wrote.
+    :param read_rows: False: no key lookup (rows that matter make the execution unknown).
     :raises DatabaseError: a catalog read or a key lookup failed.
     """
     tree = prober.tree
@@ -1026,7 +1081,8 @@ def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMo
         target = tree.rtable[tree.result_relation - 1].relid if tree.result_relation > 0 else None
     else:  # a shape the client-side analyser does not build: the target as the parser names it
         target = execlocks.target_relation(prober.session, raw)
-    model = execlocks.derive_execution(prober.session, prober.checked, params, target, raw, overlay=overlay)
+    model = execlocks.derive_execution(prober.session, prober.checked, params, target, raw, overlay=overlay,
+                                       read_rows=read_rows)
     if target is None and not model.unknowns:
         return None
     spi = {} if spi is None else spi
@@ -1080,6 +1136,21 @@ def _release_execution(probe: _ExecProbe | None) -> None:
     """DEALLOCATE the steppers and measurers (prepared statements outlive the probe transactions)."""
     for qp in (probe.spi.values() if probe is not None else ()):
         qp.close()
+
+
+def _spi_read_bound(probes: Sequence[_ExecProbe | None]) -> int:
+    """At most how many pg_locks reads the queries these executions run make (count: each query's
+    :meth:`_QueryProbe.read_bound` over its calls' values)."""
+    calls: dict[str, list[tuple[str | None, ...]]] = {}
+    spi: dict[str, _QueryProbe] = {}
+    for probe in probes:
+        if probe is None:
+            continue
+        for e in probe.model.events:
+            if isinstance(e, SpiCall) and e.query.key in probe.spi:
+                calls.setdefault(e.query.key, []).append(e.values)
+                spi[e.query.key] = probe.spi[e.query.key]
+    return sum(spi[key].read_bound(values) for key, values in calls.items())
 
 
 def _executor_start_quals(prober: _Prober, query: _QueryProbe, step: _Step, rows: Sequence[RelationLockRow],
@@ -1231,13 +1302,15 @@ class TransactionProbe:
     """
 
     def __init__(self, session: Session, text: str, protocol: str, mode: PlanCacheMode,
-                 assume: CapacityModel | None) -> None:
+                 assume: CapacityModel | None, read_rows: bool = True) -> None:
         self.prober = _Prober(session, check_statement(text), assume)
+        self.read_rows = read_rows
         self.protocol = protocol
         self.mode = mode
         self.query: _QueryProbe | None = None
         self.spi: dict[str, _QueryProbe] = {}
         self.exec_probe: _ExecProbe | None = None
+        self.exec_probes: dict[int, _ExecProbe | None] = {}
         self._stepped: tuple[_Step, list[ExtraLock | tuple[SpiCall, _Step]]] | None = None
 
     def open(self, params: Sequence[str]) -> None:
@@ -1248,21 +1321,27 @@ class TransactionProbe:
         """
         self.query = _open_statement(self.prober, self.protocol, self.mode, params)
 
-    def prepare(self, params: Sequence[str], overlay: execlocks.RowOverlay | None = None,
+    def prepare(self, number: int, params: Sequence[str], overlay: execlocks.RowOverlay | None = None,
                 backend: set[str] | None = None) -> None:
-        """Derive this execution's execution locks for its values (catalog reads and key lookups, outside the
-        probe transaction) and PREPARE the steppers of queries first met.
+        """Derive execution ``number``'s execution locks for its values (catalog reads and key lookups, outside
+        any probe transaction) and PREPARE the steppers of queries first met.
 
         :param overlay: the rows the execution's earlier statements wrote (this one's are added).
         :param backend: what the backend built once, shared by the measurement's statements and executions.
         """
-        self.exec_probe = _prepare_execution(self.prober, params, self.mode, self.spi, backend=backend,
-                                             overlay=overlay)
+        self.exec_probes[number] = _prepare_execution(self.prober, params, self.mode, self.spi, backend=backend,
+                                                      overlay=overlay, read_rows=self.read_rows)
+
+    def read_bound(self, params: Sequence[Sequence[str]]) -> int:
+        """At most how many pg_locks reads the prepared executions make (count), ``params`` each one's values."""
+        assert self.query is not None
+        return self.query.read_bound([tuple(p) for p in params]) + _spi_read_bound(list(self.exec_probes.values()))
 
     def step(self, number: int, params: Sequence[str]) -> None:
         """Inside the execution's stepping transaction: the statement's call and its queries' calls, each through
         its plan cache (no pg_locks read)."""
         assert self.query is not None
+        self.exec_probe = self.exec_probes.get(number)
         step = self.query.step(tuple(params))
         calls = _step_spi_calls(self.exec_probe, number) if self.exec_probe is not None else []
         self._stepped = (step, calls)
@@ -1297,8 +1376,8 @@ class TransactionProbe:
 
 @contextlib.contextmanager
 def open_transaction_probes(session: Session, statements: Sequence[tuple[str, Sequence[str]]], *,
-                            protocol: str, mode: PlanCacheMode,
-                            assume: CapacityModel | None) -> Iterator[list[TransactionProbe]]:
+                            protocol: str, mode: PlanCacheMode, assume: CapacityModel | None,
+                            read_rows: bool = True) -> Iterator[list[TransactionProbe]]:
     """A :class:`TransactionProbe` per statement ``(text, first execution's values)``, opened; all closed
     (deallocated) on exit.
 
@@ -1310,7 +1389,7 @@ def open_transaction_probes(session: Session, statements: Sequence[tuple[str, Se
     probes: list[TransactionProbe] = []
     try:
         for text, params in statements:
-            probe = TransactionProbe(session, text, protocol, mode, assume)
+            probe = TransactionProbe(session, text, protocol, mode, assume, read_rows)
             probes.append(probe)
             probe.open(params)
         yield probes

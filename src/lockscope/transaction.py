@@ -24,7 +24,7 @@ measured truth, with the same result type.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .capacity import CapacityModel, LockRequest
@@ -188,7 +188,8 @@ class TransactionFootprint:
 
 def measure_transaction(session: Session, transactions: Sequence[Transaction], *, protocol: str = "simple",
                         plan_cache_mode: PlanCacheMode = PlanCacheMode.AUTO, executions: int = 7,
-                        assume: CapacityModel | None = None) -> TransactionFootprint:
+                        assume: CapacityModel | None = None, read_rows: bool = True,
+                        announce: Callable[[int], None] | None = None) -> TransactionFootprint:
     """The footprint of one transaction on the session's server, EXPLAIN only (see the module docstring).
 
     :param transactions: the transaction as each execution sends it (``transactions[k - 1]`` for execution k: a
@@ -197,6 +198,10 @@ def measure_transaction(session: Session, transactions: Sequence[Transaction], *
         (each statement PREPAREd once, EXPLAIN EXECUTEd per execution).
     :param plan_cache_mode: set in each probe transaction (it governs the foreign-key checks' plans too).
     :param executions: the transaction's executions to probe (count, 1..100).
+    :param read_rows: read the rows the writes reach by lockscope's own key lookups (False: none; an execution
+        whose rows matter is then labelled unknown).
+    :param announce: called once, before the first pg_locks read, with the most reads the measurement will make
+        (count; every execution is derived first).
     :return: a :class:`TransactionFootprint` with method ``explain``.
     :raises BadInputError: bad option values.
     :raises UnsupportedStatementError: a statement lockscope does not probe (DDL, COPY, SET, ...).
@@ -221,9 +226,17 @@ def measure_transaction(session: Session, transactions: Sequence[Transaction], *
     mode = plan_cache_mode if protocol == "prepared" else PlanCacheMode(facts.plan_cache_mode)
     backend: set[str] = set()  # what the probe backend built once (a partition's constraint, ...)
     with session.catalog_memo(DERIVATION_CATALOG), \
-            open_transaction_probes(session, statements, protocol=protocol, mode=mode, assume=assume) as probes:
+            open_transaction_probes(session, statements, protocol=protocol, mode=mode, assume=assume,
+                                    read_rows=read_rows) as probes:
+        for number in range(1, executions + 1):  # derived first (catalog reads, key lookups), so the reads are known
+            overlay = RowOverlay()  # the rows each statement writes, for the next ones' key lookups
+            for probe, stmt in zip(probes, transactions[number - 1].statements, strict=True):
+                probe.prepare(number, stmt.params, overlay, backend)
+        if announce is not None:
+            announce(sum(p.read_bound([t.statements[n].params for t in transactions[:executions]])
+                         for n, p in enumerate(probes)))
         for number in range(1, executions + 1):
-            steps = _probe_execution(session, probes, transactions[number - 1], number, mode, backend)
+            steps = _probe_execution(session, probes, transactions[number - 1], number, mode)
             runs.append(TransactionExecution(number, steps))
             notes += [n for s in steps for n in s.execution.notes]
     return TransactionFootprint(
@@ -234,15 +247,12 @@ def measure_transaction(session: Session, transactions: Sequence[Transaction], *
 
 
 def _probe_execution(session: Session, probes: Sequence[TransactionProbe], transaction: Transaction, number: int,
-                     mode: PlanCacheMode, backend: set[str]) -> tuple[StatementStep, ...]:
+                     mode: PlanCacheMode) -> tuple[StatementStep, ...]:
     """One execution: the statements and the queries their executions run stepped through their plan caches in one
     probe transaction (no pg_locks read), then each statement's locks from its phases' measurements, accumulated."""
     history: list[LockRequest] = []
     steps: list[StatementStep] = []
     held = main = 0
-    overlay = RowOverlay()  # the rows each statement writes, for the next ones' key lookups
-    for probe, stmt in zip(probes, transaction.statements, strict=True):
-        probe.prepare(stmt.params, overlay, backend)  # catalog reads, key lookups, new steppers: before stepping
     with session.probe_transaction(paced=False, plan_cache_mode=mode):
         for probe, stmt in zip(probes, transaction.statements, strict=True):
             probe.step(number, stmt.params)

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_scratch_options(demo, mlpt=False, mlpt_default="")
     demo.add_argument("--html", type=Path, metavar="FILE",
                       help="where to write the HTML report (default lockscope-demo.html)")
-    add_json_option(demo, schema="lockscope/demo/v1")
+    add_json_option(demo, schema="lockscope/demo/v2")
     demo.add_argument("--rows-per-partition", type=non_negative_int, metavar="N",
                       help="rows loaded per partition for the 'with data' run (default 1000000; 0 skips it)")
     demo.add_argument("--max-extra-indexes", type=non_negative_int, default=30, metavar="N",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from ..target import Target
     from ..transaction import TransactionFootprint
 
-#: JSON schema of several statements' footprints (one ``lockscope/footprint/v1`` document each).
-FOOTPRINTS_SCHEMA = "lockscope/footprints/v1"
+#: JSON schema of several statements' footprints (one ``lockscope/footprint/v2`` document each).
+FOOTPRINTS_SCHEMA = "lockscope/footprints/v2"
 
 _PLAN_CACHE_HELP = (
     "plan_cache_mode of the prepared executions: auto (PostgreSQL's default: 5 custom plans, then a generic plan "
@@ -74,8 +74,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     "beside it; a file of statements gives one result per statement. The server: --dsn (or psql's "
                     "-h -p -U -d), else the PG* environment, else libpq's defaults (the local socket), as for psql; "
                     "--scratch starts an empty scratch PostgreSQL 18 instead (use --setup to create tables on it). "
-                    "The first line names the server; the last line on stderr gives the pg_locks reads (one per "
-                    "probed execution, 2 per second at most on your server).",
+                    "The first line names the server; before probing, a line says how many pg_locks reads it will "
+                    "make at most (one per plan-cache phase of the statement and of each query its execution runs, "
+                    "2 per second at most on your server); the last line on stderr gives the reads made.",
         exit_codes=(0, 1, 2, 3, 4, EXIT_SPILL, 130, 143),
     )
     add_statement_input(fp, several=True, what="measure")
@@ -96,10 +97,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fp.add_argument("--plan-cache-mode", choices=[*(m.value for m in PlanCacheMode), "all"],
                     help=_PLAN_CACHE_HELP)
     add_executions_option(fp, what="probed with --protocol prepared")
+    fp.add_argument("--no-row-reads", action="store_true",
+                    help="read no table: by default the rows a write reaches (by its key, and those its foreign-key "
+                         "actions reach) are read with lockscope's own key lookups (at most 1,000 rows each, READ "
+                         "ONLY, under --statement-timeout), since its execution locks depend on them; without, "
+                         "an execution whose rows matter is labelled a lower bound")
     add_assume_options(fp)
     add_timeout_options(fp)
     add_probe_rate_option(fp)
-    add_json_option(fp, schema="lockscope/footprint/v1; lockscope/footprints/v1 for several statements")
+    add_json_option(fp, schema="lockscope/footprint/v2; lockscope/footprints/v2 for several statements")
     fp.add_argument("-v", "--verbose", action="store_true", help="list every locked relation")
     fp.add_argument("--fail-on", action="append", default=[], type=fail_on_condition, metavar="CONDITION",
                     help=f"CI gate: exit {EXIT_SPILL} when a statement meets CONDITION (repeat for several): spill "
@@ -163,7 +169,7 @@ def failed_conditions(footprints: Sequence[Footprint], conditions: Sequence[tupl
     for name, n in conditions:
         if name == "spill" and any(fp.spilled for fp in footprints):
             out.append("spill: an execution put locks in the main lock table")
-        elif name == "assumed-spill" and any(e.assumed_main_table_count for fp in footprints
+        elif name == "assumed-spill" and any(e.real_assumed_main_table_count for fp in footprints
                                              for e in fp.executions):
             out.append("assumed-spill: an execution would put locks in the main lock table under the assumed "
                        "capacity")
@@ -261,7 +267,9 @@ def run(args: argparse.Namespace, console: Console) -> int:
                                choice.describe(facts.max_locks_per_transaction)))
         assume = _assumed_model(args, facts.server_version_num, facts.max_locks_per_transaction)
         kwargs: dict[str, Any] = {"params": args.param, "param_types": args.param_type,
-                                  "executions": args.executions or DEFAULT_EXECUTIONS, "assume": assume}
+                                  "executions": args.executions or DEFAULT_EXECUTIONS, "assume": assume,
+                                  "read_rows": not args.no_row_reads,
+                                  "announce": _announcer(info, target.session.pg_locks_rate_hz)}
         for checked in statements:
             if mode == "all":
                 results.append(measure_all_modes(target.session, checked.text, **kwargs))
@@ -285,9 +293,18 @@ def run(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _announcer(console: Console, rate_hz: float) -> Callable[[int], None]:
+    """The line said before a measurement's first pg_locks read: how many it makes at most, and how long they take
+    at the session's pace."""
+    def say(reads: int) -> None:
+        pace = f" (paced at {rate_hz:g}/s: {max(0.0, (reads - 1) / rate_hz):.1f} s at most)" if rate_hz > 0 else ""
+        note(console, f"lockscope footprint: at most {reads} pg_locks read{'s' if reads != 1 else ''}{pace}")
+    return say
+
+
 def _json_doc(results: list[tuple[Footprint, ...]], endpoint: Endpoint, chosen_by: str,
               cost: ProbeCost) -> dict[str, Any]:
-    """The ``--json`` document: one statement's footprints, or ``lockscope/footprints/v1`` around several."""
+    """The ``--json`` document: one statement's footprints, or ``lockscope/footprints/v2`` around several."""
     from ..report.jsonout import footprints_to_dict
 
     docs = []
@@ -300,7 +317,7 @@ def _json_doc(results: list[tuple[Footprint, ...]], endpoint: Endpoint, chosen_b
         return {**docs[0], "probe_cost": cost.to_dict()}
     return {"schema": FOOTPRINTS_SCHEMA, "lockscope_version": docs[0]["lockscope_version"],
             "server": docs[0]["server"], "statements": docs,
-            "spilled": any(d["spilled"] for d in docs),
+            "spilled": any(d["spilled"] for d in docs), "exact": all(d["exact"] for d in docs),
             "mismatch_count": sum(d["mismatch_count"] for d in docs), "probe_cost": cost.to_dict()}
 
 
@@ -338,7 +355,8 @@ def run_transactions(args: argparse.Namespace, console: Console, text: str, scri
                 continue
             models.append(measure_transaction(session, [s.transactions[t] for s in scripts], protocol=protocol,
                                               plan_cache_mode=PlanCacheMode(mode), executions=executions,
-                                              assume=assume))
+                                              assume=assume, read_rows=not args.no_row_reads,
+                                              announce=_announcer(info, session.pg_locks_rate_hz)))
         truths = execute_scripts(target.server.conninfo(), scripts, protocol=protocol,
                                  plan_cache_mode=PlanCacheMode(mode), executions=executions, assume=assume,
                                  statement_timeout_ms=args.statement_timeout) if target.server is not None else None

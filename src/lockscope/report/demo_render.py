@@ -18,7 +18,7 @@ from .terminal import footprint_table, mismatch_panel
 
 __all__ = ["demo_html", "demo_to_dict", "render_demo"]
 
-DEMO_SCHEMA = "lockscope/demo/v1"
+DEMO_SCHEMA = "lockscope/demo/v2"
 
 
 def _cliff_rows(result: DemoResult) -> list[tuple[int, int, int, int, int, int]]:
@@ -84,7 +84,7 @@ def render_demo(result: DemoResult) -> Group:
 
 
 def demo_to_dict(result: DemoResult) -> dict[str, Any]:
-    """The demo as a JSON-ready dict (schema ``lockscope/demo/v1``)."""
+    """The demo as a JSON-ready dict (schema ``lockscope/demo/v2``)."""
     return {
         "schema": DEMO_SCHEMA,
         "lockscope_version": __version__,

@@ -1,4 +1,4 @@
-"""Footprints as JSON-ready dicts, schema ``lockscope/footprint/v1`` (documented in docs/json-schema.md).
+"""Footprints as JSON-ready dicts, schema ``lockscope/footprint/v2`` (documented in docs/json-schema.md).
 
 Adding keys keeps the version; renaming or removing one bumps it.
 """
@@ -17,7 +17,7 @@ from ..transaction import TransactionExecution, TransactionFootprint
 __all__ = ["FOOTPRINT_SCHEMA", "TRANSACTIONS_SCHEMA", "capacity_to_dict", "footprints_to_dict",
            "transaction_to_dict", "transactions_to_dict"]
 
-FOOTPRINT_SCHEMA = "lockscope/footprint/v1"
+FOOTPRINT_SCHEMA = "lockscope/footprint/v2"
 #: Transaction footprints (``footprint`` with BEGIN ... COMMIT, a pgbench script, or DDL on a scratch server).
 TRANSACTIONS_SCHEMA = "lockscope/transactions/v1"
 
@@ -54,24 +54,32 @@ def _relation(lock: RelationLock) -> dict[str, Any]:
 
 
 def _execution(e: Execution) -> dict[str, Any]:
+    """One execution, totals first: what a real execution holds (``locks``, ``fastpath``, ``main_table``, exact or a
+    lower bound), then its breakdown (``explain``: what EXPLAIN takes, measured; ``execution``: what running it
+    adds, modelled) and every lock in ``relations`` (its ``source`` says which part)."""
+    added = e.executor_index_locks + e.execution_locks
     return {
         "number": e.number,
         "phase": e.phase,
         "plan_type": e.plan_type,
-        "locks": e.lock_count,
-        "fastpath": e.fastpath_count,
-        "main_table": e.main_table_count,
-        "predicted_main_table": e.predicted_main_table_count,
-        "assumed_main_table": e.assumed_main_table_count,
-        "mismatches": len(e.mismatches),
-        "main_table_locks_per_partition": list(e.partition_load),
-        "relations": [_relation(lock) for lock in e.locks],
-        "executor_index_locks": [_relation(lock) for lock in e.executor_index_locks],
-        "execution_locks": [_relation(lock) for lock in e.execution_locks],
-        "query_phases": [{"query": what, "phase": phase} for what, phase in e.query_phases],
+        "locks": e.real_lock_count,
+        "fastpath": e.real_fastpath_count,
+        "main_table": e.real_main_table_count,
+        "exact": e.exact,
+        "unknowns": list(e.unknowns),
         "notes": list(e.notes),
-        "real_locks": e.real_lock_count,
-        "real_main_table": e.real_main_table_count,
+        "assumed_main_table": e.real_assumed_main_table_count,
+        "main_table_locks_per_partition": list(e.real_partition_load),
+        "explain": {
+            "locks": e.lock_count,
+            "fastpath": e.fastpath_count,
+            "main_table": e.main_table_count,
+            "predicted_main_table": e.predicted_main_table_count,
+            "mismatches": len(e.mismatches),
+        },
+        "execution": {"locks": len(added), "main_table": sum(not lk.fastpath for lk in added)},
+        "query_phases": [{"query": what, "phase": phase} for what, phase in e.query_phases],
+        "relations": [_relation(lock) for lock in e.real_locks],
         "plan": list(e.plan.lines),
     }
 
@@ -94,8 +102,8 @@ def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
 
     :param footprints: non-empty, all of the same statement and server.
     :return: a dict with ``schema``, ``lockscope_version``, ``measured_at`` (UTC ISO 8601), ``server``,
-        ``capacity``, ``assumed``, ``statement``, ``protocol``, ``params``, ``spilled``, ``mismatch_count``,
-        ``order_note`` and ``runs`` (one per plan_cache_mode, each with ``executions``).
+        ``capacity``, ``assumed``, ``statement``, ``protocol``, ``params``, ``spilled``, ``exact``,
+        ``mismatch_count``, ``order_note`` and ``runs`` (one per plan_cache_mode, each with ``executions``).
     """
     first = footprints[0]
     return {
@@ -105,6 +113,7 @@ def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
         "params": list(first.params),
         "param_types": list(first.param_types),
         "spilled": any(fp.spilled for fp in footprints),
+        "exact": all(fp.exact for fp in footprints),
         "mismatch_count": sum(fp.mismatch_count for fp in footprints),
         "order_note": first.order_note,
         "runs": [
@@ -119,6 +128,8 @@ def _transaction_execution(e: TransactionExecution) -> dict[str, Any]:
         "number": e.number,
         "locks": e.lock_count,
         "main_table": e.main_table_count,
+        "exact": e.exact,
+        "unknowns": list(e.unknowns),
         "first_spill": e.first_spill,
         "main_table_locks_per_partition": list(e.partition_load),
         "statements": [{
@@ -136,7 +147,8 @@ def transaction_to_dict(fp: TransactionFootprint) -> dict[str, Any]:
     return {
         "line": fp.line, "explicit": fp.explicit, "method": fp.method, "protocol": fp.protocol,
         "plan_cache_mode": fp.plan_cache_mode, "statements": list(fp.statements), "spilled": fp.spilled,
-        "notes": list(fp.notes), "executions": [_transaction_execution(e) for e in fp.executions],
+        "exact": fp.exact, "notes": list(fp.notes), "unknowns": list(fp.unknowns),
+        "executions": [_transaction_execution(e) for e in fp.executions],
     }
 
 

@@ -16,34 +16,67 @@ __all__ = ["footprint_table", "mismatch_panel", "partition_summary", "relations_
            "short_statement"]
 
 
+def _bound(e: Execution) -> str:
+    """``""`` for an exact figure, ``≥`` for a lower bound (the execution has unknowns)."""
+    return "" if e.exact else "≥"
+
+
 def _main_cell(e: Execution) -> Text:
-    style = "bold red" if e.main_table_count else "green"
-    return Text(str(e.main_table_count), style=style)
+    style = "bold red" if e.real_main_table_count else "green"
+    return Text(f"{_bound(e)}{e.real_main_table_count}", style=style)
 
 
-def _predicted_cell(e: Execution) -> Text:
-    text = str(e.predicted_main_table_count)
+def _exact_cell(e: Execution) -> Text:
+    if e.exact:
+        return Text("✓", style="green")
+    return Text("lower bound", style="yellow")
+
+
+def _explain_cell(e: Execution) -> Text:
+    text = Text(f"{e.lock_count}")
+    text.append(f" ({e.main_table_count} main)", style="bold red" if e.main_table_count else "dim")
     if e.mismatches:
-        return Text(f"{text} MISMATCH", style="bold white on red")
-    return Text(text + " ✓", style="dim")
+        text.append(" MISMATCH", style="bold white on red")
+    return text
+
+
+def _added_cell(e: Execution) -> Text:
+    extra = len(e.executor_index_locks) + len(e.execution_locks)
+    if not extra and e.exact:
+        return Text("-", style="dim")
+    text = Text(f"{_bound(e)}+{extra}")
+    extra_main = e.real_main_table_count - e.main_table_count
+    if extra_main:
+        text.append(f" ({extra_main} main)", style="bold red")
+    return text
 
 
 def _mode_cell(e: Execution) -> Text:
-    text = Text(f"{e.lock_count}")
-    text.append(f" {e.main_table_count} main", style="bold red" if e.main_table_count else "green")
+    text = Text(f"{_bound(e)}{e.real_lock_count}")
+    text.append(f" {_bound(e)}{e.real_main_table_count} main",
+                style="bold red" if e.real_main_table_count else "green")
     text.append(f" {e.phase}", style="dim")
     if e.mismatches:
         text.append(" MISMATCH", style="bold white on red")
     return text
 
 
-def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -> Table:
-    """The per-execution summary table.
+#: The summary table's caption: what its columns are.
+TOTALS_CAPTION = ("locks, fast-path, main: what PostgreSQL holds at the end of the execution, its EXPLAIN's locks "
+                  "and those a real execution adds (a reused generic plan's index scans, sequences, routed "
+                  "partitions, foreign-key checks and actions, triggers' statements); ✓ exact, ≥ a lower bound "
+                  "(why: below); EXPLAIN: what EXPLAIN alone takes, measured; + execution: what running it adds, "
+                  "modelled (--verbose lists every lock)")
 
-    One footprint: one row per execution with phase, plan type, locks, fast-path, main table (measured),
-    main table predicted, capacity, and the ``--assume-*`` prediction when present. Several footprints (the
-    plan_cache_modes of ``--plan-cache-mode all``): one row per execution, the modes side by side, each cell
-    ``locks / main-table locks / phase``.
+
+def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -> Table:
+    """The per-execution summary table, totals first.
+
+    One footprint: one row per execution with phase, plan type, the locks a real execution holds (relation locks,
+    fast-path, main table; ``≥`` when a lower bound), whether that is exact, its breakdown (what EXPLAIN takes,
+    measured; what executing adds, modelled), capacity, and the ``--assume-*`` main-table count when present.
+    Several footprints (the plan_cache_modes of ``--plan-cache-mode all``): one row per execution, the modes side by
+    side, each cell ``locks / main-table locks / phase``.
     """
     first = footprints[0]
     table = Table(title=title, title_justify="left", header_style="bold")
@@ -55,39 +88,31 @@ def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -
             cells: list[RenderableType] = [str(i + 1)]
             cells += [_mode_cell(fp.executions[i]) if i < len(fp.executions) else "" for fp in footprints]
             table.add_row(*cells)
-        return table
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("exec", "right"), ("phase", "left"), ("plan", "left"), ("locks", "right"), ("fast-path", "right"),
-        ("main", "right"), ("predicted", "right"), ("slots", "right"))
-    for col, just in columns:
-        table.add_column(col, justify=just)
-    if first.assumed is not None:
-        a = first.assumed
-        table.add_column(f"main if PG{major_of(a.server_version_num)}/{a.max_locks_per_transaction}", justify="right")
-    extra_note = False
-    for e in first.executions:
-        extra = len(e.executor_index_locks) + len(e.execution_locks)
-        locks: RenderableType = str(e.lock_count)
-        if extra:
-            extra_note = True
-            extra_main = e.real_main_table_count - e.main_table_count
-            locks = Text(f"{e.lock_count} +{extra}")
-            if extra_main:
-                locks.append(f" ({extra_main} main)", style="bold red")
-        row: list[RenderableType] = [str(e.number), e.phase, e.plan_type or "-", locks,
-                                     str(e.fastpath_count), _main_cell(e), _predicted_cell(e), first.capacity.short()]
+    else:
+        columns: tuple[tuple[str, JustifyMethod], ...] = (
+            ("exec", "right"), ("phase", "left"), ("plan", "left"), ("locks", "right"), ("fast-path", "right"),
+            ("main", "right"), ("exact", "left"), ("EXPLAIN", "right"), ("+ execution", "right"), ("slots", "right"))
+        for col, just in columns:
+            table.add_column(col, justify=just)
         if first.assumed is not None:
-            row.append(str(e.assumed_main_table_count))
-        table.add_row(*row)
-    if extra_note:
-        table.caption = ("+N: locks a real execution takes that EXPLAIN does not (a reused generic plan's index "
-                         "scans, sequences, routed partitions, foreign-key checks and actions: --verbose lists "
-                         "them), with the capacity model's fast-path flags; not in the other columns")
-        table.caption_justify = "left"
-    notes = sorted({n for fp in footprints for e in fp.executions for n in e.notes})
-    if notes:
-        table.caption = (table.caption or "") + "".join(f"\nnot derived: {n}" for n in notes)
-        table.caption_justify = "left"
+            a = first.assumed
+            table.add_column(f"main if PG{major_of(a.server_version_num)}/{a.max_locks_per_transaction}",
+                             justify="right")
+        for e in first.executions:
+            row: list[RenderableType] = [str(e.number), e.phase, e.plan_type or "-",
+                                         f"{_bound(e)}{e.real_lock_count}", f"{_bound(e)}{e.real_fastpath_count}",
+                                         _main_cell(e), _exact_cell(e), _explain_cell(e), _added_cell(e),
+                                         first.capacity.short()]
+            if first.assumed is not None:
+                row.append(f"{_bound(e)}{e.real_assumed_main_table_count}")
+            table.add_row(*row)
+    caption = TOTALS_CAPTION
+    unknowns = list(dict.fromkeys(u for fp in footprints for e in fp.executions for u in e.unknowns))
+    notes = list(dict.fromkeys(n for fp in footprints for e in fp.executions for n in e.notes))
+    caption += "".join(f"\nunknown: {u}" for u in unknowns)
+    caption += "".join(f"\nassumed: {n}" for n in notes)
+    table.caption = caption
+    table.caption_justify = "left"
     return table
 
 
@@ -111,21 +136,22 @@ def relations_table(e: Execution, title: str) -> Table:
         taken = "real execution" if not lock.detail else f"real execution: {lock.source}, {lock.detail}"
         table.add_row(str(lock.order + 1), lock.relation, str(lock.relation_oid), lock.role, lock.mode,
                       str(lock.fast_path_group), Text(taken, style="dim"), predicted, str(lock.lock_partition))
-    if e.main_table_count:
+    if e.real_main_table_count:
         table.caption = partition_summary(e)
         table.caption_justify = "left"
     return table
 
 
 def partition_summary(e: Execution) -> str:
-    """``main-table locks per lock partition: p3 5, p7 2 (hottest p3: 5 of 7 ...)`` ('' without any)."""
-    load = e.partition_load
+    """``main-table locks per lock partition: p3 5, p7 2 (hottest p3: 5 of 7 ...)`` ('' without any): what a real
+    execution holds."""
+    load = e.real_partition_load
     if not any(load):
         return ""
     parts = ", ".join(f"p{p} {n}" for p, n in enumerate(load) if n)
     hottest = max(range(len(load)), key=lambda p: load[p])
     return (f"main-table locks per lock partition: {parts} (hottest p{hottest}: {load[hottest]} of "
-            f"{e.main_table_count}; each takes that partition's LWLock:LockManager)")
+            f"{e.real_main_table_count}; each takes that partition's LWLock:LockManager)")
 
 
 def mismatch_panel(footprints: Sequence[Footprint]) -> Panel | None:

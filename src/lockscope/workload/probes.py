@@ -275,8 +275,10 @@ def _custom_plan(session: Session, text: str, param_count: int,
     if param_count and binding.reason is not None:
         return None, binding.reason
     try:
-        fp = measure_footprint(session, text, params=list(binding.values)) if param_count else \
-            measure_footprint(session, text)
+        # statistics only: a workload's statements are probed without reading any table (their execution locks
+        # that depend on rows are labelled unknown)
+        fp = measure_footprint(session, text, params=list(binding.values), read_rows=False) if param_count else \
+            measure_footprint(session, text, read_rows=False)
         return plan_footprint(fp, PlanPhase.CUSTOM, session), None
     except LockscopeError as exc:
         return None, f"probe failed: {exc}"
