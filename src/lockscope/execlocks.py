@@ -1129,7 +1129,8 @@ class _Sim:
         estimate: compression may keep them in the row, said as unknown when it could)."""
         if rel.toast_oid is None or rel.toast_index_oid is None:
             return []
-        given = set(given)
+        toastable = {c.name for c in self.catalog.columns(rel.relation_oid) if c.toastable}
+        given = set(given) & toastable
         known = [v for c, v in values.items() if c in given and v is not None and _known(v)]
         if any(not _known(v) for c, v in values.items() if c in given and v is not None):
             self.unknowns.append(f"{rel.relation}: a value computed when the row is written may be stored out of "
@@ -1264,10 +1265,14 @@ class _Sim:
         return self._keys_differ(olds, news, ri.name)
 
     def _keys_differ(self, olds: Sequence[Value], news: Sequence[Value], name: str) -> bool:
+        """``ri_triggers.c ri_KeysEqual`` negated: a known column that changes decides; only when every known one
+        stays and some are not known is it unknown (taken as changed)."""
+        if any(_known(o) and _known(n) and o != n for o, n in zip(olds, news, strict=True)):
+            return True
         if any(not _known(v) for v in [*olds, *news]):
             self.unknowns.append(f"{name}: whether the UPDATE changes the key is known only when it runs")
             return True
-        return list(olds) != list(news)
+        return False
 
     # -- firing ---------------------------------------------------------------------------------------------------
     def fire(self, queue: list[_Pending], depth: int) -> list[ExtraLock | SpiCall]:

@@ -1098,6 +1098,7 @@ class ExecColumnRow:
 
     :ivar sequence_oid: the sequence its default or identity calls ``nextval`` on, else None.
     :ivar default_expr: the default's (or generation's) expression as ``pg_get_expr`` prints it, else None.
+    :ivar toastable: a value of it can be stored out of line (``attlen`` -1, ``attstorage`` not plain).
     """
 
     attnum: int
@@ -1107,6 +1108,7 @@ class ExecColumnRow:
     has_default: bool
     sequence_oid: int | None
     default_expr: str | None = None
+    toastable: bool = True
 
 
 

@@ -37,10 +37,11 @@ def transaction_table(fp: TransactionFootprint, truth: TransactionFootprint | No
         table.add_column(f"main if PG{major_of(fp.assumed.server_version_num)}/{fp.assumed.max_locks_per_transaction}",
                          justify="right")
     for i, e in enumerate(fp.executions):
-        main = Text(str(e.main_table_count), style="bold red" if e.main_table_count else "green")
+        bound = "" if e.exact else "≥"
+        main = Text(f"{bound}{e.main_table_count}", style="bold red" if e.main_table_count else "green")
         spill = f"statement {e.first_spill}" if e.first_spill is not None else "-"
-        row: list[RenderableType] = [str(e.number), _phases(e), str(e.lock_count),
-                                     str(e.lock_count - e.main_table_count), main, spill]
+        row: list[RenderableType] = [str(e.number), _phases(e), f"{bound}{e.lock_count}",
+                                     f"{bound}{e.lock_count - e.main_table_count}", main, spill]
         if truth is not None:
             t = truth.executions[i] if i < len(truth.executions) else None
             row.append(_truth_cell(e, t))
@@ -51,11 +52,19 @@ def transaction_table(fp: TransactionFootprint, truth: TransactionFootprint | No
 
 
 def _truth_cell(model: TransactionExecution, truth: TransactionExecution | None) -> Text:
+    """The executed run's counts, ✓ when lockscope's model holds exactly the same locks (relation, mode and
+    fast-path flag) and says it is exact; a lower bound is shown as such, a difference loudly."""
     if truth is None:
         return Text("-")
-    same = (truth.lock_count, truth.main_table_count) == (model.lock_count, model.main_table_count)
-    return Text(f"{truth.lock_count}, {truth.main_table_count} " + ("✓" if same else "≠ model"),
-                style="dim" if same else "bold white on red")
+    same = _lock_set(truth) == _lock_set(model)
+    text = f"{truth.lock_count}, {truth.main_table_count} "
+    if not model.exact:
+        return Text(text + ("(model: lower bound, equal)" if same else "(model: lower bound)"), style="yellow")
+    return Text(text + ("✓" if same else "≠ model"), style="dim" if same else "bold white on red")
+
+
+def _lock_set(e: TransactionExecution) -> set[tuple[int, str, bool]]:
+    return {(lk.relation_oid, str(lk.mode), lk.fastpath) for lk in e.locks}
 
 
 def steps_table(e: TransactionExecution, title: str) -> Table:
@@ -119,6 +128,8 @@ def render_transactions(footprints: Sequence[TransactionFootprint],
                                                                                    e.lock_count)),)
         for e in shown:
             parts.append(steps_table(e, f"execution {e.number}, statement by statement"))
+        for unknown in fp.unknowns:
+            parts.append(Text(f"unknown (the figures marked ≥ are lower bounds): {unknown}", style="yellow"))
         for note in fp.notes:
-            parts.append(Text(f"not derived: {note}", style="yellow"))
+            parts.append(Text(f"assumed: {note}", style="dim"))
     return Group(*parts)

@@ -1,6 +1,7 @@
 -- The columns of one relation with what writing a row evaluates (lockscope.execlocks): the type, and the sequence
 -- a default calls nextval on (a serial's or an explicit nextval default: pg_attrdef depends on the sequence) or an
--- identity column's sequence (pg_depend deptype 'i'), and the default's expression (pg_get_expr). Catalog reads
+-- identity column's sequence (pg_depend deptype 'i'), the default's expression (pg_get_expr), and whether a value
+-- can be stored out of line (a varlena whose storage is not plain: toast_internals.c). Catalog reads
 -- only. Parameter: the relation's OID.
 SELECT a.attnum::int                                                     AS attnum,
        a.attname::text                                                   AS name,
@@ -8,6 +9,7 @@ SELECT a.attnum::int                                                     AS attn
        a.attgenerated::text <> ''                                        AS generated,
        ad.oid IS NOT NULL                                                AS has_default,
        pg_catalog.pg_get_expr(ad.adbin, ad.adrelid)                      AS default_expr,
+       a.attlen = -1 AND a.attstorage <> 'p'                             AS toastable,
        coalesce(
          (SELECT d.refobjid::int8 FROM pg_catalog.pg_depend d
           JOIN pg_catalog.pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
