@@ -79,7 +79,7 @@ from .rows import (
     UniqueKeyColumnRow,
 )
 from .statement import CheckedStatement, check_statement, raw_statement
-from .versions import PG14, PG15, PG19
+from .versions import PG14, PG15, PG17, PG19
 from .vocab import LockMode, LockSource
 
 if TYPE_CHECKING:
@@ -216,12 +216,15 @@ def _known(value: Value) -> bool:
 
 @dataclass
 class _Row:
-    """One row a write handles: its columns' values (text as the server prints them; None: NULL; :data:`_UNKNOWN`)
-    and the relation it is in (a partition; None when not known)."""
+    """One row a write handles: its columns' values (text as the server prints them; None: NULL; :data:`_UNKNOWN`),
+    the relation it is in (a partition; None when not known), whether this transaction inserted it, and the columns
+    whose values are stored out of line (``external``; ``external_unknown`` when the read could not tell)."""
 
     values: dict[str, Value]
     leaf: int | None
     inserted_here: bool = False
+    external: frozenset[str] = frozenset()
+    external_unknown: bool = False
 
 
 @dataclass
@@ -347,17 +350,25 @@ class RowReader:
             return _Found([_Row(dict(conditions), None)], False, f"{target.relation}: a condition names no column")
         ident = self.session.identifier
         names = [c.name for c in columns]
+        toastable = {c.name for c in columns if c.toastable}
         fill = {
             "columns": ", ".join(f"CASE WHEN pg_catalog.pg_column_size(t.{ident(n)}) <= {_BIG_VALUE} "
                                  f"THEN t.{ident(n)}::text ELSE {self.session.literal(_BIG_MARK)} END" for n in names)
             or "NULL",
+            "sizes": ", ".join(f"pg_catalog.pg_column_size(t.{ident(n)})" for n in names) or "NULL",
             "relation": ("ONLY " if only else "") + target.relation,
             "quals": " AND ".join(f"t.{ident(c)} = CAST(%s::text AS {types[c]})" for c in conditions) or "true",
         }
+        if self.session.facts.server_version_num >= PG17:
+            fill["external"] = ", ".join(f"pg_catalog.pg_column_toast_chunk_id(t.{ident(n)}) IS NOT NULL"
+                                         if n in toastable else "false" for n in names) or "NULL"
         read = self.session.query_rows("exec_rows", ExecRowValuesRow, [*conditions.values(), self.limit + 1],
                                        fill=fill)
-        rows = [_Row({n: (_UNKNOWN if v == _BIG_MARK else v) for n, v in zip(names, r.vals, strict=True)}, r.leaf_oid)
-                for r in read]
+        rows = []
+        for r in read:
+            external, unknown = _out_of_line(names, toastable, r)
+            rows.append(_Row({n: (_UNKNOWN if v == _BIG_MARK else v) for n, v in zip(names, r.vals, strict=True)},
+                             r.leaf_oid, external=external, external_unknown=unknown))
         tree = frozenset({relation_oid}) if only else self.catalog.tree_oids(relation_oid)
         rows = self.overlay.adjust(tree, conditions, rows)
         if len(read) > self.limit:
@@ -367,6 +378,24 @@ class RowReader:
 
 #: What ``exec_rows.sql`` puts for a value too long to keep.
 _BIG_MARK = "\x01big"
+#: ``heaptoast.h TOAST_TUPLE_TARGET`` less a tuple header (bytes): a value stored this large cannot be in the row.
+_SURELY_OUT_OF_LINE = 2032 - 24
+
+
+def _out_of_line(names: Sequence[str], toastable: Iterable[str], row: ExecRowValuesRow) -> tuple[frozenset[str],
+                                                                                                 bool]:
+    """The columns of a read row stored out of line, and whether that is unknown: PG 17+ says
+    (``pg_column_toast_chunk_id``); before, a value stored larger than a tuple may be is out of line, and a row
+    whose toastable values add up to more than a tuple may be, with a value that is not, cannot be told
+    (``heaptoast.c heap_toast_insert_or_update`` moved its largest values out until it fit)."""
+    toastable = set(toastable)
+    if row.ext is not None:
+        return frozenset(n for n, e in zip(names, row.ext, strict=True) if e), False
+    sizes = {n: s for n, s in zip(names, row.sizes, strict=True) if n in toastable and s is not None}
+    external = frozenset(n for n, s in sizes.items() if s >= _SURELY_OUT_OF_LINE)
+    rest = sum(s for n, s in sizes.items() if n not in external)
+    unknown = rest > _SURELY_OUT_OF_LINE - 256 and any(s > 32 for n, s in sizes.items() if n not in external)
+    return external, unknown
 
 
 # -- the statement's own rows ---------------------------------------------------------------------------------------
@@ -894,7 +923,11 @@ class _Sim:
                     self.unknowns.append(f"the ON CONFLICT DO UPDATE on {target.relation} has a WHERE: whether it "
                                          "updates is known only when it runs")
                 return out + self._update_row(leaf, st, old, new, frozenset(conflict[2]), row_no, queue, depth)
-        out += self._toast(leaf, row.values, write.given if write is not None else frozenset(row.values), row_no)
+        if moved_from is not None:  # a moved row's values stored out of line are stored so again (heap_insert)
+            out += self._toast(leaf, {c: v for c, v in row.values.items() if c not in row.external},
+                               frozenset(row.values) - row.external, row_no, certain=bool(row.external))
+        else:
+            out += self._toast(leaf, row.values, write.given if write is not None else frozenset(row.values), row_no)
         self.reader.overlay.inserted.append((leaf_oid, dict(row.values)))
         row.inserted_here = True
         out += self._queue_after(leaf, "INSERT", None, row, row_no, queue, frozenset(row.values),
@@ -972,6 +1005,7 @@ class _Sim:
         if open_indexes and self.version >= PG14:
             out += self._open_indexes(st, leaf.relation_oid, Stage.ROW, row_no)
         out += self._toast(leaf, new.values, given, row_no)
+        out += self._toast_delete(leaf, old, given, row_no)
         self.reader.overlay.deleted.append((leaf.relation_oid, dict(old.values)))
         self.reader.overlay.inserted.append((leaf.relation_oid, dict(new.values)))
         out += self._queue_after(leaf, "UPDATE", old, new, row_no, queue, given)
@@ -986,9 +1020,10 @@ class _Sim:
         assert old.leaf is not None
         leaf = self.catalog.target(old.leaf)
         out = self._row_triggers(leaf, "DELETE", TriggerTiming.BEFORE, old, None, row_no, queue, depth, None)
+        out += self._toast_delete(leaf, old, None, row_no)
         self.reader.overlay.deleted.append((leaf.relation_oid, dict(old.values)))
         out += self._queue_after(leaf, "DELETE", old, None, row_no, queue, frozenset(), crosspart=True)
-        moved = _Row(dict(new.values), None, new.inserted_here)
+        moved = _Row(dict(new.values), None, new.inserted_here, old.external, old.external_unknown)
         out += self._insert_row(None, target, st, moved, row_no, queue, depth, moved_from=old)
         if self.version >= PG15:
             out += self._queue_after(target, "UPDATE", old, moved, row_no, queue, frozenset(new.values),
@@ -1007,9 +1042,24 @@ class _Sim:
                 old.leaf = target.relation_oid
             leaf = self.catalog.target(old.leaf)
             out += self._row_triggers(leaf, "DELETE", TriggerTiming.BEFORE, old, None, row_no, queue, depth, None)
+            out += self._toast_delete(leaf, old, None, row_no)
             self.reader.overlay.deleted.append((leaf.relation_oid, dict(old.values)))
             out += self._queue_after(leaf, "DELETE", old, None, row_no, queue, frozenset())
         return out
+
+    def _toast_delete(self, rel: ExecTargetRow, old: _Row, changed: Iterable[str] | None,
+                      row_no: int) -> list[ExtraLock]:
+        """A deleted row's, or an updated row's replaced, values stored out of line are deleted from the TOAST
+        relation: it and its index ``RowExclusiveLock``, held (``heaptoast.c heap_toast_delete`` /
+        ``toast_tuple_cleanup`` → ``toast_internals.c toast_delete_datum``)."""
+        gone = old.external if changed is None else old.external & set(changed)
+        if old.external_unknown:
+            self.unknowns.append(f"{rel.relation}: whether a row's values are stored out of line is not known "
+                                 "(TOAST: 2 more locks when one is)")
+        if not gone or rel.toast_oid is None or rel.toast_index_oid is None:
+            return []
+        return [ExtraLock(o, LockMode.ROW_EXCLUSIVE, LockSource.TOAST, rel.relation, Stage.ROW, row_no)
+                for o in (rel.toast_oid, rel.toast_index_oid)]
 
     # -- MERGE --------------------------------------------------------------------------------------------------
     def _merge(self, write: _Write, target: ExecTargetRow) -> list[ExtraLock | SpiCall]:
@@ -1124,11 +1174,15 @@ class _Sim:
         return [*reversed(between), leaf]
 
     def _toast(self, rel: ExecTargetRow, values: Mapping[str, Value], given: Iterable[str],
-               row_no: int) -> list[ExtraLock]:
+               row_no: int, *, certain: bool = False) -> list[ExtraLock]:
         """A row whose values add up to more than ``TOAST_TUPLE_THRESHOLD`` bytes has some stored out of line (an
-        estimate: compression may keep them in the row, said as unknown when it could)."""
+        estimate: compression may keep them in the row, said as unknown when it could); ``certain``: a value is
+        known to be stored so."""
         if rel.toast_oid is None or rel.toast_index_oid is None:
             return []
+        if certain:
+            return [ExtraLock(o, LockMode.ROW_EXCLUSIVE, LockSource.TOAST, rel.relation, Stage.ROW, row_no)
+                    for o in (rel.toast_oid, rel.toast_index_oid)]
         toastable = {c.name for c in self.catalog.columns(rel.relation_oid) if c.toastable}
         given = set(given) & toastable
         known = [v for c, v in values.items() if c in given and v is not None and _known(v)]

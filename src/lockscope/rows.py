@@ -1167,10 +1167,14 @@ class ExecRowValuesRow:
 
     :ivar leaf_oid: the relation (partition) the row is in (``tableoid``).
     :ivar vals: the asked-for columns' values as text, in order (None: NULL).
+    :ivar sizes: their stored sizes (bytes, ``pg_column_size``; None for NULL).
+    :ivar ext: PG 17+: whether each is stored out of line (``pg_column_toast_chunk_id``), else None.
     """
 
     leaf_oid: int
     vals: list[str | None]
+    sizes: list[int | None]
+    ext: list[bool | None] | None
 
 
 @dataclass(frozen=True)

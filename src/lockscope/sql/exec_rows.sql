@@ -3,9 +3,12 @@
 -- partition each row is in and the listed columns as text, at most LIMIT rows. The conditions are equalities of
 -- columns with values lockscope passes as parameters (`col = CAST($n AS type)`), never the statement's own
 -- expressions; a READ ONLY read under the session's statement_timeout. Filled in: the columns (`t.col::text,
--- ...`, a value over 2 kB replaced by a mark), the relation (`[ONLY] schema.table`), the conditions (`t.col =
--- CAST(the value AS type) AND ...`). Parameters: the values, then the limit.
-SELECT t.tableoid::int8 AS leaf_oid, ARRAY[@columns@]::text[] AS vals
+-- ...`, a value over 2 kB replaced by a mark; each column's stored size, pg_column_size), the relation (`[ONLY]
+-- schema.table`), the conditions (`t.col = CAST(the value AS type) AND ...`). Parameters: the values, then the
+-- limit.
+-- Before PG 17 no function tells whether a value is stored out of line (ext is NULL: the sizes tell).
+SELECT t.tableoid::int8 AS leaf_oid, ARRAY[@columns@]::text[] AS vals, ARRAY[@sizes@]::int[] AS sizes,
+       NULL::bool[] AS ext
 FROM @relation@ AS t
 WHERE @quals@
 LIMIT %s
