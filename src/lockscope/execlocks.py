@@ -99,6 +99,8 @@ ROW_READ_LIMIT = 1000
 TOAST_TUPLE_THRESHOLD = 2032
 #: How deep statements run by triggers and foreign-key actions are followed (levels).
 MAX_DEPTH = 12
+#: The most events one statement's simulation makes (count): beyond, the rest is said as unknown.
+MAX_EVENTS = 20000
 #: A read value longer than this is not kept (bytes): it stands as a value only the execution knows.
 _BIG_VALUE = 2048
 
@@ -786,6 +788,7 @@ class _Sim:
         self.version = session.facts.server_version_num
         self.notes: list[str] = []
         self.unknowns: list[str] = []
+        self.statements = 0
         self._programs: dict[int, TriggerProgram] = {}
         self._samples: dict[tuple[int, str], Value] = {}
 
@@ -810,6 +813,10 @@ class _Sim:
         if depth > MAX_DEPTH:
             self.unknowns.append(f"statements nested more than {MAX_DEPTH} deep (triggers of triggers) are not "
                                  "derived")
+            return []
+        self.statements += 1
+        if self.statements > MAX_EVENTS // 10:
+            self.unknowns.append("the execution runs more statements than lockscope follows (cascades, triggers)")
             return []
         st = _Statement(write.kind, target)
         queue: list[_Pending] = [] if level is None else level
@@ -1423,6 +1430,8 @@ class _Sim:
         found = self.reader.find(ri.fk_oid, cond)
         if not found.exact:
             self.unknowns.append(found.reason)
+            if not all(_known(v) for v in olds):  # rows of rows not known: their own cascades are not followed
+                found = _Found([], False, found.reason)
         if action == "cascade" and fn.endswith("_del"):
             text = f"DELETE FROM {only_fk}{ri.fk_relation} WHERE {where}"
             out.append(self._call(ri, "cascade_del", text, ri.pk_types, "cascade delete", probe_old, row_no))
