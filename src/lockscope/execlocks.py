@@ -776,6 +776,7 @@ class _Statement:
     target: ExecTargetRow
     opened: dict[int, list[int]] = field(default_factory=dict)
     routed: set[int] = field(default_factory=set)
+    hash_checked: set[int] = field(default_factory=set)
 
 
 class _Sim:
@@ -915,7 +916,10 @@ class _Sim:
             out += self._open_indexes(st, leaf_oid, Stage.ROW, row_no)
         row.leaf = leaf_oid
         leaf = self.catalog.target(leaf_oid)
+        before = self._firing(leaf, "INSERT", TriggerTiming.BEFORE, TriggerLevel.ROW, None)
         out += self._row_triggers(leaf, "INSERT", TriggerTiming.BEFORE, None, row, row_no, queue, depth, None)
+        if leaf.ancestor_oids and (target.relkind != "p" or before):  # ExecInsert: a partition's constraint is
+            out += self._partition_check(st, leaf, None, row_no)       # checked unless routed without BR triggers
         if conflict is not None:
             existing = self._conflicting(target, leaf, row.values, conflict[1])
             if existing is None:
@@ -994,15 +998,16 @@ class _Sim:
         if self.version >= PG14:
             out += self._open_indexes(st, leaf.relation_oid, Stage.ROW, row_no)
         out += self._row_triggers(leaf, "UPDATE", TriggerTiming.BEFORE, old, new, row_no, queue, depth, given)
-        if leaf.ancestor_oids:  # ExecUpdateAct: ExecPartitionCheck builds the partition's constraint
-            out += self._partition_qual(leaf.relation_oid, row_no)
+        if leaf.ancestor_oids:  # ExecUpdateAct: ExecPartitionCheck builds the partition's constraint, evaluates it
+            dest: list[int] | None = None
             if target.relkind == "p" and target.relation_oid != leaf.relation_oid:
                 dest = self._route(target, new.values, quiet=True)
                 if dest is None:
                     self.unknowns.append(f"whether the UPDATE moves a row of {target.relation} to another partition "
                                          "is known only when it runs")
-                elif dest[-1] != leaf.relation_oid:
-                    return out + self._move(target, st, old, new, dest, row_no, queue, depth)
+            out += self._partition_check(st, leaf, dest, row_no)
+            if dest is not None and dest[-1] != leaf.relation_oid:
+                return out + self._move(target, st, old, new, dest, row_no, queue, depth)
         return out + self._update_in_place(leaf, st, old, new, given, row_no, queue, depth, open_indexes=False)
 
     def _update_in_place(self, leaf: ExecTargetRow, st: _Statement, old: _Row, new: _Row, given: frozenset[str],
@@ -1139,6 +1144,25 @@ class _Sim:
         st.opened[relation_oid] = list(rel.index_oids)
         return [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, rel.relation, stage, row_no)
                 for i in rel.index_oids]
+
+    def _partition_check(self, st: _Statement, leaf: ExecTargetRow, dest: list[int] | None,
+                         row_no: int) -> list[ExtraLock]:
+        """``execMain.c ExecPartitionCheck`` of a row in partition ``leaf``: its constraint built
+        (:meth:`_partition_qual`, once per backend), then evaluated top level first: a HASH level's
+        ``satisfies_hash_partition`` opens its partitioned table ``AccessShareLock`` at its first call in the
+        statement (``partbounds.c``; held), and the evaluation stops at the first level the row fails (``dest``:
+        the partitions the row goes to, when it moves)."""
+        out = self._partition_qual(leaf.relation_oid, row_no)
+        chain = [leaf.relation_oid, *leaf.ancestor_oids]
+        path = set(dest) if dest is not None else set(chain)
+        for child, parent in reversed(list(itertools.pairwise(chain))):
+            if self.catalog.target(parent).partstrat == "h" and parent not in st.hash_checked:
+                st.hash_checked.add(parent)
+                out.append(ExtraLock(parent, LockMode.ACCESS_SHARE, LockSource.PARTITION_CONSTRAINT, leaf.relation,
+                                     Stage.ROW, row_no))
+            if child not in path:
+                break  # the row fails this level's bound: the rest of the constraint is not evaluated
+        return out
 
     def _partition_qual(self, relation_oid: int, row_no: int) -> list[ExtraLock]:
         """``partcache.c generate_partition_qual``: a partition's constraint locks its parent ``AccessShareLock``

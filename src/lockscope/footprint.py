@@ -1013,23 +1013,33 @@ def _probe_statement(prober: _Prober, protocol: str, params: Sequence[str], para
     session = prober.session
     statement = _open_statement(prober, protocol, mode, params, param_types)
     exec_probe: _ExecProbe | None = None
+    backend: set[str] = set()  # what the probe's twin backend built once (relcache entries: once_key)
     out: list[Execution] = []
     try:
-        exec_probe = _prepare_execution(prober, params, mode, read_rows=read_rows)
-        runs = executions if protocol == "prepared" or (exec_probe is not None and exec_probe.spi) else 1
+        exec_probe = _prepare_execution(prober, params, mode, read_rows=read_rows, backend=backend)
+        # the simple protocol plans every execution alike: the first one, and the later ones only when the first
+        # builds what a backend keeps (a partition's constraint) or the execution runs queries of its own
+        planned = executions if protocol == "prepared" or (exec_probe is not None and exec_probe.spi) else 1
         if announce is not None:
-            announce(statement.read_bound([tuple(params)] * runs) + _spi_read_bound([exec_probe] * runs))
-        for number in range(1, runs + 1):
+            announce(statement.read_bound([tuple(params)] * planned) + _spi_read_bound([exec_probe] * planned))
+        number = 0
+        while number < executions:
+            number += 1
             with session.probe_transaction(paced=False, plan_cache_mode=mode.value):
                 step = statement.step(tuple(params))
                 calls = _step_spi_calls(exec_probe, number) if exec_probe is not None else []
             rows = statement.lock_rows(step)
-            calls = [*_executor_start_quals(prober, statement, step, rows, exec_probe), *calls]
+            once = [*_planner_quals(prober, step.phase, rows, backend),
+                    *_executor_start_quals(prober, statement, step, rows, backend)]
+            calls = [*once, *calls]
             locks = prober.build_locks(rows, step.phase, step.plan)
             extra = prober.executor_index_locks(locks, rows, step.plan) \
                 if step.phase is PlanPhase.GENERIC_REUSE else ()
             execution = Execution(number, step.phase, step.plan_type, locks, step.plan, extra)
             out.append(_with_execution_locks(prober, execution, exec_probe, calls, rows)[0])
+            first_only = any(isinstance(c, ExtraLock) and (c.once_key or c.first_execution_only) for c in calls)
+            if number >= planned and not (number == 1 and first_only):
+                break
     finally:
         statement.close()
         _release_execution(exec_probe)
@@ -1153,15 +1163,49 @@ def _spi_read_bound(probes: Sequence[_ExecProbe | None]) -> int:
     return sum(spi[key].read_bound(values) for key, values in calls.items())
 
 
+def _qual_chain(session: Session, relation_oid: int, backend: set[str], stage: execlocks.Stage) -> list[ExtraLock]:
+    """The locks of building a partition's constraint (``partcache.c generate_partition_qual``): its parent
+    ``AccessShareLock``, and the parent's own constraint first when it is a partition too; each built once per
+    backend (the relcache keeps it: ``backend`` says which were)."""
+    facts = session.query_rows("exec_target", ExecTargetRow, [relation_oid])[0]
+    chain = [relation_oid, *facts.ancestor_oids]
+    out: list[ExtraLock] = []
+    for child, parent in itertools.pairwise(chain):
+        key = f"partqual:{child}"
+        if key not in backend:
+            backend.add(key)
+            out.append(ExtraLock(parent, LockMode.ACCESS_SHARE, LockSource.PARTITION_CONSTRAINT, facts.relation, stage,
+                                 once_key=key))
+    return out
+
+
+def _planner_quals(prober: _Prober, phase: PlanPhase, rows: Sequence[RelationLockRow],
+                   backend: set[str]) -> list[ExtraLock]:
+    """Planning builds the partition constraint of every partitioned table that is itself a partition and survives
+    pruning (``plancat.c set_relation_partition_info`` → ``set_baserel_partition_constraint`` →
+    ``partcache.c RelationGetPartitionQual``): its ancestors ``AccessShareLock`` the first time in a backend. The
+    probe backend has built them by the time a phase is measured (the call was stepped first), so they are modelled
+    here, once per backend as the server takes them; a reused plan plans nothing."""
+    if phase is PlanPhase.GENERIC_REUSE:
+        return []
+    infos = prober._infos([r.relation_oid for r in rows])
+    out: list[ExtraLock] = []
+    for oid in dict.fromkeys(r.relation_oid for r in rows):
+        info = infos.get(oid)
+        if info is not None and info.relkind == "p" and info.relispartition:
+            out += _qual_chain(prober.session, oid, backend, execlocks.Stage.EXECUTOR_START)
+    return out
+
+
 def _executor_start_quals(prober: _Prober, query: _QueryProbe, step: _Step, rows: Sequence[RelationLockRow],
-                          probe: _ExecProbe | None) -> list[ExtraLock]:
+                          backend: set[str]) -> list[ExtraLock]:
     """PG 13 only: executor start reads the partition constraint of every result relation of the plan it runs
     (``execMain.c InitResultRelInfo``: ``RelationGetPartitionQual``; removed by commit 2000b6c10a, PG 14), which
     locks each partition's parent ``AccessShareLock`` the first time in a backend (``partcache.c
     generate_partition_qual``). The result relations are the partitions the executed plan locks
     ``RowExclusiveLock``: the custom plan's when a built generic plan lost to it.
     """
-    if prober.session.facts.server_version_num >= PG14 or probe is None \
+    if prober.session.facts.server_version_num >= PG14 \
             or prober.checked.kind not in ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt"):
         return []
     executed = rows
@@ -1171,16 +1215,8 @@ def _executor_start_quals(prober: _Prober, query: _QueryProbe, step: _Step, rows
     out: list[ExtraLock] = []
     for r in executed:
         info = infos.get(r.relation_oid)
-        if r.mode is not LockMode.ROW_EXCLUSIVE or info is None or not info.relispartition or info.relkind != "r":
-            continue
-        facts = prober.session.query_rows("exec_target", ExecTargetRow, [r.relation_oid])[0]
-        chain = [r.relation_oid, *facts.ancestor_oids]
-        for child, parent in itertools.pairwise(chain):
-            key = f"partqual:{child}"
-            if key not in probe.backend:
-                probe.backend.add(key)
-                out.append(ExtraLock(parent, LockMode.ACCESS_SHARE, LockSource.PARTITION_CONSTRAINT, facts.relation,
-                                     execlocks.Stage.EXECUTOR_START, once_key=key))
+        if r.mode is LockMode.ROW_EXCLUSIVE and info is not None and info.relispartition and info.relkind == "r":
+            out += _qual_chain(prober.session, r.relation_oid, backend, execlocks.Stage.EXECUTOR_START)
     return out
 
 
@@ -1219,6 +1255,7 @@ def _resolve_spi_calls(probe: _ExecProbe,
         reuse = qp.prober.executor_index_requests(qp.prober.step_modes(step.phase, step.plan), step.plan) \
             if step.phase is PlanPhase.GENERIC_REUSE else []
         out.append(_SpiResult(call, step.phase, ordered, reuse))
+        out += _planner_quals(qp.prober, step.phase, rows, probe.backend)
     return out
 
 
@@ -1311,6 +1348,7 @@ class TransactionProbe:
         self.spi: dict[str, _QueryProbe] = {}
         self.exec_probe: _ExecProbe | None = None
         self.exec_probes: dict[int, _ExecProbe | None] = {}
+        self.backend: set[str] = set()
         self._stepped: tuple[_Step, list[ExtraLock | tuple[SpiCall, _Step]]] | None = None
 
     def open(self, params: Sequence[str]) -> None:
@@ -1329,8 +1367,11 @@ class TransactionProbe:
         :param overlay: the rows the execution's earlier statements wrote (this one's are added).
         :param backend: what the backend built once, shared by the measurement's statements and executions.
         """
-        self.exec_probes[number] = _prepare_execution(self.prober, params, self.mode, self.spi, backend=backend,
-                                                      overlay=overlay, read_rows=self.read_rows)
+        if backend is not None:
+            self.backend = backend
+        self.exec_probes[number] = _prepare_execution(self.prober, params, self.mode, self.spi,
+                                                      backend=self.backend, overlay=overlay,
+                                                      read_rows=self.read_rows)
 
     def read_bound(self, params: Sequence[Sequence[str]]) -> int:
         """At most how many pg_locks reads the prepared executions make (count), ``params`` each one's values."""
@@ -1357,7 +1398,8 @@ class TransactionProbe:
         step, calls = self._stepped
         prober = self.prober
         rows = self.query.lock_rows(step)
-        calls = [*_executor_start_quals(prober, self.query, step, rows, self.exec_probe), *calls]
+        calls = [*_planner_quals(prober, step.phase, rows, self.backend),
+                 *_executor_start_quals(prober, self.query, step, rows, self.backend), *calls]
         before = _held(history)
         new = [r for r in rows if (r.relation_oid, r.mode) not in before]
         locks = prober.build_locks(new, step.phase, step.plan)
