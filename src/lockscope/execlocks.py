@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
-from . import plpgsql
+from . import plpgsql, toast
 from .plpgsql import FiringTrigger, ParamOrigin, TriggerEvent, TriggerLevel, TriggerParam, TriggerProgram, TriggerTiming
 from .rows import (
     ExecColumnRow,
@@ -79,7 +79,7 @@ from .rows import (
     UniqueKeyColumnRow,
 )
 from .statement import CheckedStatement, check_statement, raw_statement
-from .versions import PG14, PG15, PG17, PG19
+from .versions import PG14, PG15, PG17, PG18, PG19
 from .vocab import LockMode, LockSource
 
 if TYPE_CHECKING:
@@ -95,8 +95,6 @@ DERIVATION_CATALOG = frozenset({"exec_target", "exec_columns", "exec_ri_triggers
 
 #: The most rows one key lookup reads (count): a write or an action reaching more is not simulated row by row.
 ROW_READ_LIMIT = 1000
-#: ``toast_internals.h TOAST_TUPLE_THRESHOLD`` on 8 kB pages (bytes): a row over it has values stored out of line.
-TOAST_TUPLE_THRESHOLD = 2032
 #: How deep statements run by triggers and foreign-key actions are followed (levels).
 MAX_DEPTH = 12
 #: The most events one statement's simulation makes (count): beyond, the rest is said as unknown.
@@ -108,6 +106,8 @@ _BIG_VALUE = 2048
 class Stage(IntEnum):
     """When in a statement's execution a lock is taken (``execMain.c`` / ``trigger.c`` order)."""
 
+    #: planning: the partition constraint of a sub-partitioned table, built right after the planner opens it.
+    PLANNER = 0
     #: ``ExecutorStart`` (PG 13 opens the target's indexes here).
     EXECUTOR_START = 1
     #: while a row is written: defaults, the target's indexes (14+), routing, BEFORE ROW triggers, TOAST.
@@ -255,16 +255,60 @@ class RowOverlay:
     def _matches(values: Mapping[str, Value], conditions: Mapping[str, Value]) -> bool:
         return all(c in values and values[c] == v for c, v in conditions.items())
 
-    def adjust(self, tree: frozenset[int], conditions: Mapping[str, Value], rows: list[_Row]) -> list[_Row]:
+    def adjust(self, tree: frozenset[int], conditions: Mapping[str, Value], rows: list[_Row],
+               ranges: Sequence[Cond] = (), types: Mapping[str, str] | None = None) -> list[_Row] | None:
         """``rows`` read from the relations ``tree`` (a table and its partitions) without those deleted by earlier
-        statements and with those they inserted that meet ``conditions``."""
+        statements and with those they inserted that meet ``conditions`` and ``ranges``; None when a range
+        comparison of such a row cannot be judged here (a type compared other than as a number)."""
         out = [r for r in rows if not any((leaf is None or leaf == r.leaf) and _same_row(values, r.values)
                                           for leaf, values in self.deleted)]
         for leaf, values in self.inserted:
             if (leaf is None or leaf in tree) and self._matches(values, conditions) \
                     and not any(_same_row(values, d) for _, d in self.deleted):
-                out.append(_Row(dict(values), leaf, inserted_here=True))
+                meets = [_meets(values.get(r[0], _UNKNOWN), r, (types or {}).get(r[0], "")) for r in ranges]
+                if any(m is None for m in meets):
+                    return None
+                if all(meets):
+                    out.append(_Row(dict(values), leaf, inserted_here=True))
         return out
+
+
+_NUMERIC = ("integer", "bigint", "smallint", "numeric", "real", "double precision")
+
+
+def _meets(value: Value, cond: Cond, type_name: str) -> bool | None:
+    """Whether a value meets a comparison, as the server would for numbers (None: not judged here)."""
+    _, op, operands = cond
+    if op in ("is null", "is not null"):
+        return (value is None) == (op == "is null") if _known(value) else None
+    if value is None:
+        return False
+    if not _known(value) or not type_name.startswith(_NUMERIC):
+        return None
+    try:
+        x = float(str(value))
+        ys = [float(str(v)) for v in operands]
+    except ValueError:
+        return None
+    if op == "in":
+        return x in ys
+    if op == "between":
+        return ys[0] <= x <= ys[1]
+    return {"=": x == ys[0], "<>": x != ys[0], "<": x < ys[0], "<=": x <= ys[0], ">": x > ys[0],
+            ">=": x >= ys[0]}[op]
+
+
+def _range_qual(column: str, cond: Cond, type_name: str) -> str:
+    """A comparison as ``exec_rows.sql``'s condition, the constants as parameters cast to the column's type."""
+    _, op, values = cond
+    cast = f"CAST(%s::text AS {type_name})"
+    if op == "is null" or op == "is not null":
+        return f"{column} {op.upper()}"
+    if op == "in":
+        return f"{column} IN ({', '.join(cast for _ in values)})"
+    if op == "between":
+        return f"{column} BETWEEN {cast} AND {cast}"
+    return f"{column} {op} {cast}"
 
 
 def _same_row(a: Mapping[str, Value], b: Mapping[str, Value]) -> bool:
@@ -331,48 +375,55 @@ class RowReader:
         self.enabled = enabled
         self.limit = limit
 
-    def find(self, relation_oid: int, conditions: Mapping[str, Value], *, only: bool = False) -> _Found:
+    def find(self, relation_oid: int, conditions: Mapping[str, Value], *, only: bool = False,
+             ranges: Sequence[Cond] = ()) -> _Found:
         """The rows of ``relation_oid`` (and its partitions unless ``only``) whose columns equal ``conditions``
-        (names unquoted; a NULL condition finds nothing, as ``=`` does).
+        (names unquoted; a NULL condition finds nothing, as ``=`` does) and meet ``ranges`` (comparisons with
+        constants, each as the server compares: the column's type and collation).
 
         :raises DatabaseError: the read failed (statement_timeout ...).
         """
         target = self.catalog.target(relation_oid)
-        if any(not _known(v) for v in conditions.values()):
+        if any(not _known(v) for v in [*conditions.values(), *(v for r in ranges for v in r[2])]):
             return _Found([_Row(dict(conditions), None)], False,
                           f"{target.relation}: which rows the key reaches is known only when the statement runs")
-        if any(v is None for v in conditions.values()):
+        if any(v is None for v in conditions.values()) or any(v is None for r in ranges for v in r[2]):
             return _Found([])
         if not self.enabled:
             return _Found([_Row(dict(conditions), None)], False,
                           f"{target.relation}: the rows the key reaches are not read (row reads are off)")
         columns = self.catalog.columns(relation_oid)
         types = {c.name: c.type_name for c in columns}
-        if any(c not in types for c in conditions):
+        if any(c not in types for c in [*conditions, *(r[0] for r in ranges)]):
             return _Found([_Row(dict(conditions), None)], False, f"{target.relation}: a condition names no column")
         ident = self.session.identifier
         names = [c.name for c in columns]
         toastable = {c.name for c in columns if c.toastable}
         fill = {
-            "columns": ", ".join(f"CASE WHEN pg_catalog.pg_column_size(t.{ident(n)}) <= {_BIG_VALUE} "
+            "columns": ", ".join(f"CASE WHEN coalesce(pg_catalog.pg_column_size(t.{ident(n)}), 0) <= {_BIG_VALUE} "
                                  f"THEN t.{ident(n)}::text ELSE {self.session.literal(_BIG_MARK)} END" for n in names)
             or "NULL",
             "sizes": ", ".join(f"pg_catalog.pg_column_size(t.{ident(n)})" for n in names) or "NULL",
             "relation": ("ONLY " if only else "") + target.relation,
-            "quals": " AND ".join(f"t.{ident(c)} = CAST(%s::text AS {types[c]})" for c in conditions) or "true",
+            "quals": " AND ".join([*(f"t.{ident(c)} = CAST(%s::text AS {types[c]})" for c in conditions),
+                                   *(_range_qual(f"t.{ident(r[0])}", r, types[r[0]]) for r in ranges)]) or "true",
         }
         if self.session.facts.server_version_num >= PG17:
             fill["external"] = ", ".join(f"pg_catalog.pg_column_toast_chunk_id(t.{ident(n)}) IS NOT NULL"
                                          if n in toastable else "false" for n in names) or "NULL"
-        read = self.session.query_rows("exec_rows", ExecRowValuesRow, [*conditions.values(), self.limit + 1],
-                                       fill=fill)
+        values = [*conditions.values(), *(v for r in ranges for v in r[2] if v is not None)]
+        read = self.session.query_rows("exec_rows", ExecRowValuesRow, [*values, self.limit + 1], fill=fill)
         rows = []
         for r in read:
             external, unknown = _out_of_line(names, toastable, r)
             rows.append(_Row({n: (_UNKNOWN if v == _BIG_MARK else v) for n, v in zip(names, r.vals, strict=True)},
                              r.leaf_oid, external=external, external_unknown=unknown))
         tree = frozenset({relation_oid}) if only else self.catalog.tree_oids(relation_oid)
-        rows = self.overlay.adjust(tree, conditions, rows)
+        adjusted = self.overlay.adjust(tree, conditions, rows, ranges, types)
+        if adjusted is None:
+            return _Found(rows, False, f"{target.relation}: whether rows the transaction wrote meet the statement's "
+                          "comparisons is not known")
+        rows = adjusted
         if len(read) > self.limit:
             return _Found(rows, False, f"{target.relation}: more than {self.limit} rows reached")
         return _Found(rows)
@@ -414,6 +465,7 @@ class _Write:
     :ivar given: an INSERT's columns, or an UPDATE's SET columns.
     :ivar sets: an UPDATE's SET column -> value.
     :ivar where: ``column = value`` conditions of an UPDATE's or DELETE's WHERE.
+    :ivar ranges: its other comparisons of a column with constants (:data:`Cond`).
     :ivar where_exact: the WHERE is exactly those conditions (no other conjunct, no FROM/USING).
     :ivar conflict: an INSERT's ON CONFLICT: (action ``nothing``/``update``, the inference columns, DO UPDATE's
         SET column -> value, it has a WHERE), else None.
@@ -428,6 +480,7 @@ class _Write:
     given: frozenset[str] = frozenset()
     sets: dict[str, Value] = field(default_factory=dict)
     where: dict[str, Value] = field(default_factory=dict)
+    ranges: list[Cond] = field(default_factory=list)
     where_exact: bool = True
     conflict: tuple[str, tuple[str, ...], dict[str, Value], bool] | None = None
     merge: _Merge | None = None
@@ -457,12 +510,13 @@ def _read_write(kind: str, raw: Mapping[str, Any], params: Sequence[Value], targ
     if node_name == "UpdateStmt":
         sets = {_name(t["ResTarget"]): _value(t["ResTarget"].get("val"), params)
                 for t in body.get("targetList") or [] if "ResTarget" in t}
-        where, exact = _equalities(body.get("whereClause"), params)
-        return _Write("UPDATE", target, only, given=frozenset(sets), sets=sets, where=where,
+        where, ranges, exact = _conditions(body.get("whereClause"), params)
+        return _Write("UPDATE", target, only, given=frozenset(sets), sets=sets, where=where, ranges=ranges,
                       where_exact=exact and not body.get("fromClause"))
     if node_name == "DeleteStmt":
-        where, exact = _equalities(body.get("whereClause"), params)
-        return _Write("DELETE", target, only, where=where, where_exact=exact and not body.get("usingClause"))
+        where, ranges, exact = _conditions(body.get("whereClause"), params)
+        return _Write("DELETE", target, only, where=where, ranges=ranges,
+                      where_exact=exact and not body.get("usingClause"))
     if node_name == "MergeStmt":
         return _Write("MERGE", target, only, merge=_read_merge(body, params))
     return None
@@ -626,31 +680,70 @@ def _value(node: Any, params: Sequence[Value], source_alias: str | None = None) 
     return _UNKNOWN
 
 
-def _equalities(where: Any, params: Sequence[Value]) -> tuple[dict[str, Value], bool]:
-    """``column = constant`` conjuncts of a WHERE clause (column -> value), and whether the clause is exactly
-    those (a conjunct of any other form makes the rows a lookup by the equalities finds a superset)."""
-    out: dict[str, Value] = {}
+#: A WHERE conjunct lockscope reads by: (column, operator, values): ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=`` with one
+#: value, ``in`` with several, ``between`` with two, ``is null`` / ``is not null`` with none.
+Cond = tuple[str, str, tuple[Value, ...]]
+_COMPARISONS = frozenset({"=", "<>", "!=", "<", "<=", ">", ">="})
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>", "!=": "<>"}
+
+
+def _conditions(where: Any, params: Sequence[Value]) -> tuple[dict[str, Value], list[Cond], bool]:
+    """A WHERE clause's ``column = constant`` conjuncts (column -> value), its other comparisons of a column with
+    constants (``<``, ``>``, ``<>``, ``IN``, ``BETWEEN``, ``IS [NOT] NULL``), and whether the clause is exactly those
+    (a conjunct of any other form, or a value computed when it runs, makes the rows a lookup finds a superset)."""
+    eq: dict[str, Value] = {}
+    other: list[Cond] = []
     exact = True
     for node in _conjuncts(where):
-        expr = node.get("A_Expr") if isinstance(node, dict) else None
-        if expr and expr.get("kind") == "AEXPR_OP" and _op(expr) == "=":
-            left, right = _column(expr.get("lexpr")), _column(expr.get("rexpr"))
-            if left and not right:
-                value = _value(expr.get("rexpr"), params)
-                if _known(value) and left[1] not in out:
-                    out[left[1]] = value
-                    continue
-            if right and not left:
-                value = _value(expr.get("lexpr"), params)
-                if _known(value) and right[1] not in out:
-                    out[right[1]] = value
-                    continue
-        exact = False
-    return out, exact
+        cond = _condition(node, params)
+        if cond is None or any(not _known(v) for v in cond[2]):
+            exact = False
+        elif cond[1] == "=" and cond[0] not in eq:
+            eq[cond[0]] = cond[2][0]
+        else:
+            other.append(cond)
+    return eq, other, exact
+
+
+def _condition(node: Any, params: Sequence[Value]) -> Cond | None:
+    if not isinstance(node, dict):
+        return None
+    if "NullTest" in node:
+        col = _column(node["NullTest"].get("arg"))
+        if col is None:
+            return None
+        return col[1], "is null" if node["NullTest"].get("nulltesttype") == "IS_NULL" else "is not null", ()
+    expr = node.get("A_Expr")
+    if not expr:
+        return None
+    kind = expr.get("kind")
+    left, right = _column(expr.get("lexpr")), _column(expr.get("rexpr"))
+    if kind == "AEXPR_OP" and _op(expr) in _COMPARISONS:
+        op = "<>" if _op(expr) == "!=" else _op(expr)
+        if left and not right:
+            return left[1], op, (_value(expr.get("rexpr"), params),)
+        if right and not left:
+            return right[1], _FLIPPED[op], (_value(expr.get("lexpr"), params),)
+        return None
+    if kind == "AEXPR_IN" and left and _op(expr) == "=":
+        return left[1], "in", tuple(_value(v, params) for v in _items(expr.get("rexpr")))
+    if kind == "AEXPR_BETWEEN" and left:
+        bounds = [_value(v, params) for v in _items(expr.get("rexpr"))]
+        return (left[1], "between", tuple(bounds)) if len(bounds) == 2 else None
+    return None
+
+
+def _equalities(where: Any, params: Sequence[Value]) -> tuple[dict[str, Value], bool]:
+    """``column = constant`` conjuncts of a WHERE clause (column -> value), and whether the clause is exactly
+    those."""
+    eq, other, exact = _conditions(where, params)
+    return eq, exact and not other
 
 
 def _nextval_names(raw: Mapping[str, Any]) -> list[str]:
-    """The sequence names of ``nextval('name')`` calls with a constant argument anywhere in the statement."""
+    """The sequence names of ``nextval``, ``currval`` and ``setval`` calls with a constant name anywhere in the
+    statement (each opens the sequence ``RowExclusiveLock``: ``sequence.c init_sequence`` →
+    ``lock_and_open_sequence``)."""
     found: list[str] = []
     stack: list[Any] = [raw]
     while stack:
@@ -660,7 +753,7 @@ def _nextval_names(raw: Mapping[str, Any]) -> list[str]:
             if isinstance(call, dict):
                 name = [n.get("String", {}).get("sval") for n in call.get("funcname") or []]
                 args = call.get("args") or []
-                if name and name[-1] == "nextval" and len(args) == 1:
+                if name and name[-1] in ("nextval", "currval", "setval") and args:  # sequence.c init_sequence
                     value = _value(args[0], ())
                     if _known(value) and value is not None:
                         found.append(value)
@@ -670,15 +763,16 @@ def _nextval_names(raw: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def _has_dml_cte(raw: Mapping[str, Any]) -> bool:
-    """A WITH clause holding INSERT, UPDATE, DELETE or MERGE (a data-modifying CTE)."""
+def _dml_ctes(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The WITH clause's INSERT, UPDATE, DELETE and MERGE queries (data-modifying CTEs), in order."""
     ((_, body),) = raw.items()
     ctes = ((body.get("withClause") or {}).get("ctes")) or []
+    out = []
     for c in ctes:
         query = (c.get("CommonTableExpr") or {}).get("ctequery") or {}
         if any(k in query for k in ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt")):
-            return True
-    return False
+            out.append(query)
+    return out
 
 
 def _plain(quoted: str) -> str:
@@ -709,18 +803,21 @@ def derive_execution(session: Session, checked: CheckedStatement, params: Sequen
     :return: the events in order, the notes and the unknowns.
     :raises DatabaseError: a catalog read or a key lookup failed.
     """
-    unknowns: list[str] = []
-    if _has_dml_cte(raw):
-        unknowns.append("a data-modifying WITH query: its rows' execution locks are not derived")
-    if target_oid is None:
-        return ExecutionModel(unknowns=tuple(unknowns))
     catalog = _Catalog(session)
-    write = _read_write(checked.kind, raw, list(params), target_oid, catalog.columns(target_oid))
-    if write is None:
-        return ExecutionModel(unknowns=tuple(unknowns))
     sim = _Sim(session, catalog, RowReader(session, catalog, overlay, enabled=read_rows))
-    sim.unknowns += unknowns
-    events = sim.top(write, raw)
+    writes: list[_Write] = []
+    for node in _dml_ctes(raw):  # ModifyTable nodes of the WITH clause run in the same query (nodeModifyTable.c)
+        oid = target_relation(session, node)
+        cte = _read_write(next(iter(node)), node, list(params), oid, catalog.columns(oid)) if oid is not None else None
+        if cte is None:
+            sim.unknowns.append("a data-modifying WITH query lockscope cannot name the target of")
+            continue
+        writes.append(cte)
+    write = _read_write(checked.kind, raw, list(params), target_oid, catalog.columns(target_oid)) \
+        if target_oid is not None else None
+    if write is not None:
+        writes.append(write)
+    events = sim.top(writes, raw)
     return ExecutionModel(tuple(events), tuple(dict.fromkeys(sim.notes)), tuple(dict.fromkeys(sim.unknowns)))
 
 
@@ -794,23 +891,34 @@ class _Sim:
         self._samples: dict[tuple[int, str], Value] = {}
 
     # -- the statement ----------------------------------------------------------------------------------------
-    def top(self, write: _Write, raw: Mapping[str, Any]) -> list[ExtraLock | SpiCall]:
-        """The user's statement at the top query level."""
-        target = self.catalog.target(write.target)
+    def top(self, writes: Sequence[_Write], raw: Mapping[str, Any]) -> list[ExtraLock | SpiCall]:
+        """The user's statement at the top query level: its sequence calls, then each data-modifying WITH query and
+        the statement's own write (their AFTER events fire together at the statement's end, ``trigger.c
+        AfterTriggerEndQuery``, before its executor ends and closes their indexes)."""
         out: list[ExtraLock | SpiCall] = []
         names = _nextval_names(raw)
         if names:
             out += [ExtraLock(r.relation_oid, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, "nextval", Stage.ROW)
                     for r in self.session.query_rows("exec_relations", OrdinalOidRow, [names])
                     if r.relation_oid is not None]
-        if write.kind == "MERGE":
-            return out + self._merge(write, target)
-        return out + self.dml(write, target, None, 0)
+        if len(writes) == 1 and writes[0].kind == "MERGE":
+            return out + self._merge(writes[0], self.catalog.target(writes[0].target))
+        if len(writes) == 1:
+            return out + self.dml(writes[0], self.catalog.target(writes[0].target), None, 0)
+        queue: list[_Pending] = []
+        end: list[ExtraLock] = []
+        for write in writes:
+            if write.kind == "MERGE":
+                self.unknowns.append("a MERGE beside a data-modifying WITH query: its execution locks are not derived")
+                continue
+            out += self.dml(write, self.catalog.target(write.target), queue, 0, end=end)
+        return out + self.fire(queue, 0) + end
 
     def dml(self, write: _Write, target: ExecTargetRow, level: list[_Pending] | None,
-            depth: int, rows: _Found | None = None) -> list[ExtraLock | SpiCall]:
+            depth: int, rows: _Found | None = None, end: list[ExtraLock] | None = None) -> list[ExtraLock | SpiCall]:
         """One INSERT, UPDATE or DELETE: ``level`` None runs its AFTER events at its own end (a top-level or a
-        PL/pgSQL statement); a foreign-key action's query queues them at the caller's ``level``."""
+        PL/pgSQL statement); a foreign-key action's query queues them at the caller's ``level``. ``end``: the
+        releases of its executor's end are put there (a WITH query's: after the whole statement's triggers)."""
         if depth > MAX_DEPTH:
             self.unknowns.append(f"statements nested more than {MAX_DEPTH} deep (triggers of triggers) are not "
                                  "derived")
@@ -837,24 +945,26 @@ class _Sim:
             queue.append(_Pending(None, fired, write.kind, None, None, target.relation_oid, 0))
         if level is None:
             out += self.fire(queue, depth)
-        out += [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, self.catalog.target(rel).relation,
-                          Stage.END, release=True) for rel, indexes in st.opened.items() for i in indexes]
-        return out
+        releases = [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, self.catalog.target(rel).relation,
+                              Stage.END, release=True) for rel, indexes in st.opened.items() for i in indexes]
+        if end is not None:
+            end += releases
+            return out
+        return out + releases
 
     def _statement_rows(self, write: _Write, target: ExecTargetRow) -> _Found:
-        """The rows an UPDATE or DELETE finds: by its key (a lookup); a WHERE of another form is not looked up
-        (said as unknown; the rows its equalities find stand as an estimate)."""
-        if write.where and write.where_exact:
-            found = self.reader.find(target.relation_oid, write.where, only=write.only)
+        """The rows an UPDATE or DELETE finds: read with its conditions (:meth:`RowReader.find`) when its WHERE is
+        made of comparisons of columns with constants; another WHERE is not read by (said as unknown; the rows
+        its comparisons find stand as an estimate)."""
+        if write.where_exact:
+            found = self.reader.find(target.relation_oid, write.where, only=write.only, ranges=write.ranges)
             if not found.exact:
                 self.unknowns.append(found.reason)
             return found
-        why = "its WHERE is not a conjunction of column = value" if write.where else "it has no key to look up"
-        self.unknowns.append(f"the rows the {write.kind} on {target.relation} finds are known only when it runs "
-                             f"({why})")
-        if write.where:
-            return _Found(self.reader.find(target.relation_oid, write.where, only=write.only).rows, False)
-        return _Found([_Row({}, target.relation_oid if target.relkind != "p" else None)], False)
+        self.unknowns.append(f"the rows the {write.kind} on {target.relation} finds are known only when it runs (its "
+                             "WHERE is not made of comparisons of columns with constants)")
+        found = self.reader.find(target.relation_oid, write.where, only=write.only, ranges=write.ranges)
+        return _Found(found.rows, False)
 
     # -- INSERT -------------------------------------------------------------------------------------------------
     def _insert(self, write: _Write, target: ExecTargetRow, st: _Statement, queue: list[_Pending],
@@ -1016,7 +1126,7 @@ class _Sim:
         out: list[ExtraLock | SpiCall] = []
         if open_indexes and self.version >= PG14:
             out += self._open_indexes(st, leaf.relation_oid, Stage.ROW, row_no)
-        out += self._toast(leaf, new.values, given, row_no)
+        out += self._toast(leaf, new.values, given, row_no, old=old)
         out += self._toast_delete(leaf, old, given, row_no)
         self.reader.overlay.deleted.append((leaf.relation_oid, dict(old.values)))
         self.reader.overlay.inserted.append((leaf.relation_oid, dict(new.values)))
@@ -1205,30 +1315,43 @@ class _Sim:
         return [*reversed(between), leaf]
 
     def _toast(self, rel: ExecTargetRow, values: Mapping[str, Value], given: Iterable[str],
-               row_no: int, *, certain: bool = False) -> list[ExtraLock]:
-        """A row whose values add up to more than ``TOAST_TUPLE_THRESHOLD`` bytes has some stored out of line (an
-        estimate: compression may keep them in the row, said as unknown when it could); ``certain``: a value is
-        known to be stored so."""
+               row_no: int, *, certain: bool = False, old: _Row | None = None) -> list[ExtraLock]:
+        """The row written (an INSERT's, or an UPDATE's new version: ``old`` the row it replaces) stores values out
+        of line (:func:`lockscope.toast.out_of_line`, ``heaptoast.c heap_toast_insert_or_update``): the TOAST
+        relation and its index ``RowExclusiveLock`` (``toast_internals.c toast_save_datum``); said as unknown when
+        the decision turns on a value lockscope does not know. ``certain``: a value is known to go out of line."""
         if rel.toast_oid is None or rel.toast_index_oid is None:
             return []
+        locks = [ExtraLock(o, LockMode.ROW_EXCLUSIVE, LockSource.TOAST, rel.relation, Stage.ROW, row_no)
+                 for o in (rel.toast_oid, rel.toast_index_oid)]
         if certain:
-            return [ExtraLock(o, LockMode.ROW_EXCLUSIVE, LockSource.TOAST, rel.relation, Stage.ROW, row_no)
-                    for o in (rel.toast_oid, rel.toast_index_oid)]
-        toastable = {c.name for c in self.catalog.columns(rel.relation_oid) if c.toastable}
-        given = set(given) & toastable
-        known = [v for c, v in values.items() if c in given and v is not None and _known(v)]
-        if any(not _known(v) for c, v in values.items() if c in given and v is not None):
-            self.unknowns.append(f"{rel.relation}: a value computed when the row is written may be stored out of "
-                                 "line (TOAST: 2 more locks)")
-        size = sum(len(v.encode()) for v in known if v is not None)
-        if size <= TOAST_TUPLE_THRESHOLD:
-            return []
-        if any(_compressible(v) for v in known if v is not None and len(v) > 32):
-            self.unknowns.append(f"{rel.relation}: a large value may compress enough to stay in the row (TOAST: "
-                                 "2 more locks or none)")
-            return []
-        return [ExtraLock(o, LockMode.ROW_EXCLUSIVE, LockSource.TOAST, rel.relation, Stage.ROW, row_no)
-                for o in (rel.toast_oid, rel.toast_index_oid)]
+            return locks
+        columns = self.catalog.columns(rel.relation_oid)
+        changed = set(given) if old is not None else {c.name for c in columns}
+        kept = (old.external - changed) if old is not None else frozenset()
+        if old is not None and old.external_unknown:
+            return []  # said by the read's own unknown (_toast_delete)
+        row: dict[str, bytes | int | None] = {}
+        for col in columns:
+            value = values.get(col.name, _UNKNOWN)
+            if col.name in kept:
+                continue
+            if value is None:
+                row[col.name] = None
+            elif col.attlen > 0:
+                row[col.name] = 0
+            elif _known(value):
+                stored = _stored_bytes(col.type_name, value)
+                if stored is not None:
+                    row[col.name] = stored
+        facts = [toast.ToastColumn(c.name, c.attlen, c.attalign, c.attstorage, c.attcompression, c.type_name)
+                 for c in sorted(columns, key=lambda c: c.attnum)]
+        default = columns[0].default_compression if columns else "pglz"
+        external, unknown = toast.out_of_line(facts, row, has_toast=True, default_compression=default, kept=kept)
+        if unknown:
+            self.unknowns.append(f"{rel.relation}: whether a value is stored out of line turns on a value known only "
+                                 "when the row is written (TOAST: 2 more locks when it is)")
+        return locks if external else []
 
     def _column_default(self, relation_oid: int, column: str) -> Value:
         for c in self.catalog.columns(relation_oid):
@@ -1440,16 +1563,9 @@ class _Sim:
         where = _key_quals(ri.fk_columns, None)
         out: list[ExtraLock | SpiCall] = []
         action = fn.removeprefix("RI_FKey_").rsplit("_", 1)[0]  # noaction, restrict, cascade, setnull, setdefault
-        if action == "noaction" and not ri.temporal:
-            pk = self.catalog.target(ri.pk_oid)  # the relation the trigger fired on (ri_Check_Pk_Match's pk_rel)
-            only_pk = "" if pk.relkind == "p" else "ONLY "
-            text = (f"SELECT 1 FROM {only_pk}{pk.relation} x WHERE {_key_quals(ri.pk_columns, ri.pf_operators)} "
-                    "FOR KEY SHARE OF x")
-            out.append(self._call(ri, "pk_match", text, ri.pk_types, "key still there?", probe_old, row_no,
-                                  own=True))
+        event = "del" if fn.endswith("_del") else "upd"
         if action in ("noaction", "restrict"):
-            text = f"SELECT 1 FROM {only_fk}{ri.fk_relation} x WHERE {where} FOR KEY SHARE OF x"
-            return [*out, self._call(ri, "restrict", text, ri.pk_types, "referencing rows?", probe_old, row_no)]
+            return self._restrict(ri, action == "noaction", probe_old, row_no)
         cond = {_plain(c): v for c, v in zip(ri.fk_columns, olds, strict=True)}
         found = self.reader.find(ri.fk_oid, cond)
         if not found.exact:
@@ -1474,11 +1590,35 @@ class _Sim:
             fill = "NULL" if action == "setnull" else "DEFAULT"
             sets = ", ".join(f"{c} = {fill}" for c in ri.fk_columns)
             text = f"UPDATE {only_fk}{ri.fk_relation} SET {sets} WHERE {where}"
-            out.append(self._call(ri, f"{action}_{'del' if fn.endswith('_del') else 'upd'}", text, ri.pk_types,
-                                  f"set {fill.lower()}", probe_old, row_no))
+            # ri_BuildQueryKey: one plan for ON DELETE and ON UPDATE before PG 15 (RI_PLAN_SETNULL_DOUPDATE), two
+            # from 15 (RI_PLAN_SETNULL_ONDELETE / _ONUPDATE, commit d6f96ed94e)
+            kind = action if self.version < PG15 else f"{action}_{event}"
+            out.append(self._call(ri, kind, text, ri.pk_types, f"set {fill.lower()}", probe_old, row_no))
             values = {_plain(c): (None if fill == "NULL" else _DEFAULT) for c in ri.fk_columns}
         write = _Write("UPDATE", ri.fk_oid, ri.fk_relkind != "p", given=frozenset(values), sets=values)
-        return out + self.dml(write, self.catalog.target(ri.fk_oid), queue, depth + 1, found)
+        out += self.dml(write, self.catalog.target(ri.fk_oid), queue, depth + 1, found)
+        if action == "setdefault":  # ri_set: a referencing row may still hold the old key (the default): NO ACTION
+            out += self._restrict(ri, True, probe_old, row_no)
+        return out
+
+    def _restrict(self, ri: ExecRiTriggerRow, no_action: bool, probe_old: tuple[Value, ...],
+                  row_no: int) -> list[ExtraLock | SpiCall]:
+        """``ri_triggers.c ri_restrict``: NO ACTION first looks the old key up again in the relation the trigger
+        fired on (``ri_Check_Pk_Match``, its plan keyed by the constraint itself), then NO ACTION and RESTRICT look
+        for referencing rows; the two share one plan before PG 18 (``RI_PLAN_RESTRICT_CHECKREF`` /
+        ``RI_PLAN_RESTRICT``), not from 18 (``RI_PLAN_NO_ACTION``)."""
+        out: list[ExtraLock | SpiCall] = []
+        if no_action and not ri.temporal:
+            pk = self.catalog.target(ri.pk_oid)  # the relation the trigger fired on (ri_Check_Pk_Match's pk_rel)
+            only_pk = "" if pk.relkind == "p" else "ONLY "
+            text = (f"SELECT 1 FROM {only_pk}{pk.relation} x WHERE {_key_quals(ri.pk_columns, ri.pf_operators)} "
+                    "FOR KEY SHARE OF x")
+            out.append(self._call(ri, "pk_match", text, ri.pk_types, "key still there?", probe_old, row_no,
+                                  own=True))
+        only_fk = "" if ri.fk_relkind == "p" else "ONLY "
+        text = f"SELECT 1 FROM {only_fk}{ri.fk_relation} x WHERE {_key_quals(ri.fk_columns, None)} FOR KEY SHARE OF x"
+        kind = "noaction" if no_action and self.version >= PG18 else "restrict"
+        return [*out, self._call(ri, kind, text, ri.pk_types, "referencing rows?", probe_old, row_no)]
 
     def _call(self, ri: ExecRiTriggerRow, kind: str, text: str, types: Sequence[str], what: str,
               values: Sequence[Value], row_no: int, *, own: bool = False) -> SpiCall:
@@ -1512,6 +1652,9 @@ class _Sim:
                 self.unknowns.append(f"trigger {trigger.tgname} line {st.line}: runs under a condition known only "
                                      "when it runs (counted as running)")
             values = tuple(self._param_value(p, old, new, specials, rel) for p in st.params)
+            if any(not _known(v) for v in values) and self._names_partitioned(st.relations):
+                self.unknowns.append(f"trigger {trigger.tgname} line {st.line}: a variable known only when it runs "
+                                     "picks the partitions its statement plans")
             query = SpiQuery(f"trg_{trigger.trigger_oid}_{n}", st.sql, tuple(t or "unknown" for t in st.param_types),
                              LockSource.TRIGGER, f"{trigger.tgname} line {st.line}")
             out.append(SpiCall(query, self._call_values(st.params, values, rel), stage, row_no))
@@ -1524,10 +1667,19 @@ class _Sim:
                 out += self._nested(st.sql, values, depth + 1)
         return out
 
+    def _names_partitioned(self, names: Sequence[str]) -> bool:
+        """Whether any of these relations (as a statement names them) is partitioned."""
+        if not names:
+            return False
+        rows = self.session.query_rows("exec_relations", OrdinalOidRow, [list(names)])
+        return any(r.relation_oid is not None and self.catalog.target(r.relation_oid).relkind == "p" for r in rows)
+
     def _param_value(self, param: TriggerParam, old: _Row | None, new: _Row | None, specials: Mapping[str, str],
                      rel: ExecTargetRow) -> Value:
         """A ``NEW.col`` / ``OLD.col`` parameter's value from the row, a trigger variable's (``TG_OP`` ...), else
         not known (a typical value of the column stands in for the probe)."""
+        if param.constant is not None:
+            return param.constant
         if param.origin is ParamOrigin.SPECIAL:
             return specials.get(param.variable, _UNKNOWN)
         if param.origin is not ParamOrigin.ROW_COLUMN:
@@ -1592,11 +1744,18 @@ def _default_value(col: ExecColumnRow) -> Value:
     return _UNKNOWN
 
 
-def _compressible(value: str) -> bool:
-    """Whether pglz would likely shrink the value by a quarter or more (``pg_lzcompress.c`` gives up otherwise): a
-    long value with few distinct characters or repeated runs."""
-    sample = value[:4096]
-    return len(set(sample)) < 20 or len(sample) > 2 * len({sample[i:i + 8] for i in range(0, len(sample), 8)})
+def _stored_bytes(type_name: str, value: str) -> bytes | None:
+    """The bytes a varlena of this type stores for its text input: the text itself for the text types (padded for
+    ``character(n)``), None for a type whose binary form lockscope does not compute (its size is then unknown when
+    the value is long enough to matter)."""
+    base = type_name.split("(", 1)[0].strip()
+    data = value.encode()
+    if base in toast.TEXT_TYPES:
+        return data
+    if base == "character":
+        width = int(type_name.split("(", 1)[1].rstrip(")")) if "(" in type_name else 1
+        return data + b" " * max(0, width - len(value))
+    return data if len(data) <= 100 else None  # short: its exact size does not decide anything
 
 
 def _surviving_leaf(session: Session, catalog: _Catalog, target: ExecTargetRow,

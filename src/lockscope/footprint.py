@@ -1093,8 +1093,8 @@ def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMo
         target = execlocks.target_relation(prober.session, raw)
     model = execlocks.derive_execution(prober.session, prober.checked, params, target, raw, overlay=overlay,
                                        read_rows=read_rows)
-    if target is None and not model.unknowns:
-        return None
+    if target is None and not model.events and not model.unknowns:
+        return None  # a SELECT whose execution adds nothing
     spi = {} if spi is None else spi
     dropped: dict[str, str] = {}
     try:
@@ -1163,7 +1163,8 @@ def _spi_read_bound(probes: Sequence[_ExecProbe | None]) -> int:
     return sum(spi[key].read_bound(values) for key, values in calls.items())
 
 
-def _qual_chain(session: Session, relation_oid: int, backend: set[str], stage: execlocks.Stage) -> list[ExtraLock]:
+def _qual_chain(session: Session, relation_oid: int, backend: set[str], stage: execlocks.Stage,
+                after: int = 0) -> list[ExtraLock]:
     """The locks of building a partition's constraint (``partcache.c generate_partition_qual``): its parent
     ``AccessShareLock``, and the parent's own constraint first when it is a partition too; each built once per
     backend (the relcache keeps it: ``backend`` says which were)."""
@@ -1175,7 +1176,7 @@ def _qual_chain(session: Session, relation_oid: int, backend: set[str], stage: e
         if key not in backend:
             backend.add(key)
             out.append(ExtraLock(parent, LockMode.ACCESS_SHARE, LockSource.PARTITION_CONSTRAINT, facts.relation, stage,
-                                 once_key=key))
+                                 row=after, once_key=key))
     return out
 
 
@@ -1193,7 +1194,7 @@ def _planner_quals(prober: _Prober, phase: PlanPhase, rows: Sequence[RelationLoc
     for oid in dict.fromkeys(r.relation_oid for r in rows):
         info = infos.get(oid)
         if info is not None and info.relkind == "p" and info.relispartition:
-            out += _qual_chain(prober.session, oid, backend, execlocks.Stage.EXECUTOR_START)
+            out += _qual_chain(prober.session, oid, backend, execlocks.Stage.PLANNER, after=oid)
     return out
 
 
@@ -1227,11 +1228,7 @@ def _step_spi_calls(probe: _ExecProbe, number: int) -> list[ExtraLock | tuple[Sp
     prepared statement. The modelled locks pass through, in order."""
     out: list[ExtraLock | tuple[SpiCall, _Step]] = []
     for event in probe.model.events:
-        if isinstance(event, ExtraLock):
-            if event.once_key:
-                if event.once_key in probe.backend:
-                    continue
-                probe.backend.add(event.once_key)
+        if isinstance(event, ExtraLock):  # once-per-backend locks are judged in order when resolved
             if number == 1 or not event.first_execution_only:
                 out.append(event)
             continue
@@ -1246,6 +1243,10 @@ def _resolve_spi_calls(probe: _ExecProbe,
     out: list[ExtraLock | _SpiResult] = []
     for item in calls:
         if isinstance(item, ExtraLock):
+            if item.once_key and item.stage is not execlocks.Stage.PLANNER:
+                if item.once_key in probe.backend:
+                    continue  # built earlier in the backend (a partition's constraint the planner built first)
+                probe.backend.add(item.once_key)
             out.append(item)
             continue
         call, step = item
@@ -1254,8 +1255,11 @@ def _resolve_spi_calls(probe: _ExecProbe,
         ordered = qp.prober.order_rows(rows, step.phase, step.plan)
         reuse = qp.prober.executor_index_requests(qp.prober.step_modes(step.phase, step.plan), step.plan) \
             if step.phase is PlanPhase.GENERIC_REUSE else []
+        for q in reversed(_planner_quals(qp.prober, step.phase, rows, probe.backend)):  # after its table opens
+            at = next((n + 1 for n, (r, _) in enumerate(ordered) if r.relation_oid == q.row), len(ordered))
+            database = next((r.database_oid for r, _ in ordered if r.database_oid), 0)
+            ordered.insert(at, (RelationLockRow(q.relation_oid, q.mode, True, False, database), "planner"))
         out.append(_SpiResult(call, step.phase, ordered, reuse))
-        out += _planner_quals(qp.prober, step.phase, rows, probe.backend)
     return out
 
 
@@ -1271,9 +1275,18 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
     :param rows: the statement's own relation locks as measured.
     :return: the execution, and its lock requests (acquisitions and releases) in order, for the next statement.
     """
-    events = _resolve_spi_calls(probe, calls) if probe is not None else []
+    planning = [c for c in calls if isinstance(c, ExtraLock) and c.stage is execlocks.Stage.PLANNER]
+    calls = [c for c in calls if not (isinstance(c, ExtraLock) and c.stage is execlocks.Stage.PLANNER)]
+    events = _resolve_spi_calls(probe, calls) if probe is not None else \
+        [c for c in calls if isinstance(c, ExtraLock)]
     own = execution.locks + execution.executor_index_locks
     own_requests = [LockRequest(lk.relation_oid, lk.mode, lk.relation_oid in _shared(rows)) for lk in own]
+    # each planning constraint right after the planner opens its sub-partitioned table (``row``): a tag per request
+    tags: list[ExtraLock | None] = [None] * len(own_requests)
+    for q in reversed(planning):
+        at = next((n + 1 for n, r in enumerate(own_requests) if r.relation_oid == q.row), len(own_requests))
+        own_requests.insert(at, LockRequest(q.relation_oid, q.mode))
+        tags.insert(at, q)
     items: list[tuple[LockRequest, LockSource, str, str]] = []
     phases: list[tuple[str, PlanPhase]] = []
     for event in events:
@@ -1287,15 +1300,29 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
         items += [(LockRequest(oid, mode), event.call.query.source, event.call.query.detail, "executor index")
                   for oid, mode in event.executor_indexes]
     requests = [*prior, *own_requests, *(req for req, *_ in items)]
-    predicted = prober.model.predict(requests)[len(prior):]
-    assumed = prober.assumed.predict(requests)[len(prior):] if prober.assumed else [None] * (len(requests) - len(prior))
+    predicted_all = prober.model.predict(requests)[len(prior):]
+    assumed_all = prober.assumed.predict(requests)[len(prior):] if prober.assumed else \
+        [None] * (len(requests) - len(prior))
+    own_at = [n for n, t in enumerate(tags) if t is None]
+    planning_flags = [(own_requests[n], predicted_all[n], assumed_all[n], t) for n, t in enumerate(tags)
+                      if t is not None]
+    predicted = [predicted_all[n] for n in own_at] + list(predicted_all[len(own_requests):])
+    assumed = [assumed_all[n] for n in own_at] + list(assumed_all[len(own_requests):])
     in_context = [dataclasses.replace(lk, predicted_fastpath=p, assumed_fastpath=a)
                   for lk, p, a in zip(own, predicted, assumed, strict=False)]
     n_locks = len(execution.locks)
     seen = _held(prior) | {(lk.relation_oid, lk.mode) for lk in own}
     database_oid = next((r.database_oid for r in rows if r.database_oid), 0)
-    infos = prober._infos([req.relation_oid for req, *_ in items])
+    infos = prober._infos([req.relation_oid for req, *_ in items] + [q.relation_oid for q in planning])
     locks: list[RelationLock] = []
+    for req, pred, assume, q in planning_flags:
+        key = (req.relation_oid, req.mode)
+        if key in seen:
+            continue
+        seen.add(key)
+        lock = prober._lock(req.relation_oid, infos, req.mode, pred, pred, assume, len(own) + len(locks), "planner",
+                            database_oid, LockRole.OTHER)
+        locks.append(dataclasses.replace(lock, source=q.source, detail=q.detail))
     for (req, source, detail, rule), pred, assume in zip(items, predicted[len(own):], assumed[len(own):],
                                                         strict=True):
         key = (req.relation_oid, req.mode)
@@ -1339,13 +1366,15 @@ class TransactionProbe:
     """
 
     def __init__(self, session: Session, text: str, protocol: str, mode: PlanCacheMode,
-                 assume: CapacityModel | None, read_rows: bool = True) -> None:
+                 assume: CapacityModel | None, read_rows: bool = True,
+                 spi: dict[str, _QueryProbe] | None = None) -> None:
         self.prober = _Prober(session, check_statement(text), assume)
         self.read_rows = read_rows
         self.protocol = protocol
         self.mode = mode
         self.query: _QueryProbe | None = None
-        self.spi: dict[str, _QueryProbe] = {}
+        # the queries executions run, one plan cache each per backend: shared by the transaction's statements
+        self.spi: dict[str, _QueryProbe] = spi if spi is not None else {}
         self.exec_probe: _ExecProbe | None = None
         self.exec_probes: dict[int, _ExecProbe | None] = {}
         self.backend: set[str] = set()
@@ -1408,12 +1437,10 @@ class TransactionProbe:
                                      self.exec_probe, calls, rows, history)
 
     def close(self) -> None:
-        """DEALLOCATE what was prepared."""
+        """DEALLOCATE the statement's prepared statements (the shared queries' are the caller's to release)."""
         if self.query is not None:
             self.query.close()
             self.query = None
-        _release_execution(_ExecProbe(execlocks.ExecutionModel(), self.spi))
-        self.spi = {}
 
 
 @contextlib.contextmanager
@@ -1429,15 +1456,17 @@ def open_transaction_probes(session: Session, statements: Sequence[tuple[str, Se
     if protocol not in PROTOCOLS:
         raise BadInputError(f"unknown protocol {protocol!r}: use simple or prepared")
     probes: list[TransactionProbe] = []
+    spi: dict[str, _QueryProbe] = {}  # one plan cache per query per backend, whichever statement runs it
     try:
         for text, params in statements:
-            probe = TransactionProbe(session, text, protocol, mode, assume, read_rows)
+            probe = TransactionProbe(session, text, protocol, mode, assume, read_rows, spi)
             probes.append(probe)
             probe.open(params)
         yield probes
     finally:
         for probe in probes:
             probe.close()
+        _release_execution(_ExecProbe(execlocks.ExecutionModel(), spi))
 
 
 

@@ -123,12 +123,15 @@ class TriggerParam:
         ``public.item`` for a row), or None when the source and the catalog facts given do not say (a ``record``
         variable's fields, an unknown column, an unresolved ``%TYPE``): ``unknown`` lets the server infer it.
     :ivar origin: what kind of variable it is.
+    :ivar constant: the variable's value when the function assigned it a constant on every path to the statement
+        (``x := 1;`` outside any branch or loop), else None.
     """
 
     number: int
     variable: str
     type_name: str | None
     origin: ParamOrigin
+    constant: str | None = None
 
 
 @dataclass(frozen=True)
@@ -543,6 +546,34 @@ def _names_in(sql: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _constant_value(expr: str) -> str | None:
+    """The value of an expression that is one constant (a number, a string, true/false), as text, else None."""
+    try:
+        stmts = pglast.parse_sql("SELECT " + expr)
+    except ParseError:
+        return None
+    stmt = stmts[0].stmt if len(stmts) == 1 else None
+    targets = stmt.targetList if isinstance(stmt, ast.SelectStmt) else None
+    if not targets or len(targets) != 1:
+        return None
+    arg = targets[0].val
+    if isinstance(arg, ast.TypeCast):
+        arg = arg.arg
+    if isinstance(arg, ast.A_Const) and not arg.isnull and arg.val is not None:
+        v = arg.val
+        if isinstance(v, ast.Integer):
+            return str(v.ival)
+        if isinstance(v, (ast.Float, ast.String)):
+            return str(v.fval if isinstance(v, ast.Float) else v.sval)
+        if isinstance(v, ast.Boolean):
+            return "true" if v.boolval else "false"
+    return None
+
+
+#: PL/pgSQL statements whose bodies run conditionally or repeatedly.
+_BRANCHING = frozenset({"if", "case", "loop", "while", "fori", "fors", "forc", "foreach_a", "dynfors"})
+
+
 def _constant_name(arg: Any) -> str | None:
     """The text of a string constant, alone or cast (``'s'``, ``'s'::regclass``), else None."""
     if isinstance(arg, ast.TypeCast):
@@ -589,6 +620,8 @@ class _Deriver:
         self._idents = 0
         self.conflict = _option(src.text) or facts.variable_conflict
         self.guards: list[tuple[str, bool]] = []
+        self.constants: dict[int, str] = {}  # variable -> constant value, while the walk is straight-line
+        self.branching = 0
 
     def var(self, name: str, type_name: str | None, origin: ParamOrigin, is_rec: bool = False,
             columns: Mapping[str, str] | None = None) -> _Var:
@@ -620,9 +653,31 @@ class _Deriver:
         for node in stmts or ():
             ((kind, body),) = node.items()
             line = int(body.get("lineno", 0))
-            handler = _HANDLERS.get(kind.removeprefix("PLpgSQL_stmt_"))
-            if handler is not None:
-                handler(self, body, line)
+            name = kind.removeprefix("PLpgSQL_stmt_")
+            handler = _HANDLERS.get(name)
+            branchy = name in _BRANCHING
+            self.branching += branchy
+            try:
+                if handler is not None:
+                    handler(self, body, line)
+            finally:
+                self.branching -= branchy
+
+    def assigned(self, body: Mapping[str, Any], line: int) -> None:
+        """``target := expr``: its expression derived; a constant assigned outside any branch or loop is the
+        variable's value for the statements after it (another assignment forgets it)."""
+        self.expr(body.get("expr"), line, Construct.ASSIGNMENT)
+        query = str(((body.get("expr") or {}).get("PLpgSQL_expr") or {}).get("query") or "")
+        target = query[: len(query) - len(_assigned(query))].rstrip(":= \t\n").strip()
+        hit = _resolve(self.chain, [p.lower() for p in target.split(".")]) if target else None
+        if hit is None or hit[1] is not None:
+            return
+        var = hit[0]
+        value = _constant_value(_assigned(query))
+        if value is not None and self.branching == 0:
+            self.constants[var.ident] = value
+        else:
+            self.constants.pop(var.ident, None)
 
     def scoped(self, scope: _Scope, stmts: Iterable[Mapping[str, Any]] | None) -> None:
         """``stmts`` with one more namespace level."""
@@ -825,7 +880,10 @@ class _Deriver:
             key = (var.ident, column)
             if key not in numbers:
                 numbers[key] = len(numbers) + 1
-                params.append(_param(numbers[key], var, column))
+                param = _param(numbers[key], var, column)
+                if column is None and var.ident in self.constants:
+                    param = dataclasses.replace(param, constant=self.constants[var.ident])
+                params.append(param)
             pieces += [sql[pos:start], f"(${numbers[key]}).*" if star else f"${numbers[key]}"]
             pos = end
         pieces.append(sql[pos:])
@@ -1048,7 +1106,7 @@ _HANDLERS: dict[str, Any] = {
     "block": _block, "if": _if, "case": _case, "loop": _loop, "while": _while, "fori": _fori, "fors": _fors,
     "forc": _forc, "foreach_a": _foreach_a, "exit": _exit, "return_query": _return_query, "raise": _raise,
     "assert": _assert, "dynfors": _dynfors, "open": _open, "call": _call,
-    "assign": _simple(Construct.ASSIGNMENT, "expr"), "execsql": _simple(Construct.SQL, "sqlstmt"),
+    "assign": lambda d, body, line: d.assigned(body, line), "execsql": _simple(Construct.SQL, "sqlstmt"),
     "perform": _simple(Construct.PERFORM, "expr"), "return": _simple(Construct.RETURN, "expr"),
     "return_next": _simple(Construct.RETURN_NEXT, "expr"), "fetch": _simple(Construct.FETCH, "expr"),
     "dynexecute": lambda d, body, line: d.dynamic(body, line, Construct.EXECUTE),

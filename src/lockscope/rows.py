@@ -1099,6 +1099,11 @@ class ExecColumnRow:
     :ivar sequence_oid: the sequence its default or identity calls ``nextval`` on, else None.
     :ivar default_expr: the default's (or generation's) expression as ``pg_get_expr`` prints it, else None.
     :ivar toastable: a value of it can be stored out of line (``attlen`` -1, ``attstorage`` not plain).
+    :ivar attlen: bytes of a fixed-width type, -1 for a varlena.
+    :ivar attalign: ``pg_attribute.attalign``.
+    :ivar attstorage: ``pg_attribute.attstorage``.
+    :ivar attcompression: ``pg_attribute.attcompression`` (PG 14+; '' for the default).
+    :ivar default_compression: the server's ``default_toast_compression`` (``pglz`` before PG 14).
     """
 
     attnum: int
@@ -1109,6 +1114,11 @@ class ExecColumnRow:
     sequence_oid: int | None
     default_expr: str | None = None
     toastable: bool = True
+    attlen: int = -1
+    attalign: str = "i"
+    attstorage: str = "x"
+    attcompression: str = ""
+    default_compression: str = "pglz"
 
 
 

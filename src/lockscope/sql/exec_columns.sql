@@ -1,7 +1,8 @@
 -- The columns of one relation with what writing a row evaluates (lockscope.execlocks): the type, and the sequence
 -- a default calls nextval on (a serial's or an explicit nextval default: pg_attrdef depends on the sequence) or an
 -- identity column's sequence (pg_depend deptype 'i'), the default's expression (pg_get_expr), and whether a value
--- can be stored out of line (a varlena whose storage is not plain: toast_internals.c). Catalog reads
+-- can be stored out of line (a varlena whose storage is not plain: toast_internals.c) with what the TOAST decision
+-- reads (heaptoast.c: length, alignment, storage, compression; PG 13 has pglz only). Catalog reads
 -- only. Parameter: the relation's OID.
 SELECT a.attnum::int                                                     AS attnum,
        a.attname::text                                                   AS name,
@@ -10,6 +11,11 @@ SELECT a.attnum::int                                                     AS attn
        ad.oid IS NOT NULL                                                AS has_default,
        pg_catalog.pg_get_expr(ad.adbin, ad.adrelid)                      AS default_expr,
        a.attlen = -1 AND a.attstorage <> 'p'                             AS toastable,
+       a.attlen::int                                                     AS attlen,
+       a.attalign::text                                                  AS attalign,
+       a.attstorage::text                                                AS attstorage,
+       ''::text                                                          AS attcompression,
+       'pglz'::text                                                      AS default_compression,
        coalesce(
          (SELECT d.refobjid::int8 FROM pg_catalog.pg_depend d
           JOIN pg_catalog.pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
