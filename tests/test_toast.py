@@ -83,7 +83,7 @@ def test_out_of_line_is_the_servers(every_pg: ScratchServer, n: int) -> None:
             kind = {"x": "extended", "e": "external", "m": "main", "p": "plain"}[storage]
             conn.execute(f"alter table toast_t{n} alter column {c} set storage {kind}")
         conn.execute(f"insert into toast_t{n} values (" + ", ".join(["%s"] * len(cols)) + ")", list(values))
-        ext = conn.execute(f"select " + ", ".join(f"pg_column_toast_chunk_id({c}) is not null" for c, _, _ in cols)
+        ext = conn.execute("select " + ", ".join(f"pg_column_toast_chunk_id({c}) is not null" for c, _, _ in cols)
                            + f" from toast_t{n}").fetchone()
         facts = conn.execute("select attname, attlen, attalign::text, attstorage::text, attcompression::text, "
                              "format_type(atttypid, atttypmod) from pg_attribute where attrelid = %s::regclass "

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
-from . import plpgsql, toast
+from . import evaluate, plpgsql, toast
 from .plpgsql import FiringTrigger, ParamOrigin, TriggerEvent, TriggerLevel, TriggerParam, TriggerProgram, TriggerTiming
 from .rows import (
     ExecColumnRow,
@@ -187,11 +187,15 @@ class ExecutionModel:
     :ivar notes: what the model assumed, one sentence each (said beside the figures; they stay exact).
     :ivar unknowns: what the model could not derive and that changes the locks (dynamic SQL, rows only the
         execution finds, ...), one sentence each: the figures are then a lower bound, never shown as exact.
+    :ivar grown: the relations the execution gives their first page (rows written into a table that was empty at
+        its last VACUUM or ANALYZE), with their partitioned ancestors: the space stays after a rollback, and the
+        planner's cost estimates read it (``plancat.c estimate_rel_size``: the relation's current size).
     """
 
     events: tuple[ExtraLock | SpiCall, ...] = ()
     notes: tuple[str, ...] = ()
     unknowns: tuple[str, ...] = ()
+    grown: frozenset[int] = frozenset()
 
     @property
     def spi_queries(self) -> tuple[SpiQuery, ...]:
@@ -219,14 +223,17 @@ def _known(value: Value) -> bool:
 @dataclass
 class _Row:
     """One row a write handles: its columns' values (text as the server prints them; None: NULL; :data:`_UNKNOWN`),
-    the relation it is in (a partition; None when not known), whether this transaction inserted it, and the columns
-    whose values are stored out of line (``external``; ``external_unknown`` when the read could not tell)."""
+    the relation it is in (a partition; None when not known), whether this transaction wrote this version of it
+    (inserted, or updated into place: its ``xmin`` is the transaction's), the columns whose values are stored out of
+    line (``external``; ``external_unknown`` when the read could not tell), and the version the transaction wrote
+    (:class:`RowOverlay`; 0 for a committed row)."""
 
     values: dict[str, Value]
     leaf: int | None
     inserted_here: bool = False
     external: frozenset[str] = frozenset()
     external_unknown: bool = False
+    version: int = 0
 
 
 @dataclass
@@ -243,33 +250,46 @@ class _Found:
 class RowOverlay:
     """The rows a transaction's earlier statements wrote, as lockscope simulated them: a later statement's key
     lookup finds the rows inserted before it (its own read sees the committed data only) and not those deleted.
+    Each row version the transaction writes has a number of its own, so that a version deleted later is told from
+    its successor even where their known values agree.
 
-    :ivar inserted: (partition, values) of each row inserted or updated into place.
-    :ivar deleted: (partition, values) of each row deleted or updated away.
+    :ivar inserted: (partition, row) of each row version inserted or updated into place.
+    :ivar deleted: (partition, values, version) of each row deleted or updated away (version 0: a committed row).
     """
 
-    inserted: list[tuple[int | None, dict[str, Value]]] = field(default_factory=list)
-    deleted: list[tuple[int | None, dict[str, Value]]] = field(default_factory=list)
+    inserted: list[tuple[int | None, _Row]] = field(default_factory=list)
+    deleted: list[tuple[int | None, dict[str, Value], int]] = field(default_factory=list)
 
     @staticmethod
     def _matches(values: Mapping[str, Value], conditions: Mapping[str, Value]) -> bool:
         return all(c in values and values[c] == v for c, v in conditions.items())
+
+    def write(self, leaf: int | None, row: _Row) -> None:
+        """``row`` written into ``leaf`` by this transaction (inserted, or a new version): numbered, kept."""
+        row.version = len(self.inserted) + 1
+        row.inserted_here = True
+        self.inserted.append((leaf, row))
+
+    def remove(self, leaf: int | None, row: _Row) -> None:
+        """``row`` (a committed row, or a version this transaction wrote) deleted or updated away."""
+        self.deleted.append((leaf, dict(row.values), row.version))
 
     def adjust(self, tree: frozenset[int], conditions: Mapping[str, Value], rows: list[_Row],
                ranges: Sequence[Cond] = (), types: Mapping[str, str] | None = None) -> list[_Row] | None:
         """``rows`` read from the relations ``tree`` (a table and its partitions) without those deleted by earlier
         statements and with those they inserted that meet ``conditions`` and ``ranges``; None when a range
         comparison of such a row cannot be judged here (a type compared other than as a number)."""
-        out = [r for r in rows if not any((leaf is None or leaf == r.leaf) and _same_row(values, r.values)
-                                          for leaf, values in self.deleted)]
-        for leaf, values in self.inserted:
-            if (leaf is None or leaf in tree) and self._matches(values, conditions) \
-                    and not any(_same_row(values, d) for _, d in self.deleted):
+        gone = {version for _, _, version in self.deleted if version}
+        out = [r for r in rows if not any(not version and (leaf is None or leaf == r.leaf)
+                                          and _same_row(values, r.values) for leaf, values, version in self.deleted)]
+        for leaf, row in self.inserted:
+            values = row.values
+            if (leaf is None or leaf in tree) and row.version not in gone and self._matches(values, conditions):
                 meets = [_meets(values.get(r[0], _UNKNOWN), r, (types or {}).get(r[0], "")) for r in ranges]
                 if any(m is None for m in meets):
                     return None
                 if all(meets):
-                    out.append(_Row(dict(values), leaf, inserted_here=True))
+                    out.append(_Row(dict(values), leaf, True, row.external, row.external_unknown, row.version))
         return out
 
 
@@ -470,6 +490,12 @@ class _Write:
     :ivar conflict: an INSERT's ON CONFLICT: (action ``nothing``/``update``, the inference columns, DO UPDATE's
         SET column -> value, it has a WHERE), else None.
     :ivar merge: a MERGE's source rows and clauses (:class:`_Merge`), else None.
+    :ivar source: an ``INSERT ... SELECT``'s SelectStmt (its rows are read when it can be: :meth:`_Sim._select_rows`).
+    :ivar columns: an ``INSERT ... SELECT``'s target columns, in order.
+    :ivar params: the statement's ``$n`` values.
+    :ivar set_exprs: an UPDATE's SET expressions whose value turns on the row (``v = v + 1``), evaluated on each
+        row it finds (:mod:`lockscope.evaluate`).
+    :ivar alias: the target's name or alias in the statement.
     """
 
     kind: str
@@ -484,6 +510,11 @@ class _Write:
     where_exact: bool = True
     conflict: tuple[str, tuple[str, ...], dict[str, Value], bool] | None = None
     merge: _Merge | None = None
+    source: Mapping[str, Any] | None = None
+    columns: tuple[str, ...] = ()
+    params: tuple[Value, ...] = ()
+    set_exprs: Mapping[str, Any] = field(default_factory=dict)
+    alias: str = ""
 
 
 @dataclass
@@ -510,9 +541,14 @@ def _read_write(kind: str, raw: Mapping[str, Any], params: Sequence[Value], targ
     if node_name == "UpdateStmt":
         sets = {_name(t["ResTarget"]): _value(t["ResTarget"].get("val"), params)
                 for t in body.get("targetList") or [] if "ResTarget" in t}
+        exprs = {_name(t["ResTarget"]): t["ResTarget"].get("val") for t in body.get("targetList") or []
+                 if "ResTarget" in t and sets.get(_name(t["ResTarget"])) == _UNKNOWN}
+        rel = body.get("relation") or {}
+        alias = str((rel.get("alias") or {}).get("aliasname") or rel.get("relname") or "")
         where, ranges, exact = _conditions(body.get("whereClause"), params)
         return _Write("UPDATE", target, only, given=frozenset(sets), sets=sets, where=where, ranges=ranges,
-                      where_exact=exact and not body.get("fromClause"))
+                      where_exact=exact and not body.get("fromClause"),
+                      set_exprs=exprs if not body.get("fromClause") else {}, alias=alias, params=tuple(params))
     if node_name == "DeleteStmt":
         where, ranges, exact = _conditions(body.get("whereClause"), params)
         return _Write("DELETE", target, only, where=where, ranges=ranges,
@@ -540,8 +576,9 @@ def _read_insert(body: Mapping[str, Any], params: Sequence[Value], target: int, 
     if select is None:  # DEFAULT VALUES
         return _Write("INSERT", target, only, rows=({},), given=frozenset(), conflict=conflict)
     lists = select.get("valuesLists")
-    if not lists or select.get("fromClause"):
-        return _Write("INSERT", target, only, rows=({},), known_rows=False, given=frozenset(cols), conflict=conflict)
+    if not lists:  # INSERT ... SELECT: its rows are read, when they can be, by the simulation
+        return _Write("INSERT", target, only, rows=({},), known_rows=False, given=frozenset(cols), conflict=conflict,
+                      source=select, columns=tuple(cols), params=tuple(params))
     rows = tuple({c: _value(v, params) for c, v in zip(cols, _items(vl), strict=False)} for vl in lists)
     width = max(len(_items(vl)) for vl in lists)
     return _Write("INSERT", target, only, rows=rows, given=frozenset(cols[:width]), conflict=conflict)
@@ -677,7 +714,7 @@ def _value(node: Any, params: Sequence[Value], source_alias: str | None = None) 
         col = _column(node)
         if col and col[0] in (source_alias, None):
             return "\x02" + col[1]
-    return _UNKNOWN
+    return evaluate.evaluate(node, {}, params)  # an expression of constants and parameters (or UNKNOWN)
 
 
 #: A WHERE conjunct lockscope reads by: (column, operator, values): ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=`` with one
@@ -817,8 +854,14 @@ def derive_execution(session: Session, checked: CheckedStatement, params: Sequen
         if target_oid is not None else None
     if write is not None:
         writes.append(write)
+    first = len(sim.reader.overlay.inserted)
     events = sim.top(writes, raw)
-    return ExecutionModel(tuple(events), tuple(dict.fromkeys(sim.notes)), tuple(dict.fromkeys(sim.unknowns)))
+    grown: set[int] = set()
+    for leaf, _ in sim.reader.overlay.inserted[first:]:
+        if leaf is not None and (facts := catalog.target(leaf)).relpages == 0:
+            grown |= {leaf, *facts.ancestor_oids}
+    return ExecutionModel(tuple(events), tuple(dict.fromkeys(sim.notes)), tuple(dict.fromkeys(sim.unknowns)),
+                          frozenset(grown))
 
 
 def target_relation(session: Session, raw: Mapping[str, Any]) -> int | None:
@@ -927,10 +970,16 @@ class _Sim:
         if self.statements > MAX_EVENTS // 10:
             self.unknowns.append("the execution runs more statements than lockscope follows (cascades, triggers)")
             return []
+        if target.relkind not in ("r", "p"):  # a view (rewritten to its base table, or INSTEAD OF triggers)
+            self.unknowns.append(f"{_article(write.kind)} {write.kind} through the view {target.relation}: the rows "
+                                 "it writes and what they fire are not derived")
+            return []
         st = _Statement(write.kind, target)
         queue: list[_Pending] = [] if level is None else level
         out: list[ExtraLock | SpiCall] = []
-        if self.version < PG14 and write.kind in ("INSERT", "UPDATE") and target.relkind != "p":
+        if self.version < PG14 and (write.kind == "INSERT" or (write.kind == "UPDATE" and target.relkind != "p")):
+            # PG 13 ExecInitModifyTable: ExecOpenIndices of the result relation at executor start (a partitioned
+            # INSERT target's own partitioned indexes too; an UPDATE's partitions were opened by the planner)
             out += self._open_indexes(st, target.relation_oid, Stage.EXECUTOR_START)
         out += self._statement_triggers(write.kind, target, TriggerTiming.BEFORE, None, depth)
         if write.kind == "INSERT":
@@ -971,14 +1020,62 @@ class _Sim:
                 depth: int) -> list[ExtraLock | SpiCall]:
         out: list[ExtraLock | SpiCall] = []
         columns = self.catalog.columns(target.relation_oid)
+        rows: Sequence[Mapping[str, Value]] = write.rows
         if not write.known_rows:
-            self.unknowns.append(f"the rows an INSERT into {target.relation} writes are known only when it runs")
-        for row_no, given in enumerate(write.rows):
+            selected = self._select_rows(write.source, write.params) if write.source is not None else None
+            if selected is None:
+                self.unknowns.append(f"the rows an INSERT into {target.relation} writes are known only when it runs")
+            else:
+                rows = [dict(zip(write.columns, r, strict=False)) for r in selected]
+        for row_no, given in enumerate(rows):
             values, seqs = self._formed(columns, given)
             out += [ExtraLock(s, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, "nextval", Stage.ROW, row_no)
                     for s in seqs]
             row = _Row(values, target.relation_oid if target.relkind != "p" else None)
             out += self._insert_row(write, target, st, row, row_no, queue, depth, conflict=write.conflict)
+        return out
+
+    def _select_rows(self, select: Mapping[str, Any], params: Sequence[Value]) -> list[list[Value]] | None:
+        """The rows a ``SELECT`` produces, when lockscope can read them without running the statement: no FROM
+        (one row), or one table whose WHERE is made of comparisons of columns with constants (read by
+        :meth:`RowReader.find`), its target list evaluated on each row read (:mod:`lockscope.evaluate`: a value it
+        cannot compute stays unknown); None for anything else (joins, grouping, DISTINCT, LIMIT, set operations,
+        subqueries)."""
+        if select.get("op", "SETOP_NONE") != "SETOP_NONE" or select.get("valuesLists") is not None:
+            return None
+        if any(select.get(k) for k in ("groupClause", "havingClause", "distinctClause", "windowClause",
+                                         "limitCount", "limitOffset", "withClause")):
+            return None
+        targets = [t.get("ResTarget") or {} for t in select.get("targetList") or []]
+        from_ = select.get("fromClause") or []
+        if not from_:
+            return [[evaluate.evaluate(t.get("val"), {}, params) for t in targets]]
+        if len(from_) != 1 or "RangeVar" not in from_[0]:
+            return None
+        rv = from_[0]["RangeVar"]
+        name = ".".join(self.session.identifier(str(p)) for p in (rv.get("schemaname"), rv.get("relname")) if p)
+        found_oid = self.session.query_rows("exec_relations", OrdinalOidRow, [[name]])
+        oid = found_oid[0].relation_oid if found_oid else None
+        if oid is None or self.catalog.target(oid).relkind not in ("r", "p"):
+            return None
+        where, ranges, exact = _conditions(select.get("whereClause"), params)
+        if not exact:
+            return None
+        found = self.reader.find(oid, where, only=not rv.get("inh", True), ranges=ranges)
+        if not found.exact:
+            return None
+        alias = str((rv.get("alias") or {}).get("aliasname") or rv.get("relname"))
+        names = [c.name for c in sorted(self.catalog.columns(oid), key=lambda c: c.attnum)]
+        out: list[list[Value]] = []
+        for r in found.rows:
+            context = {alias.lower(): r.values, "": r.values}
+            row: list[Value] = []
+            for t in targets:
+                if "A_Star" in str((t.get("val") or {}).get("ColumnRef", {}).get("fields", "")):
+                    row += [r.values.get(n, _UNKNOWN) for n in names]
+                else:
+                    row.append(evaluate.evaluate(t.get("val"), context, params))
+            out.append(row)
         return out
 
     def _formed(self, columns: Sequence[ExecColumnRow], given: Mapping[str, Value]) -> tuple[dict[str, Value],
@@ -1014,14 +1111,18 @@ class _Sim:
             if path is None:
                 return out
             for oid in path:
+                part = self.catalog.target(oid)
                 if oid not in st.routed:
                     st.routed.add(oid)
                     out.append(ExtraLock(oid, LockMode.ROW_EXCLUSIVE, LockSource.ROUTING, target.relation, Stage.ROW,
                                          row_no))
-                    if self.version < PG14 and self.catalog.target(oid).relkind != "p":
+                    if self.version < PG14 and part.relkind != "p":
                         out += self._partition_qual(oid, row_no)
+                if part.relkind != "p":
+                    out += self._open_indexes(st, oid, Stage.ROW, row_no)
+                if part.default_partition and self.version >= PG14:  # ExecFindPartition checks a row routed to a
+                    out += self._partition_check(st, part, None, row_no)  # default partition (bounds may change)
             leaf_oid = path[-1]
-            out += self._open_indexes(st, leaf_oid, Stage.ROW, row_no)
         elif self.version >= PG14:
             out += self._open_indexes(st, leaf_oid, Stage.ROW, row_no)
         row.leaf = leaf_oid
@@ -1048,9 +1149,9 @@ class _Sim:
             out += self._toast(leaf, {c: v for c, v in row.values.items() if c not in row.external},
                                frozenset(row.values) - row.external, row_no, certain=bool(row.external))
         else:
-            out += self._toast(leaf, row.values, write.given if write is not None else frozenset(row.values), row_no)
-        self.reader.overlay.inserted.append((leaf_oid, dict(row.values)))
-        row.inserted_here = True
+            out += self._toast(leaf, row.values, write.given if write is not None else frozenset(row.values), row_no,
+                               into=row)
+        self.reader.overlay.write(leaf_oid, row)
         out += self._queue_after(leaf, "INSERT", None, row, row_no, queue, frozenset(row.values),
                                  crosspart=moved_from is not None)
         return out
@@ -1091,7 +1192,10 @@ class _Sim:
                 if old.leaf is None:
                     continue
             new = _Row({**old.values, **{c: (_UNKNOWN if v == _DEFAULT else v) for c, v in write.sets.items()}},
-                       old.leaf, old.inserted_here)
+                       old.leaf, old.inserted_here, version=old.version)
+            context = {write.alias.lower(): old.values, "": old.values}
+            for c, expr in write.set_exprs.items():  # computed from the row's old values
+                new.values[c] = evaluate.evaluate(expr, context, write.params)
             for c, v in write.sets.items():
                 if v == _DEFAULT:
                     new.values[c] = self._column_default(old.leaf, c)
@@ -1126,10 +1230,10 @@ class _Sim:
         out: list[ExtraLock | SpiCall] = []
         if open_indexes and self.version >= PG14:
             out += self._open_indexes(st, leaf.relation_oid, Stage.ROW, row_no)
-        out += self._toast(leaf, new.values, given, row_no, old=old)
+        out += self._toast(leaf, new.values, given, row_no, old=old, into=new)
         out += self._toast_delete(leaf, old, given, row_no)
-        self.reader.overlay.deleted.append((leaf.relation_oid, dict(old.values)))
-        self.reader.overlay.inserted.append((leaf.relation_oid, dict(new.values)))
+        self.reader.overlay.remove(leaf.relation_oid, old)
+        self.reader.overlay.write(leaf.relation_oid, new)
         out += self._queue_after(leaf, "UPDATE", old, new, row_no, queue, given)
         return out
 
@@ -1143,7 +1247,7 @@ class _Sim:
         leaf = self.catalog.target(old.leaf)
         out = self._row_triggers(leaf, "DELETE", TriggerTiming.BEFORE, old, None, row_no, queue, depth, None)
         out += self._toast_delete(leaf, old, None, row_no)
-        self.reader.overlay.deleted.append((leaf.relation_oid, dict(old.values)))
+        self.reader.overlay.remove(leaf.relation_oid, old)
         out += self._queue_after(leaf, "DELETE", old, None, row_no, queue, frozenset(), crosspart=True)
         moved = _Row(dict(new.values), None, new.inserted_here, old.external, old.external_unknown)
         out += self._insert_row(None, target, st, moved, row_no, queue, depth, moved_from=old)
@@ -1165,7 +1269,7 @@ class _Sim:
             leaf = self.catalog.target(old.leaf)
             out += self._row_triggers(leaf, "DELETE", TriggerTiming.BEFORE, old, None, row_no, queue, depth, None)
             out += self._toast_delete(leaf, old, None, row_no)
-            self.reader.overlay.deleted.append((leaf.relation_oid, dict(old.values)))
+            self.reader.overlay.remove(leaf.relation_oid, old)
             out += self._queue_after(leaf, "DELETE", old, None, row_no, queue, frozenset())
         return out
 
@@ -1189,6 +1293,10 @@ class _Sim:
         first WHEN clause that applies: UPDATE, DELETE or INSERT as the statements do."""
         merge = write.merge
         assert merge is not None
+        if target.relkind not in ("r", "p"):
+            self.unknowns.append(f"a MERGE into the view {target.relation}: the rows it writes and what they fire "
+                                 "are not derived")
+            return []
         st = _Statement("MERGE", target)
         queue: list[_Pending] = []
         out: list[ExtraLock | SpiCall] = []
@@ -1315,11 +1423,14 @@ class _Sim:
         return [*reversed(between), leaf]
 
     def _toast(self, rel: ExecTargetRow, values: Mapping[str, Value], given: Iterable[str],
-               row_no: int, *, certain: bool = False, old: _Row | None = None) -> list[ExtraLock]:
+               row_no: int, *, certain: bool = False, old: _Row | None = None,
+               into: _Row | None = None) -> list[ExtraLock]:
         """The row written (an INSERT's, or an UPDATE's new version: ``old`` the row it replaces) stores values out
         of line (:func:`lockscope.toast.out_of_line`, ``heaptoast.c heap_toast_insert_or_update``): the TOAST
         relation and its index ``RowExclusiveLock`` (``toast_internals.c toast_save_datum``); said as unknown when
-        the decision turns on a value lockscope does not know. ``certain``: a value is known to go out of line."""
+        the decision turns on a value lockscope does not know. ``certain``: a value is known to go out of line.
+        ``into``: the row version written, told which of its columns are stored out of line (for a later statement
+        of the transaction that updates or deletes it)."""
         if rel.toast_oid is None or rel.toast_index_oid is None:
             return []
         locks = [ExtraLock(o, LockMode.ROW_EXCLUSIVE, LockSource.TOAST, rel.relation, Stage.ROW, row_no)
@@ -1330,6 +1441,8 @@ class _Sim:
         changed = set(given) if old is not None else {c.name for c in columns}
         kept = (old.external - changed) if old is not None else frozenset()
         if old is not None and old.external_unknown:
+            if into is not None:
+                into.external_unknown = True
             return []  # said by the read's own unknown (_toast_delete)
         row: dict[str, bytes | int | None] = {}
         for col in columns:
@@ -1348,6 +1461,8 @@ class _Sim:
                  for c in sorted(columns, key=lambda c: c.attnum)]
         default = columns[0].default_compression if columns else "pglz"
         external, unknown = toast.out_of_line(facts, row, has_toast=True, default_compression=default, kept=kept)
+        if into is not None:
+            into.external, into.external_unknown = frozenset(external) | kept, unknown
         if unknown:
             self.unknowns.append(f"{rel.relation}: whether a value is stored out of line turns on a value known only "
                                  "when the row is written (TOAST: 2 more locks when it is)")
@@ -1467,7 +1582,7 @@ class _Sim:
             return False
         if any(v is None for v in news) and ri.match_type != "f":
             return False
-        if new.inserted_here or old.inserted_here:
+        if old.inserted_here:  # the old version's xmin is this transaction's: checked whatever the keys
             return True
         olds = [old.values.get(_plain(c), _UNKNOWN) for c in ri.fk_columns]
         return self._keys_differ(olds, news, ri.name)
@@ -1776,3 +1891,8 @@ def _surviving_leaf(session: Session, catalog: _Catalog, target: ExecTargetRow,
     by_name = {r.relname: r for r in catalog.tree(target.relation_oid)}
     leaves = [by_name[n] for n in plan.relation_names if n in by_name and by_name[n].is_leaf]
     return leaves[0].relation_oid if len(leaves) == 1 else None
+
+
+def _article(word: str) -> str:
+    """``a`` or ``an`` before a statement's word (``an UPDATE``, ``a DELETE``)."""
+    return "an" if word[:1] in "AEIOU" else "a"

@@ -756,6 +756,9 @@ class _Step:
     :ivar values: the parameters' values (text; None for NULL).
     :ivar also_custom: the call built the generic plan and rejected it on cost, so it planned a custom plan too
         (``GetCachedPlan``: ``choose_custom_plan`` asked again once ``generic_cost`` is known): both plans' locks.
+    :ivar cost_decided: the plan cache chose between its generic plan and a custom one on their estimated costs
+        (``plancache.c choose_custom_plan`` under ``auto`` after five custom plans), costs that turn on the sizes
+        of the relations the plans read.
     """
 
     phase: PlanPhase
@@ -763,6 +766,7 @@ class _Step:
     plan: ExplainedPlan
     values: tuple[str | None, ...]
     also_custom: bool = False
+    cost_decided: bool = False
 
 
 class _QueryProbe:
@@ -819,9 +823,10 @@ class _QueryProbe:
             plan = read_explain(str(rows[0][0]), verbose=True)
         else:
             plan = _explain(session, f"{_EXPLAIN}EXECUTE {self.name}{self._args(values)}")
+        decided = self.tracker.cost_decided()
         phase, plan_type = self.tracker.step(session, self.name, plan)
         also = phase is PlanPhase.GENERIC_BUILD and plan_type == "custom"
-        return _Step(phase, plan_type, plan, tuple(values), also)
+        return _Step(phase, plan_type, plan, tuple(values), also, decided)
 
     # -- measuring (outside any probe transaction: each measurement is one of its own) --------------------------
     def lock_rows(self, step: _Step) -> list[RelationLockRow]:
@@ -933,6 +938,11 @@ class _PhaseTracker:
         self.before = (0, 0)
         self.generic_built = False
 
+    def cost_decided(self) -> bool:
+        """The next call's plan is chosen on cost (``choose_custom_plan``: ``auto``, parameters, five custom plans
+        made)."""
+        return self.mode is PlanCacheMode.AUTO and self.has_params and self.before[1] >= CUSTOM_PLANS_BEFORE_GENERIC
+
     def step(self, session: Session, name: str, plan: ExplainedPlan) -> tuple[PlanPhase, str | None]:
         """The phase of the call just stepped, and its plan type (``custom``/``generic``).
 
@@ -1036,7 +1046,8 @@ def _probe_statement(prober: _Prober, protocol: str, params: Sequence[str], para
             extra = prober.executor_index_locks(locks, rows, step.plan) \
                 if step.phase is PlanPhase.GENERIC_REUSE else ()
             execution = Execution(number, step.phase, step.plan_type, locks, step.plan, extra)
-            out.append(_with_execution_locks(prober, execution, exec_probe, calls, rows)[0])
+            out.append(_with_execution_locks(prober, execution, exec_probe, calls, rows,
+                                             cost_decided=step.cost_decided, backend=backend)[0])
             first_only = any(isinstance(c, ExtraLock) and (c.once_key or c.first_execution_only) for c in calls)
             if number >= planned and not (number == 1 and first_only):
                 break
@@ -1068,6 +1079,7 @@ class _SpiResult:
     phase: PlanPhase
     ordered: list[tuple[RelationLockRow, str]]
     executor_indexes: list[tuple[int, LockMode]]
+    cost_decided: bool = False
 
 
 def _prepare_execution(prober: _Prober, params: Sequence[str], mode: PlanCacheMode,
@@ -1207,7 +1219,7 @@ def _executor_start_quals(prober: _Prober, query: _QueryProbe, step: _Step, rows
     ``RowExclusiveLock``: the custom plan's when a built generic plan lost to it.
     """
     if prober.session.facts.server_version_num >= PG14 \
-            or prober.checked.kind not in ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt"):
+            or prober.checked.kind not in ("INSERT", "UPDATE", "DELETE", "MERGE"):
         return []
     executed = rows
     if step.also_custom:
@@ -1243,8 +1255,8 @@ def _resolve_spi_calls(probe: _ExecProbe,
     out: list[ExtraLock | _SpiResult] = []
     for item in calls:
         if isinstance(item, ExtraLock):
-            if item.once_key and item.stage is not execlocks.Stage.PLANNER:
-                if item.once_key in probe.backend:
+            if item.once_key and item.stage not in (execlocks.Stage.PLANNER, execlocks.Stage.EXECUTOR_START):
+                if item.once_key in probe.backend:  # (planning's and executor start's are judged by _qual_chain)
                     continue  # built earlier in the backend (a partition's constraint the planner built first)
                 probe.backend.add(item.once_key)
             out.append(item)
@@ -1256,16 +1268,50 @@ def _resolve_spi_calls(probe: _ExecProbe,
         reuse = qp.prober.executor_index_requests(qp.prober.step_modes(step.phase, step.plan), step.plan) \
             if step.phase is PlanPhase.GENERIC_REUSE else []
         for q in reversed(_planner_quals(qp.prober, step.phase, rows, probe.backend)):  # after its table opens
-            at = next((n + 1 for n, (r, _) in enumerate(ordered) if r.relation_oid == q.row), len(ordered))
+            at = _after_table(qp.prober, [r.relation_oid for r, _ in ordered], q.row)
             database = next((r.database_oid for r, _ in ordered if r.database_oid), 0)
             ordered.insert(at, (RelationLockRow(q.relation_oid, q.mode, True, False, database), "planner"))
-        out.append(_SpiResult(call, step.phase, ordered, reuse))
+        for q in _executor_start_quals(qp.prober, qp, step, rows, probe.backend):  # PG 13: its result relations'
+            database = next((r.database_oid for r, _ in ordered if r.database_oid), 0)
+            ordered.append((RelationLockRow(q.relation_oid, q.mode, True, False, database), "executor start"))
+        out.append(_SpiResult(call, step.phase, ordered, reuse, step.cost_decided))
     return out
+
+
+def _after_table(prober: _Prober, order: Sequence[int], table: int | None) -> int:
+    """Where the planner builds a sub-partitioned table's partition constraint in ``order`` (relation OIDs in
+    acquisition order): after the table and the indexes it opens right after it (``plancat.c get_relation_info``:
+    the index list first, ``set_relation_partition_info`` last); at the end when ``table`` is not there."""
+    at = next((n + 1 for n, oid in enumerate(order) if oid == table), None)
+    if at is None:
+        return len(order)
+    infos = prober._infos(list(order[at:]))
+    while at < len(order) and (info := infos.get(order[at])) is not None and info.relkind in ("i", "I") \
+            and info.parent_oid == table:
+        at += 1
+    return at
+
+
+def _grown_unknowns(prober: _Prober, grown: set[int], what: str, insert: bool,
+                    rows: Sequence[RelationLockRow]) -> list[str]:
+    """Said when a plan cache chose between its generic and a custom plan on costs that read the size of a
+    relation this workload gives its first page (:attr:`ExecutionModel.grown`): the server's estimates see the
+    page, the probe's do not (``plancache.c choose_custom_plan``, ``plancat.c estimate_rel_size``). An INSERT's
+    target is written, not read: its size costs nothing."""
+    read = [r.relation_oid for r in rows if r.relation_oid in grown
+            and not (insert and r.mode is LockMode.ROW_EXCLUSIVE)]
+    if not read:
+        return []
+    infos = prober._infos(read)
+    names = ", ".join(sorted({infos[o].relation if o in infos else str(o) for o in read}))
+    return [f"{what}: the plan cache chooses its generic or a custom plan on estimated costs that read the size of "
+            f"{names}, which this workload writes into while it was empty (its first page stays after a rollback)"]
 
 
 def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecProbe | None,
                           calls: Sequence[ExtraLock | tuple[SpiCall, _Step]], rows: Sequence[RelationLockRow],
-                          prior: Sequence[LockRequest] = ()) -> tuple[Execution, list[LockRequest]]:
+                          prior: Sequence[LockRequest] = (), *, cost_decided: bool = False,
+                          backend: set[str] | None = None) -> tuple[Execution, list[LockRequest]]:
     """``execution`` with its execution locks: the calls' locks (:func:`_resolve_spi_calls`) and the modelled ones
     placed in order after the statement's locks, every predicted fast-path flag simulated after ``prior`` (the
     locks the transaction's earlier statements took and released, in order) with what the backend holds meanwhile
@@ -1273,6 +1319,9 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
     local-lock hit (``lock.c LockAcquireExtended``) and adds nothing.
 
     :param rows: the statement's own relation locks as measured.
+    :param cost_decided: the statement's own plan was chosen on cost (:attr:`_Step.cost_decided`).
+    :param backend: what the server built or grew before this execution (``grown:<oid>`` entries: relations given
+        their first page, :func:`_grown_unknowns`); this execution's growth is added.
     :return: the execution, and its lock requests (acquisitions and releases) in order, for the next statement.
     """
     planning = [c for c in calls if isinstance(c, ExtraLock) and c.stage is execlocks.Stage.PLANNER]
@@ -1284,7 +1333,7 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
     # each planning constraint right after the planner opens its sub-partitioned table (``row``): a tag per request
     tags: list[ExtraLock | None] = [None] * len(own_requests)
     for q in reversed(planning):
-        at = next((n + 1 for n, r in enumerate(own_requests) if r.relation_oid == q.row), len(own_requests))
+        at = _after_table(prober, [r.relation_oid for r in own_requests], q.row)
         own_requests.insert(at, LockRequest(q.relation_oid, q.mode))
         tags.insert(at, q)
     items: list[tuple[LockRequest, LockSource, str, str]] = []
@@ -1333,10 +1382,22 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
                             0 if req.shared_catalog else database_oid, LockRole.OTHER)
         locks.append(dataclasses.replace(lock, source=source, detail=detail))
     model = probe.model if probe is not None else None
+    unknowns = list(model.unknowns) if model is not None else []
+    if backend is not None:
+        grown_before = {int(k[6:]) for k in backend if k.startswith("grown:")}
+        grown_now = grown_before | (set(model.grown) if model is not None else set())
+        if cost_decided:
+            unknowns += _grown_unknowns(prober, grown_before, "the statement", prober.checked.kind == "INSERT", rows)
+        for event in events:
+            if isinstance(event, _SpiResult) and event.cost_decided:
+                unknowns += _grown_unknowns(prober, grown_now, event.call.query.detail,
+                                            event.call.query.text.lstrip().upper().startswith("INSERT"),
+                                            [r for r, _ in event.ordered])
+        backend |= {f"grown:{oid}" for oid in grown_now}
     done = dataclasses.replace(execution, locks=tuple(in_context[:n_locks]),
                                executor_index_locks=tuple(in_context[n_locks:]), execution_locks=tuple(locks),
                                query_phases=tuple(phases), notes=model.notes if model is not None else (),
-                               unknowns=model.unknowns if model is not None else ())
+                               unknowns=tuple(dict.fromkeys(unknowns)))
     return done, requests[len(prior):]
 
 
@@ -1434,7 +1495,8 @@ class TransactionProbe:
         locks = prober.build_locks(new, step.phase, step.plan)
         extra = prober.executor_index_locks(locks, rows, step.plan) if step.phase is PlanPhase.GENERIC_REUSE else ()
         return _with_execution_locks(prober, Execution(number, step.phase, step.plan_type, locks, step.plan, extra),
-                                     self.exec_probe, calls, rows, history)
+                                     self.exec_probe, calls, rows, history, cost_decided=step.cost_decided,
+                                     backend=self.backend)
 
     def close(self) -> None:
         """DEALLOCATE the statement's prepared statements (the shared queries' are the caller's to release)."""

@@ -1079,6 +1079,8 @@ class ExecTargetRow:
     :ivar partstrat: ``l``, ``r`` or ``h`` for a partitioned table, else None.
     :ivar partition_key_columns: the key's columns (quoted names), None for a key with an expression or no key.
     :ivar ancestor_oids: partitioned ancestors, nearest first (empty for a table that is no partition).
+    :ivar default_partition: it is its parent's default partition (``pg_partitioned_table.partdefid``).
+    :ivar relpages: its size in pages at the last VACUUM or ANALYZE (``pg_class.relpages``; 0: empty then).
     """
 
     relation_oid: int
@@ -1090,6 +1092,8 @@ class ExecTargetRow:
     partstrat: str | None
     partition_key_columns: list[str] | None
     ancestor_oids: list[int]
+    default_partition: bool = False
+    relpages: int = 0
 
 
 @dataclass(frozen=True)

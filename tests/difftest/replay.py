@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("workload")
     ap.add_argument("--execution", type=int, default=0, help="only this execution (1-8)")
     ap.add_argument("--major", type=int, default=0)
+    ap.add_argument("-v", "--verbose", action="store_true", help="every lock of the model, in order, with the truth's")
     args = ap.parse_args(argv)
     case, w = _find(json.loads(args.results.read_text()), args.workload)
     major = args.major or case["major"]
@@ -87,11 +88,17 @@ def main(argv: list[str] | None = None) -> int:
         held_model: dict[tuple[int, str], Any] = {}
         real = truth.executions[k - 1]
         print(f"execution {k}: unknowns {list(unknowns[min(k, len(unknowns)) - 1])}")
-        for n, step in enumerate(real.steps):
+        for n, _step in enumerate(real.steps):
             if n < len(steps_model):
                 for lk in steps_model[n]:
                     held_model[(lk.relation_oid, str(lk.mode))] = lk
             held_truth = {(lk.relation_oid, str(lk.mode)): lk for st in real.steps[: n + 1] for lk in st.locks}
+            if args.verbose and n < len(steps_model):
+                for lk in steps_model[n]:
+                    t = held_truth.get((lk.relation_oid, str(lk.mode)))
+                    print(f"     {lk.relation} {lk.mode}: model {'fast' if lk.fastpath else 'main'}, truth "
+                          f"{'-' if t is None else 'fast' if t.fastpath else 'main'} ({lk.source}: {lk.detail}, "
+                          f"{lk.order_rule})")
             for key in sorted(set(held_truth) | set(held_model)):
                 t, m = held_truth.get(key), held_model.get(key)
                 if t is not None and m is not None and t.fastpath == m.fastpath:

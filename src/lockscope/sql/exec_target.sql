@@ -1,6 +1,7 @@
 -- What a real execution of DML on one relation touches besides what EXPLAIN locks (lockscope.execlocks): its kind,
 -- its live indexes in OID order (execIndexing.c ExecOpenIndices opens RelationGetIndexList), its TOAST relation and
--- that relation's index, its partition key columns (NULL for an expression key) and its ancestors, nearest first.
+-- that relation's index, its partition key columns (NULL for an expression key), its ancestors, nearest first, and
+-- whether it is its parent's default partition, and its size at the last VACUUM or ANALYZE (pg_class.relpages).
 -- Catalog reads only: no lock on the relation. Parameter: the relation's OID.
 SELECT c.oid::int8                                                       AS relation_oid,
        quote_ident(n.nspname) || '.' || quote_ident(c.relname)           AS relation,
@@ -16,7 +17,9 @@ SELECT c.oid::int8                                                       AS rela
                   JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum ORDER BY k.ord)
        END                                                               AS partition_key_columns,
        ARRAY(SELECT a.relid::int8 FROM pg_catalog.pg_partition_ancestors(c.oid) WITH ORDINALITY AS a(relid, ord)
-             WHERE a.relid <> c.oid ORDER BY a.ord)                      AS ancestor_oids
+             WHERE a.relid <> c.oid ORDER BY a.ord)                      AS ancestor_oids,
+       EXISTS (SELECT 1 FROM pg_catalog.pg_partitioned_table d WHERE d.partdefid = c.oid) AS default_partition,
+       c.relpages::int8                                                  AS relpages
 FROM pg_catalog.pg_class c
 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_catalog.pg_partitioned_table pt ON pt.partrelid = c.oid
