@@ -210,7 +210,8 @@ def print_summary(summary: dict[str, Any], per_major: dict[int, dict[str, Any]],
           f"(invalid {_pct(s['invalid_share'])}); cases drawn twice and skipped: {meta['duplicates']}")
     print(f"executions compared: {s['executions_compared']} ({s['workloads_compared']} workloads, "
           f"{s['workloads_exact']} exact in every execution)")
-    print(f"exact share: {_pct(s['exact_share'])}   labelled unknown: {_pct(s['labelled_unknown_share'])}   "
+    print(f"locks exact: {s['lock_share'] * 100:.2f} % of the locks either side holds, per execution")
+    print(f"executions exact: {_pct(s['exact_share'])}   labelled unknown: {_pct(s['labelled_unknown_share'])}   "
           f"WRONG-AND-LABELLED-EXACT: {s['wrong_and_labelled_exact']}   wrong, labelled unknown: "
           f"{s['wrong_and_labelled_unknown']}   right, labelled unknown: {s['right_but_labelled_unknown']}")
     print("exact share per execution: " + "  ".join(f"{k}: {_pct(v)}" for k, v in
@@ -220,11 +221,11 @@ def print_summary(summary: dict[str, Any], per_major: dict[int, dict[str, Any]],
           f"({s['model_pg_locks_reads'] / max(1, s['workloads_compared']):.1f} per workload), {s['model_s']} s; "
           f"truth {s['truth_s']} s")
     if len(per_major) > 1:
-        print("\nmajor  workloads  compared  invalid  executions  exact   unknown  wrong&exact")
+        print("\nmajor  workloads  compared  invalid  executions  exact   locks    unknown  wrong&exact")
         for major, m in sorted(per_major.items()):
             invalid = m["by_status"].get("invalid", 0)
             print(f"{major:>5}  {m['workloads']:>9}  {m['workloads_compared']:>8}  {invalid:>7}"
-                  f"  {m['executions_compared']:>10}  {_pct(m['exact_share']):>6}  "
+                  f"  {m['executions_compared']:>10}  {_pct(m['exact_share']):>6}  {m['lock_share'] * 100:6.2f}%  "
                   f"{_pct(m['labelled_unknown_share']):>7}  {m['wrong_and_labelled_exact']:>11}")
     print(f"\ncensus: {len(classes)} mismatch classes (workloads / executions / of which labelled exact)")
     for n, c in enumerate(classes, 1):

@@ -403,6 +403,8 @@ CONSTRUCTS_EXPECTED = [
      ("t17", "t18"), ()),
     (29, T.ASSERT, "SELECT (select count(*) from t19) >= 0", (), ("t19",), ()),
     (30, T.RAISE, "SELECT (select count(*) from t20)", (), ("t20",), ()),
+    (31, T.EXECUTE, "select 1 from t21 where id = $1", (("new.id", "integer"),), ("t21",), ()),
+    (32, T.FOR_EXECUTE, "select * from t22", (), ("t22",), ()),
     (35, T.ASSIGNMENT, "SELECT  nextval('s1')", (), (), ("s1",)),
     (36, T.PERFORM, "SELECT setval('Public.\"S2\"'::regclass, 1), currval($1[0])", (("tg_argv", "text[]"),), (),
      ('public."S2"',)),
@@ -412,16 +414,17 @@ CONSTRUCTS_EXPECTED = [
 def test_every_construct_that_prepares_a_plan(server: ScratchServer) -> None:
     """Each PL/pgSQL construct that prepares an SPI plan (pl_exec.c ``exec_prepare_plan`` callers), in text order:
     the SQL text PL/pgSQL prepares, its ``$n``, the relations it names, which equal the relations its PREPARE locks
-    (the server's parse analysis); simple expressions (no relation) are left out; dynamic SQL, a utility statement and
-    a sequence named at run time are notes."""
+    (the server's parse analysis); simple expressions (no relation) are left out; an EXECUTE of a constant string is
+    a one-shot statement; dynamic SQL built at run time, a utility statement and a sequence named at run time are
+    notes."""
     program = trigger_statements(CONSTRUCTS, table_type="src", table_columns={"id": "integer", "qty": "integer"})
     assert program.support == FunctionSupport.PLPGSQL
     got = [(s.line, s.construct, s.sql, tuple((p.variable, p.type_name) for p in s.params), s.relations,
             s.sequences) for s in program.statements]
     assert got == CONSTRUCTS_EXPECTED
+    assert [s.line for s in program.statements if s.one_shot] == [31, 32]  # constant EXECUTEs: planned every call
     assert [(n.line, n.construct, n.relations) for n in program.not_derivable] == [
-        (31, T.EXECUTE, ("t21",)), (32, T.FOR_EXECUTE, ("t22",)), (33, T.SQL, ("t23",)), (36, T.PERFORM, ()),
-        (37, T.EXECUTE, ())]
+        (33, T.SQL, ("t23",)), (36, T.PERFORM, ()), (37, T.EXECUTE, ())]
     assert [c.name for c in program.function_calls if c.line in (35, 36, 37)] == [
         "nextval", "setval", "currval", "format"]
     conninfo = setup_case(server.conninfo(), Case("constructs", "constructs", CONSTRUCTS_SETUP, ()))

@@ -156,6 +156,8 @@ class SpiQuery:
     :ivar param_types: the parameters' types.
     :ivar source: :attr:`LockSource.FK_CHECK`, :attr:`LockSource.FK_ACTION` or :attr:`LockSource.TRIGGER`.
     :ivar detail: the constraint's or trigger's name and what the query does, for the output.
+    :ivar one_shot: planned at every call with its values as constants, no plan cache (a PL/pgSQL ``EXECUTE``:
+        ``spi.c SPI_execute_extended``); probed as the simple protocol is.
     """
 
     key: str
@@ -163,6 +165,7 @@ class SpiQuery:
     param_types: tuple[str, ...]
     source: LockSource
     detail: str
+    one_shot: bool = False
 
 
 @dataclass(frozen=True)
@@ -496,6 +499,8 @@ class _Write:
     :ivar set_exprs: an UPDATE's SET expressions whose value turns on the row (``v = v + 1``), evaluated on each
         row it finds (:mod:`lockscope.evaluate`).
     :ivar alias: the target's name or alias in the statement.
+    :ivar row_sequences: an ``INSERT ... VALUES``'s sequences each row calls ``nextval`` (or ``currval``,
+        ``setval``) on by name: evaluated as the row is formed, after the rows before it were written.
     """
 
     kind: str
@@ -515,6 +520,7 @@ class _Write:
     params: tuple[Value, ...] = ()
     set_exprs: Mapping[str, Any] = field(default_factory=dict)
     alias: str = ""
+    row_sequences: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass
@@ -581,7 +587,8 @@ def _read_insert(body: Mapping[str, Any], params: Sequence[Value], target: int, 
                       source=select, columns=tuple(cols), params=tuple(params))
     rows = tuple({c: _value(v, params) for c, v in zip(cols, _items(vl), strict=False)} for vl in lists)
     width = max(len(_items(vl)) for vl in lists)
-    return _Write("INSERT", target, only, rows=rows, given=frozenset(cols[:width]), conflict=conflict)
+    return _Write("INSERT", target, only, rows=rows, given=frozenset(cols[:width]), conflict=conflict,
+                  row_sequences=tuple(tuple(_nextval_names(vl)) for vl in lists))
 
 
 def _read_merge(body: Mapping[str, Any], params: Sequence[Value]) -> _Merge:
@@ -777,7 +784,14 @@ def _equalities(where: Any, params: Sequence[Value]) -> tuple[dict[str, Value], 
     return eq, exact and not other
 
 
-def _nextval_names(raw: Mapping[str, Any]) -> list[str]:
+def _without_values(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """An INSERT's parse tree without its VALUES lists (their sequence calls are placed row by row)."""
+    ((name, body),) = raw.items()
+    select = (body.get("selectStmt") or {}).get("SelectStmt") or {}
+    return {name: {**body, "selectStmt": {"SelectStmt": {k: v for k, v in select.items() if k != "valuesLists"}}}}
+
+
+def _nextval_names(raw: Any) -> list[str]:
     """The sequence names of ``nextval``, ``currval`` and ``setval`` calls with a constant name anywhere in the
     statement (each opens the sequence ``RowExclusiveLock``: ``sequence.c init_sequence`` →
     ``lock_and_open_sequence``)."""
@@ -809,6 +823,15 @@ def _dml_ctes(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
         query = (c.get("CommonTableExpr") or {}).get("ctequery") or {}
         if any(k in query for k in ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt")):
             out.append(query)
+    return out
+
+
+def update_targets(session: Session, raw: Mapping[str, Any]) -> list[int]:
+    """The OIDs of the tables a statement UPDATEs: its own target and its WITH clause's (``target_relation``)."""
+    out = []
+    for node in [raw, *_dml_ctes(raw)]:
+        if "UpdateStmt" in node and (oid := target_relation(session, node)) is not None:
+            out.append(oid)
     return out
 
 
@@ -939,7 +962,7 @@ class _Sim:
         the statement's own write (their AFTER events fire together at the statement's end, ``trigger.c
         AfterTriggerEndQuery``, before its executor ends and closes their indexes)."""
         out: list[ExtraLock | SpiCall] = []
-        names = _nextval_names(raw)
+        names = _nextval_names(_without_values(raw) if len(writes) == 1 and writes[0].row_sequences else raw)
         if names:
             out += [ExtraLock(r.relation_oid, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, "nextval", Stage.ROW)
                     for r in self.session.query_rows("exec_relations", OrdinalOidRow, [names])
@@ -979,9 +1002,14 @@ class _Sim:
         out: list[ExtraLock | SpiCall] = []
         if self.version < PG14 and (write.kind == "INSERT" or (write.kind == "UPDATE" and target.relkind != "p")):
             # PG 13 ExecInitModifyTable: ExecOpenIndices of the result relation at executor start (a partitioned
-            # INSERT target's own partitioned indexes too; an UPDATE's partitions were opened by the planner)
-            out += self._open_indexes(st, target.relation_oid, Stage.EXECUTOR_START)
+            # INSERT target's own partitioned indexes too; an UPDATE's partitions were opened by the planner); a
+            # statement run inside the user's (a trigger's, a foreign-key action's) starts while its row is handled
+            out += self._open_indexes(st, target.relation_oid, Stage.EXECUTOR_START if depth == 0 else Stage.ROW)
         out += self._statement_triggers(write.kind, target, TriggerTiming.BEFORE, None, depth)
+        upsert = write.kind == "INSERT" and write.conflict is not None and write.conflict[0] == "update"
+        if upsert:  # nodeModifyTable.c fireBSTriggers: ON CONFLICT DO UPDATE fires the UPDATE ones too
+            assert write.conflict is not None
+            out += self._statement_triggers("UPDATE", target, TriggerTiming.BEFORE, write.conflict[2], depth)
         if write.kind == "INSERT":
             out += self._insert(write, target, st, queue, depth)
         else:
@@ -990,6 +1018,11 @@ class _Sim:
                 out += self._update_rows(write, target, st, found.rows, queue, depth)
             else:
                 out += self._delete_rows(target, st, found.rows, queue, depth)
+        if upsert:  # fireASTriggers: the UPDATE ones first
+            assert write.conflict is not None
+            for fired in self._firing(target, "UPDATE", TriggerTiming.AFTER, TriggerLevel.STATEMENT,
+                                      write.conflict[2]):
+                queue.append(_Pending(None, fired, "UPDATE", None, None, target.relation_oid, 0))
         for fired in self._firing(target, write.kind, TriggerTiming.AFTER, TriggerLevel.STATEMENT, write.given):
             queue.append(_Pending(None, fired, write.kind, None, None, target.relation_oid, 0))
         if level is None:
@@ -1028,6 +1061,12 @@ class _Sim:
             else:
                 rows = [dict(zip(write.columns, r, strict=False)) for r in selected]
         for row_no, given in enumerate(rows):
+            if row_no < len(write.row_sequences) and write.row_sequences[row_no]:  # the VALUES row's own calls
+                out += [ExtraLock(r.relation_oid, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, "nextval", Stage.ROW,
+                                  row_no)
+                        for r in self.session.query_rows("exec_relations", OrdinalOidRow,
+                                                         [list(write.row_sequences[row_no])])
+                        if r.relation_oid is not None]
             values, seqs = self._formed(columns, given)
             out += [ExtraLock(s, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, "nextval", Stage.ROW, row_no)
                     for s in seqs]
@@ -1303,7 +1342,7 @@ class _Sim:
         kinds = {cmd for _, cmd, _, _ in merge.clauses if cmd != "NOTHING"}
         if self.version < PG14 and target.relkind != "p" and kinds & {"INSERT", "UPDATE"}:
             out += self._open_indexes(st, target.relation_oid, Stage.EXECUTOR_START)
-        for kind in sorted(kinds):
+        for kind in [k for k in ("INSERT", "UPDATE", "DELETE") if k in kinds]:  # fireBSTriggers' order
             out += self._statement_triggers(kind, target, TriggerTiming.BEFORE, None, 0)
         if merge.source_rows is None or not merge.join_exact:
             self.unknowns.append(f"the rows the MERGE into {target.relation} matches are known only when it runs")
@@ -1344,7 +1383,7 @@ class _Sim:
                     out += self._update_row(target, st, old, new, frozenset(values), row_no, queue, 0)
             elif clause[1] == "DELETE":
                 out += self._delete_rows(target, st, found.rows, queue, 0)
-        for kind in sorted(kinds):
+        for kind in [k for k in ("DELETE", "UPDATE", "INSERT") if k in kinds]:  # fireASTriggers' order
             for fired in self._firing(target, kind, TriggerTiming.AFTER, TriggerLevel.STATEMENT, None):
                 queue.append(_Pending(None, fired, kind, None, None, target.relation_oid, 0))
         out += self.fire(queue, 0)
@@ -1771,7 +1810,7 @@ class _Sim:
                 self.unknowns.append(f"trigger {trigger.tgname} line {st.line}: a variable known only when it runs "
                                      "picks the partitions its statement plans")
             query = SpiQuery(f"trg_{trigger.trigger_oid}_{n}", st.sql, tuple(t or "unknown" for t in st.param_types),
-                             LockSource.TRIGGER, f"{trigger.tgname} line {st.line}")
+                             LockSource.TRIGGER, f"{trigger.tgname} line {st.line}", st.one_shot)
             out.append(SpiCall(query, self._call_values(st.params, values, rel), stage, row_no))
             if st.sequences:
                 out += [ExtraLock(r.relation_oid, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, trigger.tgname, stage,
@@ -1795,6 +1834,18 @@ class _Sim:
         not known (a typical value of the column stands in for the probe)."""
         if param.constant is not None:
             return param.constant
+        if param.assignments:  # the last assignment that ran before the statement (IF conditions on TG_OP ...)
+            value: Value = _UNKNOWN
+            for a in param.assignments:
+                holds = plpgsql.guards_hold(a.guards, specials)
+                if holds is None:
+                    return _UNKNOWN
+                if holds:
+                    record, _, column = (a.column or "").partition(".")
+                    row = new if record == "new" else old
+                    value = a.constant if a.constant is not None else \
+                        (row.values.get(column, _UNKNOWN) if row is not None else _UNKNOWN)
+            return value
         if param.origin is ParamOrigin.SPECIAL:
             return specials.get(param.variable, _UNKNOWN)
         if param.origin is not ParamOrigin.ROW_COLUMN:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import json
 import os
 import re
 import time
@@ -792,7 +793,8 @@ class _QueryProbe:
         self.prepared = prepared
         self.name = name
         self.types = types
-        self.tracker = _PhaseTracker(mode, has_params, prober.checked.param_count > 0)
+        self.tracker = _PhaseTracker(mode, has_params, prober.checked.param_count > 0,
+                                     _params_only_in_values(prober.checked))
         self.cache: dict[tuple[Any, ...], list[RelationLockRow]] = {}
         self.owned: list[str] = [name] if name is not None else []
         self._custom: str | None = None
@@ -931,10 +933,12 @@ class _PhaseTracker:
     (``pg_prepared_statements``, PG 14+) or, on PG 13, from the rules and the plan (a generic plan shows its
     parameters as ``$n``)."""
 
-    def __init__(self, mode: PlanCacheMode, has_params: bool, text_params: bool = True) -> None:
+    def __init__(self, mode: PlanCacheMode, has_params: bool, text_params: bool = True,
+                 hidden_params: bool = False) -> None:
         self.mode = mode
         self.has_params = has_params
         self.text_params = text_params
+        self.hidden_params = hidden_params
         self.before = (0, 0)
         self.generic_built = False
 
@@ -956,12 +960,25 @@ class _PhaseTracker:
         if plan_type is None:  # PG 13 after five custom plans: the generic plan chosen, or rejected on cost?
             # a generic plan shows the parameters its text uses as $n (EXPLAIN VERBOSE prints every expression); a
             # text using none plans alike either way, and the generic plan, costing no planning, wins
-            plan_type = "generic" if plan.param_refs or not self.text_params else "custom"
+            # (a multi-row VALUES list's parameters are not printed: its plans are alike, and the generic one wins)
+            plan_type = "generic" if plan.param_refs or not self.text_params or self.hidden_params else "custom"
             if phase is PlanPhase.CUSTOM and plan_type == "generic":
                 phase = PlanPhase.GENERIC_REUSE
         self.before = after if after is not None else (self.before[0] + (plan_type == "generic"),
                                                        self.before[1] + (plan_type == "custom"))
         return phase, plan_type
+
+
+def _params_only_in_values(checked: CheckedStatement) -> bool:
+    """The statement's ``$n`` all sit in a multi-row ``VALUES`` list of an INSERT, which ``EXPLAIN VERBOSE`` does not
+    print (its Values Scan shows ``"*VALUES*".columnN``): a custom and the generic plan look and cost alike."""
+    body = raw_statement(checked).get("InsertStmt")
+    if body is None:
+        return False
+    lists = ((body.get("selectStmt") or {}).get("SelectStmt") or {}).get("valuesLists") or []
+    rest = {k: v for k, v in body.items() if k != "selectStmt"}
+    select = {k: v for k, v in ((body.get("selectStmt") or {}).get("SelectStmt") or {}).items() if k != "valuesLists"}
+    return len(lists) > 1 and "ParamRef" not in json.dumps([rest, select])
 
 
 def _phase(
@@ -1039,9 +1056,10 @@ def _probe_statement(prober: _Prober, protocol: str, params: Sequence[str], para
                 step = statement.step(tuple(params))
                 calls = _step_spi_calls(exec_probe, number) if exec_probe is not None else []
             rows = statement.lock_rows(step)
+            opens, closes = _executor_start_indexes(prober, statement, step, rows)
             once = [*_planner_quals(prober, step.phase, rows, backend),
                     *_executor_start_quals(prober, statement, step, rows, backend)]
-            calls = [*once, *calls]
+            calls = [*once, *opens, *calls, *closes]
             locks = prober.build_locks(rows, step.phase, step.plan)
             extra = prober.executor_index_locks(locks, rows, step.plan) \
                 if step.phase is PlanPhase.GENERIC_REUSE else ()
@@ -1145,6 +1163,9 @@ def _prepare_spi(prober: _Prober, query: SpiQuery, mode: PlanCacheMode, spi: dic
         if query.source is not LockSource.TRIGGER:
             raise
         return str(exc)
+    if query.one_shot:  # planned at every call with its values: EXPLAIN of the text with them bound
+        spi[query.key] = _QueryProbe(sub, prepared=False, has_params=bool(query.param_types), mode=mode)
+        return ""
     name = _statement_name()
     types = " (" + ", ".join(query.param_types) + ")" if query.param_types else ""
     with session.probe_transaction(paced=False):
@@ -1208,6 +1229,37 @@ def _planner_quals(prober: _Prober, phase: PlanPhase, rows: Sequence[RelationLoc
         if info is not None and info.relkind == "p" and info.relispartition:
             out += _qual_chain(prober.session, oid, backend, execlocks.Stage.PLANNER, after=oid)
     return out
+
+
+def _executor_start_indexes(prober: _Prober, query: _QueryProbe, step: _Step,
+                            rows: Sequence[RelationLockRow]) -> tuple[list[ExtraLock], list[ExtraLock]]:
+    """PG 13 only: an UPDATE of a partitioned table opens every index of each result partition at executor start
+    (``nodeModifyTable.c ExecInitModifyTable`` → ``execIndexing.c ExecOpenIndices``, ``RowExclusiveLock``), before
+    the partition's scan, and closes them at ``ExecutorEnd`` (``ExecCloseIndices`` releases them): local-lock hits
+    after planning, but a reused generic plan planned nothing, so they take fast-path slots while it runs.
+
+    :return: (the opens, in the plan's order of result partitions; their releases).
+    """
+    if prober.session.facts.server_version_num >= PG14 or prober.checked.kind not in ("UPDATE", "SELECT"):
+        return [], []
+    targets = set(execlocks.update_targets(prober.session, raw_statement(prober.checked)))
+    if not targets:
+        return [], []
+    executed = rows
+    if step.also_custom:
+        executed = query.cache.get(("custom", step.plan.pruning_signature), rows)
+    ordered = prober.order_rows(list(executed), step.phase, step.plan)
+    infos = prober._infos([r.relation_oid for r, _ in ordered])
+    opens: list[ExtraLock] = []
+    for r, _ in ordered:
+        info = infos.get(r.relation_oid)
+        if r.mode is not LockMode.ROW_EXCLUSIVE or info is None or not info.relispartition or info.relkind != "r":
+            continue
+        facts = prober.session.query_rows("exec_target", ExecTargetRow, [r.relation_oid])[0]
+        if targets & set(facts.ancestor_oids):
+            opens += [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, facts.relation,
+                                execlocks.Stage.EXECUTOR_START) for i in facts.index_oids]
+    return opens, [dataclasses.replace(o, stage=execlocks.Stage.END, release=True) for o in opens]
 
 
 def _executor_start_quals(prober: _Prober, query: _QueryProbe, step: _Step, rows: Sequence[RelationLockRow],
@@ -1324,18 +1376,25 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
         their first page, :func:`_grown_unknowns`); this execution's growth is added.
     :return: the execution, and its lock requests (acquisitions and releases) in order, for the next statement.
     """
-    planning = [c for c in calls if isinstance(c, ExtraLock) and c.stage is execlocks.Stage.PLANNER]
-    calls = [c for c in calls if not (isinstance(c, ExtraLock) and c.stage is execlocks.Stage.PLANNER)]
+    def early(c: ExtraLock | tuple[SpiCall, _Step], stage: execlocks.Stage) -> bool:
+        return isinstance(c, ExtraLock) and c.stage is stage and not c.release
+    planning = [c for c in calls if isinstance(c, ExtraLock) and early(c, execlocks.Stage.PLANNER)]
+    starting = [c for c in calls if isinstance(c, ExtraLock) and early(c, execlocks.Stage.EXECUTOR_START)]
+    calls = [c for c in calls if not (early(c, execlocks.Stage.PLANNER) or early(c, execlocks.Stage.EXECUTOR_START))]
     events = _resolve_spi_calls(probe, calls) if probe is not None else \
         [c for c in calls if isinstance(c, ExtraLock)]
     own = execution.locks + execution.executor_index_locks
     own_requests = [LockRequest(lk.relation_oid, lk.mode, lk.relation_oid in _shared(rows)) for lk in own]
-    # each planning constraint right after the planner opens its sub-partitioned table (``row``): a tag per request
+    # each planning constraint right after the planner opens its sub-partitioned table (``row``), what executor
+    # start takes after the plan's own locks and before its scans' indexes: a tag per request
     tags: list[ExtraLock | None] = [None] * len(own_requests)
     for q in reversed(planning):
         at = _after_table(prober, [r.relation_oid for r in own_requests], q.row)
         own_requests.insert(at, LockRequest(q.relation_oid, q.mode))
         tags.insert(at, q)
+    at = len(own_requests) - len(execution.executor_index_locks)
+    own_requests[at:at] = [LockRequest(q.relation_oid, q.mode) for q in starting]
+    tags[at:at] = starting
     items: list[tuple[LockRequest, LockSource, str, str]] = []
     phases: list[tuple[str, PlanPhase]] = []
     for event in events:
@@ -1366,10 +1425,11 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
     locks: list[RelationLock] = []
     for req, pred, assume, q in planning_flags:
         key = (req.relation_oid, req.mode)
-        if key in seen:
-            continue
+        if key in seen or q.source is LockSource.TARGET_INDEX:
+            continue  # held already, or released at the end of the statement
         seen.add(key)
-        lock = prober._lock(req.relation_oid, infos, req.mode, pred, pred, assume, len(own) + len(locks), "planner",
+        rule = "planner" if q.stage is execlocks.Stage.PLANNER else "executor start"
+        lock = prober._lock(req.relation_oid, infos, req.mode, pred, pred, assume, len(own) + len(locks), rule,
                             database_oid, LockRole.OTHER)
         locks.append(dataclasses.replace(lock, source=q.source, detail=q.detail))
     for (req, source, detail, rule), pred, assume in zip(items, predicted[len(own):], assumed[len(own):],
@@ -1488,8 +1548,9 @@ class TransactionProbe:
         step, calls = self._stepped
         prober = self.prober
         rows = self.query.lock_rows(step)
+        opens, closes = _executor_start_indexes(prober, self.query, step, rows)
         calls = [*_planner_quals(prober, step.phase, rows, self.backend),
-                 *_executor_start_quals(prober, self.query, step, rows, self.backend), *calls]
+                 *_executor_start_quals(prober, self.query, step, rows, self.backend), *opens, *calls, *closes]
         before = _held(history)
         new = [r for r in rows if (r.relation_oid, r.mode) not in before]
         locks = prober.build_locks(new, step.phase, step.plan)

@@ -35,6 +35,7 @@ from .explain import quote_identifier
 from .rows import ExecTriggerRow
 
 __all__ = [
+    "Assignment",
     "Construct",
     "FiringTrigger",
     "FunctionCall",
@@ -125,6 +126,9 @@ class TriggerParam:
     :ivar origin: what kind of variable it is.
     :ivar constant: the variable's value when the function assigned it a constant on every path to the statement
         (``x := 1;`` outside any branch or loop), else None.
+    :ivar assignments: a declared variable's assignments before the statement when each is a constant or a
+        NEW/OLD column under ``IF`` conditions at most (``if TG_OP = 'DELETE' then x := OLD.id; else x := NEW.id;
+        end if;``); None when it has none, or one that is anything else.
     """
 
     number: int
@@ -132,6 +136,22 @@ class TriggerParam:
     type_name: str | None
     origin: ParamOrigin
     constant: str | None = None
+    assignments: tuple[Assignment, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One ``variable := value`` the function makes before a statement, under ``IF`` conditions only (no loop):
+    the value the variable has at the statement is the last assignment whose guards held (:func:`guards_hold`).
+
+    :ivar guards: the conditions it stands under, as :attr:`TriggerStatement.guards`.
+    :ivar constant: a constant value (text), or None.
+    :ivar column: a row column it copies (``new.id``, ``old.id``), or None.
+    """
+
+    guards: tuple[tuple[str, bool], ...]
+    constant: str | None = None
+    column: str | None = None
 
 
 @dataclass(frozen=True)
@@ -152,6 +172,9 @@ class TriggerStatement:
     :ivar guards: the ``IF`` / ``ELSIF`` conditions it stands under, outermost first, each with the value it needs
         (``(condition as written, True)`` in a THEN branch, ``False`` for the earlier conditions of an ELSIF or
         ELSE branch): :func:`guards_hold` evaluates those about the trigger's own variables (``TG_OP`` ...).
+    :ivar one_shot: an ``EXECUTE`` of a constant string (``format()`` of constants included): planned at every
+        call with its ``USING`` values as constants, no plan cache (``pl_exec.c exec_stmt_dynexecute`` →
+        ``SPI_execute_extended``: a one-shot plan).
     """
 
     line: int
@@ -162,6 +185,7 @@ class TriggerStatement:
     relations: tuple[str, ...]
     sequences: tuple[str, ...] = ()
     guards: tuple[tuple[str, bool], ...] = ()
+    one_shot: bool = False
 
     @property
     def generic_from_first_call(self) -> bool:
@@ -570,6 +594,73 @@ def _constant_value(expr: str) -> str | None:
     return None
 
 
+def _constant_format(expr: str) -> str | None:
+    """The value of ``format('...', const, ...)`` when every argument is a constant and the format uses only
+    ``%s``, ``%I``, ``%L`` and ``%%`` (``varlena.c text_format``), else None."""
+    try:
+        stmts = pglast.parse_sql("SELECT " + expr)
+    except ParseError:
+        return None
+    stmt = stmts[0].stmt if len(stmts) == 1 else None
+    targets = stmt.targetList if isinstance(stmt, ast.SelectStmt) else None
+    call = targets[0].val if targets and len(targets) == 1 else None
+    if not isinstance(call, ast.FuncCall) or [str(n.sval) for n in call.funcname or ()][-1:] != ["format"]:
+        return None
+    args = [_constant_value_node(a) for a in call.args or ()]
+    if not args or any(a is None for a in args):
+        return None
+    fmt, values = str(args[0]), [str(a) for a in args[1:]]
+    out, i, k = [], 0, 0
+    while i < len(fmt):
+        ch = fmt[i]
+        if ch != "%":
+            out.append(ch)
+            i += 1
+            continue
+        spec = fmt[i + 1:i + 2]
+        if spec == "%":
+            out.append("%")
+        elif spec in ("s", "I", "L") and k < len(values):
+            v = values[k]
+            k += 1
+            out.append(v if spec == "s" else quote_identifier(v) if spec == "I" else "'" + v.replace("'", "''") + "'")
+        else:
+            return None
+        i += 2
+    return "".join(out)
+
+
+def _constant_value_node(arg: Any) -> str | None:
+    """A constant's text (a string, a number), alone or cast, else None."""
+    if isinstance(arg, ast.TypeCast):
+        arg = arg.arg
+    if isinstance(arg, ast.A_Const) and not arg.isnull and arg.val is not None:
+        v = arg.val
+        if isinstance(v, ast.String):
+            return str(v.sval)
+        if isinstance(v, ast.Integer):
+            return str(v.ival)
+        if isinstance(v, ast.Float):
+            return str(v.fval)
+    return None
+
+
+def _row_column(expr: str) -> str | None:
+    """``new.col`` / ``old.col`` when an expression is one such column reference (lower-cased), else None."""
+    try:
+        stmts = pglast.parse_sql("SELECT " + expr)
+    except ParseError:
+        return None
+    stmt = stmts[0].stmt if len(stmts) == 1 else None
+    targets = stmt.targetList if isinstance(stmt, ast.SelectStmt) else None
+    if not targets or len(targets) != 1 or not isinstance(targets[0].val, ast.ColumnRef):
+        return None
+    fields = [f.sval for f in targets[0].val.fields or () if isinstance(f, ast.String)]
+    if len(fields) == 2 and str(fields[0]).lower() in ("new", "old"):
+        return f"{str(fields[0]).lower()}.{fields[1]}"
+    return None
+
+
 #: PL/pgSQL statements whose bodies run conditionally or repeatedly.
 _BRANCHING = frozenset({"if", "case", "loop", "while", "fori", "fors", "forc", "foreach_a", "dynfors"})
 
@@ -622,6 +713,8 @@ class _Deriver:
         self.guards: list[tuple[str, bool]] = []
         self.constants: dict[int, str] = {}  # variable -> constant value, while the walk is straight-line
         self.branching = 0
+        self.looping = 0  # branching constructs other than IF (loops, CASE): assignments there are not followed
+        self.assigns: dict[int, list[Assignment] | None] = {}  # variable -> its assignments so far (None: untracked)
 
     def var(self, name: str, type_name: str | None, origin: ParamOrigin, is_rec: bool = False,
             columns: Mapping[str, str] | None = None) -> _Var:
@@ -657,11 +750,13 @@ class _Deriver:
             handler = _HANDLERS.get(name)
             branchy = name in _BRANCHING
             self.branching += branchy
+            self.looping += branchy and name != "if"
             try:
                 if handler is not None:
                     handler(self, body, line)
             finally:
                 self.branching -= branchy
+                self.looping -= branchy and name != "if"
 
     def assigned(self, body: Mapping[str, Any], line: int) -> None:
         """``target := expr``: its expression derived; a constant assigned outside any branch or loop is the
@@ -678,6 +773,12 @@ class _Deriver:
             self.constants[var.ident] = value
         else:
             self.constants.pop(var.ident, None)
+        column = _row_column(_assigned(query))
+        known = self.assigns.setdefault(var.ident, [])
+        if known is None or self.looping or (value is None and column is None):
+            self.assigns[var.ident] = None
+        else:
+            known.append(Assignment(tuple(self.guards), value, column))
 
     def scoped(self, scope: _Scope, stmts: Iterable[Mapping[str, Any]] | None) -> None:
         """``stmts`` with one more namespace level."""
@@ -701,20 +802,61 @@ class _Deriver:
             self.derive("SELECT " + _assigned(query), line, construct)
 
     def dynamic(self, body: Mapping[str, Any], line: int, construct: Construct) -> None:
-        """``EXECUTE``: a note (naming the relations of a constant string); its string and ``USING``
-        expressions are ordinary expressions."""
+        """``EXECUTE``: a string that is a constant (or ``format()`` of constants) is a one-shot statement of its
+        own (:attr:`TriggerStatement.one_shot`), its ``USING`` values its ``$n``; a computed one is a note. Its
+        string and ``USING`` expressions are ordinary expressions."""
         query = body.get("query") or body.get("dynquery")
-        constant = _constant_text(str(query["PLpgSQL_expr"]["query"])) if query else None
+        text = str(query["PLpgSQL_expr"]["query"]) if query else ""
+        constant = (_constant_text(text) or _constant_format(text)) if query else None
         if constant is None:
             self.note(line, construct, "dynamic SQL: planned at every call from a string built at run time "
                       "(pl_exec.c exec_stmt_dynexecute, SPI_execute_extended); its relations cannot be derived")
         else:
-            self.note(line, construct, "dynamic SQL from a constant string: planned at every call, a custom plan "
-                      "each time (pl_exec.c exec_stmt_dynexecute, SPI_execute_extended); not a prepared statement",
-                      _names_in(constant))
+            self.one_shot(constant, body.get("params") or (), line, construct)
         self.expr(query, line, construct)
         for param in body.get("params") or ():
             self.expr(param, line, construct)
+
+    def one_shot(self, sql: str, using: Sequence[Mapping[str, Any]], line: int, construct: Construct) -> None:
+        """A constant ``EXECUTE`` string as the statement it runs: its ``$n`` are the ``USING`` values (a variable
+        each, followed as :meth:`parameterise` does; another expression's value is not known)."""
+        try:
+            stmts = pglast.parse_sql(sql)
+        except ParseError as exc:
+            self.note(line, construct, f"dynamic SQL that does not parse ({exc}): not derived")
+            return
+        if len(stmts) != 1 or stmts[0].stmt is None:
+            self.note(line, construct, "dynamic SQL of several statements: not derived", _names_in(sql))
+            return
+        stmt = stmts[0].stmt
+        refs = _Refs()
+        refs(stmt)
+        relations, _ = self.relations(refs)
+        sequences = self.sequences(line, construct, refs)
+        kind = type(stmt).__name__
+        if kind not in _PLANNED:
+            if relations:
+                self.note(line, construct, f"dynamic utility statement {sql.split(None, 1)[0].upper()}: it locks "
+                          "what it names when it runs", relations)
+            return
+        if not relations and not sequences:
+            return
+        params: list[TriggerParam] = []
+        for n, expr in enumerate(using, 1):
+            words = str((expr.get("PLpgSQL_expr") or {}).get("query") or "").strip().split(".")
+            hit = _resolve(self.chain, [w.strip().lower() for w in words]) if all(words) else None
+            if hit is None:
+                params.append(TriggerParam(n, ".".join(words).lower(), None, ParamOrigin.DECLARED,
+                                           assignments=()))
+                continue
+            param = _param(n, hit[0], hit[1])
+            if hit[1] is None and hit[0].ident in self.constants:
+                param = dataclasses.replace(param, constant=self.constants[hit[0].ident])
+            elif hit[1] is None and self.assigns.get(hit[0].ident):
+                param = dataclasses.replace(param, assignments=tuple(self.assigns[hit[0].ident] or ()))
+            params.append(param)
+        self.statements.append(TriggerStatement(line, construct, sql, tuple(params), _PLANNED[kind], relations,
+                                                sequences, tuple(self.guards), one_shot=True))
 
     # -- declarations (pl_gram.y decl_statement) --
 
@@ -883,6 +1025,8 @@ class _Deriver:
                 param = _param(numbers[key], var, column)
                 if column is None and var.ident in self.constants:
                     param = dataclasses.replace(param, constant=self.constants[var.ident])
+                elif column is None and self.assigns.get(var.ident):
+                    param = dataclasses.replace(param, assignments=tuple(self.assigns[var.ident] or ()))
                 params.append(param)
             pieces += [sql[pos:start], f"(${numbers[key]}).*" if star else f"${numbers[key]}"]
             pos = end

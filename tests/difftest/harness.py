@@ -478,6 +478,10 @@ def summarize(results: Sequence[WorkloadResult]) -> dict[str, Any]:
         "workloads_exact": sum(not r.mismatched for r in compared),
         "executions_compared": len(execs),
         "exact_share": round(sum(e.match for e in execs) / n, 4),
+        # per lock: of the (relation, mode) locks either side holds after an execution, the share both hold with
+        # the same fast-path flag
+        "lock_share": round(sum(e.truth_locks - len(e.missing) - len(e.flags) for e in execs)
+                            / (sum(e.truth_locks + len(e.extra) for e in execs) or 1), 5),
         "exact_share_per_execution": per_exec,
         "labelled_unknown_share": round(sum(not e.exact for e in execs) / n, 4),
         "wrong_and_labelled_exact": sum(e.wrong_and_exact for e in execs),
