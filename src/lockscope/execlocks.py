@@ -57,6 +57,7 @@ what it assumed and stays exact, in :attr:`ExecutionModel.notes`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -919,7 +920,8 @@ _EVENT_BIT = {"INSERT": _INSERT, "UPDATE": _UPDATE, "DELETE": _DELETE}
 @dataclass
 class _Pending:
     """An AFTER event queued at one query level (``trigger.c AfterTriggerSaveEvent``): a trigger, the event, the row
-    images (None for a statement trigger) and the relation fired on."""
+    images (None for a statement trigger) and the relation fired on; ``cancelled`` when a later statement of the
+    level queued the same statement trigger again (``trigger.c cancel_prior_stmt_triggers``)."""
 
     ri: ExecRiTriggerRow | None
     user: tuple[FiringTrigger, TriggerProgram] | None
@@ -928,6 +930,7 @@ class _Pending:
     new: _Row | None
     relation_oid: int
     row_no: int
+    cancelled: bool = False
 
 
 @dataclass
@@ -955,6 +958,10 @@ class _Sim:
         self.statements = 0
         self._programs: dict[int, TriggerProgram] = {}
         self._samples: dict[tuple[int, str], Value] = {}
+        # per query level (its event queue, by id; the queue kept alive): the BEFORE STATEMENT triggers fired, and
+        # how far its events have fired
+        self._levels: dict[int, tuple[list[_Pending], set[tuple[int, str]]]] = {}
+        self._cursor: dict[int, int] = {}
 
     # -- the statement ----------------------------------------------------------------------------------------
     def top(self, writes: Sequence[_Write], raw: Mapping[str, Any]) -> list[ExtraLock | SpiCall]:
@@ -1005,11 +1012,11 @@ class _Sim:
             # INSERT target's own partitioned indexes too; an UPDATE's partitions were opened by the planner); a
             # statement run inside the user's (a trigger's, a foreign-key action's) starts while its row is handled
             out += self._open_indexes(st, target.relation_oid, Stage.EXECUTOR_START if depth == 0 else Stage.ROW)
-        out += self._statement_triggers(write.kind, target, TriggerTiming.BEFORE, None, depth)
+        out += self._before_statement(write.kind, target, None, depth, queue)
         upsert = write.kind == "INSERT" and write.conflict is not None and write.conflict[0] == "update"
         if upsert:  # nodeModifyTable.c fireBSTriggers: ON CONFLICT DO UPDATE fires the UPDATE ones too
             assert write.conflict is not None
-            out += self._statement_triggers("UPDATE", target, TriggerTiming.BEFORE, write.conflict[2], depth)
+            out += self._before_statement("UPDATE", target, write.conflict[2], depth, queue)
         if write.kind == "INSERT":
             out += self._insert(write, target, st, queue, depth)
         else:
@@ -1020,11 +1027,8 @@ class _Sim:
                 out += self._delete_rows(target, st, found.rows, queue, depth)
         if upsert:  # fireASTriggers: the UPDATE ones first
             assert write.conflict is not None
-            for fired in self._firing(target, "UPDATE", TriggerTiming.AFTER, TriggerLevel.STATEMENT,
-                                      write.conflict[2]):
-                queue.append(_Pending(None, fired, "UPDATE", None, None, target.relation_oid, 0))
-        for fired in self._firing(target, write.kind, TriggerTiming.AFTER, TriggerLevel.STATEMENT, write.given):
-            queue.append(_Pending(None, fired, write.kind, None, None, target.relation_oid, 0))
+            self._queue_after_statement("UPDATE", target, write.conflict[2], queue)
+        self._queue_after_statement(write.kind, target, write.given, queue)
         if level is None:
             out += self.fire(queue, depth)
         releases = [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, self.catalog.target(rel).relation,
@@ -1343,7 +1347,7 @@ class _Sim:
         if self.version < PG14 and target.relkind != "p" and kinds & {"INSERT", "UPDATE"}:
             out += self._open_indexes(st, target.relation_oid, Stage.EXECUTOR_START)
         for kind in [k for k in ("INSERT", "UPDATE", "DELETE") if k in kinds]:  # fireBSTriggers' order
-            out += self._statement_triggers(kind, target, TriggerTiming.BEFORE, None, 0)
+            out += self._before_statement(kind, target, None, 0, queue)
         if merge.source_rows is None or not merge.join_exact:
             self.unknowns.append(f"the rows the MERGE into {target.relation} matches are known only when it runs")
         columns = self.catalog.columns(target.relation_oid)
@@ -1384,8 +1388,7 @@ class _Sim:
             elif clause[1] == "DELETE":
                 out += self._delete_rows(target, st, found.rows, queue, 0)
         for kind in [k for k in ("DELETE", "UPDATE", "INSERT") if k in kinds]:  # fireASTriggers' order
-            for fired in self._firing(target, kind, TriggerTiming.AFTER, TriggerLevel.STATEMENT, None):
-                queue.append(_Pending(None, fired, kind, None, None, target.relation_oid, 0))
+            self._queue_after_statement(kind, target, None, queue)
         out += self.fire(queue, 0)
         out += [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, self.catalog.target(rel).relation,
                           Stage.END, release=True) for rel, indexes in st.opened.items() for i in indexes]
@@ -1542,12 +1545,32 @@ class _Sim:
             out.setdefault(r.written, {})[r.column_name] = r.type_name
         return out
 
-    def _statement_triggers(self, kind: str, rel: ExecTargetRow, timing: TriggerTiming, given: Iterable[str] | None,
-                            depth: int) -> list[ExtraLock | SpiCall]:
+    def _before_statement(self, kind: str, rel: ExecTargetRow, given: Iterable[str] | None, depth: int,
+                          queue: list[_Pending]) -> list[ExtraLock | SpiCall]:
+        """BEFORE STATEMENT triggers, once per relation and command in a query level (``trigger.c
+        before_stmt_triggers_fired``): a foreign-key action's statements run in their caller's level (``spi.c``
+        with ``fire_triggers`` false), so its second UPDATE of a table fires them no more."""
+        done = self._levels.setdefault(id(queue), (queue, set()))[1]
+        if (rel.relation_oid, kind) in done:
+            return []
+        done.add((rel.relation_oid, kind))
         out: list[ExtraLock | SpiCall] = []
-        for fired in self._firing(rel, kind, timing, TriggerLevel.STATEMENT, given):
+        for fired in self._firing(rel, kind, TriggerTiming.BEFORE, TriggerLevel.STATEMENT, given):
             out += self._run_user(fired, kind, None, None, rel, 0, depth)
         return out
+
+    def _queue_after_statement(self, kind: str, rel: ExecTargetRow, given: Iterable[str] | None,
+                               queue: list[_Pending]) -> None:
+        """AFTER STATEMENT triggers queued at the level's end; those the level queued before for the same relation
+        and command and has not fired yet are cancelled (``trigger.c cancel_prior_stmt_triggers``): they fire
+        once, after the row events of the latest statement."""
+        start = self._cursor.get(id(queue), 0)
+        for event in queue[start:]:
+            if event.user is not None and event.old is None and event.new is None and event.event == kind \
+                    and event.relation_oid == rel.relation_oid:
+                event.cancelled = True
+        for fired in self._firing(rel, kind, TriggerTiming.AFTER, TriggerLevel.STATEMENT, given):
+            queue.append(_Pending(None, fired, kind, None, None, rel.relation_oid, 0))
 
     def _row_triggers(self, rel: ExecTargetRow, kind: str, timing: TriggerTiming, old: _Row | None, new: _Row | None,
                       row_no: int, queue: list[_Pending], depth: int,
@@ -1645,6 +1668,9 @@ class _Sim:
         while i < len(queue):
             event = queue[i]
             i += 1
+            self._cursor[id(queue)] = i
+            if event.cancelled:
+                continue
             if event.ri is not None:
                 out += self._fire_ri(event, queue, depth)
             elif event.user is not None:
@@ -1761,7 +1787,10 @@ class _Sim:
         fired on (``ri_Check_Pk_Match``, its plan keyed by the constraint itself), then NO ACTION and RESTRICT look
         for referencing rows; the two share one plan before PG 18 (``RI_PLAN_RESTRICT_CHECKREF`` /
         ``RI_PLAN_RESTRICT``), not from 18 (``RI_PLAN_NO_ACTION``)."""
-        out: list[ExtraLock | SpiCall] = []
+        # ri_restrict opens the referencing table RowShareLock before either query (table_open(fk_relid)), and
+        # closes it after them (table_close: the referencing-rows query's own lock stays)
+        opened = ExtraLock(ri.fk_oid, LockMode.ROW_SHARE, LockSource.FK_ACTION, ri.name, Stage.AFTER_ROW, row_no)
+        out: list[ExtraLock | SpiCall] = [opened]
         if no_action and not ri.temporal:
             pk = self.catalog.target(ri.pk_oid)  # the relation the trigger fired on (ri_Check_Pk_Match's pk_rel)
             only_pk = "" if pk.relkind == "p" else "ONLY "
@@ -1772,7 +1801,8 @@ class _Sim:
         only_fk = "" if ri.fk_relkind == "p" else "ONLY "
         text = f"SELECT 1 FROM {only_fk}{ri.fk_relation} x WHERE {_key_quals(ri.fk_columns, None)} FOR KEY SHARE OF x"
         kind = "noaction" if no_action and self.version >= PG18 else "restrict"
-        return [*out, self._call(ri, kind, text, ri.pk_types, "referencing rows?", probe_old, row_no)]
+        return [*out, self._call(ri, kind, text, ri.pk_types, "referencing rows?", probe_old, row_no),
+                dataclasses.replace(opened, release=True)]
 
     def _call(self, ri: ExecRiTriggerRow, kind: str, text: str, types: Sequence[str], what: str,
               values: Sequence[Value], row_no: int, *, own: bool = False) -> SpiCall:

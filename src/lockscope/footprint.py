@@ -1416,9 +1416,12 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
                       if t is not None]
     predicted = [predicted_all[n] for n in own_at] + list(predicted_all[len(own_requests):])
     assumed = [assumed_all[n] for n in own_at] + list(assumed_all[len(own_requests):])
-    in_context = [dataclasses.replace(lk, predicted_fastpath=p, assumed_fastpath=a)
-                  for lk, p, a in zip(own, predicted, assumed, strict=False)]
     n_locks = len(execution.locks)
+    # a reused plan's executor index locks are modelled, not measured: their flags are the ones predicted here,
+    # after what executor start took before them
+    in_context = [dataclasses.replace(lk, predicted_fastpath=p, assumed_fastpath=a,
+                                      fastpath=p if n >= n_locks else lk.fastpath)
+                  for n, (lk, p, a) in enumerate(zip(own, predicted, assumed, strict=False))]
     seen = _held(prior) | {(lk.relation_oid, lk.mode) for lk in own}
     database_oid = next((r.database_oid for r in rows if r.database_oid), 0)
     infos = prober._infos([req.relation_oid for req, *_ in items] + [q.relation_oid for q in planning])
