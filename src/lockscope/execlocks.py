@@ -60,6 +60,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -79,7 +80,7 @@ from .rows import (
     TableColumnRow,
     UniqueKeyColumnRow,
 )
-from .statement import CheckedStatement, check_statement, raw_statement
+from .statement import CheckedStatement, bind_params, check_statement, raw_statement
 from .versions import PG14, PG15, PG17, PG18, PG19
 from .vocab import LockMode, LockSource
 
@@ -502,6 +503,8 @@ class _Write:
     :ivar alias: the target's name or alias in the statement.
     :ivar row_sequences: an ``INSERT ... VALUES``'s sequences each row calls ``nextval`` (or ``currval``,
         ``setval``) on by name: evaluated as the row is formed, after the rows before it were written.
+    :ivar joined: an ``UPDATE ... FROM`` / ``DELETE ... USING`` of one other table whose WHERE lockscope reads
+        (:class:`_Joined`), else None.
     """
 
     kind: str
@@ -522,6 +525,28 @@ class _Write:
     set_exprs: Mapping[str, Any] = field(default_factory=dict)
     alias: str = ""
     row_sequences: tuple[tuple[str, ...], ...] = ()
+    joined: _Joined | None = None
+
+
+@dataclass(frozen=True)
+class _Joined:
+    """``UPDATE t a SET ... FROM o b WHERE ...`` / ``DELETE FROM t a USING o b WHERE ...`` whose WHERE is made of
+    comparisons of either table's columns with constants and equalities of a column of each: the other table's
+    rows are read by theirs, then the target's by its own and each other row's join values.
+
+    :ivar relation: the other table's name as written (schema-qualified when written so).
+    :ivar only: ``ONLY`` was written for it.
+    :ivar alias: its alias (or name).
+    :ivar where: its ``column = constant`` conditions; :ivar ranges: its other comparisons.
+    :ivar pairs: (target column, other column) equalities.
+    """
+
+    relation: str
+    only: bool
+    alias: str
+    where: dict[str, Value]
+    ranges: list[Cond]
+    pairs: list[tuple[str, str]]
 
 
 @dataclass
@@ -529,12 +554,19 @@ class _Merge:
     """A MERGE: its source rows (column -> value; None: not known), the join's ``target col = source col`` and
     ``target col = value`` pairs, whether the join is exactly those, and its WHEN clauses in order:
     (match kind ``matched``/``not_matched``/``not_matched_by_source``, command INSERT/UPDATE/DELETE/NOTHING, has a
-    condition, SET or INSERT column -> value)."""
+    condition, SET or INSERT column -> value); a source ``SELECT`` with a FROM clause and its column names (its rows
+    read by :meth:`_Sim._select_rows`), the two aliases, and each UPDATE clause's SET expressions (evaluated on the
+    matched row and the source row)."""
 
     source_rows: list[dict[str, Value]] | None
     join: list[tuple[str, str | None, Value]]
     join_exact: bool
     clauses: list[tuple[str, str, bool, dict[str, Value]]]
+    source_select: Mapping[str, Any] | None = None
+    source_names: tuple[str, ...] = ()
+    target_alias: str = ""
+    source_alias: str = ""
+    update_exprs: dict[int, dict[str, Any]] = field(default_factory=dict)
 
 
 def _read_write(kind: str, raw: Mapping[str, Any], params: Sequence[Value], target: int,
@@ -552,16 +584,25 @@ def _read_write(kind: str, raw: Mapping[str, Any], params: Sequence[Value], targ
                  if "ResTarget" in t and sets.get(_name(t["ResTarget"])) == _UNKNOWN}
         rel = body.get("relation") or {}
         alias = str((rel.get("alias") or {}).get("aliasname") or rel.get("relname") or "")
+        if body.get("fromClause"):
+            joined, where, ranges = _joined(body, body["fromClause"], alias, params)
+            return _Write("UPDATE", target, only, given=frozenset(sets), sets=sets, where=where, ranges=ranges,
+                          where_exact=joined is not None, set_exprs=exprs, alias=alias, params=tuple(params),
+                          joined=joined)
         where, ranges, exact = _conditions(body.get("whereClause"), params)
         return _Write("UPDATE", target, only, given=frozenset(sets), sets=sets, where=where, ranges=ranges,
-                      where_exact=exact and not body.get("fromClause"),
-                      set_exprs=exprs if not body.get("fromClause") else {}, alias=alias, params=tuple(params))
+                      where_exact=exact, set_exprs=exprs, alias=alias, params=tuple(params))
     if node_name == "DeleteStmt":
+        if body.get("usingClause"):
+            rel = body.get("relation") or {}
+            alias = str((rel.get("alias") or {}).get("aliasname") or rel.get("relname") or "")
+            joined, where, ranges = _joined(body, body["usingClause"], alias, params)
+            return _Write("DELETE", target, only, where=where, ranges=ranges, where_exact=joined is not None,
+                          joined=joined)
         where, ranges, exact = _conditions(body.get("whereClause"), params)
-        return _Write("DELETE", target, only, where=where, ranges=ranges,
-                      where_exact=exact and not body.get("usingClause"))
+        return _Write("DELETE", target, only, where=where, ranges=ranges, where_exact=exact)
     if node_name == "MergeStmt":
-        return _Write("MERGE", target, only, merge=_read_merge(body, params))
+        return _Write("MERGE", target, only, merge=_read_merge(body, params), params=tuple(params))
     return None
 
 
@@ -597,6 +638,9 @@ def _read_merge(body: Mapping[str, Any], params: Sequence[Value]) -> _Merge:
     source = body.get("sourceRelation") or {}
     alias = None
     rows: list[dict[str, Value]] | None = None
+    source_select: Mapping[str, Any] | None = None
+    source_names: tuple[str, ...] = ()
+    update_exprs: dict[int, dict[str, Any]] = {}
     sub = (source.get("RangeSubselect") or {})
     if sub:
         alias = ((sub.get("alias") or {}).get("aliasname"))
@@ -614,6 +658,12 @@ def _read_merge(body: Mapping[str, Any], params: Sequence[Value]) -> _Merge:
                 res = t.get("ResTarget") or {}
                 row[str(res.get("name") or "")] = _value(res.get("val"), params)
             rows = [row]
+        elif select.get("fromClause") and select.get("targetList"):
+            source_select = select
+            source_names = tuple(names) or tuple(
+                str((t.get("ResTarget") or {}).get("name") or (_column((t.get("ResTarget") or {}).get("val"))
+                                                                 or (None, ""))[1])
+                for t in select["targetList"])
     target_alias = ((body.get("relation") or {}).get("alias") or {}).get("aliasname") \
         or (body.get("relation") or {}).get("relname")
     join, exact = _join_pairs(body.get("joinCondition"), params, target_alias, alias)
@@ -629,12 +679,15 @@ def _read_merge(body: Mapping[str, Any], params: Sequence[Value]) -> _Merge:
         if command == "UPDATE":
             values = {_name(t["ResTarget"]): _value(t["ResTarget"].get("val"), params, alias)
                       for t in w.get("targetList") or [] if "ResTarget" in t}
+            update_exprs[len(clauses)] = {_name(t["ResTarget"]): t["ResTarget"].get("val")
+                                          for t in w.get("targetList") or [] if "ResTarget" in t}
         elif command == "INSERT":
             cols = [_name(t["ResTarget"]) for t in w.get("targetList") or [] if "ResTarget" in t]
             vals = [_value(v, params, alias) for v in w.get("values") or []]
             values = dict(zip(cols, vals, strict=False)) if cols else {f"\x00{i}": v for i, v in enumerate(vals)}
         clauses.append((kind, command, bool(w.get("condition")), values))
-    return _Merge(rows, join, exact, clauses)
+    return _Merge(rows, join, exact, clauses, source_select, source_names, str(target_alias or ""), str(alias or ""),
+                  update_exprs)
 
 
 def _join_pairs(cond: Any, params: Sequence[Value], target_alias: str | None,
@@ -778,6 +831,49 @@ def _condition(node: Any, params: Sequence[Value]) -> Cond | None:
     return None
 
 
+def _joined(body: Mapping[str, Any], tables: Sequence[Any], alias: str,
+            params: Sequence[Value]) -> tuple[_Joined | None, dict[str, Value], list[Cond]]:
+    """An UPDATE's FROM or a DELETE's USING of one table, its WHERE split by table (:class:`_Joined`), and the
+    target's own conditions; None (the target's conditions still given, as an estimate) for anything else: more
+    tables, a subquery, an unqualified column, a conjunct of another form."""
+    target_eq: dict[str, Value] = {}
+    target_ranges: list[Cond] = []
+    if len(tables) != 1 or "RangeVar" not in tables[0]:
+        return None, target_eq, target_ranges
+    rv = tables[0]["RangeVar"]
+    other = str((rv.get("alias") or {}).get("aliasname") or rv.get("relname") or "")
+    name = ".".join(str(p) for p in (rv.get("schemaname"), rv.get("relname")) if p)
+    other_eq: dict[str, Value] = {}
+    other_ranges: list[Cond] = []
+    pairs: list[tuple[str, str]] = []
+    exact = bool(other) and other != alias
+    for node in _conjuncts(body.get("whereClause")):
+        expr = node.get("A_Expr") if isinstance(node, dict) else None
+        left = _column(expr.get("lexpr")) if expr else None
+        right = _column(expr.get("rexpr")) if expr else None
+        if expr and expr.get("kind") == "AEXPR_OP" and _op(expr) == "=" and left and right:
+            sides = {left[0]: left[1], right[0]: right[1]}
+            if set(sides) == {alias, other}:
+                pairs.append((sides[alias], sides[other]))
+                continue
+            exact = False
+            continue
+        cond = _condition(node, params)
+        qualifier = (left or right or _column((node.get("NullTest") or {}).get("arg")) or (None, ""))[0] \
+            if isinstance(node, dict) else None
+        if cond is None or any(not _known(v) for v in cond[2]) or qualifier not in (alias, other):
+            exact = False
+            continue
+        eq, ranges = (target_eq, target_ranges) if qualifier == alias else (other_eq, other_ranges)
+        if cond[1] == "=" and cond[0] not in eq:
+            eq[cond[0]] = cond[2][0]
+        else:
+            ranges.append(cond)
+    if not exact or not pairs:
+        return None, target_eq, target_ranges
+    return _Joined(name, not rv.get("inh", True), other, other_eq, other_ranges, pairs), target_eq, target_ranges
+
+
 def _equalities(where: Any, params: Sequence[Value]) -> tuple[dict[str, Value], bool]:
     """``column = constant`` conjuncts of a WHERE clause (column -> value), and whether the clause is exactly
     those."""
@@ -879,6 +975,7 @@ def derive_execution(session: Session, checked: CheckedStatement, params: Sequen
     if write is not None:
         writes.append(write)
     first = len(sim.reader.overlay.inserted)
+    sim.statement = (checked, [str(p) for p in params])
     events = sim.top(writes, raw)
     grown: set[int] = set()
     for leaf, _ in sim.reader.overlay.inserted[first:]:
@@ -962,6 +1059,7 @@ class _Sim:
         # how far its events have fired
         self._levels: dict[int, tuple[list[_Pending], set[tuple[int, str]]]] = {}
         self._cursor: dict[int, int] = {}
+        self.statement: tuple[CheckedStatement, list[str]] | None = None  # the user's statement and its values
 
     # -- the statement ----------------------------------------------------------------------------------------
     def top(self, writes: Sequence[_Write], raw: Mapping[str, Any]) -> list[ExtraLock | SpiCall]:
@@ -1012,7 +1110,9 @@ class _Sim:
             # INSERT target's own partitioned indexes too; an UPDATE's partitions were opened by the planner); a
             # statement run inside the user's (a trigger's, a foreign-key action's) starts while its row is handled
             out += self._open_indexes(st, target.relation_oid, Stage.EXECUTOR_START if depth == 0 else Stage.ROW)
-        out += self._before_statement(write.kind, target, None, depth, queue)
+        # (an UPDATE OF column list is judged on the SET columns: trigger.c ExecBSUpdateTriggers)
+        out += self._before_statement(write.kind, target, write.given if write.kind == "UPDATE" else None, depth,
+                                      queue)
         upsert = write.kind == "INSERT" and write.conflict is not None and write.conflict[0] == "update"
         if upsert:  # nodeModifyTable.c fireBSTriggers: ON CONFLICT DO UPDATE fires the UPDATE ones too
             assert write.conflict is not None
@@ -1040,8 +1140,15 @@ class _Sim:
 
     def _statement_rows(self, write: _Write, target: ExecTargetRow) -> _Found:
         """The rows an UPDATE or DELETE finds: read with its conditions (:meth:`RowReader.find`) when its WHERE is
-        made of comparisons of columns with constants; another WHERE is not read by (said as unknown; the rows
-        its comparisons find stand as an estimate)."""
+        made of comparisons of columns with constants (with one joined table: :meth:`_joined_rows`); another
+        WHERE is not read by (said as unknown; the rows its comparisons find stand as an estimate)."""
+        if write.joined is not None:
+            found = self._joined_rows(write, target)
+            if found is not None:
+                return found
+            self.unknowns.append(f"the rows the {write.kind} on {target.relation} finds through its join are known "
+                                 "only when it runs")
+            return _Found([], False)
         if write.where_exact:
             found = self.reader.find(target.relation_oid, write.where, only=write.only, ranges=write.ranges)
             if not found.exact:
@@ -1077,6 +1184,46 @@ class _Sim:
             row = _Row(values, target.relation_oid if target.relkind != "p" else None)
             out += self._insert_row(write, target, st, row, row_no, queue, depth, conflict=write.conflict)
         return out
+
+    def _joined_rows(self, write: _Write, target: ExecTargetRow) -> _Found | None:
+        """The target rows an ``UPDATE ... FROM`` / ``DELETE ... USING`` joins to: the other table's rows read by
+        its conditions, then for each the target's by its own conditions and the join values; each target row
+        once (``nodeModifyTable.c``: a row already updated or deleted by the statement is skipped). None when a
+        read is not exact."""
+        joined = write.joined
+        assert joined is not None
+        name = ".".join(self.session.identifier(p) for p in joined.relation.split("."))
+        found_oid = self.session.query_rows("exec_relations", OrdinalOidRow, [[name]])
+        oid = found_oid[0].relation_oid if found_oid else None
+        if oid is None or self.catalog.target(oid).relkind not in ("r", "p"):
+            return None
+        others = self.reader.find(oid, joined.where, only=joined.only, ranges=joined.ranges)
+        if not others.exact:
+            return None
+        rows: list[_Row] = []
+        seen: set[tuple[int | None, tuple[tuple[str, Value], ...], int]] = set()
+        for o in others.rows:
+            cond = dict(write.where)
+            for tcol, ocol in joined.pairs:
+                value = o.values.get(ocol, _UNKNOWN)
+                if value is None:
+                    cond = {}
+                    break
+                if tcol in cond and cond[tcol] != value:
+                    cond = {}
+                    break
+                cond[tcol] = value
+            if not cond:
+                continue
+            found = self.reader.find(target.relation_oid, cond, only=write.only, ranges=write.ranges)
+            if not found.exact:
+                return None
+            for r in found.rows:
+                key = (r.leaf, tuple(sorted(r.values.items())), r.version)
+                if key not in seen:
+                    seen.add(key)
+                    rows.append(r)
+        return _Found(rows)
 
     def _select_rows(self, select: Mapping[str, Any], params: Sequence[Value]) -> list[list[Value]] | None:
         """The rows a ``SELECT`` produces, when lockscope can read them without running the statement: no FROM
@@ -1348,10 +1495,16 @@ class _Sim:
             out += self._open_indexes(st, target.relation_oid, Stage.EXECUTOR_START)
         for kind in [k for k in ("INSERT", "UPDATE", "DELETE") if k in kinds]:  # fireBSTriggers' order
             out += self._before_statement(kind, target, None, 0, queue)
-        if merge.source_rows is None or not merge.join_exact:
+        source_rows = merge.source_rows
+        if source_rows is None and merge.source_select is not None:
+            selected = self._select_rows(merge.source_select, write.params)
+            if selected is not None:
+                source_rows = [dict(zip(merge.source_names, r, strict=False)) for r in selected]
+        if source_rows is None or not merge.join_exact:
             self.unknowns.append(f"the rows the MERGE into {target.relation} matches are known only when it runs")
         columns = self.catalog.columns(target.relation_oid)
-        for row_no, src in enumerate(merge.source_rows or [{}]):
+        met: list[tuple[int, dict[str, Value], _Found, dict[str, Value]]] = []
+        for row_no, src in enumerate(source_rows if source_rows is not None else [{}]):
             cond: dict[str, Value] = {}
             for tcol, scol, value in merge.join:
                 cond[tcol] = src.get(scol, _UNKNOWN) if scol is not None else value
@@ -1360,8 +1513,12 @@ class _Sim:
             if not found.exact:
                 self.unknowns.append(found.reason or f"the rows the MERGE into {target.relation} matches are not "
                                      "known")
+            met.append((row_no, src, found, cond))
+        if len(met) > 1:
+            met = self._merge_order(met, target)
+        for row_no, src, found, _ in met:
             matched = "matched" if found.rows else "not_matched"
-            clause = next((c for c in merge.clauses if c[0] == matched), None)
+            index, clause = next(((n, c) for n, c in enumerate(merge.clauses) if c[0] == matched), (-1, None))
             if clause is None:
                 continue
             if clause[2]:
@@ -1383,7 +1540,12 @@ class _Sim:
                 for old in found.rows:
                     if old.leaf is None:
                         continue
-                    new = _Row({**old.values, **values}, old.leaf, old.inserted_here)
+                    new = _Row({**old.values, **values}, old.leaf, old.inserted_here, version=old.version)
+                    context = {merge.target_alias.lower(): old.values, merge.source_alias.lower(): src,
+                               "": old.values}
+                    for c, expr in merge.update_exprs.get(index, {}).items():
+                        if not _known(values.get(c, _UNKNOWN)):  # computed from the matched and the source row
+                            new.values[c] = evaluate.evaluate(expr, context, write.params)
                     out += self._update_row(target, st, old, new, frozenset(values), row_no, queue, 0)
             elif clause[1] == "DELETE":
                 out += self._delete_rows(target, st, found.rows, queue, 0)
@@ -1393,6 +1555,47 @@ class _Sim:
         out += [ExtraLock(i, LockMode.ROW_EXCLUSIVE, LockSource.TARGET_INDEX, self.catalog.target(rel).relation,
                           Stage.END, release=True) for rel, indexes in st.opened.items() for i in indexes]
         return out
+
+    def _merge_order(self, met: list[tuple[int, dict[str, Value], _Found, dict[str, Value]]],
+                     target: ExecTargetRow) -> list[tuple[int, dict[str, Value], _Found, dict[str, Value]]]:
+        """The order the MERGE's join meets its source rows, from the statement's own plan (``EXPLAIN``, values
+        bound): a nested loop or a hash join hashing the target reads the source in order; a hash join hashing
+        the source (``Hash Right Join``) meets the matched rows in the target's physical order and the unmatched
+        ones last, in hash-table order, neither of which lockscope reads (said as unknown when two rows could
+        swap); a merge join meets them in key order."""
+        if self.statement is None:
+            return met
+        checked, params = self.statement
+        text = "EXPLAIN (FORMAT JSON) " + bind_params(checked, params, self.session.literal)
+        with self.session.probe_transaction(paced=False):
+            rows = self.session.run_user_text(text)
+        doc = rows[0][0]
+        plans = json.loads(doc) if isinstance(doc, str) else doc
+        stack = [plans[0].get("Plan", {})] if plans else []
+        join: dict[str, Any] | None = None
+        while stack:
+            node = stack.pop(0)
+            if node.get("Node Type") in ("Nested Loop", "Hash Join", "Merge Join"):
+                join = node
+                break
+            stack += node.get("Plans") or []
+        if join is None or join.get("Node Type") == "Nested Loop" or \
+                (join.get("Node Type") == "Hash Join" and join.get("Join Type") in ("Left", "Inner", "Anti")):
+            return met
+        if join.get("Node Type") == "Merge Join":
+            keys = [tuple(c.values()) for _, _, _, c in met]
+            if all(all(isinstance(v, str) and re.fullmatch(r"-?\d+", v) for v in k) for k in keys):
+                return sorted(met, key=lambda m: tuple(int(str(v)) for v in m[3].values()))
+            self.unknowns.append(f"the MERGE into {target.relation} meets its rows in its merge join's key order, "
+                                 "which lockscope does not derive for these keys")
+            return met
+        matched = [m for m in met if m[2].rows]
+        unmatched = [m for m in met if not m[2].rows]
+        if len(matched) > 1 or len(unmatched) > 1:
+            self.unknowns.append(f"the MERGE into {target.relation} meets its rows in the order of a hash join "
+                                 "(matched rows in the table's physical order, then the others in hash-table order): "
+                                 "the order its rows' locks are taken in is not derived")
+        return matched + unmatched
 
     # -- pieces ---------------------------------------------------------------------------------------------------
     def _open_indexes(self, st: _Statement, relation_oid: int, stage: Stage, row_no: int = 0) -> list[ExtraLock]:

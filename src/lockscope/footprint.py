@@ -1452,6 +1452,15 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
         if cost_decided:
             unknowns += _grown_unknowns(prober, grown_before, "the statement", prober.checked.kind == "INSERT", rows)
         for event in events:
+            if isinstance(event, _SpiResult) and prober.session.facts.server_version_num < PG14 \
+                    and event.phase is PlanPhase.GENERIC_REUSE \
+                    and event.call.query.text.lstrip().upper().startswith("UPDATE") \
+                    and any(r.mode is LockMode.ROW_EXCLUSIVE and (i := prober._infos([r.relation_oid]).get(
+                        r.relation_oid)) is not None and i.relispartition for r, _ in event.ordered):
+                unknowns.append(f"{event.call.query.detail}: PG 13 opens every index of each partition a reused "
+                                "UPDATE plan writes when its executor starts (nodeModifyTable.c ExecInitModifyTable); "
+                                "lockscope does not place those for a query run inside the statement, so the "
+                                "fast-path flags after it are not derived")
             if isinstance(event, _SpiResult) and event.cost_decided:
                 unknowns += _grown_unknowns(prober, grown_now, event.call.query.detail,
                                             event.call.query.text.lstrip().upper().startswith("INSERT"),
