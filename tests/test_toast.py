@@ -1,7 +1,7 @@
-"""lockscope.toast against PostgreSQL: pglz's compressed size of a value (``pg_column_size`` of the stored,
-compressed value less its 8-byte header) and which values of a row go out of line (``pg_column_toast_chunk_id``,
-PG 17+), on rows of repeated, random-hex, mixed and short texts, one to three large columns, NULLs, fixed-width
-columns, and the four storages."""
+"""lockscope.toast against PostgreSQL: pglz's and lz4's compressed size of a value (``pg_column_size`` of the
+stored, compressed value less its 8-byte header) and which values of a row go out of line
+(``pg_column_toast_chunk_id``, PG 17+; lz4 on PG 19, whose default it is), on rows of repeated, random-hex, mixed
+and short texts, one to three large columns, NULLs, fixed-width columns, and the four storages."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from lockscope.server import ScratchServer
-from lockscope.toast import ToastColumn, out_of_line, pglz_compressed_size
+from lockscope.toast import ToastColumn, lz4_compressed_size, out_of_line, pglz_compressed_size
 
 
 def _hex(seed: int, n: int) -> str:
@@ -53,6 +53,24 @@ def test_pglz_size_is_the_servers(pg18: ScratchServer) -> None:
                 assert mine is not None and mine + 8 == size, (value[:40], len(value), mine, size)
 
 
+@pytest.mark.parametrize("every_pg", [19], indirect=True)
+def test_lz4_size_is_the_servers(every_pg: ScratchServer) -> None:
+    """lz4 (PG 19's default_toast_compression): the server keeps the compressed value only when it saves more than
+    2 bytes with its 8-byte header; lockscope's size plus 8 is what the server stores."""
+    with psycopg.connect(every_pg.conninfo(), autocommit=True) as conn:
+        conn.execute("create temp table v (s text storage main)")
+        conn.execute("set default_toast_compression = lz4")
+        for value in (v for v in _values() if len(v) > 2100):
+            conn.execute("truncate v")
+            conn.execute("insert into v values (%s)", [value])
+            size, method = conn.execute("select pg_column_size(s), pg_column_compression(s) from v").fetchone()
+            mine = lz4_compressed_size(value.encode())
+            if method is None:
+                assert mine is None or mine + 8 >= len(value) - 2, (value[:40], len(value), mine)
+            else:
+                assert method == "lz4" and mine is not None and mine + 8 == size, (value[:40], len(value), mine, size)
+
+
 _ROWS = [  # (columns as (name, type, storage), values)
     ((("a", "text", "x"),), ("ab" * 2000,)),
     ((("a", "text", "x"),), (_hex(1, 3200),)),
@@ -69,14 +87,16 @@ _ROWS = [  # (columns as (name, type, storage), values)
 ]
 
 
+@pytest.mark.parametrize("method", ["pglz", "lz4"])
 @pytest.mark.parametrize("n", range(len(_ROWS)))
-def test_out_of_line_is_the_servers(every_pg: ScratchServer, n: int) -> None:
-    """Which values the server stores out of line, row by row (PG 17+ tells it: pg_column_toast_chunk_id)."""
-    if every_pg.major < 17:
+def test_out_of_line_is_the_servers(every_pg: ScratchServer, n: int, method: str) -> None:
+    """Which values the server stores out of line, row by row (PG 17+ tells it: pg_column_toast_chunk_id), with
+    pglz and (on PG 19) lz4 compression."""
+    if every_pg.major < 17 or (method == "lz4" and every_pg.major < 19):
         return  # no function before 17 tells an out-of-line value (lockscope's reads go by its stored size there)
     cols, values = _ROWS[n]
     with psycopg.connect(every_pg.conninfo(), autocommit=True) as conn:
-        conn.execute("set default_toast_compression = pglz")
+        conn.execute(f"set default_toast_compression = {method}")
         conn.execute(f"drop table if exists toast_t{n}")
         conn.execute(f"create table toast_t{n} (" + ", ".join(f"{c} {t}" for c, t, _ in cols) + ")")
         for c, _, storage in cols:
@@ -92,6 +112,6 @@ def test_out_of_line_is_the_servers(every_pg: ScratchServer, n: int) -> None:
     columns = [ToastColumn(*f) for f in facts]
     row = {c: (None if v is None else (0 if t in ("int", "bigint") else v.encode()))
            for (c, t, _), v in zip(cols, values, strict=True)}
-    external, unknown = out_of_line(columns, row, has_toast=True)
+    external, unknown = out_of_line(columns, row, has_toast=True, default_compression=method)
     assert not unknown
     assert external == {c for (c, _, _), e in zip(cols, ext, strict=True) if e}, (n, external, ext)

@@ -10,17 +10,22 @@ EXTENDED or EXTERNAL values are moved out of line; then MAIN values compressed, 
 what lockscope cares about (``toast_internals.c toast_save_datum``).
 
 lockscope re-implements pglz's compressor to know the compressed size exactly: the decision turns on it for large
-values that compress (a repeated text stays in the row, a random one goes out of line). Values whose stored size
-lockscope cannot compute (a value computed when the row is written, a type whose binary form it does not know,
-lz4 compression) make the answer unknown when they could change it.
+values that compress (a repeated text stays in the row, a random one goes out of line); lz4 (PG 19's default
+``default_toast_compression``) is the system's LZ4 library itself, as the server links it. Values whose
+stored size lockscope cannot compute (a value computed when the row is written, a type whose binary form it does
+not know) make the answer unknown when they could change it.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["TOAST_TUPLE_THRESHOLD", "ToastColumn", "out_of_line", "pglz_compressed_size"]
+__all__ = ["TOAST_TUPLE_THRESHOLD", "ToastColumn", "lz4_available", "lz4_compressed_size", "out_of_line",
+           "pglz_compressed_size"]
 
 #: ``heaptoast.h TOAST_TUPLE_THRESHOLD`` / ``TOAST_TUPLE_TARGET`` on 8 kB pages (bytes).
 TOAST_TUPLE_THRESHOLD = 2032
@@ -63,6 +68,40 @@ class ToastColumn:
     storage: str
     compression: str
     type_name: str
+
+
+@functools.cache
+def _liblz4() -> ctypes.CDLL | None:
+    """The system's LZ4 library, as a server built ``--with-lz4`` links it (None when this machine has none)."""
+    name = ctypes.util.find_library("lz4")
+    try:
+        return ctypes.CDLL(name or "liblz4.so.1")
+    except OSError:
+        return None
+
+
+def lz4_available() -> bool:
+    """This machine has the LZ4 library :func:`lz4_compressed_size` calls."""
+    return _liblz4() is not None
+
+
+def lz4_compressed_size(data: bytes) -> int | None:
+    """The size LZ4 compresses ``data`` to (bytes), or None when that is larger than the input:
+    ``toast_compression.c lz4_compress_datum`` calls ``LZ4_compress_default``, run here from the system's LZ4
+    library in its default build (``LZ4_MEMORY_USAGE`` 14, as distributions ship it and servers link it; the
+    ``lz4`` Python package's bundled build compresses differently).
+
+    :raises RuntimeError: this machine has no LZ4 library (:func:`lz4_available`).
+    """
+    lib = _liblz4()
+    if lib is None:
+        raise RuntimeError("no LZ4 library on this machine (liblz4)")
+    bound = len(data) + len(data) // 255 + 16  # LZ4_COMPRESSBOUND
+    out = ctypes.create_string_buffer(bound)
+    n = int(lib.LZ4_compress_default(data, out, ctypes.c_int(len(data)), ctypes.c_int(bound)))
+    if n <= 0:
+        raise RuntimeError("LZ4_compress_default failed")
+    return None if n > len(data) else n
 
 
 def pglz_compressed_size(data: bytes) -> int | None:
@@ -241,12 +280,17 @@ def out_of_line(columns: Sequence[ToastColumn], values: Mapping[str, bytes | int
         return best
 
     def compress(name: str) -> bool:
-        """False when the compressed size cannot be computed (lz4)."""
+        """Compress one value as ``toast_internals.c toast_compress_datum`` does: kept compressed only when that
+        saves more than 2 bytes with the compressed header (``VARSIZE(tmp) < valsize - 2``). False when the
+        method is neither pglz nor lz4, or lz4 without an LZ4 library here."""
         done.add(name)
-        if compression[name] != "pglz":
+        if compression[name] == "pglz":
+            n = pglz_compressed_size(raw[name])
+        elif compression[name] == "lz4" and lz4_available():
+            n = lz4_compressed_size(raw[name])
+        else:
             return False
-        n = pglz_compressed_size(raw[name])
-        if n is not None and n + _COMPRESSED_HEADER < len(raw[name]) + 4:
+        if n is not None and n + _COMPRESSED_HEADER < len(raw[name]) - 2:
             sizes[name] = (n + _COMPRESSED_HEADER, False)
         return True
 
