@@ -58,6 +58,7 @@ what it assumed and stays exact, in :attr:`ExecutionModel.notes`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import re
@@ -65,6 +66,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
+
+import pglast.parser
 
 from . import evaluate, plpgsql, toast
 from .plpgsql import FiringTrigger, ParamOrigin, TriggerEvent, TriggerLevel, TriggerParam, TriggerProgram, TriggerTiming
@@ -555,8 +558,8 @@ class _Merge:
     ``target col = value`` pairs, whether the join is exactly those, and its WHEN clauses in order:
     (match kind ``matched``/``not_matched``/``not_matched_by_source``, command INSERT/UPDATE/DELETE/NOTHING, has a
     condition, SET or INSERT column -> value); a source ``SELECT`` with a FROM clause and its column names (its rows
-    read by :meth:`_Sim._select_rows`), the two aliases, and each UPDATE clause's SET expressions (evaluated on the
-    matched row and the source row)."""
+    read by :meth:`_Sim._select_rows`), the two aliases, and each UPDATE clause's SET expressions and INSERT clause's
+    values (evaluated on the matched row and the source row), by clause."""
 
     source_rows: list[dict[str, Value]] | None
     join: list[tuple[str, str | None, Value]]
@@ -685,6 +688,8 @@ def _read_merge(body: Mapping[str, Any], params: Sequence[Value]) -> _Merge:
             cols = [_name(t["ResTarget"]) for t in w.get("targetList") or [] if "ResTarget" in t]
             vals = [_value(v, params, alias) for v in w.get("values") or []]
             values = dict(zip(cols, vals, strict=False)) if cols else {f"\x00{i}": v for i, v in enumerate(vals)}
+            update_exprs[len(clauses)] = dict(zip(cols or [f"\x00{i}" for i in range(len(vals))],
+                                                  w.get("values") or [], strict=False))
         clauses.append((kind, command, bool(w.get("condition")), values))
     return _Merge(rows, join, exact, clauses, source_select, source_names, str(target_alias or ""), str(alias or ""),
                   update_exprs)
@@ -805,6 +810,18 @@ def _conditions(where: Any, params: Sequence[Value]) -> tuple[dict[str, Value], 
 
 def _condition(node: Any, params: Sequence[Value]) -> Cond | None:
     if not isinstance(node, dict):
+        return None
+    link = node.get("SubLink")
+    if link:  # col IN (SELECT x FROM cte): the values a data-modifying WITH query returned (resolved when known)
+        col = _column(link.get("testexpr"))
+        sub = (link.get("subselect") or {}).get("SelectStmt") or {}
+        from_ = sub.get("fromClause") or []
+        targets = [t.get("ResTarget") or {} for t in sub.get("targetList") or []]
+        picked = _column(targets[0].get("val")) if len(targets) == 1 else None
+        if (link.get("subLinkType") == "ANY_SUBLINK" and col and picked and len(from_) == 1
+                and "RangeVar" in from_[0] and not from_[0]["RangeVar"].get("schemaname")
+                and not any(sub.get(k) for k in ("whereClause", "groupClause", "limitCount", "withClause"))):
+            return col[1], "in cte", (str(from_[0]["RangeVar"]["relname"]), picked[1])
         return None
     if "NullTest" in node:
         col = _column(node["NullTest"].get("arg"))
@@ -930,6 +947,14 @@ def update_targets(session: Session, raw: Mapping[str, Any]) -> list[int]:
         if "UpdateStmt" in node and (oid := target_relation(session, node)) is not None:
             out.append(oid)
     return out
+
+
+def _dml_cte_names(raw: Mapping[str, Any]) -> list[str]:
+    """The names of the WITH clause's data-modifying queries, in the order :func:`_dml_ctes` gives them."""
+    ((_, body),) = raw.items()
+    return [str((c.get("CommonTableExpr") or {}).get("ctename")) for c in (body.get("withClause") or {}).get("ctes")
+            or [] if any(k in ((c.get("CommonTableExpr") or {}).get("ctequery") or {})
+                         for k in ("InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt"))]
 
 
 def _plain(quoted: str) -> str:
@@ -1060,6 +1085,7 @@ class _Sim:
         self._levels: dict[int, tuple[list[_Pending], set[tuple[int, str]]]] = {}
         self._cursor: dict[int, int] = {}
         self.statement: tuple[CheckedStatement, list[str]] | None = None  # the user's statement and its values
+        self.cte_rows: dict[str, list[dict[str, Value]]] = {}  # a data-modifying WITH query's rows, by its name
 
     # -- the statement ----------------------------------------------------------------------------------------
     def top(self, writes: Sequence[_Write], raw: Mapping[str, Any]) -> list[ExtraLock | SpiCall]:
@@ -1078,11 +1104,19 @@ class _Sim:
             return out + self.dml(writes[0], self.catalog.target(writes[0].target), None, 0)
         queue: list[_Pending] = []
         end: list[ExtraLock] = []
-        for write in writes:
+        names = _dml_cte_names(raw)
+        for n, write in enumerate(writes):
             if write.kind == "MERGE":
                 self.unknowns.append("a MERGE beside a data-modifying WITH query: its execution locks are not derived")
                 continue
+            inserted, deleted = len(self.reader.overlay.inserted), len(self.reader.overlay.deleted)
             out += self.dml(write, self.catalog.target(write.target), queue, 0, end=end)
+            if n < len(names):  # what the WITH query returns: the rows it deleted, or inserted or updated to
+                written = self.reader.overlay.deleted[deleted:] if write.kind == "DELETE" else \
+                    [(leaf, row.values, row.version) for leaf, row in self.reader.overlay.inserted[inserted:]]
+                self.cte_rows[names[n]] = [dict(values) for leaf, values, _ in written  # not its triggers' rows
+                                           if leaf is not None and (leaf == write.target or write.target in
+                                                                    self.catalog.target(leaf).ancestor_oids)]
         return out + self.fire(queue, 0) + end
 
     def dml(self, write: _Write, target: ExecTargetRow, level: list[_Pending] | None,
@@ -1150,7 +1184,12 @@ class _Sim:
                                  "only when it runs")
             return _Found([], False)
         if write.where_exact:
-            found = self.reader.find(target.relation_oid, write.where, only=write.only, ranges=write.ranges)
+            ranges = self._cte_ranges(write.ranges)
+            if ranges is None:
+                self.unknowns.append(f"the rows the {write.kind} on {target.relation} finds are known only when it "
+                                     "runs (a WITH query's rows lockscope did not derive)")
+                return _Found([], False)
+            found = self.reader.find(target.relation_oid, write.where, only=write.only, ranges=ranges)
             if not found.exact:
                 self.unknowns.append(found.reason)
             return found
@@ -1158,6 +1197,23 @@ class _Sim:
                              "WHERE is not made of comparisons of columns with constants)")
         found = self.reader.find(target.relation_oid, write.where, only=write.only, ranges=write.ranges)
         return _Found(found.rows, False)
+
+    def _cte_ranges(self, ranges: Sequence[Cond]) -> list[Cond] | None:
+        """``col IN (SELECT x FROM cte)`` conditions as ``IN`` lists of the values the WITH query returned (an
+        empty list matches nothing); None when a WITH query's rows are not known."""
+        out: list[Cond] = []
+        for col, op, values in ranges:
+            if op != "in cte":
+                out.append((col, op, values))
+                continue
+            rows = self.cte_rows.get(str(values[0]))
+            if rows is None or any(not _known(r.get(str(values[1]), _UNKNOWN)) for r in rows):
+                return None
+            picked = tuple(dict.fromkeys(r[str(values[1])] for r in rows if r.get(str(values[1])) is not None))
+            out.append((col, "in", picked) if picked else (col, "is null", ()))  # nothing equals: no row
+            if not picked:
+                out.append((col, "is not null", ()))
+        return out
 
     # -- INSERT -------------------------------------------------------------------------------------------------
     def _insert(self, write: _Write, target: ExecTargetRow, st: _Statement, queue: list[_Pending],
@@ -1526,7 +1582,10 @@ class _Sim:
                                      "action runs is known only when it runs")
             values = {c: (src.get(v[1:], _UNKNOWN) if isinstance(v, str) and v.startswith("\x02") else v)
                       for c, v in clause[3].items()}
-            if clause[1] == "INSERT":
+            if clause[1] == "INSERT":  # an expression of the source row's columns (s.id % 5)
+                for c, expr in merge.update_exprs.get(index, {}).items():
+                    if not _known(values.get(c, _UNKNOWN)):
+                        values[c] = evaluate.evaluate(expr, {merge.source_alias.lower(): src}, write.params)
                 if any(c.startswith("\x00") for c in values):  # INSERT VALUES (...) without a column list
                     names = [c.name for c in sorted(columns, key=lambda c: c.attnum)]
                     values = dict(zip(names, values.values(), strict=False))
@@ -1781,15 +1840,23 @@ class _Sim:
         """BEFORE ROW triggers, run as the row is written."""
         out: list[ExtraLock | SpiCall] = []
         for fired in self._firing(rel, kind, timing, TriggerLevel.ROW, given):
-            if fired[0].conditional and not self._when_known(fired[0]):
+            if fired[0].conditional and not self._when(fired[0], old, new):
                 continue
             out += self._run_user(fired, kind, old, new, rel, row_no, depth)
         return out
 
-    def _when_known(self, firing: FiringTrigger) -> bool:
-        self.unknowns.append(f"trigger {firing.trigger.tgname} has a WHEN condition: whether it fires is known only "
-                             "when the row is written (counted as firing)")
-        return True
+    def _when(self, firing: FiringTrigger, old: _Row | None, new: _Row | None) -> bool:
+        """Whether a row trigger's ``WHEN`` condition holds for the row (``trigger.c TriggerEnabled``), evaluated on
+        ``OLD`` and ``NEW`` (:mod:`lockscope.evaluate`); one lockscope cannot evaluate is counted as firing, said
+        as unknown."""
+        when = _when_clause(firing.trigger.triggerdef)
+        holds = evaluate.truth(when, {"new": new.values if new else {}, "old": old.values if old else {}}) \
+            if when is not None else None
+        if holds is None:
+            self.unknowns.append(f"trigger {firing.trigger.tgname} has a WHEN condition: whether it fires is known "
+                                 "only when the row is written (counted as firing)")
+            return True
+        return holds
 
     def _queue_after(self, rel: ExecTargetRow, kind: str, old: _Row | None, new: _Row | None, row_no: int,
                      queue: list[_Pending], given: Iterable[str], *, crosspart: bool = False,
@@ -1814,7 +1881,7 @@ class _Sim:
                 if fired[0].deferred:
                     self.notes.append(f"trigger {fired[0].trigger.tgname} fires at COMMIT (INITIALLY DEFERRED)")
                     continue
-                if fired[0].conditional and not self._when_known(fired[0]):
+                if fired[0].conditional and not self._when(fired[0], old, new):
                     continue
                 events.append((fired[0].trigger.tgname.encode(),
                                _Pending(None, fired, kind, old, new, rel.relation_oid, row_no)))
@@ -2175,6 +2242,21 @@ def _surviving_leaf(session: Session, catalog: _Catalog, target: ExecTargetRow,
     by_name = {r.relname: r for r in catalog.tree(target.relation_oid)}
     leaves = [by_name[n] for n in plan.relation_names if n in by_name and by_name[n].is_leaf]
     return leaves[0].relation_oid if len(leaves) == 1 else None
+
+
+@functools.lru_cache(maxsize=256)
+def _when_clause(triggerdef: str | None) -> Any:
+    """The ``WHEN`` condition of a ``CREATE TRIGGER`` text (``pg_get_triggerdef``) as a libpg_query JSON node, or
+    None."""
+    if not triggerdef:
+        return None
+    try:
+        doc = json.loads(pglast.parser.parse_sql_json(triggerdef))
+    except pglast.parser.ParseError:
+        return None
+    stmts = doc.get("stmts") or []
+    body = ((stmts[0].get("stmt") or {}).get("CreateTrigStmt") or {}) if stmts else {}
+    return body.get("whenClause")
 
 
 def _article(word: str) -> str:

@@ -575,6 +575,9 @@ class _Analyzer:
             analysed = self.statement(kind, query, state) if kind != "SelectStmt" else \
                 self.select(query, state, cte_state=self._cte_state(sub_state, query))
             record.query = analysed
+            if not record.columns and kind != "SelectStmt":  # a data-modifying WITH query: its RETURNING list
+                returning = query.get("returningList") or (query.get("returningClause") or {}).get("exprs") or []
+                record.columns = self._raw_target_names({"targetList": returning}, analysed)
             if not record.columns:
                 record.columns = self._output_columns(analysed, query)
             state.ctes[name] = record

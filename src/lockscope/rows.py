@@ -1307,6 +1307,7 @@ class ExecTriggerRow:
     :ivar tgattr: the ``UPDATE OF`` columns' attnums (empty: any UPDATE).
     :ivar tgattr_names: the same columns' names, in that order.
     :ivar has_when: it has a ``WHEN`` condition (``tgqual``).
+    :ivar triggerdef: ``pg_get_triggerdef`` of a trigger with a ``WHEN`` condition (its condition as SQL), else None.
     :ivar constraint_trigger: a ``CREATE CONSTRAINT TRIGGER``.
     :ivar old_table: ``REFERENCING OLD TABLE AS`` name, else None.
     :ivar new_table: ``REFERENCING NEW TABLE AS`` name, else None.
@@ -1342,3 +1343,4 @@ class ExecTriggerRow:
     argument_names: list[str] | None
     argument_types: list[str]
     variable_conflict: str | None
+    triggerdef: str | None = None

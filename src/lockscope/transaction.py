@@ -27,7 +27,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .capacity import CapacityModel, LockRequest
+from .capacity import WEAK_LOCK_MODES, CapacityModel, LockRequest
 from .db import Session
 from .errors import BadInputError, UnsupportedStatementError
 from .execlocks import DERIVATION_CATALOG, RowOverlay
@@ -273,6 +273,13 @@ def _as_modelled(execution: Execution) -> Execution:
     def modelled(locks: tuple[RelationLock, ...]) -> tuple[RelationLock, ...]:
         return tuple(dataclasses.replace(lk, fastpath=lk.predicted_fastpath) for lk in locks)
 
+    unknowns = execution.unknowns
+    weak = [lk for lk in execution.locks if lk.mode in WEAK_LOCK_MODES]
+    guessed = [lk for lk in execution.locks if lk.order_rule in ("unknown", "unmodelled")]
+    if guessed and any(lk.predicted_fastpath for lk in weak) and any(not lk.predicted_fastpath for lk in weak):
+        # the fast path fills up within the statement's own locks, in an order lockscope guessed
+        unknowns = (*unknowns, "the order the statement takes its locks in is not modelled (no query tree): which "
+                    "of them the fast path still holds is an estimate")
     return dataclasses.replace(execution, locks=modelled(execution.locks),
                                executor_index_locks=modelled(execution.executor_index_locks),
-                               execution_locks=modelled(execution.execution_locks))
+                               execution_locks=modelled(execution.execution_locks), unknowns=unknowns)

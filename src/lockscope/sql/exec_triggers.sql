@@ -31,7 +31,8 @@ SELECT t.oid::int8                                             AS trigger_oid,
        ARRAY(SELECT pg_catalog.format_type(a.typ, NULL)
              FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY AS a(typ, ord)
              ORDER BY a.ord)                                   AS argument_types,
-       pg_catalog.current_setting('plpgsql.variable_conflict', true) AS variable_conflict
+       pg_catalog.current_setting('plpgsql.variable_conflict', true) AS variable_conflict,
+       CASE WHEN t.tgqual IS NOT NULL THEN pg_catalog.pg_get_triggerdef(t.oid) END AS triggerdef
 FROM pg_catalog.pg_trigger t
 JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
 JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
