@@ -424,6 +424,9 @@ class RowReader:
         types = {c.name: c.type_name for c in columns}
         if any(c not in types for c in [*conditions, *(r[0] for r in ranges)]):
             return _Found([_Row(dict(conditions), None)], False, f"{target.relation}: a condition names no column")
+        if any(r[1] == "in cte" for r in ranges):  # not resolved by the caller (_Sim._cte_ranges)
+            return _Found([_Row(dict(conditions), None)], False,
+                          f"{target.relation}: a condition on a WITH query's rows lockscope did not derive")
         ident = self.session.identifier
         names = [c.name for c in columns]
         toastable = {c.name for c in columns if c.toastable}
@@ -1195,7 +1198,8 @@ class _Sim:
             return found
         self.unknowns.append(f"the rows the {write.kind} on {target.relation} finds are known only when it runs (its "
                              "WHERE is not made of comparisons of columns with constants)")
-        found = self.reader.find(target.relation_oid, write.where, only=write.only, ranges=write.ranges)
+        ranges = self._cte_ranges(write.ranges) or [r for r in write.ranges if r[1] != "in cte"]
+        found = self.reader.find(target.relation_oid, write.where, only=write.only, ranges=ranges)
         return _Found(found.rows, False)
 
     def _cte_ranges(self, ranges: Sequence[Cond]) -> list[Cond] | None:
