@@ -901,13 +901,6 @@ def _equalities(where: Any, params: Sequence[Value]) -> tuple[dict[str, Value], 
     return eq, exact and not other
 
 
-def _without_values(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """An INSERT's parse tree without its VALUES lists (their sequence calls are placed row by row)."""
-    ((name, body),) = raw.items()
-    select = (body.get("selectStmt") or {}).get("SelectStmt") or {}
-    return {name: {**body, "selectStmt": {"SelectStmt": {k: v for k, v in select.items() if k != "valuesLists"}}}}
-
-
 def _nextval_names(raw: Any) -> list[str]:
     """The sequence names of ``nextval``, ``currval`` and ``setval`` calls with a constant name anywhere in the
     statement (each opens the sequence ``RowExclusiveLock``: ``sequence.c init_sequence`` →
@@ -1096,7 +1089,10 @@ class _Sim:
         the statement's own write (their AFTER events fire together at the statement's end, ``trigger.c
         AfterTriggerEndQuery``, before its executor ends and closes their indexes)."""
         out: list[ExtraLock | SpiCall] = []
-        names = _nextval_names(_without_values(raw) if len(writes) == 1 and writes[0].row_sequences else raw)
+        names = _nextval_names(raw)
+        for seq in (q for w in writes for row in w.row_sequences for q in row):  # placed with their VALUES rows
+            if seq in names:
+                names.remove(seq)
         if names:
             out += [ExtraLock(r.relation_oid, LockMode.ROW_EXCLUSIVE, LockSource.SEQUENCE, "nextval", Stage.ROW)
                     for r in self.session.query_rows("exec_relations", OrdinalOidRow, [names])

@@ -1345,19 +1345,22 @@ def _after_table(prober: _Prober, order: Sequence[int], table: int | None) -> in
 
 
 def _grown_unknowns(prober: _Prober, grown: set[int], what: str, insert: bool,
-                    rows: Sequence[RelationLockRow]) -> list[str]:
-    """Said when a plan cache chose between its generic and a custom plan on costs that read the size of a
-    relation this workload gives its first page (:attr:`ExecutionModel.grown`): the server's estimates see the
-    page, the probe's do not (``plancache.c choose_custom_plan``, ``plancat.c estimate_rel_size``). An INSERT's
-    target is written, not read: its size costs nothing."""
+                    rows: Sequence[RelationLockRow], *, reuse: bool = False) -> list[str]:
+    """Said when a plan was chosen on estimated costs that read the size of a relation this workload gives its
+    first page (:attr:`ExecutionModel.grown`): the server's estimates see the page, the probe's do not
+    (``plancat.c estimate_rel_size``): the plan cache's choice between its generic and a custom plan
+    (``plancache.c choose_custom_plan``), or, for a reused generic plan (``reuse``), its shape and so the indexes
+    its scans open (its executor index locks). An INSERT's target is written, not read: its size costs nothing."""
     read = [r.relation_oid for r in rows if r.relation_oid in grown
             and not (insert and r.mode is LockMode.ROW_EXCLUSIVE)]
     if not read:
         return []
     infos = prober._infos(read)
     names = ", ".join(sorted({infos[o].relation if o in infos else str(o) for o in read}))
-    return [f"{what}: the plan cache chooses its generic or a custom plan on estimated costs that read the size of "
-            f"{names}, which this workload writes into while it was empty (its first page stays after a rollback)"]
+    choice = "the generic plan's scans (the indexes a reused plan opens)" if reuse else \
+        "the plan cache's choice of its generic or a custom plan"
+    return [f"{what}: {choice} turn on estimated costs that read the size of {names}, which this workload writes "
+            "into while it was empty (its first page stays after a rollback)"]
 
 
 def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecProbe | None,
@@ -1451,7 +1454,14 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
         grown_now = grown_before | (set(model.grown) if model is not None else set())
         if cost_decided:
             unknowns += _grown_unknowns(prober, grown_before, "the statement", prober.checked.kind == "INSERT", rows)
+        if execution.phase is PlanPhase.GENERIC_REUSE:
+            unknowns += _grown_unknowns(prober, grown_before, "the statement", prober.checked.kind == "INSERT", rows,
+                                        reuse=True)
         for event in events:
+            if isinstance(event, _SpiResult) and event.phase is PlanPhase.GENERIC_REUSE:
+                unknowns += _grown_unknowns(prober, grown_now, event.call.query.detail,
+                                            event.call.query.text.lstrip().upper().startswith("INSERT"),
+                                            [r for r, _ in event.ordered], reuse=True)
             if isinstance(event, _SpiResult) and prober.session.facts.server_version_num < PG14 \
                     and event.phase is PlanPhase.GENERIC_REUSE \
                     and event.call.query.text.lstrip().upper().startswith("UPDATE") \
