@@ -91,7 +91,7 @@ if TYPE_CHECKING:
     from .db import Session
 
 __all__ = ["DERIVATION_CATALOG", "ROW_READ_LIMIT", "ExecutionModel", "ExtraLock", "RowOverlay", "SpiCall", "SpiQuery",
-           "Stage", "derive_execution", "describe_json", "target_relation"]
+           "Stage", "derive_execution", "describe_json", "dml_ctes", "target_relation", "update_targets"]
 
 #: The catalog reads of a write's derivation: the same for every execution of one measurement
 #: (``Session.catalog_memo``).
@@ -766,19 +766,6 @@ def _value(node: Any, params: Sequence[Value], source_alias: str | None = None) 
         return _DEFAULT
     if "TypeCast" in node:
         return _value(node["TypeCast"].get("arg"), params, source_alias)
-    if "ParamRef" in node:
-        n = int(node["ParamRef"].get("number", 0))
-        return params[n - 1] if 0 < n <= len(params) else _UNKNOWN
-    if "A_Const" in node:
-        const = node["A_Const"]
-        if const.get("isnull"):
-            return None
-        for key in ("ival", "fval", "sval", "boolval", "bsval"):
-            if key in const:
-                inner = const[key]
-                value = inner.get(key, 0 if key == "ival" else False if key == "boolval" else "")
-                return ("true" if value else "false") if key == "boolval" else str(value)
-        return "0"  # libpg_query leaves out an ival of 0
     if "ColumnRef" in node and source_alias is not None:
         col = _column(node)
         if col and col[0] in (source_alias, None):
@@ -924,8 +911,9 @@ def _nextval_names(raw: Any) -> list[str]:
     return found
 
 
-def _dml_ctes(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The WITH clause's INSERT, UPDATE, DELETE and MERGE queries (data-modifying CTEs), in order."""
+def dml_ctes(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The WITH clause's INSERT, UPDATE, DELETE and MERGE queries (data-modifying CTEs), in order (their raw parse
+    tree nodes)."""
     ((_, body),) = raw.items()
     ctes = ((body.get("withClause") or {}).get("ctes")) or []
     out = []
@@ -939,14 +927,14 @@ def _dml_ctes(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
 def update_targets(session: Session, raw: Mapping[str, Any]) -> list[int]:
     """The OIDs of the tables a statement UPDATEs: its own target and its WITH clause's (``target_relation``)."""
     out = []
-    for node in [raw, *_dml_ctes(raw)]:
+    for node in [raw, *dml_ctes(raw)]:
         if "UpdateStmt" in node and (oid := target_relation(session, node)) is not None:
             out.append(oid)
     return out
 
 
 def _dml_cte_names(raw: Mapping[str, Any]) -> list[str]:
-    """The names of the WITH clause's data-modifying queries, in the order :func:`_dml_ctes` gives them."""
+    """The names of the WITH clause's data-modifying queries, in the order :func:`dml_ctes` gives them."""
     ((_, body),) = raw.items()
     return [str((c.get("CommonTableExpr") or {}).get("ctename")) for c in (body.get("withClause") or {}).get("ctes")
             or [] if any(k in ((c.get("CommonTableExpr") or {}).get("ctequery") or {})
@@ -984,7 +972,7 @@ def derive_execution(session: Session, checked: CheckedStatement, params: Sequen
     catalog = _Catalog(session)
     sim = _Sim(session, catalog, RowReader(session, catalog, overlay, enabled=read_rows))
     writes: list[_Write] = []
-    for node in _dml_ctes(raw):  # ModifyTable nodes of the WITH clause run in the same query (nodeModifyTable.c)
+    for node in dml_ctes(raw):  # ModifyTable nodes of the WITH clause run in the same query (nodeModifyTable.c)
         oid = target_relation(session, node)
         cte = _read_write(next(iter(node)), node, list(params), oid, catalog.columns(oid)) if oid is not None else None
         if cte is None:
@@ -1618,10 +1606,11 @@ class _Sim:
     def _merge_order(self, met: list[tuple[int, dict[str, Value], _Found, dict[str, Value]]],
                      target: ExecTargetRow) -> list[tuple[int, dict[str, Value], _Found, dict[str, Value]]]:
         """The order the MERGE's join meets its source rows, from the statement's own plan (``EXPLAIN``, values
-        bound): a nested loop or a hash join hashing the target reads the source in order; a hash join hashing
-        the source (``Hash Right Join``) meets the matched rows in the target's physical order and the unmatched
-        ones last, in hash-table order, neither of which lockscope reads (said as unknown when two rows could
-        swap); a merge join meets them in key order."""
+        bound): a join whose outer side reads the source (a nested loop, a hash join hashing the target) meets the
+        source rows in order; one whose outer side scans the target (a hash join hashing the source) meets the
+        matched rows in the target's physical order and, for a right or full join, the unmatched ones last in
+        hash-table order, neither of which lockscope reads (said as unknown when two rows could swap); a merge join
+        meets them in key order."""
         if self.statement is None:
             return met
         checked, params = self.statement
@@ -1638,8 +1627,7 @@ class _Sim:
                 join = node
                 break
             stack += node.get("Plans") or []
-        if join is None or join.get("Node Type") == "Nested Loop" or \
-                (join.get("Node Type") == "Hash Join" and join.get("Join Type") in ("Left", "Inner", "Anti")):
+        if join is None:
             return met
         if join.get("Node Type") == "Merge Join":
             keys = [tuple(c.values()) for _, _, _, c in met]
@@ -1648,10 +1636,15 @@ class _Sim:
             self.unknowns.append(f"the MERGE into {target.relation} meets its rows in its merge join's key order, "
                                  "which lockscope does not derive for these keys")
             return met
+        names = {r.relname for r in self.catalog.tree(target.relation_oid)} | \
+            {_plain(target.relation.rsplit(".", 1)[-1])}
+        outer = (join.get("Plans") or [{}])[0]
+        if not _plan_scans(outer, names):
+            return met  # the source is read first, in order
         matched = [m for m in met if m[2].rows]
         unmatched = [m for m in met if not m[2].rows]
         if len(matched) > 1 or len(unmatched) > 1:
-            self.unknowns.append(f"the MERGE into {target.relation} meets its rows in the order of a hash join "
+            self.unknowns.append(f"the MERGE into {target.relation} meets its rows as its join scans the table "
                                  "(matched rows in the table's physical order, then the others in hash-table order): "
                                  "the order its rows' locks are taken in is not derived")
         return matched + unmatched
@@ -2257,6 +2250,17 @@ def _when_clause(triggerdef: str | None) -> Any:
     stmts = doc.get("stmts") or []
     body = ((stmts[0].get("stmt") or {}).get("CreateTrigStmt") or {}) if stmts else {}
     return body.get("whenClause")
+
+
+def _plan_scans(node: Mapping[str, Any], names: set[str]) -> bool:
+    """Whether an EXPLAIN plan node or one below it scans one of these relations (``Relation Name``)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.get("Relation Name") in names:
+            return True
+        stack += n.get("Plans") or []
+    return False
 
 
 def _article(word: str) -> str:

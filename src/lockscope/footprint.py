@@ -1270,8 +1270,9 @@ def _executor_start_quals(prober: _Prober, query: _QueryProbe, step: _Step, rows
     generate_partition_qual``). The result relations are the partitions the executed plan locks
     ``RowExclusiveLock``: the custom plan's when a built generic plan lost to it.
     """
-    if prober.session.facts.server_version_num >= PG14 \
-            or prober.checked.kind not in ("INSERT", "UPDATE", "DELETE", "MERGE"):
+    if prober.session.facts.server_version_num >= PG14 or (
+            prober.checked.kind not in ("INSERT", "UPDATE", "DELETE", "MERGE")
+            and not execlocks.dml_ctes(raw_statement(prober.checked))):  # a SELECT's data-modifying WITH queries
         return []
     executed = rows
     if step.also_custom:

@@ -31,6 +31,7 @@ from pglast import ast, enums
 from pglast.parser import ParseError, scan
 from pglast.visitors import Visitor
 
+from . import evaluate
 from .explain import quote_identifier
 from .rows import ExecTriggerRow
 
@@ -544,15 +545,7 @@ class _Refs(Visitor):
 
 def _constant_text(expr: str) -> str | None:
     """The value of an expression that is one string constant (``'...'``, ``$q$...$q$``), else None."""
-    try:
-        stmts = pglast.parse_sql("SELECT " + expr)
-    except ParseError:
-        return None
-    stmt = stmts[0].stmt if len(stmts) == 1 else None
-    targets = stmt.targetList if isinstance(stmt, ast.SelectStmt) else None
-    if not targets or len(targets) != 1:
-        return None
-    return _constant_name(targets[0].val)
+    return _constant_name(_select_target(expr))
 
 
 def _names_in(sql: str) -> tuple[str, ...]:
@@ -570,68 +563,36 @@ def _names_in(sql: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _constant_value(expr: str) -> str | None:
-    """The value of an expression that is one constant (a number, a string, true/false), as text, else None."""
+def _select_target(expr: str) -> Any:
+    """The one expression of ``SELECT expr`` as pglast's AST node, or None when it does not parse as one."""
     try:
         stmts = pglast.parse_sql("SELECT " + expr)
     except ParseError:
         return None
     stmt = stmts[0].stmt if len(stmts) == 1 else None
     targets = stmt.targetList if isinstance(stmt, ast.SelectStmt) else None
-    if not targets or len(targets) != 1:
-        return None
-    arg = targets[0].val
-    if isinstance(arg, ast.TypeCast):
-        arg = arg.arg
-    if isinstance(arg, ast.A_Const) and not arg.isnull and arg.val is not None:
-        v = arg.val
-        if isinstance(v, ast.Integer):
-            return str(v.ival)
-        if isinstance(v, (ast.Float, ast.String)):
-            return str(v.fval if isinstance(v, ast.Float) else v.sval)
-        if isinstance(v, ast.Boolean):
-            return "true" if v.boolval else "false"
-    return None
+    return targets[0].val if targets and len(targets) == 1 else None
+
+
+def _constant_value(expr: str) -> str | None:
+    """The value of an expression that is one constant (a number, a string, true/false), as text, else None."""
+    return _constant_value_node(_select_target(expr))
 
 
 def _constant_format(expr: str) -> str | None:
-    """The value of ``format('...', const, ...)`` when every argument is a constant and the format uses only
-    ``%s``, ``%I``, ``%L`` and ``%%`` (``varlena.c text_format``), else None."""
-    try:
-        stmts = pglast.parse_sql("SELECT " + expr)
-    except ParseError:
-        return None
-    stmt = stmts[0].stmt if len(stmts) == 1 else None
-    targets = stmt.targetList if isinstance(stmt, ast.SelectStmt) else None
-    call = targets[0].val if targets and len(targets) == 1 else None
+    """The value of ``format('...', const, ...)`` when every argument is a constant (``varlena.c text_format``,
+    as :func:`lockscope.evaluate.format_sql` formats it), else None."""
+    call = _select_target(expr)
     if not isinstance(call, ast.FuncCall) or [str(n.sval) for n in call.funcname or ()][-1:] != ["format"]:
         return None
     args = [_constant_value_node(a) for a in call.args or ()]
     if not args or any(a is None for a in args):
         return None
-    fmt, values = str(args[0]), [str(a) for a in args[1:]]
-    out, i, k = [], 0, 0
-    while i < len(fmt):
-        ch = fmt[i]
-        if ch != "%":
-            out.append(ch)
-            i += 1
-            continue
-        spec = fmt[i + 1:i + 2]
-        if spec == "%":
-            out.append("%")
-        elif spec in ("s", "I", "L") and k < len(values):
-            v = values[k]
-            k += 1
-            out.append(v if spec == "s" else quote_identifier(v) if spec == "I" else "'" + v.replace("'", "''") + "'")
-        else:
-            return None
-        i += 2
-    return "".join(out)
+    return evaluate.format_sql(str(args[0]), [str(a) for a in args[1:]])
 
 
 def _constant_value_node(arg: Any) -> str | None:
-    """A constant's text (a string, a number), alone or cast, else None."""
+    """A constant's text (a string, a number, true/false), alone or cast, else None."""
     if isinstance(arg, ast.TypeCast):
         arg = arg.arg
     if isinstance(arg, ast.A_Const) and not arg.isnull and arg.val is not None:
@@ -642,20 +603,17 @@ def _constant_value_node(arg: Any) -> str | None:
             return str(v.ival)
         if isinstance(v, ast.Float):
             return str(v.fval)
+        if isinstance(v, ast.Boolean):
+            return "true" if v.boolval else "false"
     return None
 
 
 def _row_column(expr: str) -> str | None:
     """``new.col`` / ``old.col`` when an expression is one such column reference (lower-cased), else None."""
-    try:
-        stmts = pglast.parse_sql("SELECT " + expr)
-    except ParseError:
+    node = _select_target(expr)
+    if not isinstance(node, ast.ColumnRef):
         return None
-    stmt = stmts[0].stmt if len(stmts) == 1 else None
-    targets = stmt.targetList if isinstance(stmt, ast.SelectStmt) else None
-    if not targets or len(targets) != 1 or not isinstance(targets[0].val, ast.ColumnRef):
-        return None
-    fields = [f.sval for f in targets[0].val.fields or () if isinstance(f, ast.String)]
+    fields = [f.sval for f in node.fields or () if isinstance(f, ast.String)]
     if len(fields) == 2 and str(fields[0]).lower() in ("new", "old"):
         return f"{str(fields[0]).lower()}.{fields[1]}"
     return None
