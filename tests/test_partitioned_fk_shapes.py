@@ -80,3 +80,41 @@ def test_model_equals_the_executed_truth_per_lock(shapes_server: ScratchServer, 
     # the totals a user reads: the real execution's, and they spill at the generic plan's build
     if name in ("cascade_one_level", "cascade_two_levels", "delete_partition_cascade", "merge"):
         assert fp.executions[5].real_main_table_count > 0 and fp.spilled
+
+
+#: Two SET DEFAULT actions that update the same referencing row in turn: the first version's check event is queued,
+#: then that version is updated again by the second action, so only the latest version is checked
+#: (ri_triggers.c RI_FKey_check, SnapshotSelf): the check's plan is called twice per execution, not three times,
+#: and its generic plan (every partition of the referenced table) is built at the 3rd execution, not the 2nd.
+SET_DEFAULT_TWICE = """
+create table p (k int not null, id int not null, primary key (k, id)) partition by range (id);
+create table p_0 partition of p for values from (0) to (10);
+create table p_1 partition of p for values from (10) to (20);
+create table p_2 partition of p for values from (20) to (30);
+create table p_3 partition of p for values from (30) to (40);
+insert into p values (1, 1), (2, 2), (1, 11), (1, 21), (1, 31);
+create table c (id int primary key, f2_k int default 1, f2_id int default 1, f3_k int default 1,
+                f3_id int default 1);
+alter table c add constraint c_f2 foreign key (f2_k, f2_id) references p on update set default;
+alter table c add constraint c_f3 foreign key (f3_k, f3_id) references p on update set default;
+insert into c values (1, 2, 2, 2, 2), (2, 2, 2, 1, 1);
+analyze;
+"""
+
+
+@pytest.mark.parametrize("major", [13, 18])
+def test_a_row_version_updated_again_is_not_checked(server_pool: ServerPool, major: int) -> None:
+    server = server_pool.get(bin_dir_of(major), "set_default_twice", ScratchSettings(max_locks_per_transaction=16),
+                             lambda s: run_script(s.conninfo(), SET_DEFAULT_TWICE))
+    sql, params = "update p set k = $1 where id = $2 and k = $3", ["0", "2", "2"]
+    with connect(server.conninfo(), pg_locks_rate_hz=0) as session:
+        fp = measure_footprint(session, sql, params=params, protocol="simple", executions=EXECUTIONS)
+    kind = next(iter(raw_statement(check_statement(sql))))
+    script = Script((Transaction((ScriptStatement(sql, tuple(params), sql, 1, kind),), False, 1),), False)
+    (truth,) = execute_scripts(server.conninfo(), [script] * EXECUTIONS, protocol="simple", executions=EXECUTIONS)
+    counts = [len(e.locks) for e in truth.executions]
+    assert counts[2] > counts[1]  # the generic plan's build, at the 3rd execution
+    for e, real in zip(fp.executions, truth.executions, strict=True):
+        model = {(lk.relation_oid, str(lk.mode), lk.fastpath) for lk in e.real_locks}
+        assert model == {(lk.relation_oid, str(lk.mode), lk.fastpath) for lk in real.locks}, e.number
+        assert e.exact, (e.number, e.unknowns)

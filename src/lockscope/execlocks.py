@@ -1947,6 +1947,8 @@ class _Sim:
         fn = ri.function_name
         if fn in ("RI_FKey_check_ins", "RI_FKey_check_upd"):
             assert event.new is not None
+            if event.new.version and any(event.new.version == v for _, _, v in self.reader.overlay.deleted):
+                return []  # the row version was updated or deleted since: only its latest version is checked
             return self._check(ri, event.new, event.row_no)
         assert event.old is not None
         return self._action(ri, fn, event.old, event.new, event.row_no, queue, depth)
@@ -1958,8 +1960,9 @@ class _Sim:
         return f"ri_{oid}_{kind}"
 
     def _check(self, ri: ExecRiTriggerRow, row: _Row, row_no: int) -> list[ExtraLock | SpiCall]:
-        """``RI_FKey_check``: skipped for a NULL in the key under MATCH SIMPLE (``ri_NullCheck``); PG 19's fast
-        path; else the SPI query on the referenced table."""
+        """``RI_FKey_check``: skipped for a row version no longer live (updated or deleted since the event was
+        queued: :meth:`_fire_ri`, ``table_tuple_satisfies_snapshot(..., SnapshotSelf)``) and for a NULL in the key
+        under MATCH SIMPLE (``ri_NullCheck``); PG 19's fast path; else the SPI query on the referenced table."""
         values = [row.values.get(_plain(c), _UNKNOWN) for c in ri.fk_columns]
         if all(v is None for v in values) or (any(v is None for v in values) and ri.match_type != "f"):
             return []

@@ -1358,10 +1358,10 @@ def _grown_unknowns(prober: _Prober, grown: set[int], what: str, insert: bool,
         return []
     infos = prober._infos(read)
     names = ", ".join(sorted({infos[o].relation if o in infos else str(o) for o in read}))
-    choice = "the generic plan's scans (the indexes a reused plan opens)" if reuse else \
-        "the plan cache's choice of its generic or a custom plan"
-    return [f"{what}: {choice} turn on estimated costs that read the size of {names}, which this workload writes "
-            "into while it was empty (its first page stays after a rollback)"]
+    choice = "which indexes a reused generic plan's scans open" if reuse else \
+        "whether the plan cache picks its generic or a custom plan"
+    return [f"{what}: {choice} depends on estimated costs that read the size of {names}, which this workload "
+            "writes into while it was empty (its first page stays after a rollback)"]
 
 
 def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecProbe | None,

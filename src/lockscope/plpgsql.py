@@ -778,27 +778,10 @@ class _Deriver:
     def one_shot(self, sql: str, using: Sequence[Mapping[str, Any]], line: int, construct: Construct) -> None:
         """A constant ``EXECUTE`` string as the statement it runs: its ``$n`` are the ``USING`` values (a variable
         each, followed as :meth:`parameterise` does; another expression's value is not known)."""
-        try:
-            stmts = pglast.parse_sql(sql)
-        except ParseError as exc:
-            self.note(line, construct, f"dynamic SQL that does not parse ({exc}): not derived")
+        planned = self.planned(sql, line, construct, "dynamic SQL")
+        if planned is None:
             return
-        if len(stmts) != 1 or stmts[0].stmt is None:
-            self.note(line, construct, "dynamic SQL of several statements: not derived", _names_in(sql))
-            return
-        stmt = stmts[0].stmt
-        refs = _Refs()
-        refs(stmt)
-        relations, _ = self.relations(refs)
-        sequences = self.sequences(line, construct, refs)
-        kind = type(stmt).__name__
-        if kind not in _PLANNED:
-            if relations:
-                self.note(line, construct, f"dynamic utility statement {sql.split(None, 1)[0].upper()}: it locks "
-                          "what it names when it runs", relations)
-            return
-        if not relations and not sequences:
-            return
+        kind, _, relations, _, sequences = planned
         params: list[TriggerParam] = []
         for n, expr in enumerate(using, 1):
             words = str((expr.get("PLpgSQL_expr") or {}).get("query") or "").strip().split(".")
@@ -895,30 +878,10 @@ class _Deriver:
         """``sql`` as a prepared statement if it names a relation or a sequence; a note if it names one but cannot
         be prepared alone (a utility statement, a transition table); nothing if it names none (a simple
         expression: no relation lock)."""
-        try:
-            stmts = pglast.parse_sql(sql)
-        except ParseError as exc:
-            self.note(line, construct, f"does not parse as SQL ({exc}): not derived")
+        planned = self.planned(sql, line, construct, "SQL")
+        if planned is None:
             return
-        if len(stmts) != 1:
-            self.note(line, construct, f"{len(stmts)} statements in one: not derived")
-            return
-        stmt = stmts[0].stmt
-        if stmt is None:
-            return
-        refs = _Refs()
-        refs(stmt)
-        relations, transition = self.relations(refs)
-        sequences = self.sequences(line, construct, refs)
-        kind = type(stmt).__name__
-        if kind not in _PLANNED:
-            if relations:
-                self.note(line, construct, f"utility statement {sql.split(None, 1)[0].upper()}: executed, never "
-                          "planned, so PREPARE and EXPLAIN cannot probe it; it locks what it names when it runs",
-                          relations)
-            return
-        if not relations and not sequences:
-            return
+        kind, refs, relations, transition, sequences = planned
         if transition:
             self.note(line, construct, f"reads the transition table {', '.join(transition)} (an ephemeral named "
                       "relation of the trigger, SPI_register_trigger_data): it cannot be prepared outside the "
@@ -927,6 +890,39 @@ class _Deriver:
         text, params = self.parameterise(sql, refs, relations, line, construct)
         self.statements.append(TriggerStatement(line, construct, text, params, _PLANNED[kind], relations,
                                                 sequences, tuple(self.guards)))
+
+    def planned(self, sql: str, line: int, construct: Construct, what: str
+                ) -> tuple[str, _Refs, tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+        """``sql`` (``what``: ``SQL`` or ``dynamic SQL``) as one planned statement that names a relation or a
+        sequence: (its node name, its references, the relations and transition tables of :meth:`relations`, the
+        sequences of :meth:`sequences`); None, with a note where it names one, for SQL that does not parse,
+        several statements and a utility statement (executed, never planned: ``utility.c ProcessUtility``), and
+        without one for a simple expression (no relation lock)."""
+        try:
+            stmts = pglast.parse_sql(sql)
+        except ParseError as exc:
+            self.note(line, construct, f"{what} that does not parse ({exc}): not derived")
+            return None
+        if len(stmts) != 1:
+            self.note(line, construct, f"{what} of {len(stmts)} statements: not derived", _names_in(sql))
+            return None
+        stmt = stmts[0].stmt
+        if stmt is None:
+            return None
+        refs = _Refs()
+        refs(stmt)
+        relations, transition = self.relations(refs)
+        sequences = self.sequences(line, construct, refs)
+        kind = type(stmt).__name__
+        if kind not in _PLANNED:
+            if relations:
+                self.note(line, construct, f"{what}: utility statement {sql.split(None, 1)[0].upper()}: executed, "
+                          "never planned, so PREPARE and EXPLAIN cannot probe it; it locks what it names when it "
+                          "runs", relations)
+            return None
+        if not relations and not sequences:
+            return None
+        return kind, refs, relations, transition, sequences
 
     def relations(self, refs: _Refs) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The relations a statement names (quoted, in text order, CTE names and transition tables left out) and
