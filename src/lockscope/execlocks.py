@@ -985,6 +985,7 @@ def derive_execution(session: Session, checked: CheckedStatement, params: Sequen
         writes.append(write)
     first = len(sim.reader.overlay.inserted)
     sim.statement = (checked, [str(p) for p in params])
+    sim.alone = overlay is None and len(writes) == 1
     events = sim.top(writes, raw)
     grown: set[int] = set()
     for leaf, _ in sim.reader.overlay.inserted[first:]:
@@ -1070,6 +1071,7 @@ class _Sim:
         self._cursor: dict[int, int] = {}
         self.statement: tuple[CheckedStatement, list[str]] | None = None  # the user's statement and its values
         self.cte_rows: dict[str, list[dict[str, Value]]] = {}  # a data-modifying WITH query's rows, by its name
+        self.alone = False  # the user's only write: no later statement or WITH query reads the rows it writes
 
     # -- the statement ----------------------------------------------------------------------------------------
     def top(self, writes: Sequence[_Write], raw: Mapping[str, Any]) -> list[ExtraLock | SpiCall]:
@@ -1141,7 +1143,8 @@ class _Sim:
         if write.kind == "INSERT":
             out += self._insert(write, target, st, queue, depth)
         else:
-            found = rows if rows is not None else self._statement_rows(write, target)
+            found = rows if rows is not None else _Found([]) if self._rows_add_nothing(write, target, depth) \
+                else self._statement_rows(write, target)
             if write.kind == "UPDATE":
                 out += self._update_rows(write, target, st, found.rows, queue, depth)
             else:
@@ -1158,6 +1161,20 @@ class _Sim:
             end += releases
             return out
         return out + releases
+
+    def _rows_add_nothing(self, write: _Write, target: ExecTargetRow, depth: int) -> bool:
+        """Whether the rows an UPDATE finds cannot change what it locks, so that they are not read: the user's only
+        write (:attr:`alone`), on a plain table without foreign keys or triggers (nothing fires per row; its indexes
+        were locked by the planner), setting fixed-width columns only, with no generated column (the new version's
+        variable-width values are the old ones: ``heapam.c heap_update`` does no TOAST work for them)."""
+        if not self.alone or depth or write.kind != "UPDATE" or target.relkind != "r":
+            return False
+        oid = target.relation_oid
+        if self.catalog.ri_triggers(oid) or self.catalog.user_triggers(oid):
+            return False
+        columns = {c.name: c for c in self.catalog.columns(oid)}
+        return not any(c.generated for c in columns.values()) and \
+            all(g in columns and columns[g].attlen > 0 for g in write.given)
 
     def _statement_rows(self, write: _Write, target: ExecTargetRow) -> _Found:
         """The rows an UPDATE or DELETE finds: read with its conditions (:meth:`RowReader.find`) when its WHERE is
@@ -1754,6 +1771,10 @@ class _Sim:
                 stored = _stored_bytes(col.type_name, value)
                 if stored is not None:
                     row[col.name] = stored
+        if not kept and _far_below_threshold(columns, row):  # nothing to compress or move: no TOAST access
+            if into is not None:
+                into.external, into.external_unknown = frozenset(), False
+            return []
         facts = [toast.ToastColumn(c.name, c.attlen, c.attalign, c.attstorage, c.attcompression, c.type_name)
                  for c in sorted(columns, key=lambda c: c.attnum)]
         default = columns[0].default_compression if columns else "pglz"
@@ -2204,6 +2225,22 @@ def _default_value(col: ExecColumnRow) -> Value:
     if head and (head.lstrip("-").replace(".", "", 1).isdigit() or head in ("true", "false")):
         return head
     return _UNKNOWN
+
+
+def _far_below_threshold(columns: Sequence[ExecColumnRow], row: Mapping[str, bytes | int | None]) -> bool:
+    """Whether a row of known values is smaller than ``TOAST_TUPLE_THRESHOLD`` even with every value padded to 8
+    bytes and given a 4-byte header (an upper bound of ``heaptuple.c heap_compute_data_size`` plus the tuple
+    header and null bitmap): then ``heaptoast.c heap_toast_insert_or_update`` is never called. False when a
+    variable-width value is not known (``row`` lacks it)."""
+    size = 24 + (len(columns) + 7) // 8 + 8
+    for col in columns:
+        if col.name not in row:
+            if col.attlen < 0:
+                return False
+            continue
+        value = row[col.name]
+        size += 8 + (col.attlen if col.attlen > 0 else len(value) + 4 if isinstance(value, bytes) else 0)
+    return size <= toast.TOAST_TUPLE_THRESHOLD
 
 
 def _stored_bytes(type_name: str, value: str) -> bytes | None:

@@ -523,6 +523,10 @@ class _OrderFacts:
 
 
 _ORDER_CACHE: weakref.WeakKeyDictionary[Session, dict[str, _OrderFacts]] = weakref.WeakKeyDictionary()
+#: The simple-protocol statement texts (values bound) each session's backend has planned (:meth:`_QueryProbe.step`),
+#: at most :data:`_STEPPED_MAX` (count) kept.
+_STEPPED: weakref.WeakKeyDictionary[Session, set[str]] = weakref.WeakKeyDictionary()
+_STEPPED_MAX = 10_000
 
 
 def _read_order_facts(session: Session, checked: CheckedStatement) -> _OrderFacts:
@@ -819,6 +823,10 @@ class _QueryProbe:
         if not self.prepared or self.name is None:
             text = self._bound(values)
             plan = _explain(session, _EXPLAIN + text, prefix_len=len(_EXPLAIN))
+            stepped = _STEPPED.setdefault(session, set())
+            if len(stepped) >= _STEPPED_MAX:
+                stepped.clear()
+            stepped.add(text)
             return _Step(PlanPhase.SIMPLE, None, plan, tuple(values))
         if session.facts.server_version_num < PG14:  # no plan counters: the plan's $n tell (VERBOSE shows them all)
             rows = session.run_user_text(f"EXPLAIN (VERBOSE, FORMAT JSON) EXECUTE {self.name}{self._args(values)}")
@@ -851,6 +859,24 @@ class _QueryProbe:
                                if (r.relation_oid, r.mode) not in built]
             return rows
         return self._measure(("reuse",), step.values, self._measure_reuse)
+
+    def stepped_before(self, values: Sequence[str | None]) -> bool:
+        """Whether this session's backend already ran this simple-protocol call's ``EXPLAIN`` (:meth:`step`): what a
+        backend builds once for it (a partition constraint, ``plancat.c``/``relcache.c``) is built, so a
+        measurement inside the step's own transaction takes what a measurement of its own would."""
+        return not self.prepared and self._bound(values) in _STEPPED.get(self.session, set())
+
+    def measure_in_step(self, step: _Step) -> None:
+        """Measure a simple-protocol ``step`` inside its own probe transaction (begun paced, holding only the
+        step's ``EXPLAIN``): the same locks :meth:`_measure_simple` reads in a transaction of its own, without a
+        second ``EXPLAIN``; nothing when that plan's pruning signature was measured already.
+
+        :raises StatementError: from the server.
+        """
+        key = ("simple", step.plan.pruning_signature)
+        if step.phase is PlanPhase.SIMPLE and key not in self.cache:
+            self.cache[key] = self.prober.own(self.prober.snapshot())
+            self.reads += 1
 
     def _measure(self, key: tuple[Any, ...], values: tuple[str | None, ...],
                  how: Callable[[tuple[str | None, ...]], list[RelationLockRow]]) -> list[RelationLockRow]:
@@ -1049,11 +1075,17 @@ def _probe_statement(prober: _Prober, protocol: str, params: Sequence[str], para
         planned = executions if protocol == "prepared" or (exec_probe is not None and exec_probe.spi) else 1
         if announce is not None:
             announce(statement.read_bound([tuple(params)] * planned) + _spi_read_bound([exec_probe] * planned))
+        # the simple protocol with no query of its own, planned by this backend before (what a backend builds once
+        # is built): the step's transaction is the measurement's (one EXPLAIN)
+        fused = protocol != "prepared" and (exec_probe is None or not exec_probe.spi) and \
+            statement.stepped_before(tuple(params))
         number = 0
         while number < executions:
             number += 1
-            with session.probe_transaction(paced=False, plan_cache_mode=mode.value):
+            with session.probe_transaction(paced=fused, plan_cache_mode=mode.value):
                 step = statement.step(tuple(params))
+                if fused:
+                    statement.measure_in_step(step)
                 calls = _step_spi_calls(exec_probe, number) if exec_probe is not None else []
             rows = statement.lock_rows(step)
             opens, closes = _executor_start_indexes(prober, statement, step, rows)
