@@ -588,8 +588,7 @@ def _read_write(kind: str, raw: Mapping[str, Any], params: Sequence[Value], targ
                 for t in body.get("targetList") or [] if "ResTarget" in t}
         exprs = {_name(t["ResTarget"]): t["ResTarget"].get("val") for t in body.get("targetList") or []
                  if "ResTarget" in t and sets.get(_name(t["ResTarget"])) == _UNKNOWN}
-        rel = body.get("relation") or {}
-        alias = str((rel.get("alias") or {}).get("aliasname") or rel.get("relname") or "")
+        alias = _alias(body.get("relation"))
         if body.get("fromClause"):
             joined, where, ranges = _joined(body, body["fromClause"], alias, params)
             return _Write("UPDATE", target, only, given=frozenset(sets), sets=sets, where=where, ranges=ranges,
@@ -600,9 +599,7 @@ def _read_write(kind: str, raw: Mapping[str, Any], params: Sequence[Value], targ
                       where_exact=exact, set_exprs=exprs, alias=alias, params=tuple(params))
     if node_name == "DeleteStmt":
         if body.get("usingClause"):
-            rel = body.get("relation") or {}
-            alias = str((rel.get("alias") or {}).get("aliasname") or rel.get("relname") or "")
-            joined, where, ranges = _joined(body, body["usingClause"], alias, params)
+            joined, where, ranges = _joined(body, body["usingClause"], _alias(body.get("relation")), params)
             return _Write("DELETE", target, only, where=where, ranges=ranges, where_exact=joined is not None,
                           joined=joined)
         where, ranges, exact = _conditions(body.get("whereClause"), params)
@@ -670,8 +667,7 @@ def _read_merge(body: Mapping[str, Any], params: Sequence[Value]) -> _Merge:
                 str((t.get("ResTarget") or {}).get("name") or (_column((t.get("ResTarget") or {}).get("val"))
                                                                  or (None, ""))[1])
                 for t in select["targetList"])
-    target_alias = ((body.get("relation") or {}).get("alias") or {}).get("aliasname") \
-        or (body.get("relation") or {}).get("relname")
+    target_alias = _alias(body.get("relation"))
     join, exact = _join_pairs(body.get("joinCondition"), params, target_alias, alias)
     clauses: list[tuple[str, str, bool, dict[str, Value]]] = []
     for c in body.get("mergeWhenClauses") or []:
@@ -694,8 +690,15 @@ def _read_merge(body: Mapping[str, Any], params: Sequence[Value]) -> _Merge:
             update_exprs[len(clauses)] = dict(zip(cols or [f"\x00{i}" for i in range(len(vals))],
                                                   w.get("values") or [], strict=False))
         clauses.append((kind, command, bool(w.get("condition")), values))
-    return _Merge(rows, join, exact, clauses, source_select, source_names, str(target_alias or ""), str(alias or ""),
+    return _Merge(rows, join, exact, clauses, source_select, source_names, target_alias, str(alias or ""),
                   update_exprs)
+
+
+def _alias(range_var: Mapping[str, Any] | None) -> str:
+    """The name a ``RangeVar`` (a raw parse tree's table reference) is known by in its statement: its alias, else
+    its relation name ("" for none)."""
+    rv = range_var or {}
+    return str((rv.get("alias") or {}).get("aliasname") or rv.get("relname") or "")
 
 
 def _join_pairs(cond: Any, params: Sequence[Value], target_alias: str | None,
@@ -848,7 +851,7 @@ def _joined(body: Mapping[str, Any], tables: Sequence[Any], alias: str,
     if len(tables) != 1 or "RangeVar" not in tables[0]:
         return None, target_eq, target_ranges
     rv = tables[0]["RangeVar"]
-    other = str((rv.get("alias") or {}).get("aliasname") or rv.get("relname") or "")
+    other = _alias(rv)
     name = ".".join(str(p) for p in (rv.get("schemaname"), rv.get("relname")) if p)
     other_eq: dict[str, Value] = {}
     other_ranges: list[Cond] = []
@@ -1315,7 +1318,7 @@ class _Sim:
         found = self.reader.find(oid, where, only=not rv.get("inh", True), ranges=ranges)
         if not found.exact:
             return None
-        alias = str((rv.get("alias") or {}).get("aliasname") or rv.get("relname"))
+        alias = _alias(rv)
         names = [c.name for c in sorted(self.catalog.columns(oid), key=lambda c: c.attnum)]
         out: list[list[Value]] = []
         for r in found.rows:

@@ -1491,23 +1491,21 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
             unknowns += _grown_unknowns(prober, grown_before, "the statement", prober.checked.kind == "INSERT", rows,
                                         reuse=True)
         for event in events:
-            if isinstance(event, _SpiResult) and event.phase is PlanPhase.GENERIC_REUSE:
-                unknowns += _grown_unknowns(prober, grown_now, event.call.query.detail,
-                                            event.call.query.text.lstrip().upper().startswith("INSERT"),
-                                            [r for r, _ in event.ordered], reuse=True)
-            if isinstance(event, _SpiResult) and prober.session.facts.server_version_num < PG14 \
-                    and event.phase is PlanPhase.GENERIC_REUSE \
-                    and event.call.query.text.lstrip().upper().startswith("UPDATE") \
-                    and any(r.mode is LockMode.ROW_EXCLUSIVE and (i := prober._infos([r.relation_oid]).get(
-                        r.relation_oid)) is not None and i.relispartition for r, _ in event.ordered):
-                unknowns.append(f"{event.call.query.detail}: PG 13 opens every index of each partition a reused "
-                                "UPDATE plan writes when its executor starts (nodeModifyTable.c ExecInitModifyTable); "
-                                "lockscope does not place those for a query run inside the statement, so the "
-                                "fast-path flags after it are not derived")
-            if isinstance(event, _SpiResult) and event.cost_decided:
-                unknowns += _grown_unknowns(prober, grown_now, event.call.query.detail,
-                                            event.call.query.text.lstrip().upper().startswith("INSERT"),
-                                            [r for r, _ in event.ordered])
+            if not isinstance(event, _SpiResult):
+                continue
+            query, ordered = event.call.query, [r for r, _ in event.ordered]
+            verb = query.text.lstrip()[:6].upper()
+            if event.phase is PlanPhase.GENERIC_REUSE:
+                unknowns += _grown_unknowns(prober, grown_now, query.detail, verb == "INSERT", ordered, reuse=True)
+                written = [r.relation_oid for r in ordered if r.mode is LockMode.ROW_EXCLUSIVE]
+                if prober.session.facts.server_version_num < PG14 and verb == "UPDATE" and written \
+                        and any(i.relispartition for i in prober._infos(written).values()):
+                    unknowns.append(f"{query.detail}: PG 13 opens every index of each partition a reused UPDATE plan "
+                                    "writes when its executor starts (nodeModifyTable.c ExecInitModifyTable); "
+                                    "lockscope does not place those for a query run inside the statement, so the "
+                                    "fast-path flags after it are not derived")
+            if event.cost_decided:
+                unknowns += _grown_unknowns(prober, grown_now, query.detail, verb == "INSERT", ordered)
         backend |= {f"grown:{oid}" for oid in grown_now}
     done = dataclasses.replace(execution, locks=tuple(in_context[:n_locks]),
                                executor_index_locks=tuple(in_context[n_locks:]), execution_locks=tuple(locks),
