@@ -420,6 +420,10 @@ class Endpoint:
         return f"PostgreSQL {self.server_version} at {where}, database {self.database}, user {self.user}"
 
 
+#: The most catalog results :meth:`Session.catalog_memo` keeps for later blocks (count).
+_KEPT_MAX = 4096
+
+
 class Session:
     """One lockscope connection with its rules; create with :func:`connect`, close with :meth:`close`.
 
@@ -442,6 +446,9 @@ class Session:
         self._pg_locks_last = 0.0
         self._memo_names: frozenset[str] = frozenset()
         self._memo: dict[tuple[str, type, str, str], list[Any]] = {}
+        # rows a catalog_memo block with keep_s left for later blocks: (read at, monotonic s; rows), oldest first
+        self._kept: dict[tuple[str, type, str, str], tuple[float, list[Any]]] = {}
+        self._keep_s: float | None = None
         row = self._typed(load_sql("server_facts", 0), _ServerFactsRow, None, "server_facts")[0]
         if row.server_version_num < MIN_SUPPORTED:
             raise UnsupportedServerError(
@@ -529,22 +536,40 @@ class Session:
         if name in self._memo_names:
             key = (name, row_type, repr(params), repr(fill))
             if key not in self._memo:
-                self._memo[key] = self._query_rows(name, row_type, params, fill)
+                kept = self._kept.get(key)
+                if kept is not None and self._keep_s is not None and time.monotonic() - kept[0] < self._keep_s:
+                    self._memo[key] = kept[1]
+                else:
+                    rows = self._query_rows(name, row_type, params, fill)
+                    self._memo[key] = rows
+                    if self._keep_s is not None:
+                        self._kept.pop(key, None)
+                        self._kept[key] = (time.monotonic(), rows)
+                        while len(self._kept) > _KEPT_MAX:
+                            del self._kept[next(iter(self._kept))]
             return list(self._memo[key])
         return self._query_rows(name, row_type, params, fill)
 
     @contextlib.contextmanager
-    def catalog_memo(self, names: frozenset[str]) -> Iterator[None]:
+    def catalog_memo(self, names: frozenset[str], *, keep_s: float | None = None) -> Iterator[None]:
         """Within the block, each SQL file of ``names`` runs once per parameters; later calls get the first call's
         rows (frozen rows, shared). For catalog reads that cannot change during one measurement: lockscope runs no
         DDL on a server of yours, and its probes only EXPLAIN. At the block's end the rows of the files it named (and
-        no enclosing block names) are forgotten."""
-        saved = self._memo_names
+        no enclosing block names) are forgotten.
+
+        :param keep_s: rows this block reads are also kept for later blocks that pass ``keep_s``: such a block
+            takes rows read less than ``keep_s`` seconds before instead of reading them again (a statement probed
+            again and again in one session: an audit's, a forecast's, a benchmark's), at most 4,096 results kept.
+            A catalog change within that time is seen once it has passed, as with the query tree
+            (``footprint.ORDER_FACTS_TTL_S``).
+        """
+        saved, saved_keep = self._memo_names, self._keep_s
         self._memo_names = saved | names
+        self._keep_s = keep_s
         try:
             yield
         finally:
-            self._memo_names = saved
+            self._memo_names, self._keep_s = saved, saved_keep
             self._memo = {key: rows for key, rows in self._memo.items() if key[0] in saved}
 
     def _query_rows(self, name: str, row_type: type[RowT], params: Sequence[Any] | None,

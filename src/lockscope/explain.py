@@ -19,6 +19,7 @@ with the server's own text on every major. Pure functions: nothing here talks to
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -81,9 +82,11 @@ class ExplainedPlan:
         return self.relation_names, self.subplans_removed
 
 
+@functools.lru_cache(maxsize=512)
 def read_explain(document: str, *, verbose: bool = False) -> ExplainedPlan:
     """Read the text of one ``EXPLAIN (FORMAT JSON)`` result (a JSON array, one object per planned query: a rule
-    can make several).
+    can make several). The last 512 documents read are kept (a plan is immutable; probes of one statement get the
+    same document again and again).
 
     :param verbose: the document is ``EXPLAIN (VERBOSE, FORMAT JSON)``'s: its ``Output`` fields count for
         :attr:`ExplainedPlan.param_refs` (a generic INSERT's ``$n`` show only there) and are left out of the lines.

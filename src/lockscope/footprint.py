@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import itertools
 import json
 import os
@@ -374,7 +375,7 @@ class _Prober:
         """``rows`` without the system catalogs this statement does not use: inside a probe transaction,
         lockscope's own catalog reads (a relation's name, an index's OID) lock catalogs until the transaction
         ends; the statement's own catalog relations (named, or inside its views) are in its facts."""
-        known = {r.relation_oid for r in self.order.rows}
+        known = self.order.by_oid
         return [r for r in rows if r.relation_oid >= _FIRST_NORMAL_OID or r.relation_oid in known]
 
     def _steps(self, phase: PlanPhase, plan: ExplainedPlan | None, infos: dict[int, RelationInfoRow],
@@ -383,16 +384,21 @@ class _Prober:
             order = acquisition_order(infos, oids, self.checked.relation_names, self.session.facts.server_version_num)
             return [LockStep(o, m, "unknown") for o in order for m in capacity.LOCK_MODES]
         ctes = plan.cte_names if plan is not None else None
-        facts = acquisition.catalog_facts_from_rows(self.order.rows, self.order.server_order, self.order.volatile,
-                                                    ctes)
-        return acquisition.statement_lock_steps(self.tree, facts, self.session.facts.server_version_num, phase)
+        memo = self.order.steps.get((phase.value, ctes))
+        if memo is None:
+            facts = acquisition.catalog_facts_from_rows(self.order.rows, self.order.server_order,
+                                                        self.order.volatile, ctes)
+            memo = tuple(acquisition.statement_lock_steps(self.tree, facts, self.session.facts.server_version_num,
+                                                          phase))
+            self.order.steps[(phase.value, ctes)] = memo
+        return list(memo)
 
     def order_rows(self, rows: Sequence[RelationLockRow], phase: PlanPhase = PlanPhase.SIMPLE,
                    plan: ExplainedPlan | None = None) -> list[tuple[RelationLockRow, str]]:
         """``rows`` in the modelled acquisition order with the rule that placed each (``unmodelled`` last, in OID
         order)."""
         oids = list(dict.fromkeys(r.relation_oid for r in rows))
-        known = {r.relation_oid for r in self.order.rows}
+        known = self.order.by_oid
         if self.tree is not None and any(oid not in known and oid >= _FIRST_NORMAL_OID for oid in oids):
             self.load_tree(fresh=True)  # the catalog changed since the facts were read (e.g. a new index)
         infos = self._infos(oids)
@@ -494,7 +500,7 @@ class _Prober:
     def _infos(self, oids: Sequence[int]) -> dict[int, RelationInfoRow]:
         """Names and roles of relations by OID (``relation_info.sql`` columns): from the facts the query tree
         brought, and one catalog query for the others (run after the pg_locks read, so its locks do not count)."""
-        known = {r.relation_oid: r for r in self.order.rows}
+        known = self.order.by_oid
         infos: dict[int, RelationInfoRow] = {oid: known[oid] for oid in oids if oid in known}
         missing = [oid for oid in oids if oid not in known]
         if missing:
@@ -520,6 +526,15 @@ class _OrderFacts:
     volatile: frozenset[int] = frozenset()
     server_order: Mapping[int, Mapping[int, int]] = field(default_factory=dict)
     loaded_at_s: float = 0.0
+    #: the lock steps derived from these facts, by (phase, materialised CTE names): a pure function of them, kept
+    #: for the next probe of the statement
+    steps: dict[tuple[str, frozenset[str] | None], tuple[LockStep, ...]] = field(default_factory=dict,
+                                                                                  compare=False, repr=False)
+
+    @functools.cached_property
+    def by_oid(self) -> Mapping[int, AcquisitionFactsRow]:
+        """:attr:`rows` by relation OID."""
+        return {r.relation_oid: r for r in self.rows}
 
 
 _ORDER_CACHE: weakref.WeakKeyDictionary[Session, dict[str, _OrderFacts]] = weakref.WeakKeyDictionary()
@@ -665,7 +680,8 @@ def measure_footprint(
     mode = PlanCacheMode(plan_cache_mode) if protocol == "prepared" else PlanCacheMode.AUTO
     # with the simple protocol, the queries the execution runs plan under the server's own plan_cache_mode
     steps_mode = mode if protocol == "prepared" else PlanCacheMode(session.facts.plan_cache_mode)
-    with session.catalog_memo(execlocks.DERIVATION_CATALOG):  # the same for every execution
+    # the same for every execution, and kept for the next probes of the session like the query tree
+    with session.catalog_memo(execlocks.DERIVATION_CATALOG, keep_s=ORDER_FACTS_TTL_S):
         runs = _probe_statement(prober, protocol, params, param_types, steps_mode, executions, read_rows, announce)
     facts = session.facts
     return Footprint(
@@ -1444,20 +1460,27 @@ def _with_execution_locks(prober: _Prober, execution: Execution, probe: _ExecPro
         items += [(LockRequest(oid, mode), event.call.query.source, event.call.query.detail, "executor index")
                   for oid, mode in event.executor_indexes]
     requests = [*prior, *own_requests, *(req for req, *_ in items)]
-    predicted_all = prober.model.predict(requests)[len(prior):]
-    assumed_all = prober.assumed.predict(requests)[len(prior):] if prober.assumed else \
-        [None] * (len(requests) - len(prior))
-    own_at = [n for n, t in enumerate(tags) if t is None]
-    planning_flags = [(own_requests[n], predicted_all[n], assumed_all[n], t) for n, t in enumerate(tags)
-                      if t is not None]
-    predicted = [predicted_all[n] for n in own_at] + list(predicted_all[len(own_requests):])
-    assumed = [assumed_all[n] for n in own_at] + list(assumed_all[len(own_requests):])
     n_locks = len(execution.locks)
-    # a reused plan's executor index locks are modelled, not measured: their flags are the ones predicted here,
-    # after what executor start took before them
-    in_context = [dataclasses.replace(lk, predicted_fastpath=p, assumed_fastpath=a,
-                                      fastpath=p if n >= n_locks else lk.fastpath)
-                  for n, (lk, p, a) in enumerate(zip(own, predicted, assumed, strict=False))]
+    in_context: list[RelationLock] = list(own)
+    planning_flags: list[tuple[LockRequest, bool, bool | None, ExtraLock]] = []
+    predicted: list[bool] = []
+    assumed: list[bool | None] = []
+    if prior or planning or starting or items:  # else the statement's own locks alone: flagged as build_locks did
+        predicted_all = prober.model.predict(requests)[len(prior):]
+        assumed_all: list[bool | None] = list(prober.assumed.predict(requests)[len(prior):]) if prober.assumed \
+            else [None] * (len(requests) - len(prior))
+        own_at = [n for n, t in enumerate(tags) if t is None]
+        planning_flags = [(own_requests[n], predicted_all[n], assumed_all[n], t) for n, t in enumerate(tags)
+                          if t is not None]
+        predicted = [predicted_all[n] for n in own_at] + list(predicted_all[len(own_requests):])
+        assumed = [assumed_all[n] for n in own_at] + list(assumed_all[len(own_requests):])
+        # a reused plan's executor index locks are modelled, not measured: their flags are the ones predicted here,
+        # after what executor start took before them
+        in_context = [lk if lk.predicted_fastpath == p and lk.assumed_fastpath == a and
+                      (n < n_locks or lk.fastpath == p)
+                      else dataclasses.replace(lk, predicted_fastpath=p, assumed_fastpath=a,
+                                               fastpath=p if n >= n_locks else lk.fastpath)
+                      for n, (lk, p, a) in enumerate(zip(own, predicted, assumed, strict=False))]
     seen = _held(prior) | {(lk.relation_oid, lk.mode) for lk in own}
     database_oid = next((r.database_oid for r in rows if r.database_oid), 0)
     infos = prober._infos([req.relation_oid for req, *_ in items] + [q.relation_oid for q in planning])
