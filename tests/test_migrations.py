@@ -171,8 +171,10 @@ def test_budget_from_a_live_server(tmp_path: Path) -> None:
     (["footprint", "CREATE TABLE t (a int)"], "CREATE TABLE is a utility statement: lockscope probes only SELECT, "
      "INSERT, UPDATE, DELETE and MERGE on a server of yours and never runs DDL there; a migration is measured with "
      "--scratch, on lockscope's own server (--scratch --setup schema.sql -f migration.sql)"),
-    (["footprint", "--scratch", "--fail-on", "exhaustion", "SELECT 1"], "--fail-on exhaustion applies to a migration"),
-    (["footprint", "--scratch", "--assume-max-connections", "5", "SELECT 1"], "--assume-max-connections applies"),
+    (["footprint", "--fail-on", "exhaustion", "SELECT 1"], "--fail-on exhaustion applies to a job (a migration, "
+     "maintenance, a batch) run for real with --scratch"),
+    (["footprint", "--assume-max-connections", "5", "SELECT 1"], "--assume-max-connections applies to a job"),
+    (["footprint", "--job", "SELECT 1"], "--job applies to a job"),
     (["footprint", "--fail-on", "exhausted", "SELECT 1"], "not a condition"),
 ])
 def test_bad_inputs_are_one_line(args: list[str], words: str) -> None:
@@ -185,8 +187,8 @@ def test_bad_migration_options_are_one_line(tmp_path: Path) -> None:
     _, mig = _write(tmp_path, ["CREATE TABLE x (a int);"], [])
     for extra, words in ((["--budget-from", "host=nowhere", "--assume-mlpt", "10"], "not both"),
                          (["--assume-max-prepared-transactions", "-1"], "must be 0 or more"),
-                         (["--executions", "3"], "does not apply to a migration"),
-                         (["--fail-on", "spill"], "a migration's gate is --fail-on exhaustion")):
+                         (["--executions", "3"], "does not apply to a job"),
+                         (["--fail-on", "spill"], "a job's gate is --fail-on exhaustion")):
         proc = run("footprint", "--scratch", "-f", str(mig), *extra)
         assert proc.returncode == 2, (extra, proc.stderr)
         assert words in one_line_error(proc), extra

@@ -1004,14 +1004,17 @@ class ScratchExecutor:
         """``value`` as a quoted SQL string literal (untyped)."""
         return pg_sql.Literal(value).as_string(self._conn)
 
-    def run(self, text: str) -> None:
+    def run(self, text: str) -> str:
         """Send one statement through the simple query protocol and run it for real (a scratch server only).
 
+        :return: the server's command tag of the last statement the text held (``UPDATE 0``, ``SELECT 1``, ...;
+            ``""`` when none came back).
         :raises StatementError: the server refused or failed it (its SQLSTATE and message, one line).
         """
         try:
             with self._conn.cursor() as cur:
                 cur.execute(text.encode())
+                return cur.statusmessage or ""
         except psycopg.Error as exc:
             raise self._failed(exc, text) from None
 

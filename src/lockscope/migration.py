@@ -34,6 +34,7 @@ is not measured (its own transactions are internal): :attr:`MigrationTransaction
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import Counter
@@ -43,12 +44,13 @@ from itertools import pairwise
 
 from .db import ScratchExecutor
 from .errors import StatementError
-from .rows import MigrationEntriesRow, MigrationLockRow, OidListRow, RelationInfoRow
+from .rows import MigrationEntriesRow, MigrationLockRow, OidListRow, RelationInfoRow, TableIndexesRow
 from .script import Script, ScriptStatement, Transaction
 from .vocab import LockMode
 
 __all__ = [
     "MigrationTransaction",
+    "PartitionSpread",
     "Repetition",
     "StrongLock",
     "cut_size",
@@ -58,6 +60,7 @@ __all__ = [
     "repeated_groups",
     "run_statements",
     "statement_shape",
+    "touched_nothing",
 ]
 
 #: SQLSTATE 25001 active_sql_transaction: the statement cannot run inside a transaction block.
@@ -133,6 +136,29 @@ class Repetition:
 
 
 @dataclass(frozen=True)
+class PartitionSpread:
+    """The partitions of one partitioned table a transaction holds locks on, and the entries they take: a job that
+    reaches many partitions in one statement (an UPDATE or DELETE without the partition key, an INSERT routed to
+    every partition: ``execPartition.c ExecInitPartitionInfo`` opens each partition and its indexes), which a
+    smaller batch would split by the partition key.
+
+    :ivar parent: the partitioned table, quoted ``schema.name``.
+    :ivar partitions: its partitions locked at the peak (count).
+    :ivar entries: the lock-table entries on those partitions and their indexes and TOAST tables, held at the peak
+        or taken while a statement runs (:attr:`MigrationTransaction.transient`) (count).
+    """
+
+    parent: str
+    partitions: int
+    entries: int
+
+    @property
+    def per_partition(self) -> float:
+        """Entries per partition (count, may be fractional: the first weak locks take the fast path)."""
+        return self.entries / self.partitions if self.partitions else 0.0
+
+
+@dataclass(frozen=True)
 class MigrationTransaction:
     """One transaction of a migration, run on a scratch server.
 
@@ -147,6 +173,14 @@ class MigrationTransaction:
     :ivar strong_locks: strong relation locks held at the end, by relation OID.
     :ivar repetitions: repeated statement shapes, the most entries first.
     :ivar measured: False when the statement ran outside a transaction block and was not measured.
+    :ivar empty_lines: the lines of its INSERT, UPDATE, DELETE, MERGE and COPY statements that touched no row, and
+        of the SELECTs that returned none: their locks are those of no data (``--setup`` loads a sample).
+    :ivar spread: the partitioned table whose partitions take the most entries (:class:`PartitionSpread`), None
+        when no partition is locked outside the fast path.
+    :ivar transient: entries its statements take while they run and release at their end (count): the indexes of
+        each table it writes that it does not hold at its end (an INSERT's target, the partitions rows were routed
+        to: ``execIndexing.c ExecOpenIndices`` then ``ExecCloseIndices``, RowExclusiveLock), all counted as if one
+        statement wrote them all (an upper bound for several statements).
     """
 
     number: int
@@ -159,6 +193,9 @@ class MigrationTransaction:
     strong_locks: tuple[StrongLock, ...]
     repetitions: tuple[Repetition, ...]
     measured: bool = True
+    empty_lines: tuple[int, ...] = ()
+    spread: PartitionSpread | None = None
+    transient: int = 0
 
     @property
     def peak(self) -> int:
@@ -258,21 +295,27 @@ def measure_migration(conninfo: str, script: Script) -> tuple[MigrationTransacti
                 cut = cut_statements(txn.statements, groups[0][1], keep)
                 total = run_statements(ex, cut, commit=False, read_at={len(cut) - 1})[0][-1]
                 cut_peak = (keep, total) if total is not None else None
+            empty: list[int] = []
             totals, rows, measured = run_statements(ex, txn.statements, commit=True,
-                                                    read_at=read_points(len(txn.statements), groups), rows=True)
-            out.append(_transaction(ex, number, txn, totals, rows, measured, existing, groups, cut_peak))
+                                                    read_at=read_points(len(txn.statements), groups), rows=True,
+                                                    empty=empty)
+            done = _transaction(ex, number, txn, totals, rows, measured, existing, groups, cut_peak)
+            transient, spread = _spread(ex, rows)
+            out.append(dataclasses.replace(done, empty_lines=tuple(empty), spread=spread, transient=transient))
     return tuple(out)
 
 
 def run_statements(ex: ScratchExecutor, statements: Sequence[ScriptStatement], *, commit: bool,
-                   read_at: Collection[int] = frozenset(),
-                   rows: bool = False) -> tuple[list[int | None], list[MigrationLockRow], bool]:
+                   read_at: Collection[int] = frozenset(), rows: bool = False,
+                   empty: list[int] | None = None) -> tuple[list[int | None], list[MigrationLockRow], bool]:
     """BEGIN, each statement run, COMMIT (or ROLLBACK). After the statements at the 0-based positions ``read_at``,
     the entries are counted (``migration_lock_count.sql``); with ``rows``, after the last one they are read in
     full (``migration_locks.sql``).
 
     :return: (the totals after each statement, None where not read; the rows after the last statement, empty
         without ``rows``; measured); one statement refused inside a block (25001) runs on its own, unmeasured.
+    :param empty: when given, the lines of the statements that touched or returned no row are appended
+        (:func:`touched_nothing`).
     :raises StatementError: a statement failed (``line N:`` and the server's message, its SQLSTATE); the
         transaction is rolled back.
     """
@@ -281,7 +324,9 @@ def run_statements(ex: ScratchExecutor, statements: Sequence[ScriptStatement], *
     ex.begin()
     try:
         for n, stmt in enumerate(statements):
-            _exec(ex, stmt)
+            tag = _exec(ex, stmt)
+            if empty is not None and touched_nothing(tag):
+                empty.append(stmt.line)
             if rows and n == len(statements) - 1:
                 held = ex.query_rows("migration_locks", MigrationLockRow)
                 totals.append(len(held))
@@ -299,9 +344,20 @@ def run_statements(ex: ScratchExecutor, statements: Sequence[ScriptStatement], *
     return totals, held, True
 
 
-def _exec(ex: ScratchExecutor, stmt: ScriptStatement) -> None:
+#: Command tags whose count is the rows the statement touched (``INSERT oid count`` ends with it too) or returned.
+_ROW_TAGS = ("INSERT", "UPDATE", "DELETE", "MERGE", "COPY", "SELECT")
+
+
+def touched_nothing(tag: str) -> bool:
+    """Whether a statement's command tag (``UPDATE 0``, ``INSERT 0 0``, ``SELECT 0``) says it touched or returned no
+    row; False for a tag without a row count (``CREATE TABLE``, ``DO``, ``CALL``)."""
+    words = tag.split()
+    return len(words) >= 2 and words[0] in _ROW_TAGS and words[-1] == "0"
+
+
+def _exec(ex: ScratchExecutor, stmt: ScriptStatement) -> str:
     try:
-        ex.run(stmt.text)
+        return ex.run(stmt.text)
     except StatementError as exc:
         raise StatementError(f"line {stmt.line}: {exc}", sqlstate=exc.sqlstate) from None
 
@@ -351,3 +407,46 @@ def _repetition(statements: Sequence[ScriptStatement], shape: str, positions: tu
         whole = (peak - peak_cut) / (len(positions) - keep)
     return Repetition(shape=shape, label=label, noun=noun, positions=positions, per_repetition=per,
                       constant=constant, fixed=peak - len(positions) * per, transaction_per_repetition=whole)
+
+
+def _spread(ex: ScratchExecutor, rows: Sequence[MigrationLockRow]) -> tuple[int, PartitionSpread | None]:
+    """(:attr:`MigrationTransaction.transient`, the partitioned table whose partitions, with their indexes and TOAST
+    tables, take the most of the peak's entries and of the transient ones); read after the COMMIT (relations the
+    transaction dropped are not named, so not counted)."""
+    oids = sorted({r.relation_oid for r in rows if r.locktype == "relation" and r.relation_oid is not None})
+    if not oids:
+        return 0, None
+    written = sorted({r.relation_oid for r in rows if r.locktype == "relation" and r.relation_oid is not None
+                      and LockMode.ROW_EXCLUSIVE.value in r.modes})
+    released = {row.relation_oid: [i for i in row.oids if i not in set(oids)]
+                for row in ex.query_rows("migration_table_indexes", TableIndexesRow, [written])} if written else {}
+    infos = {i.relation_oid: i for i in ex.query_rows("relation_info", RelationInfoRow, [oids])}
+
+    def partition_of(oid: int) -> int | None:
+        """The partition ``oid`` is, or belongs to (its index or TOAST table)."""
+        info = infos.get(oid)
+        if info is None:
+            return None
+        if info.relispartition and info.relkind in ("r", "p"):
+            return oid
+        if info.relkind in ("i", "t") and info.parent_oid is not None:
+            owner = infos.get(info.parent_oid)
+            return info.parent_oid if owner is not None and owner.relispartition else None
+        return None
+
+    entries: Counter[int] = Counter()
+    for oid in oids:
+        part = partition_of(oid)
+        if part is not None:
+            entries[part] += 1 + (len(released.get(oid, ())) if part == oid else 0)
+    transient = sum(len(v) for v in released.values())
+    by_parent: dict[int, list[int]] = {}
+    for part in entries:
+        parent = infos[part].parent_oid
+        if parent is not None:
+            by_parent.setdefault(parent, []).append(part)
+    if not by_parent:
+        return transient, None
+    parent, parts = max(by_parent.items(), key=lambda kv: sum(entries[p] for p in kv[1]))
+    names = {i.relation_oid: i.relation for i in ex.query_rows("relation_info", RelationInfoRow, [[parent]])}
+    return transient, PartitionSpread(names.get(parent, str(parent)), len(parts), sum(entries[p] for p in parts))

@@ -16,7 +16,7 @@ server with advisory locks (one entry each, never in the fast path), then runs t
 boundary is searched (doubling, then bisection on the batch count: at most ``2 x ceil(log2(count + 1)) + 2`` trials,
 :func:`largest_true`). A trial needs only success or failure: it reads no lock-table entries. Then the server
 restarts with the smallest ``max_locks_per_transaction`` and the whole transaction must succeed (else the setting
-grows until it does, at most :data:`_MLPT_TRIES` restarts).
+grows until it does: doubling steps, then bisection, :func:`_verify_mlpt`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,11 @@ __all__ = ["HEADROOM_ENTRIES", "BudgetSettings", "Fit", "judge", "verify_fixes"]
 HEADROOM_ENTRIES = 3
 #: SQLSTATE 53200 out_of_memory: "out of shared memory" from the lock table (``lock.c LockAcquireExtended``).
 OUT_OF_SHARED_MEMORY = "53200"
-#: Restarts tried when the smallest max_locks_per_transaction does not hold the transaction (count).
+#: The lock-table entries (count) the set-up script may hold in one transaction on the verifying server: it runs
+#: before the server restarts with the budget's settings (a set-up creating 1,000 partitions in a DO block).
+SETUP_ENTRIES = 60_000
+#: Doubling steps tried when the smallest max_locks_per_transaction does not hold the transaction (count: up to
+#: 255 above it), each a restart; the bisection after them takes as many more at most.
 _MLPT_TRIES = 8
 
 
@@ -105,6 +109,10 @@ class Fit:
     :ivar verified_mlpt: the smallest max_locks_per_transaction that ran the whole transaction, None when not
         verified.
     :ivar verified_on: e.g. ``PG 19.0 scratch``, None when not verified.
+    :ivar partitions_batch: without a repeated statement, the most partitions of the transaction's
+        :attr:`~lockscope.migration.MigrationTransaction.spread` one transaction can reach by the figures (count;
+        the statement split by its partition key: lockscope cannot split a statement, so it is not verified), None
+        without a spread.
     """
 
     transaction: MigrationTransaction
@@ -115,11 +123,13 @@ class Fit:
     boundary_checked: bool = False
     verified_mlpt: int | None = None
     verified_on: str | None = None
+    partitions_batch: int | None = None
 
     @property
     def need(self) -> int:
-        """Entries the transaction needs (count): its peak and :data:`HEADROOM_ENTRIES`."""
-        return self.transaction.peak + HEADROOM_ENTRIES
+        """Entries the transaction needs (count): its peak, the entries its statements take while they run
+        (:attr:`~lockscope.migration.MigrationTransaction.transient`) and :data:`HEADROOM_ENTRIES`."""
+        return self.transaction.peak + self.transaction.transient + HEADROOM_ENTRIES
 
     @property
     def exhausted(self) -> bool:
@@ -132,10 +142,16 @@ def judge(txn: MigrationTransaction, budget: LockTableBudget) -> Fit:
     rep = txn.dominant
     batch = None
     if rep is not None and rep.growth > 0:
-        fixed = txn.peak + HEADROOM_ENTRIES - rep.growth * rep.count
+        fixed = txn.peak + txn.transient + HEADROOM_ENTRIES - rep.growth * rep.count
         batch = max(math.floor((budget.free_entries - fixed) / rep.growth), 0)
         batch = min(batch, rep.count)
-    return Fit(txn, budget, batch, budget.smallest_mlpt(txn.peak + HEADROOM_ENTRIES))
+    spread = txn.spread
+    partitions = None
+    if batch is None and spread is not None and spread.per_partition > 0:
+        fixed = txn.peak + txn.transient + HEADROOM_ENTRIES - spread.entries
+        partitions = min(max(math.floor((budget.free_entries - fixed) / spread.per_partition), 0), spread.partitions)
+    need = txn.peak + txn.transient + HEADROOM_ENTRIES
+    return Fit(txn, budget, batch, budget.smallest_mlpt(need), partitions_batch=partitions)
 
 
 def verify_fixes(fit: Fit, *, bin_dir: Path | None, settings: BudgetSettings, setup_sql: str | None,
@@ -149,9 +165,15 @@ def verify_fixes(fit: Fit, *, bin_dir: Path | None, settings: BudgetSettings, se
     :raises ScratchServerError: the server could not start.
     :raises StatementError: a statement failed with another error than 53200.
     """
-    with ScratchServer(bin_dir, settings.scratch(fit.budget)) as srv:
+    budgeted = settings.scratch(fit.budget)
+    # the set-up is not the job: it runs with a lock table as large as the measuring server's, then the server
+    # restarts with the budget's settings
+    roomy = budgeted.replace(max_prepared_transactions=math.ceil(SETUP_ENTRIES / fit.budget.max_locks_per_transaction))\
+        if setup_sql else budgeted
+    with ScratchServer(bin_dir, roomy) as srv:
         if setup_sql:
             run_script(srv.conninfo(), setup_sql)
+            srv.configure(budgeted)
         with ScratchExecutor(srv.conninfo()) as ex:
             version = f"PG {ex.facts.server_version} scratch"
             try:
@@ -164,7 +186,8 @@ def verify_fixes(fit: Fit, *, bin_dir: Path | None, settings: BudgetSettings, se
             exact = not fit.budget.is_floor
         batch, checked = _verify_batch(srv, fit, txn) if fit.batch is not None else (None, False)
         mlpt = _verify_mlpt(srv, fit, txn)
-    return Fit(fit.transaction, fit.budget, fit.batch, fit.smallest_mlpt, batch, checked and exact, mlpt, version)
+    return Fit(fit.transaction, fit.budget, fit.batch, fit.smallest_mlpt, batch, checked and exact, mlpt, version,
+               fit.partitions_batch)
 
 
 def _trial(conninfo: str, held: int, statements: Sequence[object]) -> bool:
@@ -230,11 +253,29 @@ def largest_true(ok: Callable[[int], bool], guess: int, cap: int) -> int:
 
 
 def _verify_mlpt(srv: ScratchServer, fit: Fit, txn: Transaction) -> int | None:
-    """The smallest max_locks_per_transaction (from the figures' one up) that runs the whole transaction."""
-    mlpt = fit.smallest_mlpt
+    """The smallest max_locks_per_transaction, from the figures' one up, that runs the whole transaction: the
+    figures' first, then steps doubling from 1 (at most :data:`_MLPT_TRIES` restarts), then bisection between the
+    last that failed and the first that ran. None when none ran."""
+    tried: dict[int, bool] = {}
+
+    def ok(mlpt: int) -> bool:
+        if mlpt not in tried:
+            srv.reconfigure(max_locks_per_transaction=mlpt)
+            tried[mlpt] = _trial(srv.conninfo(), fit.budget.held_entries, txn.statements)
+        return tried[mlpt]
+
+    failed = good = fit.smallest_mlpt
+    if ok(good):
+        return good
+    step = 1
     for _ in range(_MLPT_TRIES):
-        srv.reconfigure(max_locks_per_transaction=mlpt)
-        if _trial(srv.conninfo(), fit.budget.held_entries, txn.statements):
-            return mlpt
-        mlpt += 1
-    return None
+        failed, good = good, good + step
+        if ok(good):
+            break
+        step *= 2
+    else:
+        return None
+    while good - failed > 1:
+        mid = (failed + good) // 2
+        failed, good = (failed, mid) if ok(mid) else (mid, good)
+    return good

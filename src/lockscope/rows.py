@@ -90,6 +90,7 @@ __all__ = [
     "StatementsResetRow",
     "StatsResetRow",
     "TableColumnRow",
+    "TableIndexesRow",
     "TableInfo",
     "TransactionCountRow",
     "UniqueKeyColumnRow",
@@ -1272,6 +1273,18 @@ class OidListRow:
     :ivar oids: the OIDs.
     """
 
+    oids: list[int]
+
+
+@dataclass(frozen=True)
+class TableIndexesRow:
+    """A table's indexes (``migration_table_indexes.sql``).
+
+    :ivar relation_oid: the table.
+    :ivar oids: its indexes' OIDs.
+    """
+
+    relation_oid: int
     oids: list[int]
 
 

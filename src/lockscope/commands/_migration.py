@@ -1,4 +1,5 @@
-"""``lockscope footprint --scratch`` of a migration (DDL): each transaction's lock-table need against a budget."""
+"""``lockscope footprint --scratch`` of a job (a migration, a maintenance function, a batch of DML or advisory
+locks: any SQL, run for real on the scratch server): each transaction's lock-table need against a budget."""
 
 from __future__ import annotations
 
@@ -28,18 +29,23 @@ MEASURING_ENTRIES = 60_000
 
 
 def add_budget_options(p: argparse.ArgumentParser) -> None:
-    """``--assume-max-connections``, ``--assume-max-prepared-transactions``, ``--budget-from`` and
-    ``--no-verify`` (a migration's lock-table budget)."""
+    """``--job``, ``--assume-max-connections``, ``--assume-max-prepared-transactions``, ``--budget-from`` and
+    ``--no-verify`` (a job's lock-table budget)."""
+    p.add_argument("--job", action="store_true",
+                   help="with --scratch: run the file for real as a job (any SQL: DML, SELECT of functions, CALL, DO, "
+                        "LOCK TABLE, advisory locks), each transaction committed, and report the lock-table entries "
+                        "each needs at its peak by lock type; implied by DDL, --fail-on exhaustion and the "
+                        "budget options")
     p.add_argument("--assume-max-connections", type=positive_int, metavar="N",
-                   help="migrations: the budget's max_connections (default 100)")
+                   help="jobs: the budget's max_connections (default 100)")
     p.add_argument("--assume-max-prepared-transactions", type=int, metavar="N",
-                   help="migrations: the budget's max_prepared_transactions (default 0)")
+                   help="jobs: the budget's max_prepared_transactions (default 0)")
     p.add_argument("--budget-from", metavar="DSN",
-                   help="migrations: the budget from a live server's settings and the lock-table entries its "
+                   help="jobs: the budget from a live server's settings and the lock-table entries its "
                         "sessions hold (read-only: one pg_lock_status() read); the scratch server runs that "
                         "server's major unless --pg-bin says otherwise")
     p.add_argument("--no-verify", action="store_true",
-                   help="migrations: print the fixes by the figures, without verifying them on a scratch server")
+                   help="jobs: print the fixes by the figures, without verifying them on a scratch server")
 
 
 def is_migration(script: Script, scratch: bool, *, where: str = "") -> bool:
@@ -66,18 +72,31 @@ def is_migration(script: Script, scratch: bool, *, where: str = "") -> bool:
     return True
 
 
-def check_migration_only(args: argparse.Namespace) -> None:
-    """Refuse the budget options outside a migration.
-
-    :raises BadInputError: one line naming the option.
-    """
-    given = [name for name, value in (("--assume-max-connections", args.assume_max_connections),
+def _job_options(args: argparse.Namespace) -> list[str]:
+    """The options given that only a job takes."""
+    given = [name for name, value in (("--job", args.job or None),
+                                      ("--assume-max-connections", args.assume_max_connections),
                                       ("--assume-max-prepared-transactions", args.assume_max_prepared_transactions),
                                       ("--budget-from", args.budget_from), ("--no-verify", args.no_verify or None))
              if value is not None]
-    given += ["--fail-on exhaustion"] if any(n == "exhaustion" for n, _ in args.fail_on) else []
+    return given + (["--fail-on exhaustion"] if any(n == "exhaustion" for n, _ in args.fail_on) else [])
+
+
+def wants_job(args: argparse.Namespace) -> bool:
+    """``--job``, ``--fail-on exhaustion`` or a budget option: the file runs as a job (with ``--scratch``)."""
+    return bool(_job_options(args))
+
+
+def check_migration_only(args: argparse.Namespace) -> None:
+    """Refuse the job options without ``--scratch``.
+
+    :raises BadInputError: one line naming the option.
+    """
+    given = _job_options(args)
     if given:
-        raise BadInputError(f"{given[0]} applies to a migration (DDL) measured with --scratch")
+        raise BadInputError(f"{given[0]} applies to a job (a migration, maintenance, a batch) run for real with "
+                            "--scratch: lockscope never runs a statement on a server of yours (its live budget "
+                            "findings: lockscope audit)")
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -85,10 +104,10 @@ def _check_args(args: argparse.Namespace) -> None:
     for name, value in (("--executions", args.executions), ("--plan-cache-mode", args.plan_cache_mode),
                         ("--assume-version", args.assume_version), ("--protocol", args.protocol)):
         if value is not None:
-            raise BadInputError(f"{name} does not apply to a migration: it runs once, for real, each transaction "
+            raise BadInputError(f"{name} does not apply to a job: it runs once, for real, each transaction "
                                 "committed")
     if args.param or args.param_type:
-        raise BadInputError("--param and --param-type do not apply to a migration")
+        raise BadInputError("--param and --param-type do not apply to a job")
     if args.assume_max_prepared_transactions is not None and args.assume_max_prepared_transactions < 0:
         raise BadInputError("--assume-max-prepared-transactions: must be 0 or more")
     if args.budget_from is not None and any(v is not None for v in (
@@ -96,7 +115,7 @@ def _check_args(args: argparse.Namespace) -> None:
         raise BadInputError("--budget-from reads the budget's settings: give it or --assume-*, not both")
     bad = [n for n, _ in args.fail_on if n not in ("exhaustion", "locks")]
     if bad:
-        raise BadInputError(f"--fail-on {bad[0]} applies to queries; a migration's gate is --fail-on exhaustion")
+        raise BadInputError(f"--fail-on {bad[0]} applies to queries; a job's gate is --fail-on exhaustion")
 
 
 def _live_budget(args: argparse.Namespace) -> tuple[BudgetSettings, int, int, str]:
@@ -140,7 +159,7 @@ def run_migration(args: argparse.Namespace, console: Console, script: Script) ->
         assert target.server is not None
         facts = target.session.facts
         note(info, target_line("footprint", target.session.endpoint.label(),
-                               "a migration, run for real on lockscope's scratch server, max_locks_per_transaction "
+                               "a job, run for real on lockscope's scratch server, max_locks_per_transaction "
                                f"{facts.max_locks_per_transaction}"))
         txns = measure_migration(target.server.conninfo(), script)
     budget = settings.budget(live[0] if live else facts.server_version_num, held_entries=live[1] if live else 0,
@@ -204,6 +223,11 @@ def batch_fix(fit: Fit) -> str | None:
     """The largest-batch fix in words, e.g. ``at most 184 partitions per transaction (verified on PG 19.0 scratch:
     185 fails with 53200)``, None without a repeated statement."""
     rep = fit.transaction.dominant
+    spread = fit.transaction.spread
+    if (rep is None or fit.batch is None) and fit.partitions_batch is not None and spread is not None:
+        return (f"at most {fit.partitions_batch:,} of the {spread.partitions:,} partitions of {spread.parent} per "
+                f"transaction ({spread.per_partition:.3g} entries each: split the statement by the partition key; "
+                "by the figures, not verified: lockscope cannot split a statement)")
     if rep is None or fit.batch is None:
         return None
     text = f"at most {fit.batch:,} {rep.noun} per transaction"
@@ -257,8 +281,17 @@ def render_migration(fits: list[Fit], budget: LockTableBudget) -> list[str]:
             lines.append(f"  repeated: {rep.label} x {rep.count:,}: {rep.per_repetition:,} entries each "
                          f"({'constant' if rep.constant else 'not constant: the largest step'}), the rest of "
                          f"the transaction {rep.fixed:,}{growth}")
+        if t.empty_lines:
+            lines.append(f"  touched no rows: line{'s' if len(t.empty_lines) > 1 else ''} "
+                         f"{', '.join(str(n) for n in t.empty_lines[:8])}{', ...' if len(t.empty_lines) > 8 else ''}"
+                         " (a job's locks depend on the rows it reaches: load a representative sample with --setup)")
+        if t.spread is not None and t.dominant is None:
+            lines.append(f"  partitions: {t.spread.partitions:,} of {t.spread.parent} hold {t.spread.entries:,} "
+                         "entries with their indexes")
         verdict = "does not fit: out of shared memory" if fit.exhausted else "fits"
-        lines.append(f"  need {fit.need:,} (peak + {fit.need - t.peak} while a statement runs) of "
+        during = f"peak + {fit.need - t.peak - t.transient} while a statement runs" + (
+            f" + {t.transient:,} indexes its writes open and release" if t.transient else "")
+        lines.append(f"  need {fit.need:,} ({during}) of "
                      f"{budget.free_entries:,} free entries ({_kind(budget)}): {verdict}")
         if fit.exhausted:
             lines += [f"  fix: {f}" for f in (batch_fix(fit), mlpt_fix(fit)) if f is not None]
@@ -314,8 +347,12 @@ def _fit_dict(fit: Fit) -> dict[str, Any]:
                              "per_repetition_entries": r.per_repetition, "constant": r.constant,
                              "fixed_entries": r.fixed, "transaction_per_repetition_entries":
                                  r.transaction_per_repetition} for r in t.repetitions],
-            "need_entries": fit.need, "exhausted": fit.exhausted,
+            "empty_lines": list(t.empty_lines),
+            "partitions": {"parent": t.spread.parent, "partitions": t.spread.partitions,
+                           "entries": t.spread.entries} if t.spread is not None else None,
+            "transient_entries": t.transient, "need_entries": fit.need, "exhausted": fit.exhausted,
             "fixes": {"batch": fit.batch, "batch_noun": t.dominant.noun if t.dominant else None,
                       "verified_batch": fit.verified_batch, "boundary_checked": fit.boundary_checked,
+                      "partitions_batch": fit.partitions_batch,
                       "smallest_mlpt": fit.smallest_mlpt, "verified_mlpt": fit.verified_mlpt,
                       "verified_on": fit.verified_on} if fit.exhausted else None}

@@ -30,7 +30,7 @@ from ._common import (
     choose_command_target,
     read_statement_input,
 )
-from ._migration import add_budget_options, check_migration_only, is_migration, run_migration
+from ._migration import add_budget_options, check_migration_only, is_migration, run_migration, wants_job
 from ._output import check_writable, make_console, note, print_probe_cost, read_text, target_line, write_json
 
 if TYPE_CHECKING:
@@ -111,9 +111,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                     help=f"CI gate: exit {EXIT_SPILL} when a statement meets CONDITION (repeat for several): spill "
                          "(an execution put a lock in the main lock table), assumed-spill (it would under "
                          "--assume-version/--assume-mlpt), locks:N (an execution takes more than N relation "
-                         "locks); exhaustion (a migration's transaction needs more lock-table entries than the "
+                         "locks); exhaustion (a job's transaction needs more lock-table entries than the "
                          "budget: --assume-mlpt, --assume-max-connections, --assume-max-prepared-transactions, "
-                         "--budget-from)")
+                         "--budget-from; with --scratch, the file runs as a job)")
     add_budget_options(fp)
     fp.add_argument("--fail-on-spill", action="append_const", dest="fail_on", const=("spill", 0),
                     help="the same as --fail-on spill")
@@ -242,7 +242,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     given = read_statement_input(args, command="footprint")
     if args.scratch:
         _, script = _read_input(args, "simple", given)
-        if is_migration(script, True):
+        if args.job or is_migration(script, True) or wants_job(args):
             return run_migration(args, console, script)
     check_migration_only(args)
     protocol, mode = _check_options(args)
