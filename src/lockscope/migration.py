@@ -69,6 +69,7 @@ _LITERAL = re.compile(r"'(?:[^']|'')*'")
 _NUMBER = re.compile(r"\d+")
 _PARTITION_OF = re.compile(r"\bpartition\s+of\s+((?:\"[^\"]+\"|[\w$.])+)", re.I)
 _MODES = frozenset(m.value for m in LockMode)
+_DML = re.compile(r"\s*(?:with\b.*?\b)?(?:insert|update|delete|merge|copy)\b", re.I | re.S)
 #: Fewest repetitions measured as a growth (two differences to check constant).
 MIN_REPETITIONS = 3
 #: Repetitions of each repeated shape whose entries are read from its start (count: three steps to compare); the
@@ -207,6 +208,12 @@ class MigrationTransaction:
         """Relations that existed before the transaction and that it holds a strong lock on: while it runs, other
         sessions' weak locks on them take the main lock table."""
         return tuple(s.relation for s in self.strong_locks if s.existing)
+
+    @property
+    def writes_rows(self) -> bool:
+        """Whether every statement of it is DML (INSERT, UPDATE, DELETE, MERGE, COPY, also under WITH): a statement
+        of it over many partitions can be split by the partition key (a function call cannot)."""
+        return all(_DML.match(t) for t in self.statements)
 
     @property
     def dominant(self) -> Repetition | None:
@@ -376,7 +383,7 @@ def _transaction(ex: ScratchExecutor, number: int, txn: Transaction, totals: lis
             strong[r.relation_oid] = top
     names = {i.relation_oid: i.relation for i in ex.query_rows("relation_info", RelationInfoRow, [sorted(strong)])} \
         if strong else {}
-    locks = tuple(StrongLock(oid, names.get(oid, str(oid)), mode, oid in existing)
+    locks = tuple(StrongLock(oid, names.get(oid, f"{oid} (dropped)"), mode, oid in existing)
                   for oid, mode in sorted(strong.items()))
     reps = [_repetition(txn.statements, shape, pos, totals, cut_peak if k == 0 else None)
             for k, (shape, pos) in enumerate(groups)] if measured else []

@@ -34,7 +34,7 @@ from .script import Transaction
 from .server import ScratchServer, ScratchSettings
 from .versions import PG18
 
-__all__ = ["HEADROOM_ENTRIES", "BudgetSettings", "Fit", "judge", "verify_fixes"]
+__all__ = ["HEADROOM_ENTRIES", "BudgetSettings", "Fit", "judge", "ran_out", "verify_fixes"]
 
 #: Entries a statement needs beyond those it keeps (count): the catalog scans it runs while holding its new lock
 #: take a catalog and its index (``genam.c systable_beginscan``: ``AccessShareLock`` on both until the scan ends),
@@ -51,6 +51,12 @@ SETUP_ENTRIES = 60_000
 #: Doubling steps tried when the smallest max_locks_per_transaction does not hold the transaction (count: up to
 #: 255 above it), each a restart; the bisection after them takes as many more at most.
 _MLPT_TRIES = 8
+
+
+def ran_out(exc: StatementError) -> bool:
+    """Whether a statement failed because the lock table was full: SQLSTATE 53200, or a function that caught it and
+    raised it again with its message (pg_partman's ``run_maintenance`` re-raises every error as P0001)."""
+    return exc.sqlstate == OUT_OF_SHARED_MEMORY or "out of shared memory" in str(exc)
 
 
 @dataclass(frozen=True)
@@ -147,7 +153,7 @@ def judge(txn: MigrationTransaction, budget: LockTableBudget) -> Fit:
         batch = min(batch, rep.count)
     spread = txn.spread
     partitions = None
-    if batch is None and spread is not None and spread.per_partition > 0:
+    if batch is None and spread is not None and spread.per_partition > 0 and txn.writes_rows:
         fixed = txn.peak + txn.transient + HEADROOM_ENTRIES - spread.entries
         partitions = min(max(math.floor((budget.free_entries - fixed) / spread.per_partition), 0), spread.partitions)
     need = txn.peak + txn.transient + HEADROOM_ENTRIES
@@ -180,7 +186,7 @@ def verify_fixes(fit: Fit, *, bin_dir: Path | None, settings: BudgetSettings, se
                 for t in before:
                     run_statements(ex, t.statements, commit=True)
             except StatementError as exc:
-                if exc.sqlstate != OUT_OF_SHARED_MEMORY:
+                if not ran_out(exc):
                     raise
                 return fit  # an earlier transaction does not fit these settings: nothing to verify after it
             exact = not fit.budget.is_floor
@@ -198,7 +204,7 @@ def _trial(conninfo: str, held: int, statements: Sequence[object]) -> bool:
         try:
             run_statements(ex, statements, commit=False)  # type: ignore[arg-type]
         except StatementError as exc:
-            if exc.sqlstate != OUT_OF_SHARED_MEMORY:
+            if not ran_out(exc):
                 raise
             return False
     return True

@@ -17,7 +17,8 @@ lock, every lock of a non-relation type, and the weak relation locks that find t
 - **CREATE INDEX on a partitioned table** (measured on 13, 18 and 19, ``tests/test_audit_budget.py``): ShareLock on
   every relation of the tree, a new index per relation (AccessExclusiveLock; ShareLock on an existing index it
   attaches instead), a ShareUpdateExclusiveLock on each new partitioned index (one per partitioned table of the
-  tree) and the transaction ID: ``2 x relations + partitioned tables + 1`` entries.
+  tree: the same object as its AccessExclusiveLock, so no entry of its own: the table keeps one entry per locked
+  object, pg_locks a row per mode) and the transaction ID: ``2 x relations + 1`` entries.
   **ALTER TABLE ... ADD COLUMN** recursing to every partition: AccessExclusiveLock on each relation and the
   transaction ID: ``relations + 1``.
 - **Connections**: the widest statement or transaction footprint (every lock of it, as a strong lock on its
@@ -26,6 +27,7 @@ lock, every lock of a non-relation type, and the weak relation locks that find t
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,7 +35,7 @@ from ..budget import LockTableBudget
 from ..capacity import CapacityModel, LockRequest
 from ..catalog import Catalog
 from ..rows import DumpLockRow
-from ..versions import major_of
+from ..versions import PG14, PG16, major_of
 from ..vocab import LockMode
 from .advice import SharedLockRisk
 from .findings import Finding
@@ -125,8 +127,16 @@ class PartitionDdlNeed:
 
     :ivar relations: the parent and every partition at any depth (count).
     :ivar partitioned: the partitioned tables among them, the parent included (count).
-    :ivar create_index_entries: ``CREATE INDEX`` on the parent: ``2 x relations + partitioned + 1`` (count).
+    :ivar create_index_entries: ``CREATE INDEX`` on the parent: ``2 x relations + 1`` (count).
     :ivar alter_entries: ``ALTER TABLE ... ADD COLUMN`` on the parent: ``relations + 1`` (count).
+    :ivar dml_relations: relations an ``UPDATE`` or ``DELETE`` of the parent that prunes no partition locks
+        (RowExclusiveLock): every table of the tree, the indexes of its leaf partitions (``plancat.c
+        get_relation_info`` opens a result relation's indexes) and, from PG 16, those of its partitioned tables
+        (count); 0 when not derived.
+    :ivar dml_entries: the lock-table entries it needs: ``dml_relations`` less those the fast path holds (the
+        capacity model), the transaction ID and :data:`TRANSIENT_ENTRIES` (count).
+    :ivar dml_entries_by_leaves: the entries such a statement needs when it reaches the first 1, 2, ... leaf
+        partitions (OID order) and what precedes them (count each).
     """
 
     table_oid: int
@@ -135,6 +145,20 @@ class PartitionDdlNeed:
     partitioned: int
     create_index_entries: int
     alter_entries: int
+    dml_relations: int = 0
+    dml_entries: int = 0
+    dml_entries_by_leaves: tuple[int, ...] = ()
+
+    @property
+    def leaves(self) -> int:
+        """Leaf partitions (count; 0 when the DML need was not derived)."""
+        return len(self.dml_entries_by_leaves)
+
+    def dml_partitions_fit(self, free_entries: int) -> int:
+        """The most leaf partitions (the first ones, in OID order) one UPDATE or DELETE may reach in a transaction
+        and fit ``free_entries`` (count, by the figures: the statement filtered on the partition key; 0 when not
+        even one fits)."""
+        return sum(1 for e in self.dml_entries_by_leaves if e <= free_entries)
 
 
 @dataclass(frozen=True)
@@ -212,9 +236,11 @@ def dump_need(model: CapacityModel, rows: Sequence[DumpLockRow]) -> DumpNeed:
     return DumpNeed(len(rows), len(catalogs), fast, need, largest, largest_need, len(by_schema))
 
 
-def partition_ddl_needs(catalog: Catalog, limit: int = 5) -> tuple[PartitionDdlNeed, ...]:
+def partition_ddl_needs(catalog: Catalog, limit: int = 5,
+                        model: CapacityModel | None = None) -> tuple[PartitionDdlNeed, ...]:
     """DDL needs of the top-level partitioned tables, the largest first (at most ``limit``; see the module
-    docstring: ``indexcmds.c DefineIndex``, ``tablecmds.c ATSimpleRecursion``)."""
+    docstring: ``indexcmds.c DefineIndex``, ``tablecmds.c ATSimpleRecursion``), and, with ``model``, the need of
+    an UPDATE or DELETE that prunes none of their partitions (:attr:`PartitionDdlNeed.dml_entries`)."""
     out = []
     for rel in catalog.top_level():
         if rel.relkind != "p":
@@ -222,10 +248,54 @@ def partition_ddl_needs(catalog: Catalog, limit: int = 5) -> tuple[PartitionDdlN
         tree = catalog.descendants(rel.oid)
         relations = 1 + len(tree)
         partitioned = 1 + sum(1 for o in tree if catalog.relations[o].relkind == "p")
-        out.append(PartitionDdlNeed(rel.oid, rel.qualified, relations, partitioned,
-                                    2 * relations + partitioned + 1, relations + 1))
+        need = PartitionDdlNeed(rel.oid, rel.qualified, relations, partitioned, 2 * relations + 1,
+                                relations + 1)
+        if model is not None:
+            need = _dml_need(catalog, model, rel.oid, tree, need)
+        out.append(need)
     out.sort(key=lambda n: (-n.relations, n.qualified))
     return tuple(out[:limit])
+
+
+def _dml_need(catalog: Catalog, model: CapacityModel, parent: int, tree: Sequence[int],
+              need: PartitionDdlNeed) -> PartitionDdlNeed:
+    """``need`` with an unpruned UPDATE's or DELETE's: RowExclusiveLock on the parent, every table of the tree, the
+    indexes of the leaves (``plancat.c get_relation_info``) and, from PG 16, of the partitioned tables; before 14
+    also AccessShareLock on each partitioned table (measured on 13, 16 and 19: an UPDATE of a 50-partition table
+    with one index takes 101 relation locks on 13, 102 on 16+)."""
+    partitioned_indexes = model.server_version_num >= PG16
+    requests: list[LockRequest] = []
+    after_leaf: list[int] = []  # the number of requests once each leaf (and its indexes) is locked
+    for oid in (parent, *tree):
+        leaf = catalog.relations[oid].relkind != "p"
+        requests.append(LockRequest(oid, LockMode.ROW_EXCLUSIVE))
+        if leaf or partitioned_indexes:
+            requests += [LockRequest(i, LockMode.ROW_EXCLUSIVE) for i in catalog.indexes_of.get(oid, ())]
+        if leaf:
+            after_leaf.append(len(requests))
+    if model.server_version_num < PG14:  # planner.c inheritance_planner (until 14) also reads each partitioned table
+        requests += [LockRequest(o, LockMode.ACCESS_SHARE) for o in (parent, *tree)
+                     if catalog.relations[o].relkind == "p"]
+    # one entry per object outside the fast path, whatever its modes (a second mode of a relation whose first took
+    # a fast-path slot goes to the main table once the slots are full: lock.c LockAcquireExtended); the fast path
+    # of a prefix is the prefix of the whole's (the slots fill in request order)
+    fast = model.predict(requests)
+    extra = 1 + TRANSIENT_ENTRIES  # the transaction ID of a row written, the transient catalog locks
+    main: set[int] = set()
+    at: list[int] = []
+    ends = iter(after_leaf)
+    end = next(ends, None)
+    for n, (r, f) in enumerate(zip(requests, fast, strict=True), 1):
+        if not f:
+            main.add(r.relation_oid)
+        while end is not None and n == end:
+            at.append(len(main) + extra)
+            end = next(ends, None)
+    total = len(main) + extra
+    if at:  # what comes after the last leaf (PG 13's AccessShareLocks) is taken whatever the leaves reached
+        at = [a + total - at[-1] for a in at]
+    rows = len({r.relation_oid for r in requests})
+    return dataclasses.replace(need, dml_relations=rows, dml_entries=total, dml_entries_by_leaves=tuple(at))
 
 
 def connections_need(risk: SharedLockRisk, transactions: Sequence[TransactionAudit]) -> ConnectionsNeed:
@@ -246,7 +316,8 @@ def lock_budget_audit(budget: LockTableBudget, model: CapacityModel, rows: Seque
     :param rows: ``audit_dump_locks.sql``'s rows, None when not read.
     """
     dump = dump_need(model, rows) if rows is not None else None
-    return LockBudgetAudit(budget, dump, partition_ddl_needs(catalog), connections_need(risk, transactions))
+    return LockBudgetAudit(budget, dump, partition_ddl_needs(catalog, model=model),
+                           connections_need(risk, transactions))
 
 
 def _severity(audit: LockBudgetAudit) -> str:
@@ -290,13 +361,39 @@ def _partition_findings(audit: LockBudgetAudit) -> list[Finding]:
             _severity(audit), "lock-budget-partition-ddl", p.qualified,
             f"CREATE INDEX on {p.qualified} needs {p.create_index_entries:,} lock-table entries of "
             f"{audit.budget.free_entries:,}" + (" (beyond the floor)" if audit.budget.is_floor else ""),
-            f"{p.relations:,} relations in the tree: ShareLock on each and a new index on each (2 x relations), "
-            f"a ShareUpdateExclusiveLock on each of its {p.partitioned} new partitioned indexes and the "
-            f"transaction ID; ALTER TABLE ... ADD COLUMN needs "
+            f"{p.relations:,} relations in the tree: ShareLock on each and a new index on each (2 x relations) "
+            f"and the transaction ID; ALTER TABLE ... ADD COLUMN needs "
             f"{p.alter_entries:,}; lock table {audit.budget.describe()}",
             f"CREATE INDEX ON ONLY {p.qualified}, then per partition CREATE INDEX CONCURRENTLY and ALTER INDEX ... "
             f"ATTACH PARTITION, each its own transaction; or {_mlpt_fix(audit, p.create_index_entries)}",
             (), float(p.create_index_entries)))
+    return out
+
+
+def _partition_dml_findings(audit: LockBudgetAudit) -> list[Finding]:
+    """``lock-budget-partition-dml``: an UPDATE or DELETE that prunes no partition of a partitioned table (a job
+    without the partition key in its WHERE) does not fit."""
+    out: list[Finding] = []
+    b = audit.budget
+    for p in audit.partitions:
+        if not p.dml_relations or b.fits(p.dml_entries):
+            continue
+        k = p.dml_partitions_fit(b.free_entries)
+        split = f"filter on the partition key so that the planner prunes: at most {k:,} of its {p.leaves:,} " \
+            "partitions per transaction (by the figures); or " if k else ""
+        out.append(Finding(
+            _severity(audit), "lock-budget-partition-dml", p.qualified,
+            f"an UPDATE or DELETE of {p.qualified} without its partition key locks {p.dml_relations:,} relations: "
+            f"{p.dml_entries:,} lock-table entries of {b.free_entries:,}"
+            + (" (beyond the floor)" if b.is_floor else ""),
+            f"RowExclusiveLock on the {p.relations:,} tables of the tree and the indexes of its {p.leaves:,} leaf "
+            "partitions, held to the end of the transaction (plancat.c get_relation_info), less the fast path, and "
+            f"the transaction ID; lock table {b.describe()}; measure the job itself: lockscope footprint --scratch "
+            "--setup schema.sql -f job.sql --fail-on exhaustion",
+            f"{split}{_mlpt_fix(audit, p.dml_entries)}",
+            (f"-- an unpruned UPDATE/DELETE of {p.qualified} needs {p.dml_entries:,} lock-table entries; restart "
+             f"needed\nALTER SYSTEM SET max_locks_per_transaction = {b.smallest_mlpt(p.dml_entries)};",),
+            float(p.dml_entries)))
     return out
 
 
@@ -317,9 +414,11 @@ def _connections_finding(audit: LockBudgetAudit) -> list[Finding]:
 
 
 def lock_budget_findings(audit: LockBudgetAudit) -> list[Finding]:
-    """``lock-budget-pg-dump``, ``lock-budget-partition-ddl`` and ``lock-budget-connections`` (each when its need
+    """``lock-budget-pg-dump``, ``lock-budget-partition-ddl``, ``lock-budget-partition-dml`` and
+    ``lock-budget-connections`` (each when its need
     does not fit the free entries; ``high`` beyond PG 19's limit, ``medium`` beyond a PG 13-18 floor)."""
-    return _dump_finding(audit) + _partition_findings(audit) + _connections_finding(audit)
+    return _dump_finding(audit) + _partition_findings(audit) + _partition_dml_findings(audit) + \
+        _connections_finding(audit)
 
 
 @dataclass(frozen=True)
@@ -352,9 +451,13 @@ def budget_lines(audit: LockBudgetAudit) -> list[BudgetLine]:
     for p in audit.partitions:
         out.append(BudgetLine(f"CREATE INDEX on {p.qualified}", p.create_index_entries,
                               audit.verdict(p.create_index_entries),
-                              f"2 x {p.relations:,} relations + {p.partitioned} partitioned + 1"))
+                              f"2 x {p.relations:,} relations + 1"))
         out.append(BudgetLine(f"ALTER TABLE {p.qualified} ADD COLUMN", p.alter_entries,
                               audit.verdict(p.alter_entries), f"{p.relations:,} relations + 1"))
+        if p.dml_relations:
+            out.append(BudgetLine(f"UPDATE/DELETE of {p.qualified}, unpruned", p.dml_entries,
+                                  audit.verdict(p.dml_entries),
+                                  f"{p.dml_relations:,} relations - fast path + 1 + {TRANSIENT_ENTRIES} transient"))
     c = audit.connections
     out.append(BudgetLine(f"{c.sessions} sessions x {c.subject}", c.need_entries, audit.verdict(c.need_entries),
                           f"{c.largest_locks} locks x {c.sessions}"))

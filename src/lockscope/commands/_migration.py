@@ -224,7 +224,7 @@ def batch_fix(fit: Fit) -> str | None:
     185 fails with 53200)``, None without a repeated statement."""
     rep = fit.transaction.dominant
     spread = fit.transaction.spread
-    if (rep is None or fit.batch is None) and fit.partitions_batch is not None and spread is not None:
+    if (rep is None or fit.batch is None) and fit.partitions_batch and spread is not None:
         return (f"at most {fit.partitions_batch:,} of the {spread.partitions:,} partitions of {spread.parent} per "
                 f"transaction ({spread.per_partition:.3g} entries each: split the statement by the partition key; "
                 "by the figures, not verified: lockscope cannot split a statement)")

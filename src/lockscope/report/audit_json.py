@@ -204,7 +204,12 @@ def _lock_budget(a: LockBudgetAudit | None) -> dict[str, Any] | None:
             {"table": p.qualified, "relations": p.relations, "partitioned": p.partitioned,
              "create_index_entries": p.create_index_entries,
              "alter_entries": p.alter_entries, "verdict": a.verdict(p.create_index_entries),
-             "smallest_mlpt": b.smallest_mlpt(p.create_index_entries)} for p in a.partitions],
+             "smallest_mlpt": b.smallest_mlpt(p.create_index_entries),
+             "unpruned_dml": {"relations": p.dml_relations, "need_entries": p.dml_entries, "leaves": p.leaves,
+                              "verdict": a.verdict(p.dml_entries),
+                              "partitions_per_transaction": p.dml_partitions_fit(b.free_entries),
+                              "smallest_mlpt": b.smallest_mlpt(p.dml_entries)} if p.dml_relations else None}
+            for p in a.partitions],
         "connections": {"largest_locks": c.largest_locks, "subject": c.subject, "sessions": c.sessions,
                         "need_entries": c.need_entries, "verdict": a.verdict(c.need_entries)},
     }
