@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -137,9 +138,23 @@ def test_a_job_too_big_is_refused_and_its_fixes_run(kind: str, major: int, tmp_p
             assert _runs(srv, statements[:batch])
             if major == 19:  # the nominal size is the limit: one more fails
                 assert fixes["boundary_checked"] and not _runs(srv, statements[:batch + 1])
-        elif kind != "drop":  # one statement over many partitions (a dropped partition is not named)
+        elif kind == "update":  # the partitions per transaction lockscope verified: the UPDATE pruned to them
+            verified = fixes["verified_partitions"]
+            assert isinstance(verified, int) and 0 < verified < partitions, fixes
+            assert fixes["leaf_partitions"] == partitions
+            said = re.search(rf"at most ([\d,]+) of the {partitions:,} partitions of public.ev per transaction",
+                             proc.stderr)
+            assert said is not None, proc.stderr
+            k = int(said.group(1).replace(",", ""))  # on 16 the nominal figure, at most the verified one
+            assert k == verified if major == 19 else k <= verified
+            pruned = "UPDATE ev SET v = v + 1 WHERE at < {};"  # the first k partitions: at 0..10k-1
+            assert _runs(srv, [pruned.format(10 * k)])
+            if major == 19:
+                assert fixes["partitions_boundary_checked"] and not _runs(srv, [pruned.format(10 * (k + 1))])
+        elif kind == "insert":  # rows routed: by the figures only
             spread = txn["partitions"]
             assert spread["parent"] == "public.ev" and spread["partitions"] > partitions // 2, spread
+            assert fixes["verified_partitions"] is None
             assert f"of the {spread['partitions']:,} partitions of public.ev per transaction" in proc.stderr
         srv.reconfigure(max_locks_per_transaction=mlpt)
         assert _runs(srv, statements)

@@ -22,14 +22,16 @@ grows until it does: doubling steps, then bisection, :func:`_verify_mlpt`).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .budget import LockTableBudget, assumed_budget
 from .db import ScratchExecutor, run_script
-from .errors import StatementError
+from .errors import DatabaseError, StatementError
 from .migration import MigrationTransaction, cut_statements, run_statements
+from .rows import LeafPartitionRow
 from .script import Transaction
 from .server import ScratchServer, ScratchSettings
 from .versions import PG18
@@ -117,8 +119,12 @@ class Fit:
     :ivar verified_on: e.g. ``PG 19.0 scratch``, None when not verified.
     :ivar partitions_batch: without a repeated statement, the most partitions of the transaction's
         :attr:`~lockscope.migration.MigrationTransaction.spread` one transaction can reach by the figures (count;
-        the statement split by its partition key: lockscope cannot split a statement, so it is not verified), None
-        without a spread.
+        the statement split by its partition key), None without a spread.
+    :ivar verified_partitions: for a job of UPDATE and DELETE statements, the most leaf partitions (the first ones,
+        in OID order) it ran with on the scratch server, the others detached as if its WHERE pruned them (count; -1:
+        not even none), None when not verified (an INSERT routes rows: lockscope cannot split its rows).
+    :ivar partitions_boundary_checked: one more leaf partition failed with out of shared memory.
+    :ivar leaf_partitions: the spread's table's leaf partitions (count), None when not verified.
     """
 
     transaction: MigrationTransaction
@@ -130,6 +136,9 @@ class Fit:
     verified_mlpt: int | None = None
     verified_on: str | None = None
     partitions_batch: int | None = None
+    verified_partitions: int | None = None
+    partitions_boundary_checked: bool = False
+    leaf_partitions: int | None = None
 
     @property
     def need(self) -> int:
@@ -191,9 +200,53 @@ def verify_fixes(fit: Fit, *, bin_dir: Path | None, settings: BudgetSettings, se
                 return fit  # an earlier transaction does not fit these settings: nothing to verify after it
             exact = not fit.budget.is_floor
         batch, checked = _verify_batch(srv, fit, txn) if fit.batch is not None else (None, False)
+        parts: tuple[int | None, bool, int | None] = (None, False, None)
+        if fit.partitions_batch is not None and fit.transaction.spread is not None and \
+                all(_PRUNABLE.match(s.text) for s in txn.statements):
+            parts = _verify_partitions(srv, fit, txn)
         mlpt = _verify_mlpt(srv, fit, txn)
     return Fit(fit.transaction, fit.budget, fit.batch, fit.smallest_mlpt, batch, checked and exact, mlpt, version,
-               fit.partitions_batch)
+               fit.partitions_batch, parts[0], parts[1] and exact, parts[2])
+
+
+#: A statement whose reach over a partitioned table is its WHERE's (verified by detaching partitions).
+_PRUNABLE = re.compile(r"\s*(?:update|delete)\b", re.I)
+
+
+def _verify_partitions(srv: ScratchServer, fit: Fit, txn: Transaction) -> tuple[int | None, bool, int | None]:
+    """The most leaf partitions of the spread's table the transaction runs with, the others detached (committed,
+    one ``ALTER TABLE ... DETACH PARTITION`` each, on lockscope's own server) as if its WHERE pruned them, then
+    attached again: (the largest that ran, one more failed, the leaf partitions); searched from the figures' number
+    (:func:`largest_true`). (None, False, None) when a partition cannot be detached or attached again."""
+    spread = fit.transaction.spread
+    assert spread is not None and fit.partitions_batch is not None
+    conninfo, held = srv.conninfo(), fit.budget.held_entries
+    with ScratchExecutor(conninfo) as ex:
+        try:
+            leaves = ex.query_rows("migration_leaf_partitions", LeafPartitionRow, [spread.parent])
+        except DatabaseError:
+            return None, False, None
+    tried: dict[int, bool] = {}
+
+    def ok(k: int) -> bool:
+        if k not in tried:
+            with ScratchExecutor(conninfo) as ex:
+                detached: list[LeafPartitionRow] = []
+                try:
+                    for leaf in leaves[k:]:
+                        ex.run(f"ALTER TABLE {leaf.parent} DETACH PARTITION {leaf.relation}")
+                        detached.append(leaf)
+                    tried[k] = _trial(conninfo, held, txn.statements)
+                finally:
+                    for leaf in detached:
+                        ex.run(f"ALTER TABLE {leaf.parent} ATTACH PARTITION {leaf.relation} {leaf.bound}")
+        return tried[k]
+
+    try:
+        found = largest_true(ok, fit.partitions_batch, len(leaves))
+    except StatementError:
+        return None, False, None
+    return found, found + 1 in tried and not tried[found + 1], len(leaves)
 
 
 def _trial(conninfo: str, held: int, statements: Sequence[object]) -> bool:

@@ -59,6 +59,7 @@ __all__ = [
     "KcacheCpuRow",
     "KcacheSchemaRow",
     "LabStatementRow",
+    "LeafPartitionRow",
     "MigrationEntriesRow",
     "MigrationLockRow",
     "NameRow",
@@ -1274,6 +1275,21 @@ class OidListRow:
     """
 
     oids: list[int]
+
+
+@dataclass(frozen=True)
+class LeafPartitionRow:
+    """A leaf partition of a partitioned table (``migration_leaf_partitions.sql``).
+
+    :ivar relation: quoted ``schema.name``.
+    :ivar parent: its parent's, quoted.
+    :ivar bound: ``FOR VALUES ...`` as ``pg_get_expr`` prints it.
+    """
+
+    relation_oid: int
+    relation: str
+    parent: str
+    bound: str
 
 
 @dataclass(frozen=True)

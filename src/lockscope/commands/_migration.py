@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from ..budget import LockTableBudget
+    from ..migration import PartitionSpread
     from ..migration_fit import BudgetSettings, Fit
     from ..script import Script
 
@@ -224,10 +225,8 @@ def batch_fix(fit: Fit) -> str | None:
     185 fails with 53200)``, None without a repeated statement."""
     rep = fit.transaction.dominant
     spread = fit.transaction.spread
-    if (rep is None or fit.batch is None) and fit.partitions_batch and spread is not None:
-        return (f"at most {fit.partitions_batch:,} of the {spread.partitions:,} partitions of {spread.parent} per "
-                f"transaction ({spread.per_partition:.3g} entries each: split the statement by the partition key; "
-                "by the figures, not verified: lockscope cannot split a statement)")
+    if (rep is None or fit.batch is None) and fit.partitions_batch is not None and spread is not None:
+        return _partitions_fix(fit, spread)
     if rep is None or fit.batch is None:
         return None
     text = f"at most {fit.batch:,} {rep.noun} per transaction"
@@ -243,6 +242,30 @@ def batch_fix(fit: Fit) -> str | None:
         return f"at most {v:,} {rep.noun} per transaction (verified on {fit.verified_on}; the figures said " \
                f"{fit.batch:,})"
     return text + f" (nominal, safe); verified on {fit.verified_on}: {v:,} ran"
+
+
+def _partitions_fix(fit: Fit, spread: PartitionSpread) -> str | None:
+    """The partitions-per-transaction fix in words (a job's statement over many partitions), None when not even
+    one fits."""
+    split = "split the statement by the partition key"
+    v, leaves = fit.verified_partitions, fit.leaf_partitions
+    if v is None or leaves is None:
+        if not fit.partitions_batch:
+            return None
+        routed = any(t.lstrip()[:6].upper() in ("INSERT", "MERGE ", "COPY ") for t in fit.transaction.statements)
+        why = "lockscope cannot split the rows an INSERT routes" if routed else \
+            "its partitions could not be detached on the scratch server" if fit.verified_on else "--no-verify"
+        return (f"at most {fit.partitions_batch:,} of the {spread.partitions:,} partitions of {spread.parent} per "
+                f"transaction ({spread.per_partition:.3g} entries each: {split}; by the figures, not verified: {why})")
+    if v <= 0:
+        return None
+    if not fit.budget.is_floor:
+        boundary = f": {v + 1:,} fail with out of shared memory" if fit.partitions_boundary_checked else ""
+        return (f"at most {v:,} of the {leaves:,} partitions of {spread.parent} per transaction ({split}; verified "
+                f"on {fit.verified_on}, the others detached as if pruned{boundary})")
+    nominal = min(fit.partitions_batch or 0, v)
+    return (f"at most {nominal:,} of the {leaves:,} partitions of {spread.parent} per transaction ({split}; nominal, "
+            f"safe; verified on {fit.verified_on}, the others detached as if pruned: {v:,} ran)")
 
 
 def mlpt_fix(fit: Fit) -> str:
@@ -353,6 +376,8 @@ def _fit_dict(fit: Fit) -> dict[str, Any]:
             "transient_entries": t.transient, "need_entries": fit.need, "exhausted": fit.exhausted,
             "fixes": {"batch": fit.batch, "batch_noun": t.dominant.noun if t.dominant else None,
                       "verified_batch": fit.verified_batch, "boundary_checked": fit.boundary_checked,
-                      "partitions_batch": fit.partitions_batch,
+                      "partitions_batch": fit.partitions_batch, "verified_partitions": fit.verified_partitions,
+                      "partitions_boundary_checked": fit.partitions_boundary_checked,
+                      "leaf_partitions": fit.leaf_partitions,
                       "smallest_mlpt": fit.smallest_mlpt, "verified_mlpt": fit.verified_mlpt,
                       "verified_on": fit.verified_on} if fit.exhausted else None}
