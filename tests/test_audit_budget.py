@@ -209,3 +209,34 @@ def _findings_when_exceeded(audit: LockBudgetAudit) -> None:
     assert dml.fix == "max_locks_per_transaction = 11 (restart)"  # no partition is the problem: 3 entries at any
     # the widest footprint is a table here: the shared-lock-table finding speaks for it, not a second one
     assert "lock-budget-connections" not in kinds
+
+
+@pytest.mark.parametrize("major", [13, 19])
+def test_a_statement_near_the_budget_in_one_session(major: int) -> None:
+    """lock-budget-statement: a read of a table with 70 indexes (the audit's widest footprint) needs, in one
+    session, its relation locks outside the fast path (as pg_locks shows them during its planning), the transaction
+    ID and 2 transient entries; named at half the free entries (low), beyond them with the budget's severity."""
+    with ScratchServer(bin_dir_of(major), ScratchSettings(extra={"autovacuum": "off"})) as server:
+        with psycopg.connect(server.conninfo(), autocommit=True) as conn:
+            conn.execute("CREATE TABLE wide (" + ", ".join(f"c{i} int" for i in range(70)) + ")")
+            for i in range(70):
+                conn.execute(f"CREATE INDEX ON wide (c{i})")  # type: ignore[arg-type]
+        audit = _budget_audit(server)
+        spilled = _held_by_ddl(server, "EXPLAIN SELECT * FROM wide")  # planning opens every index
+    assert audit.statement is not None
+    assert (audit.statement.subject, audit.statement.spilled) == ("public.wide", spilled)
+    need = audit.statement.need_entries
+    assert need == spilled + 3
+    base = assumed_budget(190000, max_locks_per_transaction=10, max_connections=1)  # 370 entries
+    near = dataclasses.replace(base, held_entries=370 - need - 5)  # need is most of the free entries
+    over = dataclasses.replace(base, held_entries=370 - need + 1)
+
+    def finding(budget: object) -> list[str]:
+        found = lock_budget_findings(dataclasses.replace(audit, budget=budget))
+        return [f"{f.severity}: {f.title}" for f in found if f.kind == "lock-budget-statement"]
+
+    share = round(100 * need / (need + 5))
+    assert finding(near) == [f"low: one execution of public.wide needs {need} lock-table entries of {need + 5}: "
+                             f"{share}% of them in one session"]
+    assert finding(over) == [f"high: one execution of public.wide needs {need} lock-table entries of {need - 1}"]
+    assert finding(dataclasses.replace(base, held_entries=0)) == []

@@ -42,6 +42,7 @@ from .findings import Finding
 from .transactions import TransactionAudit
 
 __all__ = [
+    "NEARS_BUDGET",
     "PG_DUMP_CATALOG_OIDS",
     "TRANSIENT_ENTRIES",
     "BudgetLine",
@@ -49,6 +50,7 @@ __all__ = [
     "DumpNeed",
     "LockBudgetAudit",
     "PartitionDdlNeed",
+    "StatementNeed",
     "budget_lines",
     "dump_need",
     "lock_budget_audit",
@@ -181,6 +183,25 @@ class ConnectionsNeed:
 
 
 @dataclass(frozen=True)
+class StatementNeed:
+    """The widest statement's (or table's) main-table locks in one session: a job that runs it once in a
+    transaction, before any other session's entries are counted.
+
+    :ivar subject: ``statement <queryid>`` or the table.
+    :ivar spilled: its locks outside the fast path (count, the audit's probe).
+    :ivar need_entries: spilled + the transaction ID + :data:`TRANSIENT_ENTRIES` (count).
+    """
+
+    subject: str
+    spilled: int
+    need_entries: int
+
+
+#: A statement is named when one execution needs at least this share of the free entries (ratio).
+NEARS_BUDGET = 0.5
+
+
+@dataclass(frozen=True)
 class LockBudgetAudit:
     """The database's own lock budget (see the module docstring).
 
@@ -188,12 +209,14 @@ class LockBudgetAudit:
     :ivar dump: pg_dump's need, None when the dump's relations were not read.
     :ivar partitions: the partitioned tables, the largest first (at most 5).
     :ivar connections: the widest footprint x max_connections.
+    :ivar statement: the statement (or table) with the most main-table locks, alone (None: none spills).
     """
 
     budget: LockTableBudget
     dump: DumpNeed | None
     partitions: tuple[PartitionDdlNeed, ...]
     connections: ConnectionsNeed
+    statement: StatementNeed | None = None
 
     def verdict(self, need_entries: int) -> str:
         """``fits``, ``beyond the floor`` (PG 13-18: may still fit) or ``exceeds``, for a need (count)."""
@@ -316,8 +339,10 @@ def lock_budget_audit(budget: LockTableBudget, model: CapacityModel, rows: Seque
     :param rows: ``audit_dump_locks.sql``'s rows, None when not read.
     """
     dump = dump_need(model, rows) if rows is not None else None
+    statement = StatementNeed(risk.spilled_subject, risk.largest_spilled,
+                              risk.largest_spilled + 1 + TRANSIENT_ENTRIES) if risk.largest_spilled > 0 else None
     return LockBudgetAudit(budget, dump, partition_ddl_needs(catalog, model=model),
-                           connections_need(risk, transactions))
+                           connections_need(risk, transactions), statement)
 
 
 def _severity(audit: LockBudgetAudit) -> str:
@@ -397,6 +422,30 @@ def _partition_dml_findings(audit: LockBudgetAudit) -> list[Finding]:
     return out
 
 
+def _statement_finding(audit: LockBudgetAudit) -> list[Finding]:
+    """``lock-budget-statement``: one execution of the widest statement (in pg_stat_statements, or an unpruned
+    read of a table) needs at least :data:`NEARS_BUDGET` of the free entries by itself: a job that runs it in one
+    transaction with a few others (or a batch of its executions) runs out."""
+    st, b = audit.statement, audit.budget
+    if st is None or st.need_entries < NEARS_BUDGET * b.free_entries:
+        return []
+    over = not b.fits(st.need_entries)
+    severity = _severity(audit) if over else "low"
+    verdict = (" (beyond the floor)" if b.is_floor else "") if over else \
+        f": {st.need_entries / max(b.free_entries, 1):.0%} of them in one session"
+    return [Finding(
+        severity, "lock-budget-statement", st.subject,
+        f"one execution of {st.subject} needs {st.need_entries:,} lock-table entries of {b.free_entries:,}"
+        + verdict,
+        f"{st.spilled:,} of its relation locks outside the fast path (the audit's probe), the transaction ID and "
+        f"{TRANSIENT_ENTRIES} transient; each further execution in the same transaction (a batch) keeps its locks "
+        f"too; lock table {b.describe()}; measure the job: lockscope footprint --scratch --setup schema.sql -f "
+        "job.sql --fail-on exhaustion",
+        f"prune it (filter on the partition key), fewer indexes on what it touches, or "
+        f"{_mlpt_fix(audit, 2 * st.need_entries)} for two at once",
+        (), float(st.need_entries))]
+
+
 def _connections_finding(audit: LockBudgetAudit) -> list[Finding]:
     """``lock-budget-connections``: the widest measured transaction x max_connections does not fit (a statement or
     table that does not is the ``shared-lock-table`` finding)."""
@@ -414,11 +463,11 @@ def _connections_finding(audit: LockBudgetAudit) -> list[Finding]:
 
 
 def lock_budget_findings(audit: LockBudgetAudit) -> list[Finding]:
-    """``lock-budget-pg-dump``, ``lock-budget-partition-ddl``, ``lock-budget-partition-dml`` and
-    ``lock-budget-connections`` (each when its need
+    """``lock-budget-pg-dump``, ``lock-budget-partition-ddl``, ``lock-budget-partition-dml``,
+    ``lock-budget-statement`` and ``lock-budget-connections`` (each when its need
     does not fit the free entries; ``high`` beyond PG 19's limit, ``medium`` beyond a PG 13-18 floor)."""
     return _dump_finding(audit) + _partition_findings(audit) + _partition_dml_findings(audit) + \
-        _connections_finding(audit)
+        _statement_finding(audit) + _connections_finding(audit)
 
 
 @dataclass(frozen=True)
@@ -458,6 +507,9 @@ def budget_lines(audit: LockBudgetAudit) -> list[BudgetLine]:
             out.append(BudgetLine(f"UPDATE/DELETE of {p.qualified}, unpruned", p.dml_entries,
                                   audit.verdict(p.dml_entries),
                                   f"{p.dml_relations:,} relations - fast path + 1 + {TRANSIENT_ENTRIES} transient"))
+    if (st := audit.statement) is not None:
+        out.append(BudgetLine(f"one execution of {st.subject}", st.need_entries, audit.verdict(st.need_entries),
+                              f"{st.spilled:,} spilled + 1 + {TRANSIENT_ENTRIES} transient"))
     c = audit.connections
     out.append(BudgetLine(f"{c.sessions} sessions x {c.subject}", c.need_entries, audit.verdict(c.need_entries),
                           f"{c.largest_locks} locks x {c.sessions}"))

@@ -210,6 +210,9 @@ def _lock_budget(a: LockBudgetAudit | None) -> dict[str, Any] | None:
                               "partitions_per_transaction": p.dml_partitions_fit(b.free_entries),
                               "smallest_mlpt": b.smallest_mlpt(p.dml_entries)} if p.dml_relations else None}
             for p in a.partitions],
+        "statement": {"subject": a.statement.subject, "spilled": a.statement.spilled,
+                      "need_entries": a.statement.need_entries, "verdict": a.verdict(a.statement.need_entries)}
+        if a.statement is not None else None,
         "connections": {"largest_locks": c.largest_locks, "subject": c.subject, "sessions": c.sessions,
                         "need_entries": c.need_entries, "verdict": a.verdict(c.need_entries)},
     }
