@@ -195,3 +195,23 @@ def test_a_job_that_touches_no_rows_says_so(tmp_path: Path) -> None:
     proc = run("footprint", "--scratch", "--job", "--setup", str(schema), "-f", str(job))
     assert "touched no rows: lines 2, 3 (a job's locks depend on the rows it reaches: load a representative " \
         "sample with --setup)" in proc.stdout
+
+
+def test_budget_from_a_live_server_applies_to_a_job(tmp_path: Path) -> None:
+    """--budget-from: a job judged against a live server's settings and the entries its sessions hold (200
+    advisory locks): 400 more advisory locks do not fit its 560 - 200 free entries; the batch lockscope verifies
+    runs beside the live server's 200, one more fails."""
+    statements = _job("advisory", 400)
+    schema, job = _files(tmp_path, 1, statements)
+    out = tmp_path / "job.json"
+    with _small(19, 1) as live, psycopg.connect(live.conninfo(), autocommit=True) as holder:
+        holder.execute("SELECT count(pg_advisory_lock(k)) FROM generate_series(100000, 100199) AS k")
+        proc = run("footprint", "--scratch", "--setup", str(schema), "-f", str(job), "--budget-from",
+                   live.conninfo(), "--fail-on", "exhaustion", "--json", str(out))
+        assert proc.returncode == 6, proc.stderr
+        doc = json.loads(out.read_text())
+        assert (doc["budget"]["held_entries"], doc["budget"]["free_entries"]) == (200, 360)
+        fixes = doc["transactions"][0]["fixes"]
+        batch = fixes["verified_batch"]
+        assert isinstance(batch, int) and 0 < batch < 400 and fixes["boundary_checked"], fixes
+        assert _runs(live, statements[:batch]) and not _runs(live, statements[:batch + 1])

@@ -45,6 +45,10 @@ __all__ = ["HEADROOM_ENTRIES", "BudgetSettings", "Fit", "judge", "ran_out", "ver
 #: a SELECT fails when 2 more entries do not fit, a CREATE TABLE ... PARTITION OF when 3 do not; the verification
 #: finds the exact boundary.
 HEADROOM_ENTRIES = 3
+#: A trial's lock_timeout (ms): nothing else runs on the verifying server, so a wait is a job waiting for itself.
+TRIAL_LOCK_TIMEOUT_MS = 60_000
+#: The first key of the advisory locks that stand for a live server's held entries in a trial ('lcks').
+HOLDER_ADVISORY_KEY = 0x6C636B73
 #: SQLSTATE 53200 out_of_memory: "out of shared memory" from the lock table (``lock.c LockAcquireExtended``).
 OUT_OF_SHARED_MEMORY = "53200"
 #: The lock-table entries (count) the set-up script may hold in one transaction on the verifying server: it runs
@@ -252,8 +256,12 @@ def _verify_partitions(srv: ScratchServer, fit: Fit, txn: Transaction) -> tuple[
 def _trial(conninfo: str, held: int, statements: Sequence[object]) -> bool:
     """Run the statements in one transaction, rolled back: True when they ran, False on 53200."""
     with ScratchExecutor(conninfo) as ex, ScratchExecutor(conninfo) as holder:
+        ex.run(f"SET lock_timeout = {TRIAL_LOCK_TIMEOUT_MS}")  # a trial never waits forever (55P03 is an error)
         if held:
-            holder.run(f"SELECT count(pg_catalog.pg_advisory_lock(k)) FROM generate_series(1, {int(held)}) AS k")
+            # the two-int4 key space, first key lockscope's own: never the key of a job's advisory lock (a bigint
+            # key is another LOCKTAG, advisory.c), which would wait for the holder forever
+            holder.run(f"SELECT count(pg_catalog.pg_advisory_lock({HOLDER_ADVISORY_KEY}, k)) "
+                       f"FROM generate_series(1, {int(held)}) AS k")
         try:
             run_statements(ex, statements, commit=False)  # type: ignore[arg-type]
         except StatementError as exc:
