@@ -125,3 +125,43 @@ def test_maintenance_too_big_is_refused_and_its_fix_runs(tmp_path: Path) -> None
         assert not _runs(srv), "PostgreSQL ran the maintenance lockscope refused"
         srv.reconfigure(max_locks_per_transaction=mlpt)
         assert _runs(srv)
+
+
+#: Rows loaded before their partitions exist: 3 partitions (ev_p0 .. ev_p20, premake 2), ids 0..1999, so 1,970 rows
+#: in the default partition; partition_data_id moves them, in batches of one partition (10 ids), into 197 new
+#: partitions, all in one transaction (p_batch_count 1000: more batches than the data needs).
+DATA_SETUP = """
+CREATE SCHEMA partman;
+CREATE EXTENSION pg_partman SCHEMA partman;
+CREATE TABLE public.ev (id bigint NOT NULL, v int) PARTITION BY RANGE (id);
+CREATE INDEX ON public.ev (v);
+SELECT partman.create_parent('public.ev', 'id', 'native', '10', p_premake := 2, p_start_partition := '0');
+INSERT INTO public.ev SELECT g, 0 FROM generate_series(0, 1999) AS g;
+"""
+PARTITION_DATA = "SELECT partman.partition_data_id('public.ev', p_batch_count := 1000, p_analyze := false);"
+
+
+def test_partition_data_entries_equal_pg_locks(tmp_path: Path) -> None:
+    """pg_partman's partition_data_id, which moves rows out of the default partition into partitions it creates
+    (pg_partman's partition_data_* jobs), measured as a job: its entries by lock type equal pg_locks."""
+    _files(tmp_path)  # fails when pg_partman is missing
+    setup, job = tmp_path / "data-setup.sql", tmp_path / "partition-data.sql"
+    setup.write_text(DATA_SETUP)
+    job.write_text(f"BEGIN;\n{PARTITION_DATA}\nCOMMIT;\n")
+    out = tmp_path / "data.json"
+    proc = run("footprint", "--scratch", "--pg-bin", str(DEBIAN_PG15_BIN), "--mlpt", "64", "--setup", str(setup),
+               "-f", str(job), "--job", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    (txn,) = json.loads(out.read_text())["transactions"]
+    with ScratchServer(DEBIAN_PG15_BIN, ScratchSettings(max_locks_per_transaction=64)) as srv, \
+            psycopg.connect(srv.conninfo(), autocommit=True) as conn, \
+            psycopg.connect(srv.conninfo(), autocommit=True) as reader:
+        conn.execute(DATA_SETUP)
+        assert len(_partitions(conn)) == 3
+        conn.execute("BEGIN")
+        moved = conn.execute(PARTITION_DATA).fetchone()
+        truth: dict[str, int] = dict(reader.execute(ENTRIES, [conn.info.backend_pid]).fetchall())
+        assert moved == (1970,) and len(_partitions(conn)) == 200
+        conn.execute("ROLLBACK")
+    assert txn["peak_by_type"] == truth
+    assert truth["relation"] > 2 * 197 and truth["object"] >= 197, truth
