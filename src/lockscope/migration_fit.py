@@ -206,8 +206,8 @@ def verify_fixes(fit: Fit, *, bin_dir: Path | None, settings: BudgetSettings, se
         batch, checked = _verify_batch(srv, fit, txn) if fit.batch is not None else (None, False)
         parts: tuple[int | None, bool, int | None] = (None, False, None)
         if fit.partitions_batch is not None and fit.transaction.spread is not None and \
-                all(_PRUNABLE.match(s.text) for s in txn.statements):
-            parts = _verify_partitions(srv, fit, txn)
+                all(_PRUNABLE.match(s.text) or _ROUTED.match(s.text) for s in txn.statements):
+            parts = _verify_partitions(srv, fit, txn, routed=any(_ROUTED.match(s.text) for s in txn.statements))
         mlpt = _verify_mlpt(srv, fit, txn)
     return Fit(fit.transaction, fit.budget, fit.batch, fit.smallest_mlpt, batch, checked and exact, mlpt, version,
                fit.partitions_batch, parts[0], parts[1] and exact, parts[2])
@@ -215,13 +215,23 @@ def verify_fixes(fit: Fit, *, bin_dir: Path | None, settings: BudgetSettings, se
 
 #: A statement whose reach over a partitioned table is its WHERE's (verified by detaching partitions).
 _PRUNABLE = re.compile(r"\s*(?:update|delete)\b", re.I)
+#: A statement whose reach is the rows it routes (verified with a default partition taking the others' rows).
+_ROUTED = re.compile(r"\s*insert\b", re.I)
+#: The default partition lockscope adds on its verifying server for a routed job's trials.
+_TRIAL_DEFAULT = "lockscope_trial_default"
 
 
-def _verify_partitions(srv: ScratchServer, fit: Fit, txn: Transaction) -> tuple[int | None, bool, int | None]:
+def _verify_partitions(srv: ScratchServer, fit: Fit, txn: Transaction, *,
+                       routed: bool = False) -> tuple[int | None, bool, int | None]:
     """The most leaf partitions of the spread's table the transaction runs with, the others detached (committed,
     one ``ALTER TABLE ... DETACH PARTITION`` each, on lockscope's own server) as if its WHERE pruned them, then
     attached again: (the largest that ran, one more failed, the leaf partitions); searched from the figures' number
-    (:func:`largest_true`). (None, False, None) when a partition cannot be detached or attached again."""
+    (:func:`largest_true`). (None, False, None) when a partition cannot be detached or attached again.
+
+    :param routed: an INSERT routes rows: the detached partitions' rows go to a default partition (the table's, or
+        one lockscope adds for the trials, its rows rolled back with them), so the job reaches one more partition
+        than those kept: the number found runs (on PG 19 one or two more partitions may too: no boundary is
+        claimed); only when every leaf is a partition of the table itself."""
     spread = fit.transaction.spread
     assert spread is not None and fit.partitions_batch is not None
     conninfo, held = srv.conninfo(), fit.budget.held_entries
@@ -230,6 +240,28 @@ def _verify_partitions(srv: ScratchServer, fit: Fit, txn: Transaction) -> tuple[
             leaves = ex.query_rows("migration_leaf_partitions", LeafPartitionRow, [spread.parent])
         except DatabaseError:
             return None, False, None
+        default = next((leaf for leaf in leaves if leaf.bound == "DEFAULT"), None)
+        leaves = [leaf for leaf in leaves if leaf.bound != "DEFAULT"]
+        if routed and (any(leaf.parent != spread.parent for leaf in leaves) or not leaves):
+            return None, False, None
+        added = routed and default is None
+        if added:
+            schema = spread.parent.rsplit(".", 1)[0]
+            ex.run(f"CREATE TABLE {schema}.{_TRIAL_DEFAULT} PARTITION OF {spread.parent} DEFAULT")
+    try:
+        found, boundary, count = _search_partitions(conninfo, held, fit, txn, leaves)
+        # routed: the default partition's extra work makes the found number safe, not the boundary
+        return found, boundary and not routed, count
+    finally:
+        if added:
+            with ScratchExecutor(conninfo) as ex:
+                ex.run(f"DROP TABLE {schema}.{_TRIAL_DEFAULT}")
+
+
+def _search_partitions(conninfo: str, held: int, fit: Fit, txn: Transaction,
+                       leaves: Sequence[LeafPartitionRow]) -> tuple[int | None, bool, int | None]:
+    """:func:`_verify_partitions`' search over ``leaves`` (detached after the first k)."""
+    assert fit.partitions_batch is not None
     tried: dict[int, bool] = {}
 
     def ok(k: int) -> bool:

@@ -259,13 +259,16 @@ def _partitions_fix(fit: Fit, spread: PartitionSpread) -> str | None:
                 f"transaction ({spread.per_partition:.3g} entries each: {split}; by the figures, not verified: {why})")
     if v <= 0:
         return None
+    routed = any(t.lstrip()[:6].upper() == "INSERT" for t in fit.transaction.statements)
+    how = "the others detached, their rows routed to a default partition" if routed else \
+        "the others detached as if pruned"
     if not fit.budget.is_floor:
         boundary = f": {v + 1:,} fail with out of shared memory" if fit.partitions_boundary_checked else ""
         return (f"at most {v:,} of the {leaves:,} partitions of {spread.parent} per transaction ({split}; verified "
-                f"on {fit.verified_on}, the others detached as if pruned{boundary})")
+                f"on {fit.verified_on}, {how}{boundary})")
     nominal = min(fit.partitions_batch or 0, v)
     return (f"at most {nominal:,} of the {leaves:,} partitions of {spread.parent} per transaction ({split}; nominal, "
-            f"safe; verified on {fit.verified_on}, the others detached as if pruned: {v:,} ran)")
+            f"safe; verified on {fit.verified_on}, {how}: {v:,} ran)")
 
 
 def mlpt_fix(fit: Fit) -> str:
