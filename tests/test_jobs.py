@@ -21,6 +21,10 @@ from lockscope.server import ScratchServer, ScratchSettings
 from .fix_versions import bin_dir_of
 from .helpers import run
 
+# a load: each test builds hundreds of partitions on two or three servers and runs the job on them; with the
+# loads (one after another on one worker), never beside a test that times pgbench (tests/schedule.py)
+pytestmark = pytest.mark.usefixtures("load_lock")
+
 #: The test's own count of the shared lock table's entries a backend holds: pg_locks rows outside the fast path,
 #: one per locked object (its LOCKTAG's fields), whatever its modes.
 ENTRIES = """
