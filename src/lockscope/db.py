@@ -83,6 +83,9 @@ PG_LOCKS_QUERIES = frozenset({"relation_locks", "blocking_locks", "audit_held_lo
 #: 08 connection exception, 26 invalid statement name, 07 dynamic SQL, 25 invalid transaction state, 54 program
 #: limit exceeded, 53 insufficient resources).
 _STATEMENT_ERROR_CLASSES = frozenset({"42", "22", "0A", "08", "26", "07", "25", "54", "53"})
+#: aclchk.c aclcheck_error: "permission denied for <object kind> <name>".
+_PERMISSION_DENIED = re.compile(r"permission denied for (table|view|materialized view|sequence|schema|function) "
+                                r"(\S+)")
 _SQL_FILE = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)(?:-(?P<since>\d{6}))?\.sql$")
 
 
@@ -767,8 +770,27 @@ class Session:
             position = int(diag.statement_position) - prefix_len if diag.statement_position else None
             where = f" (at character {position})" if position and position > 0 else ""
             detail = f"; {diag.message_hint}" if diag.message_hint else ""
+            if sqlstate == "42501":
+                detail += self._grant_hint(primary)
             return StatementError(f"{sqlstate}: {primary}{where}{detail}", position, sqlstate=sqlstate)
         return DatabaseError(f"{sqlstate or 'error'}: {primary}", sqlstate=sqlstate)
+
+    def _grant_hint(self, primary: str) -> str:
+        """What lifts a 42501 "permission denied for <kind> <name>": the GRANT to this session's role (EXPLAIN needs
+        the privileges of running the statement, never its execution: ``lockscope`` only EXPLAINs)."""
+        match = _PERMISSION_DENIED.match(primary)
+        user = self._conn.info.user or ""
+        role = user if re.fullmatch(r"[a-z_][a-z0-9_]*", user) else pg_sql.Identifier(user).as_string(self._conn)
+        if match is None:
+            return f"; EXPLAIN needs the privileges the statement needs: grant them to {role}"
+        kind, name = match.group(1), match.group(2)
+        what = {"table": "SELECT ON TABLE", "view": "SELECT ON TABLE", "materialized view": "SELECT ON TABLE",
+                "sequence": "USAGE ON SEQUENCE", "schema": "USAGE ON SCHEMA",
+                "function": "EXECUTE ON FUNCTION"}.get(kind)
+        if what is None:
+            return f"; EXPLAIN needs the privileges the statement needs: grant them to {role}"
+        return (f"; lockscope only EXPLAINs, which needs the privileges the statement needs: GRANT {what} {name} TO "
+                f"{role}; (read-only for a table: EXPLAIN never runs it; docs/safety.md)")
 
     def _blocked_error(self) -> LockBlockedError:
         """Who holds the conflicting lock: one pg_locks look-up after the timeout (never a polling loop)."""
