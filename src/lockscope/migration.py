@@ -69,7 +69,11 @@ _LITERAL = re.compile(r"'(?:[^']|'')*'")
 _NUMBER = re.compile(r"\d+")
 _PARTITION_OF = re.compile(r"\bpartition\s+of\s+((?:\"[^\"]+\"|[\w$.])+)", re.I)
 _MODES = frozenset(m.value for m in LockMode)
-_DML = re.compile(r"\s*(?:with\b.*?\b)?(?:insert|update|delete|merge|copy)\b", re.I | re.S)
+#: Statements (libpg_query node names) that write rows: one of them over many partitions can be split by the
+#: partition key.
+WRITE_KINDS = frozenset({"InsertStmt", "UpdateStmt", "DeleteStmt", "MergeStmt", "CopyStmt"})
+#: Writes whose reach is the rows they route to partitions, not a WHERE.
+ROUTING_KINDS = frozenset({"InsertStmt", "MergeStmt", "CopyStmt"})
 #: Fewest repetitions measured as a growth (two differences to check constant).
 MIN_REPETITIONS = 3
 #: Repetitions of each repeated shape whose entries are read from its start (count: three steps to compare); the
@@ -174,6 +178,7 @@ class MigrationTransaction:
     :ivar strong_locks: strong relation locks held at the end, by relation OID.
     :ivar repetitions: repeated statement shapes, the most entries first.
     :ivar measured: False when the statement ran outside a transaction block and was not measured.
+    :ivar kinds: the statements' kinds (libpg_query node names, :attr:`lockscope.script.ScriptStatement.kind`).
     :ivar empty_lines: the lines of its INSERT, UPDATE, DELETE, MERGE and COPY statements that touched no row, and
         of the SELECTs that returned none: their locks are those of no data (``--setup`` loads a sample).
     :ivar spread: the partitioned table whose partitions take the most entries (:class:`PartitionSpread`), None
@@ -194,6 +199,7 @@ class MigrationTransaction:
     strong_locks: tuple[StrongLock, ...]
     repetitions: tuple[Repetition, ...]
     measured: bool = True
+    kinds: tuple[str, ...] = ()
     empty_lines: tuple[int, ...] = ()
     spread: PartitionSpread | None = None
     transient: int = 0
@@ -211,9 +217,14 @@ class MigrationTransaction:
 
     @property
     def writes_rows(self) -> bool:
-        """Whether every statement of it is DML (INSERT, UPDATE, DELETE, MERGE, COPY, also under WITH): a statement
-        of it over many partitions can be split by the partition key (a function call cannot)."""
-        return all(_DML.match(t) for t in self.statements)
+        """Whether every statement of it is DML (:data:`WRITE_KINDS`, also under WITH): a statement of it over many
+        partitions can be split by the partition key (a function call cannot)."""
+        return all(k in WRITE_KINDS for k in self.kinds)
+
+    @property
+    def routes_rows(self) -> bool:
+        """Whether a statement of it routes rows (:data:`ROUTING_KINDS`): its reach is its rows, not a WHERE."""
+        return any(k in ROUTING_KINDS for k in self.kinds)
 
     @property
     def dominant(self) -> Repetition | None:
@@ -390,6 +401,7 @@ def _transaction(ex: ScratchExecutor, number: int, txn: Transaction, totals: lis
     reps.sort(key=lambda r: -(r.count * r.per_repetition))
     return MigrationTransaction(
         number=number, line=txn.line, explicit=txn.explicit, statements=tuple(s.text for s in txn.statements),
+        kinds=tuple(s.kind for s in txn.statements),
         statement_lines=tuple(s.line for s in txn.statements), entries_after=tuple(totals),
         peak_by_type=tuple(sorted(peak.items())), strong_locks=locks, repetitions=tuple(reps), measured=measured)
 

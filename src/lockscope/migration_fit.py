@@ -22,7 +22,6 @@ grows until it does: doubling steps, then bisection, :func:`_verify_mlpt`).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,17 +205,17 @@ def verify_fixes(fit: Fit, *, bin_dir: Path | None, settings: BudgetSettings, se
         batch, checked = _verify_batch(srv, fit, txn) if fit.batch is not None else (None, False)
         parts: tuple[int | None, bool, int | None] = (None, False, None)
         if fit.partitions_batch is not None and fit.transaction.spread is not None and \
-                all(_PRUNABLE.match(s.text) or _ROUTED.match(s.text) for s in txn.statements):
-            parts = _verify_partitions(srv, fit, txn, routed=any(_ROUTED.match(s.text) for s in txn.statements))
+                set(fit.transaction.kinds) <= _DETACHABLE_KINDS:
+            parts = _verify_partitions(srv, fit, txn, routed=fit.transaction.routes_rows)
         mlpt = _verify_mlpt(srv, fit, txn)
     return Fit(fit.transaction, fit.budget, fit.batch, fit.smallest_mlpt, batch, checked and exact, mlpt, version,
                fit.partitions_batch, parts[0], parts[1] and exact, parts[2])
 
 
 #: A statement whose reach over a partitioned table is its WHERE's (verified by detaching partitions).
-_PRUNABLE = re.compile(r"\s*(?:update|delete)\b", re.I)
-#: A statement whose reach is the rows it routes (verified with a default partition taking the others' rows).
-_ROUTED = re.compile(r"\s*insert\b", re.I)
+#: Statements whose reach over a partitioned table is verified by detaching partitions: its WHERE's (UPDATE,
+#: DELETE), or the rows it routes (INSERT: a default partition takes the others' rows).
+_DETACHABLE_KINDS = frozenset({"UpdateStmt", "DeleteStmt", "InsertStmt"})
 #: The default partition lockscope adds on its verifying server for a routed job's trials.
 _TRIAL_DEFAULT = "lockscope_trial_default"
 

@@ -252,15 +252,13 @@ def _partitions_fix(fit: Fit, spread: PartitionSpread) -> str | None:
     if v is None or leaves is None:
         if not fit.partitions_batch:
             return None
-        routed = any(t.lstrip()[:6].upper() in ("INSERT", "MERGE ", "COPY ") for t in fit.transaction.statements)
-        why = "lockscope cannot split the rows an INSERT routes" if routed else \
+        why = "lockscope cannot split the rows an INSERT routes" if fit.transaction.routes_rows else \
             "its partitions could not be detached on the scratch server" if fit.verified_on else "--no-verify"
         return (f"at most {fit.partitions_batch:,} of the {spread.partitions:,} partitions of {spread.parent} per "
                 f"transaction ({spread.per_partition:.3g} entries each: {split}; by the figures, not verified: {why})")
     if v <= 0:
         return None
-    routed = any(t.lstrip()[:6].upper() == "INSERT" for t in fit.transaction.statements)
-    how = "the others detached, their rows routed to a default partition" if routed else \
+    how = "the others detached, their rows routed to a default partition" if fit.transaction.routes_rows else \
         "the others detached as if pruned"
     if not fit.budget.is_floor:
         boundary = f": {v + 1:,} fail with out of shared memory" if fit.partitions_boundary_checked else ""
