@@ -26,6 +26,14 @@ from lockscope.cli import main
 LOCKSCOPE = (sys.executable, "-m", "lockscope")
 #: What a one-line error starts with (lockscope.cli).
 ERROR_PREFIX = "lockscope: error: "
+#: The tests' own count of the shared lock table's entries a backend (``%s``: its pid) holds, by lock type:
+#: pg_locks rows outside the fast path, one per locked object (its LOCKTAG's fields), whatever its modes.
+ENTRIES_BY_TYPE = """
+SELECT locktype, count(*) FROM (
+  SELECT DISTINCT locktype, database, relation, page, tuple, virtualxid::text, transactionid::text, classid, objid,
+         objsubid
+  FROM pg_locks WHERE pid = %s AND granted AND NOT fastpath) AS e
+GROUP BY locktype"""
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -229,3 +237,21 @@ def check_report(html_path: Path, tmp_path: Path, *, min_svgs: int) -> dict[str,
     offline = browser_layout(html_path, tmp_path, offline=True)
     assert offline["svgSizes"] == online["svgSizes"] and offline["scrollWidth"] == online["scrollWidth"]
     return online
+
+
+def runs_in_one_transaction(conninfo: str, statements: list[str]) -> bool:
+    """True when the statements run in one transaction (rolled back), False on 53200 out of shared memory (any other
+    error fails the test)."""
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute("BEGIN")
+        try:
+            for stmt in statements:
+                conn.execute(stmt)  # type: ignore[arg-type]
+        except psycopg.Error as exc:
+            assert exc.sqlstate == "53200", exc
+            return False
+        finally:
+            conn.execute("ROLLBACK")
+    return True

@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -19,20 +21,12 @@ import pytest
 from lockscope.server import ScratchServer, ScratchSettings
 
 from .fix_versions import bin_dir_of
-from .helpers import run
+from .helpers import ENTRIES_BY_TYPE, run, runs_in_one_transaction
 
 # a load: each test builds hundreds of partitions on two or three servers and runs the job on them; with the
 # loads (one after another on one worker), never beside a test that times pgbench (tests/schedule.py)
 pytestmark = pytest.mark.usefixtures("load_lock")
 
-#: The test's own count of the shared lock table's entries a backend holds: pg_locks rows outside the fast path,
-#: one per locked object (its LOCKTAG's fields), whatever its modes.
-ENTRIES = """
-SELECT locktype, count(*) FROM (
-  SELECT DISTINCT locktype, database, relation, page, tuple, virtualxid::text, transactionid::text, classid, objid,
-         objsubid
-  FROM pg_locks WHERE pid = %s AND granted AND NOT fastpath) AS e
-GROUP BY locktype"""
 
 
 def _schema(partitions: int) -> str:
@@ -104,18 +98,19 @@ def _small(major: int, partitions: int) -> Iterator[ScratchServer]:
 
 
 def _runs(srv: ScratchServer, statements: list[str]) -> bool:
-    """True when the statements run in one transaction (rolled back), False on 53200 out of shared memory."""
-    with psycopg.connect(srv.conninfo(), autocommit=True) as conn:
-        conn.execute("BEGIN")
-        try:
-            for stmt in statements:
-                conn.execute(stmt)  # type: ignore[arg-type]
-        except psycopg.Error as exc:
-            assert exc.sqlstate == "53200", exc
-            return False
-        finally:
-            conn.execute("ROLLBACK")
-    return True
+    return runs_in_one_transaction(srv.conninfo(), statements)
+
+
+def _gate(major: int, tmp_path: Path, partitions: int,
+          statements: list[str]) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """The job through ``--fail-on exhaustion`` with the budget of :data:`BUDGET`: (the run, its transaction's
+    JSON)."""
+    schema, job = _files(tmp_path, partitions, statements)
+    out = tmp_path / "job.json"
+    proc = run("footprint", "--scratch", *_pg_bin(major), "--setup", str(schema), "-f", str(job), *BUDGET,
+               "--fail-on", "exhaustion", "--json", str(out))
+    (txn,) = json.loads(out.read_text())["transactions"] if out.exists() else [{}]
+    return proc, txn
 
 
 @pytest.mark.parametrize("major", [19, 16])
@@ -123,12 +118,8 @@ def _runs(srv: ScratchServer, statements: list[str]) -> bool:
 def test_a_job_too_big_is_refused_and_its_fixes_run(kind: str, major: int, tmp_path: Path) -> None:
     partitions, size = TOO_BIG[kind]
     statements = _job(kind, size)
-    schema, job = _files(tmp_path, partitions, statements)
-    out = tmp_path / "job.json"
-    proc = run("footprint", "--scratch", *_pg_bin(major), "--setup", str(schema), "-f", str(job), *BUDGET,
-               "--fail-on", "exhaustion", "--json", str(out))
+    proc, txn = _gate(major, tmp_path, partitions, statements)
     assert proc.returncode == 6, proc.stderr
-    (txn,) = json.loads(out.read_text())["transactions"]
     assert txn["exhausted"]
     fixes = txn["fixes"]
     mlpt = fixes["verified_mlpt"]
@@ -170,19 +161,15 @@ def test_a_job_too_big_is_refused_and_its_fixes_run(kind: str, major: int, tmp_p
 def test_a_job_that_fits_passes_and_its_entries_equal_pg_locks(kind: str, major: int, tmp_path: Path) -> None:
     partitions, size = FITS[kind]
     statements = _job(kind, size)
-    schema, job = _files(tmp_path, partitions, statements)
-    out = tmp_path / "job.json"
-    proc = run("footprint", "--scratch", *_pg_bin(major), "--setup", str(schema), "-f", str(job), *BUDGET,
-               "--fail-on", "exhaustion", "--json", str(out))
+    proc, txn = _gate(major, tmp_path, partitions, statements)
     assert proc.returncode == 0, proc.stderr
-    (txn,) = json.loads(out.read_text())["transactions"]
     assert not txn["exhausted"] and txn["empty_lines"] == []
     with _small(major, partitions) as srv, psycopg.connect(srv.conninfo(), autocommit=True) as conn, \
                 psycopg.connect(srv.conninfo(), autocommit=True) as reader:
         conn.execute("BEGIN")
         for stmt in statements:
             conn.execute(stmt)  # type: ignore[arg-type]
-        truth = dict(reader.execute(ENTRIES, [conn.info.backend_pid]).fetchall())
+        truth = dict(reader.execute(ENTRIES_BY_TYPE, [conn.info.backend_pid]).fetchall())
         conn.execute("ROLLBACK")
     assert txn["peak_by_type"] == truth
     assert truth.get("advisory", 0) == (size if kind == "advisory" else 0)

@@ -13,17 +13,9 @@ import pytest
 from lockscope.server import ScratchServer, ScratchSettings
 
 from .fix_versions import VERSION_MAJORS, bin_dir_of
-from .helpers import one_line_error, run
+from .helpers import ENTRIES_BY_TYPE, one_line_error, run, runs_in_one_transaction
 
 SCHEMA = "CREATE TABLE base (id int PRIMARY KEY, note text);\n"
-#: The test's own count of the shared lock table's entries a backend holds: pg_locks rows outside the fast path,
-#: one per locked object (its LOCKTAG's fields).
-ENTRIES = """
-SELECT locktype, count(*) FROM (
-  SELECT DISTINCT locktype, database, relation, page, tuple, virtualxid::text, transactionid::text, classid, objid,
-         objsubid
-  FROM pg_locks WHERE pid = %s AND granted AND NOT fastpath) AS e
-GROUP BY locktype"""
 
 
 def _partitions(n: int) -> list[str]:
@@ -60,7 +52,7 @@ def _truth(major: int, block: list[str], after: list[str], settings: ScratchSett
             conn.execute("BEGIN")
             for stmt in txn:
                 conn.execute(stmt)
-            out.append(dict(reader.execute(ENTRIES, [pid]).fetchall()))
+            out.append(dict(reader.execute(ENTRIES_BY_TYPE, [pid]).fetchall()))
             conn.execute("COMMIT")
     return out
 
@@ -96,18 +88,7 @@ def _gate(major: int, tmp_path: Path, n: int) -> tuple[int, dict[str, object], s
 
 
 def _runs(srv: ScratchServer, statements: list[str]) -> bool:
-    """True when the statements run in one transaction (rolled back), False on 53200 out of shared memory."""
-    with psycopg.connect(srv.conninfo(), autocommit=True) as conn:
-        conn.execute("BEGIN")
-        try:
-            for stmt in statements:
-                conn.execute(stmt)
-        except psycopg.Error as exc:
-            assert exc.sqlstate == "53200", exc
-            return False
-        finally:
-            conn.execute("ROLLBACK")
-    return True
+    return runs_in_one_transaction(srv.conninfo(), statements)
 
 
 def _small(major: int, mlpt: int = 10) -> ScratchServer:
@@ -216,8 +197,8 @@ def test_reads_sampled_and_a_step_that_is_not_constant(tmp_path: Path) -> None:
         created = 0
         for stmt in block:
             conn.execute(stmt)
-            created = created or sum(n for _, n in reader.execute(ENTRIES, [conn.info.backend_pid]).fetchall())
-        truth = dict(reader.execute(ENTRIES, [conn.info.backend_pid]).fetchall())
+            created = created or sum(n for _, n in reader.execute(ENTRIES_BY_TYPE, [conn.info.backend_pid]).fetchall())
+        truth = dict(reader.execute(ENTRIES_BY_TYPE, [conn.info.backend_pid]).fetchall())
         conn.execute("ROLLBACK")
     assert txn["peak_by_type"] == truth and txn["peak_entries"] == created + 14
     after = txn["entries_after"]

@@ -16,20 +16,12 @@ import pytest
 from lockscope.server import ScratchServer, ScratchSettings
 
 from .fix_versions import DEBIAN_PG15_BIN
-from .helpers import run
+from .helpers import ENTRIES_BY_TYPE, run
 
 # a load: each test builds hundreds of partitions on two or three servers and runs the job on them; with the
 # loads (one after another on one worker), never beside a test that times pgbench (tests/schedule.py)
 pytestmark = pytest.mark.usefixtures("load_lock")
 
-#: The test's own count of the shared lock table's entries a backend holds: pg_locks rows outside the fast path,
-#: one per locked object (its LOCKTAG's fields), whatever its modes.
-ENTRIES = """
-SELECT locktype, count(*) FROM (
-  SELECT DISTINCT locktype, database, relation, page, tuple, virtualxid::text, transactionid::text, classid, objid,
-         objsubid
-  FROM pg_locks WHERE pid = %s AND granted AND NOT fastpath) AS e
-GROUP BY locktype"""
 
 #: Debian's pg_partman for PG 15 (the package ``postgresql-15-partman``).
 PARTMAN_CONTROL = Path("/usr/share/postgresql/15/extension/pg_partman.control")
@@ -38,13 +30,20 @@ PARTMAN_CONTROL = Path("/usr/share/postgresql/15/extension/pg_partman.control")
 #: ev_p3990). Then premake 4 and a retention of 100 ids, tables dropped: run_maintenance drops every partition
 #: whose ids all lie 100 or more below the largest id (ev_p0 .. ev_p3880: 389) and premakes ev_p4010 .. ev_p4030
 #: (3), whatever the clock says. Each partition has an index, so each is 2 relations.
-SETUP = """
+def _partitioned(premake: int, rows: int) -> str:
+    """pg_partman in schema partman, public.ev partitioned by id in partitions of 10 ids from 0 (``premake`` of
+    them ahead), one index, ids 0 .. rows - 1 loaded."""
+    return f"""
 CREATE SCHEMA partman;
 CREATE EXTENSION pg_partman SCHEMA partman;
 CREATE TABLE public.ev (id bigint NOT NULL, v int) PARTITION BY RANGE (id);
 CREATE INDEX ON public.ev (v);
-SELECT partman.create_parent('public.ev', 'id', 'native', '10', p_premake := 400, p_start_partition := '0');
-INSERT INTO public.ev SELECT g, 0 FROM generate_series(0, 3999) AS g;
+SELECT partman.create_parent('public.ev', 'id', 'native', '10', p_premake := {premake}, p_start_partition := '0');
+INSERT INTO public.ev SELECT g, 0 FROM generate_series(0, {rows - 1}) AS g;
+"""
+
+
+SETUP = _partitioned(400, 4000) + """
 UPDATE partman.part_config SET premake = 4, retention = '100', retention_keep_table = false
 WHERE parent_table = 'public.ev';
 """
@@ -56,13 +55,14 @@ AFTER = {f"ev_p{k}" for k in range(3890, 4031, 10)}
 BUDGET = ScratchSettings(max_locks_per_transaction=10, max_connections=20, extra={"autovacuum": "off"})
 
 
-def _files(tmp_path: Path) -> tuple[Path, Path]:
+def _files(tmp_path: Path, setup_sql: str = SETUP, statement: str = MAINTENANCE) -> tuple[Path, Path]:
+    """The set-up file and the job file (``statement`` in one transaction); fails when pg_partman is missing."""
     if not PARTMAN_CONTROL.exists():
         pytest.fail(f"{PARTMAN_CONTROL} is missing: run scripts/test.sh (it installs Debian's postgresql-15-partman)",
                     pytrace=False)
-    setup, job = tmp_path / "partman-setup.sql", tmp_path / "maintenance.sql"
-    setup.write_text(SETUP)
-    job.write_text(f"BEGIN;\n{MAINTENANCE}\nCOMMIT;\n")
+    setup, job = tmp_path / "partman-setup.sql", tmp_path / "job.sql"
+    setup.write_text(setup_sql)
+    job.write_text(f"BEGIN;\n{statement}\nCOMMIT;\n")
     return setup, job
 
 
@@ -101,7 +101,7 @@ def test_maintenance_entries_equal_pg_locks(tmp_path: Path) -> None:
         assert _partitions(conn) == BEFORE
         conn.execute("BEGIN")
         conn.execute(MAINTENANCE)
-        truth: dict[str, int] = dict(reader.execute(ENTRIES, [conn.info.backend_pid]).fetchall())
+        truth: dict[str, int] = dict(reader.execute(ENTRIES_BY_TYPE, [conn.info.backend_pid]).fetchall())
         assert _partitions(conn) == AFTER  # 389 dropped, 3 made
         conn.execute("ROLLBACK")
     assert txn["peak_by_type"] == truth
@@ -134,24 +134,14 @@ def test_maintenance_too_big_is_refused_and_its_fix_runs(tmp_path: Path) -> None
 #: Rows loaded before their partitions exist: 3 partitions (ev_p0 .. ev_p20, premake 2), ids 0..1999, so 1,970 rows
 #: in the default partition; partition_data_id moves them, in batches of one partition (10 ids), into 197 new
 #: partitions, all in one transaction (p_batch_count 1000: more batches than the data needs).
-DATA_SETUP = """
-CREATE SCHEMA partman;
-CREATE EXTENSION pg_partman SCHEMA partman;
-CREATE TABLE public.ev (id bigint NOT NULL, v int) PARTITION BY RANGE (id);
-CREATE INDEX ON public.ev (v);
-SELECT partman.create_parent('public.ev', 'id', 'native', '10', p_premake := 2, p_start_partition := '0');
-INSERT INTO public.ev SELECT g, 0 FROM generate_series(0, 1999) AS g;
-"""
+DATA_SETUP = _partitioned(2, 2000)
 PARTITION_DATA = "SELECT partman.partition_data_id('public.ev', p_batch_count := 1000, p_analyze := false);"
 
 
 def test_partition_data_entries_equal_pg_locks(tmp_path: Path) -> None:
     """pg_partman's partition_data_id, which moves rows out of the default partition into partitions it creates
     (pg_partman's partition_data_* jobs), measured as a job: its entries by lock type equal pg_locks."""
-    _files(tmp_path)  # fails when pg_partman is missing
-    setup, job = tmp_path / "data-setup.sql", tmp_path / "partition-data.sql"
-    setup.write_text(DATA_SETUP)
-    job.write_text(f"BEGIN;\n{PARTITION_DATA}\nCOMMIT;\n")
+    setup, job = _files(tmp_path, DATA_SETUP, PARTITION_DATA)
     out = tmp_path / "data.json"
     proc = run("footprint", "--scratch", "--pg-bin", str(DEBIAN_PG15_BIN), "--mlpt", "64", "--setup", str(setup),
                "-f", str(job), "--job", "--json", str(out))
@@ -164,7 +154,7 @@ def test_partition_data_entries_equal_pg_locks(tmp_path: Path) -> None:
         assert len(_partitions(conn)) == 3
         conn.execute("BEGIN")
         moved = conn.execute(PARTITION_DATA).fetchone()
-        truth: dict[str, int] = dict(reader.execute(ENTRIES, [conn.info.backend_pid]).fetchall())
+        truth: dict[str, int] = dict(reader.execute(ENTRIES_BY_TYPE, [conn.info.backend_pid]).fetchall())
         assert moved == (1970,) and len(_partitions(conn)) == 200
         conn.execute("ROLLBACK")
     assert txn["peak_by_type"] == truth
