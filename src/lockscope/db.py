@@ -44,6 +44,7 @@ from .errors import (
     StatementError,
     UnsupportedServerError,
 )
+from .privileges import HELPER_OPTIONS
 from .rows import BlockingLockRow, RowT, row_maker
 from .versions import MIN_SUPPORTED, major_of
 from .vocab import PlanCacheMode
@@ -452,6 +453,8 @@ class Session:
         # rows a catalog_memo block with keep_s left for later blocks: (read at, monotonic s; rows), oldest first
         self._kept: dict[tuple[str, type, str, str], tuple[float, list[Any]]] = {}
         self._keep_s: float | None = None
+        #: the EXPLAIN helper's function name (``lockscope.explain``) every EXPLAIN goes through, or None
+        self.explain_helper: str | None = None
         row = self._typed(load_sql("server_facts", 0), _ServerFactsRow, None, "server_facts")[0]
         if row.server_version_num < MIN_SUPPORTED:
             raise UnsupportedServerError(
@@ -655,15 +658,40 @@ class Session:
         :raises DatabaseError: called outside :meth:`probe_transaction` (never sent).
         """
         self._require_probe()
+        via = self._via_helper(text)
         try:
             # A binary-result cursor always uses the extended protocol (Parse/Bind/Execute), which refuses
             # several statements; psycopg's prepared-statement cache (and its DEALLOCATE ALL) stays unused.
             with self._conn.cursor(binary=True) as cur:
                 cur.adapters.register_loader("json", TextBinaryLoader)
-                cur.execute(text.encode())
+                if via is None:
+                    cur.execute(text.encode())
+                else:
+                    cur.execute(via[0], via[1])
                 return cur.fetchall() if cur.description else []
         except psycopg.Error as exc:
-            raise self._translate(exc, prefix_len=prefix_len) from None
+            raise self._translate(exc, prefix_len=0 if via else prefix_len) from None
+
+    @property
+    def user(self) -> str:
+        """The session's role (``current_user`` at connection)."""
+        return self._conn.info.user or ""
+
+    def _via_helper(self, text: str) -> tuple[bytes, list[str]] | None:
+        """``EXPLAIN (options) statement`` sent as ``SELECT helper(options, statement)`` when the session uses the
+        EXPLAIN helper (:attr:`explain_helper`, :mod:`lockscope.privileges`); None to send ``text`` as it is.
+
+        :raises StatementError: an option list the documented helper refuses (lockscope sends none).
+        """
+        if self.explain_helper is None:
+            return None
+        match = re.match(r"EXPLAIN \(([A-Z_, ]+)\) ", text)
+        if match is None:
+            return None
+        if match.group(1) not in HELPER_OPTIONS:
+            raise StatementError(f"EXPLAIN ({match.group(1)}) cannot go through the EXPLAIN helper")
+        name = ".".join(pg_sql.Identifier(part).as_string(self._conn) for part in self.explain_helper.split("."))
+        return f"SELECT {name}(%s, %s)".encode(), [match.group(1), text[match.end():]]
 
     def run_checked_text_simple(self, text: str, *, prefix_len: int = 0) -> list[tuple[Any, ...]]:
         """Like :meth:`run_user_text` but through the simple query protocol.
@@ -678,6 +706,8 @@ class Session:
         :raises DatabaseError: called outside :meth:`probe_transaction` (never sent).
         """
         self._require_probe()
+        if self.explain_helper is not None:  # the statement goes as the helper's text parameter: $n stay unbound
+            return self.run_user_text(text, prefix_len=prefix_len)
         try:
             with self._conn.cursor() as cur:  # text cursor without parameters: simple query protocol
                 cur.adapters.register_loader("json", TextLoader)

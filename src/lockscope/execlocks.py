@@ -91,7 +91,8 @@ if TYPE_CHECKING:
     from .db import Session
 
 __all__ = ["DERIVATION_CATALOG", "ROW_READ_LIMIT", "ExecutionModel", "ExtraLock", "RowOverlay", "SpiCall", "SpiQuery",
-           "Stage", "derive_execution", "describe_json", "dml_ctes", "target_relation", "update_targets"]
+           "Stage", "derive_execution", "describe_json", "dml_ctes", "is_known", "target_relation", "update_targets",
+           "where_conditions", "where_conjuncts"]
 
 #: The catalog reads of a write's derivation: the same for every execution of one measurement
 #: (``Session.catalog_memo``).
@@ -799,6 +800,27 @@ def _conditions(where: Any, params: Sequence[Value]) -> tuple[dict[str, Value], 
         else:
             other.append(cond)
     return eq, other, exact
+
+
+def where_conditions(where: Any, params: Sequence[Value]) -> tuple[dict[str, Value], list[Cond], bool]:
+    """A raw WHERE clause read as lockscope reads a write's (column names unqualified): its ``column = value``
+    conjuncts (column -> value text, or an unknown marker: :func:`is_known`), its other comparisons of a column with
+    values, and whether the clause is exactly those conjuncts.
+
+    :param params: the values of ``$1..$n`` (text, None for NULL); a parameter beyond them is unknown.
+    """
+    return _conditions(where, params)
+
+
+def where_conjuncts(where: Any, params: Sequence[Value]) -> list[tuple[Any, Cond | None]]:
+    """A raw WHERE clause's AND-ed conjuncts, each with its reading as a comparison of a column with values
+    (:data:`Cond`; None for a conjunct of another form)."""
+    return [(node, _condition(node, params)) for node in _conjuncts(where)]
+
+
+def is_known(value: Value) -> bool:
+    """True for a value lockscope computed (text or None for NULL), False for one only the execution knows."""
+    return _known(value)
 
 
 def _condition(node: Any, params: Sequence[Value]) -> Cond | None:

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import acquisition, capacity, execlocks, paramtypes, querytree
+from . import acquisition, capacity, derived, execlocks, paramtypes, privileges, querytree
 from .acquisition import LockStep, acquisition_order
 from .capacity import CapacityModel, LockRequest
 from .db import OWN_QUERY_MARKER, Session
@@ -38,9 +38,11 @@ from .errors import BadInputError, DatabaseError, StatementError
 from .execlocks import ExecutionModel, ExtraLock, SpiCall, SpiQuery
 from .explain import ExplainedPlan, read_explain
 from .lockpart import NUM_LOCK_PARTITIONS, lock_partition
+from .privileges import PrivilegeGap
 from .querynodes import Query
 from .rows import (
     AcquisitionFactsRow,
+    DatabaseOidRow,
     ExecTargetRow,
     ExecutorIndexRow,
     FunctionVolatilityRow,
@@ -48,10 +50,11 @@ from .rows import (
     PreparedCountersRow,
     RelationInfoRow,
     RelationLockRow,
+    UserFunctionRow,
 )
 from .statement import CheckedStatement, bind_params, check_statement, raw_statement
 from .versions import PG14, PG16
-from .vocab import LockMode, LockRole, LockSource, PlanCacheMode, PlanPhase
+from .vocab import FootprintSource, LockMode, LockRole, LockSource, PlanCacheMode, PlanPhase
 
 __all__ = [
     "PROTOCOLS",
@@ -142,6 +145,8 @@ class Execution:
     :ivar unknowns: why this execution's locks are not known exactly (a trigger's dynamic SQL, rows only the
         execution finds, ...), one sentence each; empty when lockscope states them exactly. A footprint with
         unknowns is a lower bound, never shown as exact.
+    :ivar at_most: why this execution's locks may be fewer than stated (a derived footprint counts every partition
+        whose pruning the catalog does not decide), one sentence each: the figure is then an upper bound.
     """
 
     number: int
@@ -154,11 +159,12 @@ class Execution:
     query_phases: tuple[tuple[str, PlanPhase], ...] = ()
     notes: tuple[str, ...] = ()
     unknowns: tuple[str, ...] = ()
+    at_most: tuple[str, ...] = ()
 
     @property
     def exact(self) -> bool:
-        """True when lockscope states this execution's locks exactly (no :attr:`unknowns`)."""
-        return not self.unknowns
+        """True when lockscope states this execution's locks exactly (no :attr:`unknowns`, no :attr:`at_most`)."""
+        return not self.unknowns and not self.at_most
 
     @property
     def real_locks(self) -> tuple[RelationLock, ...]:
@@ -255,6 +261,12 @@ class Footprint:
     :ivar assumed: the ``--assume-*`` capacity, or None.
     :ivar executions: one per execution.
     :ivar order_note: why the acquisition order is ``unknown`` (the query tree could not be built), else ``""``.
+    :ivar source: measured in the session's role, measured through the EXPLAIN helper, or derived from the catalog
+        (EXPLAIN denied: :mod:`lockscope.privileges`).
+    :ivar privilege_gaps: the privileges the statement's EXPLAIN needs that the session's role lacks, each with the
+        GRANT that lifts it (empty when it has them all).
+    :ivar helper: the EXPLAIN helper's signature when it was used, else ``""``.
+    :ivar helper_gaps: what the EXPLAIN helper's owner lacks, when the helper is there but could not be used.
     """
 
     statement: str
@@ -268,6 +280,10 @@ class Footprint:
     assumed: CapacityModel | None = None
     param_types: tuple[str, ...] = field(default=())
     order_note: str = ""
+    source: FootprintSource = FootprintSource.MEASURED
+    privilege_gaps: tuple[PrivilegeGap, ...] = ()
+    helper: str = ""
+    helper_gaps: tuple[PrivilegeGap, ...] = ()
 
     @property
     def spilled(self) -> bool:
@@ -645,6 +661,7 @@ def measure_footprint(
     assume: CapacityModel | None = None,
     read_rows: bool = True,
     announce: Callable[[int], None] | None = None,
+    helper_signature: str | None = privileges.HELPER_SIGNATURE,
 ) -> Footprint:
     """Measure the relation-lock footprint of one statement on the session's server.
 
@@ -661,7 +678,9 @@ def measure_footprint(
         no table, and an execution whose rows matter is then labelled unknown.
     :param announce: called once, before the first pg_locks read, with the most pg_locks reads the measurement
         will make (count: :meth:`_QueryProbe.read_bound` of the statement and of each query its execution runs).
-    :return: a :class:`Footprint`.
+    :param helper_signature: the EXPLAIN helper to go through when the role may not EXPLAIN the statement
+        (:mod:`lockscope.privileges`; None: never); without it the footprint is derived from the catalog.
+    :return: a :class:`Footprint`; ``source`` says whether it was measured, measured through the helper, or derived.
     :raises UnsupportedStatementError: utility, several or no statements.
     :raises BadInputError: bad option values, parameter count (simple protocol).
     :raises StatementError: the server rejected the statement or its parameters.
@@ -680,9 +699,15 @@ def measure_footprint(
     mode = PlanCacheMode(plan_cache_mode) if protocol == "prepared" else PlanCacheMode.AUTO
     # with the simple protocol, the queries the execution runs plan under the server's own plan_cache_mode
     steps_mode = mode if protocol == "prepared" else PlanCacheMode(session.facts.plan_cache_mode)
-    # the same for every execution, and kept for the next probes of the session like the query tree
-    with session.catalog_memo(execlocks.DERIVATION_CATALOG, keep_s=ORDER_FACTS_TTL_S):
-        runs = _probe_statement(prober, protocol, params, param_types, steps_mode, executions, read_rows, announce)
+    access = explain_access(session, checked, helper_signature)
+    if access.source is FootprintSource.DERIVED:
+        runs = _derive_statement(prober, protocol, params, mode, executions, access.gaps, access.helper_gaps)
+    else:
+        # the same for every execution, and kept for the next probes of the session like the query tree
+        with access.explaining(session), \
+                session.catalog_memo(execlocks.DERIVATION_CATALOG, keep_s=ORDER_FACTS_TTL_S):
+            runs = _probe_statement(prober, protocol, params, param_types, steps_mode, executions,
+                                    read_rows and access.source is FootprintSource.MEASURED, announce)
     facts = session.facts
     return Footprint(
         statement=checked.text,
@@ -696,7 +721,57 @@ def measure_footprint(
         executions=runs,
         assumed=assume,
         order_note=prober.order_note,
+        source=access.source,
+        privilege_gaps=access.gaps,
+        helper=access.helper.signature if access.helper else "",
+        helper_gaps=access.helper_gaps,
     )
+
+
+@dataclass(frozen=True)
+class ExplainAccess:
+    """How a statement can be probed by the session's role (:mod:`lockscope.privileges`): measured as it is, measured
+    through the EXPLAIN helper, or derived from the catalog.
+
+    :ivar source: which.
+    :ivar gaps: what the role lacks (empty when measured as it is).
+    :ivar helper: the helper, when it is used.
+    :ivar helper_gaps: what the helper's owner lacks, when the helper is there but falls short.
+    """
+
+    source: FootprintSource
+    gaps: tuple[PrivilegeGap, ...] = ()
+    helper: privileges.ExplainHelper | None = None
+    helper_gaps: tuple[PrivilegeGap, ...] = ()
+
+    @contextlib.contextmanager
+    def explaining(self, session: Session) -> Iterator[None]:
+        """Every EXPLAIN of the block goes through the helper when it is used (:attr:`Session.explain_helper`)."""
+        if self.helper is None:
+            yield
+            return
+        session.explain_helper = self.helper.name
+        try:
+            yield
+        finally:
+            session.explain_helper = None
+
+
+def explain_access(session: Session, checked: CheckedStatement,
+                   helper_signature: str | None = privileges.HELPER_SIGNATURE) -> ExplainAccess:
+    """Decide how ``checked`` is probed: catalog queries only (``privilege_gaps.sql``, ``explain_helper.sql``), so
+    no EXPLAIN the server would refuse (and log) is ever sent."""
+    if session.explain_helper is not None:
+        return ExplainAccess(FootprintSource.HELPER)
+    raw = raw_statement(checked)
+    gaps = privileges.privilege_gaps(session, raw)
+    if not gaps:
+        return ExplainAccess(FootprintSource.MEASURED)
+    helper, helper_gaps = privileges.find_helper(session, raw, helper_signature) \
+        if helper_signature and ";" not in checked.text else (None, ())
+    if helper is not None:
+        return ExplainAccess(FootprintSource.HELPER, gaps, helper)
+    return ExplainAccess(FootprintSource.DERIVED, gaps, None, helper_gaps)
 
 
 def measure_all_modes(session: Session, sql: str, **kwargs: Any) -> tuple[Footprint, ...]:
@@ -1120,6 +1195,101 @@ def _probe_statement(prober: _Prober, protocol: str, params: Sequence[str], para
     finally:
         statement.close()
         _release_execution(exec_probe)
+    return tuple(out)
+
+
+# -- footprints derived from the catalog, for a role that may not EXPLAIN (lockscope.privileges) ---------------------
+
+#: Executions before the plan cache builds a generic plan under ``auto`` (``plancache.c choose_custom_plan``: five
+#: custom plans first).
+_CUSTOM_PLANS_FIRST = 5
+
+
+def _derived_phases(protocol: str, mode: PlanCacheMode, executions: int, keeps_custom: bool) -> list[PlanPhase]:
+    """The plan-cache phase of executions 1..N (``plancache.c GetCachedPlan``): the simple protocol plans once
+    (every execution alike); ``auto`` plans five custom plans, builds the generic plan at the sixth, then reuses it,
+    or plans custom plans again when ``keeps_custom`` (a cost choice the caller says it assumed);
+    ``force_custom_plan`` plans every time; ``force_generic_plan`` builds at the first and reuses after."""
+    if protocol != "prepared":
+        return [PlanPhase.SIMPLE]
+    out: list[PlanPhase] = []
+    for n in range(1, executions + 1):
+        if mode is PlanCacheMode.FORCE_CUSTOM_PLAN or (mode is PlanCacheMode.AUTO and n <= _CUSTOM_PLANS_FIRST) or \
+                (mode is PlanCacheMode.AUTO and keeps_custom and n > _CUSTOM_PLANS_FIRST + 1):
+            out.append(PlanPhase.CUSTOM)
+        elif out and out[-1] in (PlanPhase.GENERIC_BUILD, PlanPhase.GENERIC_REUSE):
+            out.append(PlanPhase.GENERIC_REUSE)
+        else:
+            out.append(PlanPhase.GENERIC_BUILD)
+    return out
+
+
+def _derive_statement(prober: _Prober, protocol: str, params: Sequence[str], mode: PlanCacheMode, executions: int,
+                      gaps: Sequence[PrivilegeGap], helper_gaps: Sequence[PrivilegeGap] = ()) -> tuple[Execution, ...]:
+    """Executions 1..N derived from the catalog, for a role whose EXPLAIN the server would refuse: the query tree
+    built on the client and its lock steps (:func:`lockscope.acquisition.statement_lock_steps`: the relations, all
+    their indexes, partitions and their indexes), less the partitions plan-time pruning removes where the catalog
+    decides it (:func:`lockscope.derived.plan_time_pruning`), fast-path flags from the capacity model. Nothing is
+    measured; what the catalog cannot decide is each execution's ``unknowns``.
+
+    :param helper_gaps: what the EXPLAIN helper's owner lacks, when the helper is there but falls short (said).
+    :raises StatementError: 42501, with the GRANTs, when not even the query tree can be built.
+    """
+    session = prober.session
+    grants = privileges.grants_text(gaps)
+    if helper_gaps:
+        grants += f" (or, for the EXPLAIN helper's owner: {privileges.grants_text(helper_gaps)})"
+    prober.load_tree()
+    if prober.tree is None:
+        raise StatementError(f"42501: permission denied: EXPLAIN needs {grants} (or the EXPLAIN helper, "
+                             f"docs/privileges.md), and the footprint cannot be derived from the catalog either "
+                             f"({prober.order_note})", sqlstate="42501")
+    raw = raw_statement(prober.checked)
+    common: list[str] = []
+    if prober.checked.kind != "SELECT":
+        common.append("what a real execution of this write adds (routed partitions, foreign-key checks and actions, "
+                      f"triggers, sequences) is not derived without the privileges its EXPLAIN needs: {grants}")
+    called = querytree.function_names(raw)
+    if called:
+        user_functions = [r.name for r in session.query_rows("user_functions", UserFunctionRow, [called])]
+        if user_functions:
+            common.append(f"the relations function(s) {', '.join(user_functions[:3])} lock when the planner inlines "
+                          "or runs them are not derived")
+    database_oid = session.query_rows("database_oid", DatabaseOidRow)[0].database_oid
+    pruning = {generic: derived.plan_time_pruning(session, raw, prober.order.rows, None if generic else list(params))
+               for generic in (False, True)}
+    # under auto, a generic plan that keeps partitions the custom plans prune costs more than they do, and the plan
+    # cache goes on planning custom plans (plancache.c choose_custom_plan compares estimated costs)
+    keeps_custom = pruning[True].pruned < pruning[False].pruned
+    out: list[Execution] = []
+    for number, phase in enumerate(_derived_phases(protocol, mode, executions, keeps_custom), start=1):
+        generic = phase in (PlanPhase.GENERIC_BUILD, PlanPhase.GENERIC_REUSE)
+        cut = pruning[generic]
+        steps = [st for st in prober._steps(phase, None, {}, []) if st.relation_oid not in cut.pruned]
+        wanted = list(dict.fromkeys((st.relation_oid, LockMode(st.mode)) for st in steps))
+        rule: dict[tuple[int, LockMode], str] = {}
+        for st in steps:
+            rule.setdefault((st.relation_oid, LockMode(st.mode)), st.rule)
+        requests = [LockRequest(oid, m) for oid, m in wanted]
+        predicted = prober.model.predict(requests)
+        assumed = prober.assumed.predict(requests) if prober.assumed else [None] * len(requests)
+        infos = prober._infos([oid for oid, _ in wanted])
+        locks = tuple(prober._lock(oid, infos, m, pred, pred, assume, n, rule[(oid, m)], database_oid,
+                                   LockRole.OTHER)
+                      for n, ((oid, m), pred, assume) in enumerate(zip(wanted, predicted, assumed, strict=True)))
+        unknowns = list(common)
+        notes: list[str] = []
+        if phase is PlanPhase.GENERIC_REUSE:
+            unknowns.append("the indexes a reused generic plan's scans lock at executor start need its plan "
+                            "(EXPLAIN): not counted")
+        if mode is PlanCacheMode.AUTO and protocol == "prepared" and number > _CUSTOM_PLANS_FIRST + 1:
+            notes.append("from execution 7 the plan cache " + (
+                "plans custom plans again: the generic plan keeps partitions they prune, so it costs more"
+                if keeps_custom else "reuses the generic plan") +
+                " (plancache.c choose_custom_plan decides on estimated costs, which need the planner)")
+        plan_type = None if phase is PlanPhase.SIMPLE else "generic" if generic else "custom"
+        out.append(Execution(number, phase, plan_type, locks, notes=tuple(notes), unknowns=tuple(unknowns),
+                             at_most=cut.undecided))
     return tuple(out)
 
 
@@ -1669,7 +1839,8 @@ def open_transaction_probes(session: Session, statements: Sequence[tuple[str, Se
 
 
 
-def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | None = None) -> Footprint:
+def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | None = None,
+                         helper_signature: str | None = privileges.HELPER_SIGNATURE) -> Footprint:
     """The planner locks of building the statement's generic plan, without parameter values.
 
     For ``$1..$n`` texts such as pg_stat_statements keeps. PG 16+: ``EXPLAIN (GENERIC_PLAN) <statement>`` (commit
@@ -1681,6 +1852,9 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
     force_generic_plan``, which builds the generic plan (``plancache.c BuildCachedPlan``) with the same locks;
     EXPLAIN without ANALYZE never runs the statement. Both in a READ ONLY transaction that is rolled back.
 
+    A role that may not EXPLAIN the statement goes through the EXPLAIN helper, or the footprint is derived from the
+    catalog (:func:`measure_footprint`'s ``helper_signature``; ``source`` says which).
+
     :return: a :class:`Footprint` with ``protocol`` ``generic_plan`` and one execution of phase ``generic-build``.
     :raises UnsupportedStatementError: utility, several or no statements.
     :raises StatementError: the server rejected the statement (e.g. a parameter type it cannot infer).
@@ -1689,6 +1863,38 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
     checked = check_statement(sql)
     prober = _Prober(session, checked, assume)
     facts = session.facts
+    access = explain_access(session, checked, helper_signature)
+    if access.source is FootprintSource.DERIVED:
+        prober.load_tree()
+        _check_param_types(prober)
+        executions = _derive_statement(prober, "prepared", [], PlanCacheMode.FORCE_GENERIC_PLAN, 1, access.gaps,
+                                       access.helper_gaps)
+        locks, plan = executions[0].locks, executions[0].plan
+    else:
+        with access.explaining(session):
+            locks, plan = _generic_plan_locks(prober)
+    return Footprint(
+        statement=checked.text,
+        protocol="generic_plan",
+        plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN,
+        params=(),
+        server_version_num=facts.server_version_num,
+        server_version=facts.server_version,
+        capacity=facts.capacity,
+        executions=(Execution(1, PlanPhase.GENERIC_BUILD, "generic", locks, plan,
+                              at_most=executions[0].at_most if access.source is FootprintSource.DERIVED else ()),),
+        assumed=assume,
+        order_note=prober.order_note,
+        source=access.source,
+        privilege_gaps=access.gaps,
+        helper=access.helper.signature if access.helper else "",
+        helper_gaps=access.helper_gaps,
+    )
+
+
+def _generic_plan_locks(prober: _Prober) -> tuple[tuple[RelationLock, ...], ExplainedPlan]:
+    """:func:`measure_generic_plan`'s probe: the generic plan's locks, measured, and its plan."""
+    session, checked, facts = prober.session, prober.checked, prober.session.facts
     if facts.server_version_num >= PG16:
         prefix = "EXPLAIN (GENERIC_PLAN, FORMAT JSON) "
         prober.load_tree()
@@ -1707,15 +1913,4 @@ def measure_generic_plan(session: Session, sql: str, *, assume: CapacityModel | 
                 locks = prober.build_locks(prober.snapshot(), PlanPhase.GENERIC_BUILD, plan)
         finally:
             session.deallocate(name)
-    return Footprint(
-        statement=checked.text,
-        protocol="generic_plan",
-        plan_cache_mode=PlanCacheMode.FORCE_GENERIC_PLAN,
-        params=(),
-        server_version_num=facts.server_version_num,
-        server_version=facts.server_version,
-        capacity=facts.capacity,
-        executions=(Execution(1, PlanPhase.GENERIC_BUILD, "generic", locks, plan),),
-        assumed=assume,
-        order_note=prober.order_note,
-    )
+    return locks, plan

@@ -1373,3 +1373,83 @@ class ExecTriggerRow:
     argument_types: list[str]
     variable_conflict: str | None
     triggerdef: str | None = None
+
+
+@dataclass(frozen=True)
+class PrivilegeGapRow:
+    """A privilege a statement's EXPLAIN needs that the session's role lacks (``privilege_gaps.sql``).
+
+    :ivar relation_oid: the relation.
+    :ivar relation: quoted ``schema.name``.
+    :ivar relkind: ``pg_class.relkind``.
+    :ivar privilege: ``SELECT``, ``INSERT``, ``UPDATE`` or ``DELETE``.
+    :ivar some_columns: the role holds the privilege on some of the relation's columns.
+    :ivar schema_usage: the role may use the relation's schema.
+    """
+
+    relation_oid: int
+    relation: str
+    relkind: str
+    privilege: str
+    some_columns: bool
+    schema_usage: bool
+
+
+@dataclass(frozen=True)
+class ExplainHelperRow:
+    """The EXPLAIN helper function as the catalog shows it (``explain_helper.sql``).
+
+    :ivar function_oid: its OID.
+    :ivar security_definer: it runs with its owner's privileges.
+    :ivar may_execute: the session's role may call it.
+    :ivar owner: its owner's role name.
+    """
+
+    function_oid: int
+    security_definer: bool
+    may_execute: bool
+    owner: str
+
+
+@dataclass(frozen=True)
+class PartitionKeyRow:
+    """A partitioned table's key (``partition_keys.sql``).
+
+    :ivar relation_oid: the partitioned table.
+    :ivar partstrat: ``l``, ``r`` or ``h``.
+    :ivar key_columns: column names in key order (None for an expression).
+    :ivar key_types: ``format_type`` of each (None for an expression).
+    :ivar key_collations: quoted collation of each, None where none.
+    """
+
+    relation_oid: int
+    partstrat: str
+    key_columns: list[str | None]
+    key_types: list[str | None]
+    key_collations: list[str | None]
+
+
+@dataclass(frozen=True)
+class PartitionMatchRow:
+    """A key value's partition (``partition_match.sql``, ``partition_hash_match.sql``).
+
+    :ivar value_index: the value's position in the values given (1-based).
+    :ivar partition_oid: a partition that holds it.
+    """
+
+    value_index: int
+    partition_oid: int
+
+
+@dataclass(frozen=True)
+class DatabaseOidRow:
+    """This database's OID (``database_oid.sql``)."""
+
+    database_oid: int
+
+
+@dataclass(frozen=True)
+class UserFunctionRow:
+    """A function a statement calls that is not built in (``user_functions.sql``)."""
+
+    name: str

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["LockMode", "LockRole", "LockSource", "PlanCacheMode", "PlanPhase"]
+__all__ = ["FootprintSource", "LockMode", "LockRole", "LockSource", "PlanCacheMode", "PlanPhase"]
 
 
 class LockMode(StrEnum):
@@ -120,3 +120,14 @@ class LockSource(StrEnum):
     TRIGGER = "trigger"
     #: taken for real and explained by no rule (executed runs only).
     UNMODELLED = "unmodelled"
+
+
+class FootprintSource(StrEnum):
+    """Where a footprint's locks come from (:mod:`lockscope.privileges`)."""
+
+    #: EXPLAIN in the session's own role, its locks read from pg_locks.
+    MEASURED = "measured"
+    #: EXPLAIN through the EXPLAIN helper (``contrib/explain_helper.sql``), its locks read from pg_locks.
+    HELPER = "helper"
+    #: derived from the catalog: EXPLAIN was denied and no helper could be used; nothing measured.
+    DERIVED = "derived"

@@ -29,7 +29,7 @@ from ..db import Session
 from ..rows import DumpLockRow
 from ..text import plural
 from ..versions import PG19, default_max_locks_per_transaction
-from ..workload.probes import StatementAudit, probe_statements
+from ..workload.probes import PrivilegeSummary, StatementAudit, privilege_summary, probe_statements
 from ..workload.statements import StatementRates, Workload, read_workload
 from .advice import (
     GranularityAdvice,
@@ -104,6 +104,8 @@ class AuditReport:
         (:class:`lockscope.audit.transactions.TransactionsSeen`).
     :ivar lock_budget: what pg_dump, DDL on each partitioned table and max_connections sessions need from the
         shared lock table (:mod:`.lockbudget`); None in reports built without it.
+    :ivar privileges: the statements derived from the catalog or measured through the EXPLAIN helper because the
+        role may not EXPLAIN them, and the GRANTs that would let it (:mod:`lockscope.privileges`).
     """
 
     server_version: str
@@ -137,6 +139,7 @@ class AuditReport:
     demo: bool = False
     transactions: TransactionsSeen = field(default_factory=TransactionsSeen)
     lock_budget: LockBudgetAudit | None = None
+    privileges: PrivilegeSummary = field(default_factory=PrivilegeSummary)
 
     def count(self, severity: str) -> int:
         """Findings at this severity (count)."""
@@ -624,6 +627,9 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     plans = [smallest_drop_set(catalog, model, t, idx) for t in tables if t.pruned.spilled]
     t_footprints = time.monotonic()
     workload, load, database_oid = _probe(session, options, catalog, workload, rows, say)
+    privileges = privilege_summary(workload.statements)
+    if privileges.sentence():
+        notes.append(privileges.sentence())
     if script is not None:
         say("measuring the workload's transactions")
     txns = audit_transactions(session, workload, rows, script)
@@ -651,5 +657,5 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
         notes=tuple(notes + list(workload.notes) + list(txns.notes) + ([txns.caveat] if txns.caveat else [])),
         timings_s={"workload": t_workload - t0, "catalog": t_catalog - t_workload,
                    "footprints": t_footprints - t_catalog, "probes": t_probes - t_footprints, "total": end - t0},
-        demo=demo, transactions=txns, lock_budget=lock_budget,
+        demo=demo, transactions=txns, lock_budget=lock_budget, privileges=privileges,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..capacity import CapacityModel
 from ..errors import EXIT_SPILL, BadInputError
 from ..pgbin.cache import resolve_pg_bin
+from ..privileges import HELPER_SIGNATURE
 from ..vocab import PlanCacheMode
 from ._common import (
     DEFAULT_EXECUTIONS,
@@ -102,6 +104,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                          "actions reach) are read with lockscope's own key lookups (at most 1,000 rows each, READ "
                          "ONLY, under --statement-timeout), since its execution locks depend on them; without, "
                          "an execution whose rows matter is labelled a lower bound")
+    fp.add_argument("--explain-helper", metavar="SIGNATURE", default=HELPER_SIGNATURE,
+                    help="when this role may not EXPLAIN a statement (no SELECT on its tables), EXPLAIN through "
+                         "this SECURITY DEFINER function if the server has it and the role may call it "
+                         "(contrib/explain_helper.sql, docs/privileges.md; lockscope never creates it); 'none': "
+                         "never. Without it the footprint is derived from the catalog and labelled so "
+                         f"(default {HELPER_SIGNATURE})")
     add_assume_options(fp)
     add_timeout_options(fp)
     add_probe_rate_option(fp)
@@ -232,6 +240,18 @@ def _open_footprint_target(args: argparse.Namespace) -> tuple[Any, AbstractConte
                                pg_locks_rate_hz=choice.pg_locks_rate_hz(args.probe_rate))
 
 
+def _helper_signature(text: str) -> str | None:
+    """``--explain-helper``: a function signature ``schema.name(text, text)``, or None for ``none``.
+
+    :raises BadInputError: not a signature of that shape.
+    """
+    if text.strip().lower() == "none":
+        return None
+    if not re.fullmatch(r'[A-Za-z_][\w$]*\.[A-Za-z_][\w$]*\(\s*text\s*,\s*text\s*\)', text.strip()):
+        raise BadInputError(f"--explain-helper {text!r}: give schema.name(text, text), or none")
+    return text.strip()
+
+
 def run(args: argparse.Namespace, console: Console) -> int:
     """Measure, render (table or JSON), and return the exit code."""
     from ..footprint import measure_all_modes, measure_footprint
@@ -257,6 +277,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
     for checked in statements:
         check_param_count(checked, args.param, args.param_type if protocol == "prepared" else ())
     check_writable(args.json)
+    helper = _helper_signature(args.explain_helper)
     choice, opened = _open_footprint_target(args)
     to_stdout = args.json is not None and str(args.json) == "-"
     info = make_console(stderr=True) if to_stdout else console
@@ -269,6 +290,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         kwargs: dict[str, Any] = {"params": args.param, "param_types": args.param_type,
                                   "executions": args.executions or DEFAULT_EXECUTIONS, "assume": assume,
                                   "read_rows": not args.no_row_reads,
+                                  "helper_signature": helper,
                                   "announce": _announcer(info, target.session.pg_locks_rate_hz)}
         for checked in statements:
             if mode == "all":

@@ -44,14 +44,14 @@ from ..catalog import database_facts, read_catalog, read_settings, relation_fact
 from ..db import time_on_scratch
 from ..errors import BadInputError, DatabaseError
 from ..explain import ExplainedPlan, read_explain
-from ..footprint import measure_footprint
+from ..footprint import explain_access, measure_footprint
 from ..lockpart import NUM_LOCK_PARTITIONS
 from ..rows import ClockRow, PopulationRow, StatementTimesRow
 from ..shapes import StatementShape, apply_what_if, shape_from_footprint
 from ..statement import bind_params, check_statement
 from ..transaction import STATEMENTS_ONLY_CAVEAT
 from ..versions import PG14, check_assumed_major
-from ..vocab import PlanCacheMode
+from ..vocab import FootprintSource, PlanCacheMode
 from ..watch.sampler import BackgroundSampler
 from ..workload.coverage import Coverage, coverage_of
 from ..workload.probes import probe_statements, shape_from_plan
@@ -443,8 +443,16 @@ def statement_own_cost(session: Session, text: str, *, exec_cost_ms: float | Non
                        f"timed on the scratch server (EXPLAIN ANALYZE, median of 20): {timed_exec_ms:.3f} ms "
                        f"execution, {timed_plan_ms:.3f} ms planning", plan_by_explain=True, exec_by_explain=True)
     options = "SUMMARY, VERBOSE, FORMAT JSON" if session.facts.server_version_num >= PG14 else "SUMMARY, FORMAT JSON"
+    access = explain_access(session, check_statement(text))
+    if access.source is FootprintSource.DERIVED:  # never an EXPLAIN the server would refuse (and log)
+        grants = " ".join(dict.fromkeys(g.grant for g in access.gaps))
+        return OwnCost(None, exec_cost_ms / 1000.0 if exec_cost_ms is not None else None,
+                       f"planning unknown: this role may not EXPLAIN the statement ({grants}, or the EXPLAIN helper, "
+                       f"docs/privileges.md); " + (f"--exec-cost {exec_cost_ms:g} ms execution" if exec_cost_ms
+                                                  is not None else _UNKNOWN_EXEC))
     plans: list[ExplainedPlan] = []
-    with session.probe_transaction():  # the first planning fills the session's catalog caches: it is not counted
+    # the first planning fills the session's catalog caches: it is not counted
+    with access.explaining(session), session.probe_transaction():
         for _ in range(_EXPLAIN_RUNS):
             plans.append(read_explain(str(session.run_user_text(f"EXPLAIN ({options}) {text}")[0][0])))
     times = [p.planning_time_ms for p in plans if p.planning_time_ms is not None]

@@ -38,7 +38,8 @@ def _plan(p: PlanFootprint | None) -> dict[str, Any] | None:
     if p is None:
         return None
     return {"phase": p.phase, "locks": p.locks, "spilled": p.spilled, "predicted_spilled": p.predicted_spilled,
-            "measured": p.measured, "relation_oids": list(p.relation_oids), "roles": list(p.roles)}
+            "measured": p.measured, "relation_oids": list(p.relation_oids), "roles": list(p.roles),
+            "source": p.source, "grants": list(p.grants)}
 
 
 def _partition_load(load: LockPartitionLoad | None) -> dict[str, Any] | None:
@@ -110,6 +111,8 @@ def audit_to_dict(report: AuditReport) -> dict[str, Any]:
         "partition_granularity": [_granularity(g) for g in report.granularity],
         "transactions": _transactions(report.transactions),
         "lock_budget": _lock_budget(report.lock_budget),
+        "privileges": {"derived": report.privileges.derived, "helper": report.privileges.helper,
+                       "grants": list(report.privileges.grants)},
         "notes": list(report.notes),
         "timings_s": {k: round(v, 3) for k, v in report.timings_s.items()},
     }

@@ -80,6 +80,7 @@ def coverage_dict(coverage: Coverage | None) -> dict[str, Any] | None:
         return None
     return {"calls_share": coverage.calls_share, "time_share": coverage.time_share,
             "statements_modelled": coverage.statements_modelled, "standins": coverage.standins,
+            "derived": coverage.derived,
             "uncovered": [{"queryid": u.queryid, "query": u.query, "calls_share": u.calls_share,
                            "time_share": u.time_share, "reason": u.reason} for u in coverage.uncovered]}
 

@@ -67,6 +67,7 @@ def _execution(e: Execution) -> dict[str, Any]:
         "main_table": e.real_main_table_count,
         "exact": e.exact,
         "unknowns": list(e.unknowns),
+        "at_most": list(e.at_most),
         "notes": list(e.notes),
         "assumed_main_table": e.real_assumed_main_table_count,
         "main_table_locks_per_partition": list(e.real_partition_load),
@@ -103,7 +104,11 @@ def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
     :param footprints: non-empty, all of the same statement and server.
     :return: a dict with ``schema``, ``lockscope_version``, ``measured_at`` (UTC ISO 8601), ``server``,
         ``capacity``, ``assumed``, ``statement``, ``protocol``, ``params``, ``spilled``, ``exact``,
-        ``mismatch_count``, ``order_note`` and ``runs`` (one per plan_cache_mode, each with ``executions``).
+        ``mismatch_count``, ``order_note``, ``source`` (``measured``, ``helper`` or ``derived``: EXPLAIN denied, the
+        locks derived from the catalog), ``helper`` (the EXPLAIN helper used, or null), ``privileges`` (what the role
+        lacks: relation, privilege, the GRANT that lifts it), ``helper_privileges`` (what the EXPLAIN helper's owner
+        lacks, when the helper could not be used) and ``runs`` (one per plan_cache_mode, each with
+        ``executions``).
     """
     first = footprints[0]
     return {
@@ -116,6 +121,12 @@ def footprints_to_dict(footprints: Sequence[Footprint]) -> dict[str, Any]:
         "exact": all(fp.exact for fp in footprints),
         "mismatch_count": sum(fp.mismatch_count for fp in footprints),
         "order_note": first.order_note,
+        "source": first.source,
+        "helper": first.helper or None,
+        "privileges": [{"relation": g.relation, "privilege": g.privilege, "grant": g.grant,
+                        "column_level": g.column_level} for g in first.privilege_gaps],
+        "helper_privileges": [{"relation": g.relation, "privilege": g.privilege, "grant": g.grant}
+                              for g in first.helper_gaps],
         "runs": [
             {"plan_cache_mode": fp.plan_cache_mode, "executions": [_execution(e) for e in fp.executions]}
             for fp in footprints

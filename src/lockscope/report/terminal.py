@@ -11,14 +11,20 @@ from rich.text import Text
 
 from ..footprint import Execution, Footprint
 from ..versions import major_of
+from ..vocab import FootprintSource
 
 __all__ = ["footprint_table", "mismatch_panel", "partition_summary", "relations_table", "render_footprints",
-           "short_statement"]
+           "short_statement", "source_line"]
 
 
 def _bound(e: Execution) -> str:
-    """``""`` for an exact figure, ``≥`` for a lower bound (the execution has unknowns)."""
-    return "" if e.exact else "≥"
+    """``""`` for an exact figure, ``≥`` for a lower bound (the execution has unknowns), ``≤`` for an upper bound
+    (partitions whose pruning a derived footprint could not decide), ``~`` for both."""
+    if e.exact:
+        return ""
+    if e.unknowns and e.at_most:
+        return "~"
+    return "≥" if e.unknowns else "≤"
 
 
 def _main_cell(e: Execution) -> Text:
@@ -29,7 +35,9 @@ def _main_cell(e: Execution) -> Text:
 def _exact_cell(e: Execution) -> Text:
     if e.exact:
         return Text("✓", style="green")
-    return Text("lower bound", style="yellow")
+    if e.unknowns and e.at_most:
+        return Text("neither bound", style="yellow")
+    return Text("lower bound" if e.unknowns else "upper bound", style="yellow")
 
 
 def _explain_cell(e: Execution) -> Text:
@@ -106,10 +114,13 @@ def footprint_table(footprints: Sequence[Footprint], title: str | None = None) -
             if first.assumed is not None:
                 row.append(f"{_bound(e)}{e.real_assumed_main_table_count}")
             table.add_row(*row)
-    caption = TOTALS_CAPTION
+    caption = TOTALS_CAPTION if first.source is not FootprintSource.DERIVED else \
+        TOTALS_CAPTION.replace("EXPLAIN alone takes, measured", "EXPLAIN alone would take, derived from the catalog")
     unknowns = list(dict.fromkeys(u for fp in footprints for e in fp.executions for u in e.unknowns))
     notes = list(dict.fromkeys(n for fp in footprints for e in fp.executions for n in e.notes))
+    at_most = list(dict.fromkeys(u for fp in footprints for e in fp.executions for u in e.at_most))
     caption += "".join(f"\nunknown: {u}" for u in unknowns)
+    caption += "".join(f"\nat most: {u}" for u in at_most)
     caption += "".join(f"\nassumed: {n}" for n in notes)
     table.caption = caption
     table.caption_justify = "left"
@@ -172,6 +183,22 @@ def mismatch_panel(footprints: Sequence[Footprint]) -> Panel | None:
     return Panel(body, title=f"MODEL MISMATCH: {len(lines)} lock(s)", style="bold red")
 
 
+def source_line(fp: Footprint) -> Text | None:
+    """Where the footprint comes from when it is not a plain measurement: ``derived from the catalog`` (EXPLAIN
+    denied: nothing measured, fast-path flags from the model) or ``measured through the EXPLAIN helper``, with the
+    GRANTs that would let lockscope measure it; None for a plain measurement."""
+    grants = " ".join(dict.fromkeys(g.grant for g in fp.privilege_gaps))
+    if fp.source is FootprintSource.DERIVED:
+        helper = (f"the EXPLAIN helper's owner lacks: {' '.join(dict.fromkeys(g.grant for g in fp.helper_gaps))}"
+                  if fp.helper_gaps else "or the EXPLAIN helper: docs/privileges.md")
+        return Text(f"DERIVED from the catalog, not measured: this role may not EXPLAIN the statement. To measure it: "
+                    f"{grants} ({helper}). Fast-path flags are the model's.", style="bold yellow")
+    if fp.source is FootprintSource.HELPER:
+        return Text(f"measured through the EXPLAIN helper {fp.helper} (this role may not EXPLAIN the statement "
+                    f"itself: {grants})", style="yellow")
+    return None
+
+
 def short_statement(text: str, *, max_lines: int = 6, max_chars: int = 600) -> str:
     """The statement as shown in a terminal: whole when short, else its start and its size (lines, characters)."""
     lines = text.splitlines()
@@ -192,6 +219,9 @@ def render_footprints(footprints: Sequence[Footprint], *, verbose: bool = False)
         head += (f"; assumed PostgreSQL {major_of(a.server_version_num)} with max_locks_per_transaction="
                  f"{a.max_locks_per_transaction}: {a.describe()}")
     parts: list[RenderableType] = [Text(head, style="bold"), Text(short_statement(first.statement), style="cyan")]
+    source = source_line(first)
+    if source is not None:
+        parts.append(source)
     parts.append(footprint_table(footprints))
     panel = mismatch_panel(footprints)
     if panel is not None:

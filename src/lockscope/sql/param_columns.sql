@@ -8,7 +8,10 @@ SELECT n.ord::int                   AS ord,
        a.attnum::int                AS attnum
 FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS n(schema_name, rel_name, ord)
 JOIN pg_catalog.pg_class c
-  ON c.oid = pg_catalog.to_regclass(CASE WHEN n.schema_name IS NULL THEN quote_ident(n.rel_name)
-                                         ELSE quote_ident(n.schema_name) || '.' || quote_ident(n.rel_name) END)
+  ON c.oid = CASE WHEN n.schema_name IS NULL OR n.schema_name = 'pg_temp'
+                 THEN pg_catalog.to_regclass(CASE WHEN n.schema_name IS NULL THEN quote_ident(n.rel_name)
+                                                  ELSE 'pg_temp.' || quote_ident(n.rel_name) END)
+                 ELSE (SELECT q.oid FROM pg_catalog.pg_class q JOIN pg_catalog.pg_namespace qn ON qn.oid = q.relnamespace
+                       WHERE qn.nspname = n.schema_name AND q.relname = n.rel_name) END
 JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND NOT a.attisdropped
 ORDER BY n.ord, a.attnum

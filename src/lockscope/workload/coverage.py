@@ -15,6 +15,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..vocab import FootprintSource
 from .statements import COVERAGE_FLOOR, Workload
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ class Coverage:
     :ivar uncovered: statements not in the model with at least :data:`COVERAGE_FLOOR` of calls or time, largest
         first.
     :ivar standins: statements probed with typed stand-ins (count).
+    :ivar derived: statements whose footprint was derived from the catalog, not measured: the role may not EXPLAIN
+        them (count; :mod:`lockscope.privileges`).
     """
 
     calls_share: float
@@ -59,6 +62,7 @@ class Coverage:
     statements_modelled: int
     uncovered: tuple[Uncovered, ...] = ()
     standins: int = 0
+    derived: int = 0
 
     @property
     def low(self) -> float:
@@ -71,7 +75,8 @@ class Coverage:
             f"{100 * self.time_share:.0f} % of execution time"
         out = (f"coverage: {100 * self.calls_share:.0f} % of calls, {time} in the model "
                f"({self.statements_modelled} statements"
-               + (f", {self.standins} with typed stand-ins" if self.standins else "") + ")")
+               + (f", {self.standins} with typed stand-ins" if self.standins else "")
+               + (f", {self.derived} derived from the catalog" if self.derived else "") + ")")
         if self.uncovered:
             out += "; not modelled: " + "; ".join(
                 f"query {u.queryid} ({100 * u.calls_share:.0f} % of calls, {100 * u.time_share:.0f} % of time): "
@@ -113,4 +118,6 @@ def coverage_of(workload: Workload, audits: Sequence[StatementAudit], modelled: 
     uncovered.sort(key=lambda u: -max(u.calls_share, u.time_share))
     return Coverage(min(1.0, calls / calls_total), min(1.0, time / time_total) if time_total > 0 else None,
                     len({a.queryid for a in in_model}), tuple(uncovered),
-                    sum(1 for a in in_model if a.standins_note))
+                    sum(1 for a in in_model if a.standins_note),
+                    sum(1 for a in in_model if any(p is not None and p.source is FootprintSource.DERIVED
+                                                   for p in (a.custom, a.generic))))

@@ -36,7 +36,7 @@ from ..errors import LockscopeError, StatementParseError
 from ..footprint import Footprint, measure_footprint, measure_generic_plan, scanned_indexes
 from ..shapes import StatementShape, site
 from ..statement import check_statement
-from ..vocab import LockMode, LockRole, PlanPhase
+from ..vocab import FootprintSource, LockMode, LockRole, PlanPhase
 from .params import ParamBinding, derive_params
 from .phases import PhaseSplit, split_phases
 from .standins import standin_values, typed_standins
@@ -44,9 +44,11 @@ from .statements import OWN_QUERY, SQL_PREPARE, StatementRates
 
 __all__ = [
     "PlanFootprint",
+    "PrivilegeSummary",
     "PruneCheck",
     "StatementAudit",
     "plan_footprint",
+    "privilege_summary",
     "probe_statements",
     "reuse_footprint",
     "shape_from_plan",
@@ -69,6 +71,9 @@ class PlanFootprint:
         the executor index locks of reusing it.
     :ivar executor_relations: relations the executor initialises and scans
         (:attr:`lockscope.explain.ExplainedPlan.scanned_relations`; count).
+    :ivar source: measured, measured through the EXPLAIN helper, or derived from the catalog (the role may not
+        EXPLAIN the statement: :mod:`lockscope.privileges`).
+    :ivar grants: the GRANTs that would let lockscope measure it as the session's role (empty when it could).
     """
 
     phase: PlanPhase
@@ -81,6 +86,8 @@ class PlanFootprint:
     measured: bool = True
     scanned_index_oids: tuple[int, ...] = ()
     executor_relations: int = 1
+    source: FootprintSource = FootprintSource.MEASURED
+    grants: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -220,6 +227,8 @@ def plan_footprint(fp: Footprint, phase: PlanPhase | None = None, session: Sessi
     :param session: when given, the indexes the plan scans are resolved (``scanned_index_oids``, one catalog query).
     """
     e = fp.executions[0]
+    derived = fp.source is FootprintSource.DERIVED
+    tables = sum(1 for lk in e.locks if lk.role in (LockRole.TABLE, LockRole.PARTITION))
     return PlanFootprint(
         phase=phase or e.phase,
         relation_oids=tuple(lk.relation_oid for lk in e.locks),
@@ -228,8 +237,11 @@ def plan_footprint(fp: Footprint, phase: PlanPhase | None = None, session: Sessi
         locks=e.lock_count,
         spilled=e.main_table_count,
         predicted_spilled=e.predicted_main_table_count,
-        scanned_index_oids=scanned_indexes(session, e) if session is not None else (),
-        executor_relations=e.plan.scanned_relations,
+        scanned_index_oids=scanned_indexes(session, e) if session is not None and not derived else (),
+        executor_relations=max(1, tables) if derived else e.plan.scanned_relations,
+        measured=not derived,
+        source=fp.source,
+        grants=tuple(dict.fromkeys(g.grant for g in fp.privilege_gaps)),
     )
 
 
@@ -254,7 +266,8 @@ def reuse_footprint(generic: PlanFootprint, model: CapacityModel, *,
     spilled = sum(not f for f in flags)
     return PlanFootprint(PlanPhase.GENERIC_REUSE, oids, tuple(generic.roles[i] for i in keep), modes, len(oids),
                          spilled, spilled, measured=False,
-                         executor_relations=executor_relations or generic.executor_relations)
+                         executor_relations=executor_relations or generic.executor_relations,
+                         source=generic.source, grants=generic.grants)
 
 
 def _prune_checks(catalog: Catalog, plan: PlanFootprint) -> tuple[PruneCheck, ...]:
@@ -349,6 +362,45 @@ def _probe_one(session: Session, catalog: Catalog, row: StatementRates, cache: d
                           spilled_per_call=split.main_table_per_call if split is not None else 0.0,
                           basis=split.basis if split is not None else "none", prune_checks=checks, split=split,
                           standins_note=standins.note if standins is not None else None)
+
+
+@dataclass(frozen=True)
+class PrivilegeSummary:
+    """What privileges changed in probing a workload's statements (:mod:`lockscope.privileges`).
+
+    :ivar derived: statements whose footprint was derived from the catalog: the role may not EXPLAIN them (count).
+    :ivar helper: statements measured through the EXPLAIN helper (count).
+    :ivar grants: the GRANTs that would let the role measure every derived one, distinct, in order.
+    """
+
+    derived: int = 0
+    helper: int = 0
+    grants: tuple[str, ...] = ()
+
+    def sentence(self) -> str:
+        """One line for a report's notes, ``""`` when privileges stopped nothing."""
+        parts = []
+        if self.derived:
+            parts.append(f"{self.derived} statement(s) derived from the catalog, not measured: this role may not "
+                         f"EXPLAIN them; {' '.join(self.grants)} lets lockscope measure them (or the EXPLAIN helper, "
+                         "docs/privileges.md)")
+        if self.helper:
+            parts.append(f"{self.helper} statement(s) measured through the EXPLAIN helper")
+        return "; ".join(parts)
+
+
+def privilege_summary(statements: Sequence[StatementAudit]) -> PrivilegeSummary:
+    """Count the probed statements by :attr:`PlanFootprint.source` and gather the GRANTs of the derived ones."""
+    derived = helper = 0
+    grants: list[str] = []
+    for st in statements:
+        plans = [p for p in (st.custom, st.generic) if p is not None]
+        if any(p.source is FootprintSource.DERIVED for p in plans):
+            derived += 1
+            grants.extend(g for p in plans for g in p.grants)
+        elif any(p.source is FootprintSource.HELPER for p in plans):
+            helper += 1
+    return PrivilegeSummary(derived, helper, tuple(dict.fromkeys(grants)))
 
 
 def probe_statements(session: Session, catalog: Catalog, rows: Sequence[StatementRates], *,
