@@ -338,6 +338,8 @@ class ServerFacts:
     :ivar plan_cache_mode: ``auto``, ``force_generic_plan`` or ``force_custom_plan``.
     :ivar in_recovery: True on a standby.
     :ivar pg_locks_oid: OID of the pg_locks view (lockscope's own look-up lock is excluded by it).
+    :ivar managed_service: ``rds``, ``cloudsql``, ``azure`` on such a managed service (:mod:`lockscope.services`),
+        else ``""``.
     """
 
     server_version_num: int
@@ -352,6 +354,7 @@ class ServerFacts:
     plan_cache_mode: PlanCacheMode
     in_recovery: bool
     pg_locks_oid: int
+    managed_service: str
 
     @property
     def major(self) -> int:

@@ -27,6 +27,7 @@ from ..capacity import FP_LOCK_SLOTS_PER_GROUP, CapacityModel, fast_path_groups
 from ..catalog import AuditSettings, Catalog, database_facts, read_catalog, read_settings
 from ..db import Session
 from ..rows import DumpLockRow
+from ..services import SERVICE_NAMES, set_mlpt_sql
 from ..text import plural
 from ..versions import PG19, default_max_locks_per_transaction
 from ..workload.probes import PrivilegeSummary, StatementAudit, privilege_summary, probe_statements
@@ -106,6 +107,7 @@ class AuditReport:
         shared lock table (:mod:`.lockbudget`); None in reports built without it.
     :ivar privileges: the statements derived from the catalog or measured through the EXPLAIN helper because the
         role may not EXPLAIN them, and the GRANTs that would let it (:mod:`lockscope.privileges`).
+    :ivar managed_service: the managed service the server is (``ServerFacts.managed_service``; ``""``: none known).
     """
 
     server_version: str
@@ -140,6 +142,7 @@ class AuditReport:
     transactions: TransactionsSeen = field(default_factory=TransactionsSeen)
     lock_budget: LockBudgetAudit | None = None
     privileges: PrivilegeSummary = field(default_factory=PrivilegeSummary)
+    managed_service: str = ""
 
     def count(self, severity: str) -> int:
         """Findings at this severity (count)."""
@@ -199,6 +202,7 @@ class FindingsContext:
     :ivar max_connections: the server's max_connections (sessions for the shared-lock-table finding).
     :ivar transactions: what the audit knows of the workload's transactions.
     :ivar lock_budget: the database's own lock budget, None when not computed.
+    :ivar managed_service: the managed service the server is (``ServerFacts.managed_service``), its fixes its way.
     """
 
     catalog: Catalog
@@ -214,6 +218,7 @@ class FindingsContext:
     max_connections: int
     transactions: TransactionsSeen = field(default_factory=TransactionsSeen)
     lock_budget: LockBudgetAudit | None = None
+    managed_service: str = ""
 
     @property
     def cap(self) -> str:
@@ -427,14 +432,14 @@ def _index_findings(ctx: FindingsContext) -> list[Finding]:
     return out
 
 
-def _mlpt_sql(mlpt: MlptAdvice, shmem: str) -> tuple[str, ...]:
+def _mlpt_sql(mlpt: MlptAdvice, shmem: str, service: str = "") -> tuple[str, ...]:
     """The ``--sql`` script lines of the max_locks_per_transaction finding (none when an upgrade is needed)."""
-    if mlpt.upgrade:
+    if mlpt.upgrade or mlpt.mlpt_recommended is None:
         return ()
     return (f"-- {mlpt.groups_needed} fast-path groups fit every audited statement and table "
             f"(hash-aware, real OIDs); any value {mlpt.mlpt_min}..{mlpt.mlpt_recommended} gives them{shmem}. "
             f"Needs a restart; set it on standbys first (they need >= the primary's value).\n"
-            f"ALTER SYSTEM SET max_locks_per_transaction = {mlpt.mlpt_recommended};",)
+            + set_mlpt_sql(service, mlpt.mlpt_recommended),)
 
 
 def _mlpt_findings(ctx: FindingsContext) -> list[Finding]:
@@ -458,6 +463,10 @@ def _mlpt_findings(ctx: FindingsContext) -> list[Finding]:
                  f"{mlpt.shmem_after_bytes / 2**20:.1f} MiB")
     title = (f"on {target}, max_locks_per_transaction = {high} ({mlpt.groups_needed} fast-path groups) removes "
              f"{mlpt.spilling_now - mlpt.spilling_after} of {mlpt.spilling_now} spilling statements")
+    if not measured and mlpt.spilling_now == 0:  # no statement footprint to count: say what it does for tables
+        title = (f"on {target}, max_locks_per_transaction = {high} ({mlpt.groups_needed} fast-path groups) keeps "
+                 f"{mlpt.tables_spilling_now} spilling tables' planner locks in the fast path (no statement "
+                 "footprint measured)")
     if quiet:
         title = (f"not needed for the measured workload ({mlpt.main_per_s_now:,.1f} main-lock-table "
                  f"acquisitions/s: its calls reuse cached plans); if they planned, max_locks_per_transaction = "
@@ -469,9 +478,10 @@ def _mlpt_findings(ctx: FindingsContext) -> list[Finding]:
         f"spilling {mlpt.tables_spilling_now} -> {mlpt.tables_spilling_after}; now "
         f"{mlpt.current_mlpt}{_default_text(ctx.model.server_version_num, mlpt.current_mlpt, mlpt.groups_needed)}"
         f"{shmem}",
-        f"ALTER SYSTEM SET max_locks_per_transaction = {high} (restart)"
+        (f"ALTER SYSTEM SET max_locks_per_transaction = {high} (restart)" if not ctx.managed_service else
+         f"max_locks_per_transaction = {high} in the {SERVICE_NAMES[ctx.managed_service]} parameters (restart)")
         + (" after upgrading to PostgreSQL 18" if mlpt.upgrade else ""),
-        _mlpt_sql(mlpt, shmem), mlpt.main_per_s_now)]
+        _mlpt_sql(mlpt, shmem, ctx.managed_service), mlpt.main_per_s_now)]
 
 
 def _plan_cache_mode_findings(ctx: FindingsContext) -> list[Finding]:
@@ -593,7 +603,8 @@ def _lock_budget(session: Session, catalog: Catalog, risk: SharedLockRisk,
     budget = LockTableBudget(facts.server_version_num, facts.max_locks_per_transaction, facts.max_backends,
                              facts.max_prepared_transactions, source="server")
     rows = session.query_rows("audit_dump_locks", DumpLockRow)
-    return lock_budget_audit(budget, facts.capacity, rows, catalog, risk, txns.measured)
+    return lock_budget_audit(budget, facts.capacity, rows, catalog, risk, txns.measured,
+                             managed_service=facts.managed_service)
 
 
 def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
@@ -640,7 +651,8 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     gran = [g for g in (granularity_advice(catalog, model, t) for t in tables) if g is not None]
     lock_budget = _lock_budget(session, catalog, risk, txns)
     findings = build_findings(FindingsContext(catalog, model, tables, idx, plans, workload, mlpt, risk, gran,
-                                              facts.database, facts.max_connections, txns, lock_budget))
+                                              facts.database, facts.max_connections, txns, lock_budget,
+                                              facts.managed_service))
     if not catalog.settings.enable_partition_pruning:
         notes.append("enable_partition_pruning is off: every statement on a partitioned table locks all partitions")
     end = time.monotonic()
@@ -658,4 +670,5 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
         timings_s={"workload": t_workload - t0, "catalog": t_catalog - t_workload,
                    "footprints": t_footprints - t_catalog, "probes": t_probes - t_footprints, "total": end - t0},
         demo=demo, transactions=txns, lock_budget=lock_budget, privileges=privileges,
+        managed_service=facts.managed_service,
     )

@@ -35,6 +35,7 @@ from ..budget import LockTableBudget
 from ..capacity import CapacityModel, LockRequest
 from ..catalog import Catalog
 from ..rows import DumpLockRow
+from ..services import set_mlpt_sql
 from ..versions import PG14, PG16, major_of
 from ..vocab import LockMode
 from .advice import SharedLockRisk
@@ -210,6 +211,7 @@ class LockBudgetAudit:
     :ivar partitions: the partitioned tables, the largest first (at most 5).
     :ivar connections: the widest footprint x max_connections.
     :ivar statement: the statement (or table) with the most main-table locks, alone (None: none spills).
+    :ivar managed_service: the managed service the server is (``ServerFacts.managed_service``): fixes its way.
     """
 
     budget: LockTableBudget
@@ -217,6 +219,7 @@ class LockBudgetAudit:
     partitions: tuple[PartitionDdlNeed, ...]
     connections: ConnectionsNeed
     statement: StatementNeed | None = None
+    managed_service: str = ""
 
     def verdict(self, need_entries: int) -> str:
         """``fits``, ``beyond the floor`` (PG 13-18: may still fit) or ``exceeds``, for a need (count)."""
@@ -333,16 +336,18 @@ def connections_need(risk: SharedLockRisk, transactions: Sequence[TransactionAud
 
 def lock_budget_audit(budget: LockTableBudget, model: CapacityModel, rows: Sequence[DumpLockRow] | None,
                       catalog: Catalog, risk: SharedLockRisk,
-                      transactions: Sequence[TransactionAudit] = ()) -> LockBudgetAudit:
+                      transactions: Sequence[TransactionAudit] = (), *,
+                      managed_service: str = "") -> LockBudgetAudit:
     """The three needs set against ``budget`` (pure).
 
     :param rows: ``audit_dump_locks.sql``'s rows, None when not read.
+    :param managed_service: ``ServerFacts.managed_service`` (the fixes' SQL uses the service's way).
     """
     dump = dump_need(model, rows) if rows is not None else None
     statement = StatementNeed(risk.spilled_subject, risk.largest_spilled,
                               risk.largest_spilled + 1 + TRANSIENT_ENTRIES) if risk.largest_spilled > 0 else None
     return LockBudgetAudit(budget, dump, partition_ddl_needs(catalog, model=model),
-                           connections_need(risk, transactions), statement)
+                           connections_need(risk, transactions), statement, managed_service)
 
 
 def _severity(audit: LockBudgetAudit) -> str:
@@ -372,7 +377,7 @@ def _dump_finding(audit: LockBudgetAudit) -> list[Finding]:
         f"{_mlpt_fix(audit, d.need_entries)}, or {part}; --exclude-table-data and -s do not help: pg_dump locks "
         "every table whose definition it dumps",
         (f"-- pg_dump needs {d.need_entries:,} lock-table entries; restart needed\n"
-         f"ALTER SYSTEM SET max_locks_per_transaction = {audit.budget.smallest_mlpt(d.need_entries)};",),
+         + set_mlpt_sql(audit.managed_service, audit.budget.smallest_mlpt(d.need_entries)),),
         float(d.need_entries))]
 
 
@@ -417,7 +422,7 @@ def _partition_dml_findings(audit: LockBudgetAudit) -> list[Finding]:
             "--setup schema.sql -f job.sql --fail-on exhaustion",
             f"{split}{_mlpt_fix(audit, p.dml_entries)}",
             (f"-- an unpruned UPDATE/DELETE of {p.qualified} needs {p.dml_entries:,} lock-table entries; restart "
-             f"needed\nALTER SYSTEM SET max_locks_per_transaction = {b.smallest_mlpt(p.dml_entries)};",),
+             "needed\n" + set_mlpt_sql(audit.managed_service, b.smallest_mlpt(p.dml_entries)),),
             float(p.dml_entries)))
     return out
 

@@ -40,6 +40,7 @@ from ..forecast.engine import connections_doing_work, forecast_live, server_cloc
 from ..forecast.honesty import ModelCheck, check_model
 from ..forecast.live import live_from_watch
 from ..lockpart import partition_rates
+from ..services import set_mlpt_sql
 from ..shapes import apply_what_if
 from ..text import plural
 from ..vocab import LockRole, PlanPhase
@@ -484,7 +485,7 @@ def _mlpt_fix(ctx: _FixContext) -> list[Fix]:
         f"now {m.current_mlpt} ({report.capacity.describe()}); {m.groups_needed} groups fit every audited "
         f"statement's relations with their real OIDs (any value {m.mlpt_min}..{m.mlpt_recommended}){shmem}; "
         "standbys need at least the primary's value",
-        sql or (f"ALTER SYSTEM SET max_locks_per_transaction = {m.mlpt_recommended};",), True, ctx.before,
+        sql or (set_mlpt_sql(report.managed_service, m.mlpt_recommended),), True, ctx.before,
         after, _culprit_spills(ctx.culprits, after_model, frozenset()), capacity_after=after_model)]
 
 

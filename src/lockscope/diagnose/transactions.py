@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from ..capacity import CapacityModel, mlpt_range_for_groups, smallest_fitting_groups
 from ..rows import ClassRow, ForeignKeyRow
+from ..services import set_mlpt_sql
 from ..text import plural
 from ..versions import PG18
 from ..workload.phases import query_fingerprint
@@ -393,6 +394,6 @@ def _txn_mlpt_fix(beyond: Sequence[tuple[int, TransactionFinding]], report: Audi
                 f"the relations of every transaction holding main-table locks with their real OIDs (any value "
                 f"{low}..{recommended}), e.g. {first.describe()} with {len(first.shape.relation_oids)} relations; "
                 "standbys need at least the primary's value",
-                (f"ALTER SYSTEM SET max_locks_per_transaction = {recommended};",), True, before,
+                (set_mlpt_sql(report.managed_service, recommended),), True, before,
                 max(0.0, before - removed), capacity_after=CapacityModel(target, recommended),
                 transaction=beyond[0][0])]

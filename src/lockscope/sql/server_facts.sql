@@ -12,6 +12,11 @@ SELECT current_setting('server_version_num')::int                      AS server
        current_setting('plan_cache_mode')                              AS plan_cache_mode,
        pg_is_in_recovery()                                             AS in_recovery,
        'pg_catalog.pg_locks'::regclass::oid::int8                      AS pg_locks_oid,
+       -- a managed service, by a setting only it defines (lockscope.services): its fixes use its own interface
+       CASE WHEN current_setting('rds.extensions', true) IS NOT NULL THEN 'rds'
+            WHEN current_setting('cloudsql.iam_authentication', true) IS NOT NULL THEN 'cloudsql'
+            WHEN current_setting('azure.extensions', true) IS NOT NULL THEN 'azure'
+            ELSE '' END                                                AS managed_service,
        -- the session rules lockscope sends in the connection's options (db.connect), as the server holds them
        -- (Session checks them): a pooler that drops the options (PgBouncer's ignore_startup_parameters) leaves
        -- them unset
