@@ -131,6 +131,9 @@ class ScratchServer:
         (scram-sha-256), Unix-socket logins are trusted (the socket directory is private).
     :param base_dir: where the temporary directory is made (default ``$TMPDIR`` or /tmp); when running as root
         and the system user cannot traverse it, /tmp is used instead.
+    :param primary: a running scratch server of the same binaries: this one starts as its **hot standby** (a
+        streaming replica: ``pg_basebackup -R`` over the primary's Unix socket instead of initdb); its
+        ``max_locks_per_transaction`` must be at least the primary's (PostgreSQL refuses to start recovery below it).
     :raises ScratchServerError: on start-up failures (with the server log's last line).
 
     :ivar notices: one-line messages about system changes this instance made (today only: "created system user
@@ -145,8 +148,10 @@ class ScratchServer:
         *,
         tcp: bool = False,
         base_dir: Path | str | None = None,
+        primary: ScratchServer | None = None,
     ) -> None:
         self.bin_dir = Path(bin_dir) if bin_dir is not None else default_bin_dir()
+        self.primary = primary
         self.settings = settings or ScratchSettings()
         self.tcp = tcp
         self._run_as = SYSTEM_USER if os.geteuid() == 0 else None
@@ -229,7 +234,10 @@ class ScratchServer:
                 for path in (self._root, self.socket_dir):
                     os.chown(path, uid, gid)
                 os.chmod(self._root, 0o700)
-            self._init_data_dir(bin_dir, self.data_dir)
+            if self.primary is not None:
+                self._base_backup(bin_dir, self.primary)
+            else:
+                self._init_data_dir(bin_dir, self.data_dir)
             if self.tcp:
                 self.port = _free_port()
             self._write_settings()
@@ -256,6 +264,19 @@ class ScratchServer:
         )
         with open(data_dir / "postgresql.conf", "a", encoding="utf-8") as conf:
             conf.write("\ninclude 'lockscope.conf'\n")
+
+    def _base_backup(self, bin_dir: Path, primary: ScratchServer) -> None:
+        """``pg_basebackup -R`` of ``primary`` into the data directory (WAL streamed, the standby's
+        ``primary_conninfo`` and ``standby.signal`` written): the standby's settings file is then rewritten as its
+        own (:meth:`_write_settings`: its socket, its settings).
+
+        :raises ScratchServerError: if the base backup fails (e.g. the primary is not running).
+        """
+        if not primary.running:
+            raise ScratchServerError("a standby needs its primary running")
+        self._run([str(bin_dir / "pg_basebackup"), "-D", str(self.data_dir), "-h", str(primary.socket_dir),
+                   "-p", str(primary.port), "-U", "postgres", "-X", "stream", "-R", "-c", "fast", "--no-sync"],
+                  "pg_basebackup")
 
     def reconfigure(self, **settings: object) -> None:
         """Change settings (e.g. ``max_locks_per_transaction=16``) and restart the server.
@@ -496,10 +517,21 @@ class ScratchServer:
             log_tail = ""
             if what == "start" and self._root is not None and self.log_file.exists():
                 tail = [ln for ln in self.log_file.read_text(errors="replace").splitlines() if ln.strip()]
-                log_tail = f"; server log: {tail[-1]}" if tail else ""
+                log_tail = f"; server log: {_why(tail)}" if tail else ""
             raise ScratchServerError(
                 f"scratch server {what} failed: {detail[-1] if detail else 'exit ' + str(proc.returncode)}{log_tail}"
             )
+
+
+def _why(log: list[str]) -> str:
+    """The server log's reason for a failed start: its last FATAL/PANIC line with the DETAIL after it (e.g.
+    "recovery aborted because of insufficient parameter settings ... max_locks_per_transaction = 10 is a lower
+    setting than on the primary server"), or the last line."""
+    for n in range(len(log) - 1, -1, -1):
+        if " FATAL: " in log[n] or " PANIC: " in log[n]:
+            detail = [ln.split("DETAIL:", 1)[1].strip() for ln in log[n + 1:n + 3] if "DETAIL:" in ln]
+            return log[n].split(":  ", 1)[-1].strip() + (f" ({detail[0]})" if detail else "")
+    return log[-1]
 
 
 def _remove_tree(root: Path, attempts: int = 20) -> None:

@@ -203,6 +203,7 @@ class FindingsContext:
     :ivar transactions: what the audit knows of the workload's transactions.
     :ivar lock_budget: the database's own lock budget, None when not computed.
     :ivar managed_service: the managed service the server is (``ServerFacts.managed_service``), its fixes its way.
+    :ivar standby: the server is a hot standby (its fixes say what a setting change means there).
     """
 
     catalog: Catalog
@@ -219,6 +220,7 @@ class FindingsContext:
     transactions: TransactionsSeen = field(default_factory=TransactionsSeen)
     lock_budget: LockBudgetAudit | None = None
     managed_service: str = ""
+    standby: bool = False
 
     @property
     def cap(self) -> str:
@@ -432,14 +434,14 @@ def _index_findings(ctx: FindingsContext) -> list[Finding]:
     return out
 
 
-def _mlpt_sql(mlpt: MlptAdvice, shmem: str, service: str = "") -> tuple[str, ...]:
+def _mlpt_sql(mlpt: MlptAdvice, shmem: str, service: str = "", standby: bool = False) -> tuple[str, ...]:
     """The ``--sql`` script lines of the max_locks_per_transaction finding (none when an upgrade is needed)."""
     if mlpt.upgrade or mlpt.mlpt_recommended is None:
         return ()
     return (f"-- {mlpt.groups_needed} fast-path groups fit every audited statement and table "
             f"(hash-aware, real OIDs); any value {mlpt.mlpt_min}..{mlpt.mlpt_recommended} gives them{shmem}. "
             f"Needs a restart; set it on standbys first (they need >= the primary's value).\n"
-            + set_mlpt_sql(service, mlpt.mlpt_recommended),)
+            + set_mlpt_sql(service, mlpt.mlpt_recommended, standby=standby),)
 
 
 def _mlpt_findings(ctx: FindingsContext) -> list[Finding]:
@@ -481,7 +483,7 @@ def _mlpt_findings(ctx: FindingsContext) -> list[Finding]:
         (f"ALTER SYSTEM SET max_locks_per_transaction = {high} (restart)" if not ctx.managed_service else
          f"max_locks_per_transaction = {high} in the {SERVICE_NAMES[ctx.managed_service]} parameters (restart)")
         + (" after upgrading to PostgreSQL 18" if mlpt.upgrade else ""),
-        _mlpt_sql(mlpt, shmem, ctx.managed_service), mlpt.main_per_s_now)]
+        _mlpt_sql(mlpt, shmem, ctx.managed_service, ctx.standby), mlpt.main_per_s_now)]
 
 
 def _plan_cache_mode_findings(ctx: FindingsContext) -> list[Finding]:
@@ -652,7 +654,7 @@ def run_audit(session: Session, options: AuditOptions = AuditOptions(), *,
     lock_budget = _lock_budget(session, catalog, risk, txns)
     findings = build_findings(FindingsContext(catalog, model, tables, idx, plans, workload, mlpt, risk, gran,
                                               facts.database, facts.max_connections, txns, lock_budget,
-                                              facts.managed_service))
+                                              facts.managed_service, facts.in_recovery))
     if not catalog.settings.enable_partition_pruning:
         notes.append("enable_partition_pruning is off: every statement on a partitioned table locks all partitions")
     end = time.monotonic()

@@ -485,7 +485,8 @@ def _mlpt_fix(ctx: _FixContext) -> list[Fix]:
         f"now {m.current_mlpt} ({report.capacity.describe()}); {m.groups_needed} groups fit every audited "
         f"statement's relations with their real OIDs (any value {m.mlpt_min}..{m.mlpt_recommended}){shmem}; "
         "standbys need at least the primary's value",
-        sql or (set_mlpt_sql(report.managed_service, m.mlpt_recommended),), True, ctx.before,
+        sql or (set_mlpt_sql(report.managed_service, m.mlpt_recommended, standby=report.in_recovery),), True,
+        ctx.before,
         after, _culprit_spills(ctx.culprits, after_model, frozenset()), capacity_after=after_model)]
 
 

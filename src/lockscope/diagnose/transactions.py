@@ -394,6 +394,6 @@ def _txn_mlpt_fix(beyond: Sequence[tuple[int, TransactionFinding]], report: Audi
                 f"the relations of every transaction holding main-table locks with their real OIDs (any value "
                 f"{low}..{recommended}), e.g. {first.describe()} with {len(first.shape.relation_oids)} relations; "
                 "standbys need at least the primary's value",
-                (set_mlpt_sql(report.managed_service, recommended),), True, before,
+                (set_mlpt_sql(report.managed_service, recommended, standby=report.in_recovery),), True, before,
                 max(0.0, before - removed), capacity_after=CapacityModel(target, recommended),
                 transaction=beyond[0][0])]
