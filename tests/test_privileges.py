@@ -18,7 +18,7 @@ from lockscope.db import connect, run_script
 from lockscope.footprint import Footprint, measure_footprint
 from lockscope.server import ScratchServer, ScratchSettings
 
-from .helpers import run
+from .helpers import one_line_error, run
 from .test_acquisition_order import GITLAB_JOINS, SHAPES, STATEMENTS, _load_schemas
 from .test_audit import PARAMS, WORKLOAD
 from .test_diagnose import KONG_LOOKUPS, _load
@@ -203,3 +203,33 @@ def test_a_managed_services_fix_uses_its_own_interface(setting: str, command: st
     assert proc.returncode == 0, proc.stderr
     assert f"-- {command}" in proc.stdout
     assert "ALTER SYSTEM SET" not in proc.stdout
+
+
+def test_a_transaction_is_measured_through_the_helper_or_refused_with_the_grants(tmp_path: Path) -> None:
+    """A transaction's statements accumulate their locks in one backend: its footprint is measured, never derived.
+    As pg_monitor it is refused (exit 3) naming the GRANTs, before anything reaches the server; through the helper
+    it is measured, the same locks as a superuser's."""
+    txn = tmp_path / "txn.sql"
+    txn.write_text("BEGIN;\nselect * from comments where post_id = 7;\nselect * from posts where id = 7;\nCOMMIT;\n")
+    with ScratchServer() as server:
+        run_script(server.conninfo(), "CREATE TABLE posts (id int PRIMARY KEY);"
+                   "CREATE TABLE comments (id int PRIMARY KEY, post_id int REFERENCES posts);"
+                   "CREATE INDEX ON comments (post_id);" + MONITOR)
+        refused = run("footprint", "--dsn", _mon(server), "-f", str(txn))
+        run_script(server.conninfo(), HELPER_SQL)
+        helper = run("footprint", "--dsn", _mon(server), "-f", str(txn), "--json", "-")
+        superuser = run("footprint", "--dsn", server.conninfo(), "-f", str(txn), "--json", "-")
+        errors = _errors(server)
+    assert refused.returncode == 3, refused.stderr
+    line = one_line_error(refused)
+    assert "line(s) 2, 3" in line and "GRANT SELECT ON TABLE public.comments TO mon; GRANT SELECT ON TABLE " \
+                                      "public.posts TO mon;" in line, line
+    assert helper.returncode == 0 == superuser.returncode, helper.stderr
+    assert _txn_locks(json.loads(helper.stdout)) == _txn_locks(json.loads(superuser.stdout))
+    assert errors == []
+
+
+def _txn_locks(doc: dict) -> list[list[tuple[str, str, bool]]]:  # type: ignore[type-arg]
+    """Per execution, per statement, the locks (relation, mode, fast path)."""
+    return [sorted((lk["relation"], lk["mode"], lk["fastpath"]) for st in e["statements"] for lk in st["locks"])
+            for t in doc["transactions"] for e in t["executions"]]

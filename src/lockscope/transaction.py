@@ -29,17 +29,20 @@ from dataclasses import dataclass
 
 from .capacity import WEAK_LOCK_MODES, CapacityModel, LockRequest
 from .db import Session
-from .errors import BadInputError, UnsupportedStatementError
+from .errors import BadInputError, StatementError, UnsupportedStatementError
 from .execlocks import DERIVATION_CATALOG, RowOverlay
 from .footprint import (
     Execution,
+    ExplainAccess,
     RelationLock,
     TransactionProbe,
+    explain_access,
     open_transaction_probes,
 )
 from .lockpart import NUM_LOCK_PARTITIONS
 from .script import Transaction
-from .vocab import PlanCacheMode
+from .statement import check_statement
+from .vocab import FootprintSource, PlanCacheMode
 
 __all__ = ["STATEMENTS_ONLY_CAVEAT", "StatementStep", "TransactionExecution", "TransactionFootprint",
            "measure_transaction"]
@@ -225,9 +228,10 @@ def measure_transaction(session: Session, transactions: Sequence[Transaction], *
     statements = [(s.text, s.params) for s in first.statements]
     mode = plan_cache_mode if protocol == "prepared" else PlanCacheMode(facts.plan_cache_mode)
     backend: set[str] = set()  # what the probe backend built once (a partition's constraint, ...)
-    with session.catalog_memo(DERIVATION_CATALOG), \
+    access = _transaction_access(session, first)
+    with session.catalog_memo(DERIVATION_CATALOG), access.explaining(session), \
             open_transaction_probes(session, statements, protocol=protocol, mode=mode, assume=assume,
-                                    read_rows=read_rows) as probes:
+                                    read_rows=read_rows and access.helper is None) as probes:
         for number in range(1, executions + 1):  # derived first (catalog reads, key lookups), so the reads are known
             overlay = RowOverlay()  # the rows each statement writes, for the next ones' key lookups
             for probe, stmt in zip(probes, transactions[number - 1].statements, strict=True):
@@ -244,6 +248,24 @@ def measure_transaction(session: Session, transactions: Sequence[Transaction], *
         method="explain", protocol=protocol, plan_cache_mode=mode,
         server_version_num=facts.server_version_num, server_version=facts.server_version, capacity=facts.capacity,
         executions=tuple(runs), assumed=assume, notes=tuple(dict.fromkeys(notes)))
+
+
+def _transaction_access(session: Session, transaction: Transaction) -> ExplainAccess:
+    """How the transaction's statements are probed (:func:`lockscope.footprint.explain_access`, catalog reads
+    only): as they are, or all through the EXPLAIN helper when the role may not EXPLAIN some of them.
+
+    :raises StatementError: 42501 when some statement could only be derived (a transaction's footprint is
+        measured: its statements' locks accumulate in one backend), with the GRANTs that lift it; nothing is sent.
+    """
+    accesses = [(stmt, explain_access(session, check_statement(stmt.text))) for stmt in transaction.statements]
+    denied = [(stmt, a) for stmt, a in accesses if a.source is FootprintSource.DERIVED]
+    if denied:
+        grants = " ".join(dict.fromkeys(g.grant for _, a in denied for g in a.gaps))
+        lines = ", ".join(str(stmt.line) for stmt, _ in denied)
+        raise StatementError(f"42501: this role may not EXPLAIN the statement(s) on line(s) {lines}, and a "
+                             f"transaction's footprint is measured, never derived: {grants} (or the EXPLAIN helper, "
+                             "docs/privileges.md; lockscope footprint derives one statement's)", sqlstate="42501")
+    return next((a for _, a in accesses if a.helper is not None), ExplainAccess(FootprintSource.MEASURED))
 
 
 def _probe_execution(session: Session, probes: Sequence[TransactionProbe], transaction: Transaction, number: int,
