@@ -18,6 +18,7 @@ from lockscope.db import connect, run_script
 from lockscope.footprint import Footprint, measure_footprint
 from lockscope.server import ScratchServer, ScratchSettings
 
+from .fix_versions import bin_dir_of
 from .helpers import one_line_error, run
 from .test_acquisition_order import GITLAB_JOINS, SHAPES, STATEMENTS, _load_schemas
 from .test_audit import PARAMS, WORKLOAD
@@ -73,9 +74,11 @@ def test_footprint_derived_then_through_the_helper_then_granted() -> None:
     assert errors == []  # nothing refused reached the server's log
 
 
-def _items() -> list[tuple[str, list[str]]]:
+def _items(major: int) -> list[tuple[str, list[str]]]:
     corpus = [(s, []) if isinstance(s, str) else s for s in [*STATEMENTS, *SHAPES, *GITLAB_JOINS]]
-    return [*corpus, *((w, PARAMS[w]) for w in WORKLOAD)]  # type: ignore[misc]
+    items = [*corpus, *((w, PARAMS[w]) for w in WORKLOAD)]
+    return [(sql, params) for sql, params in items  # type: ignore[misc]
+            if major >= 15 or not sql.lstrip().lower().startswith("merge")]  # MERGE is PG 15+
 
 
 def _compare(superuser: Footprint, derived: Footprint) -> tuple[int, int]:
@@ -103,9 +106,9 @@ def _compare(superuser: Footprint, derived: Footprint) -> tuple[int, int]:
     return exact, said
 
 
-@pytest.fixture(scope="module")
-def corpus_server() -> Iterator[ScratchServer]:
-    with ScratchServer(None, ScratchSettings(max_locks_per_transaction=16)) as server:
+@pytest.fixture(params=[13, 14, 15, 16, 17, 18, 19])
+def corpus_server(request: pytest.FixtureRequest) -> Iterator[ScratchServer]:
+    with ScratchServer(bin_dir_of(request.param), ScratchSettings(max_locks_per_transaction=16)) as server:
         _load_schemas(server)
         run_script(server.conninfo(), MONITOR)
         yield server
@@ -113,18 +116,20 @@ def corpus_server() -> Iterator[ScratchServer]:
 
 def test_derived_footprints_are_a_superusers_where_the_catalog_decides(corpus_server: ScratchServer) -> None:
     """The acquisition-order corpus (views, CTEs, sublinks, joins, LIST/RANGE/HASH partitions, writes, MERGE) and
-    the GitLab subset's workload, PG 18 at max_locks_per_transaction 16 (16 slots: spills are in play): as
-    pg_monitor, every execution derived exactly equals the superuser's measurement, lock by lock; the others say
-    why (a write's execution, a function's body, pruning not decided). 2026-12-08: 171 exact, 65 said, of 236."""
+    the GitLab subset's workload, PG 13-19 at max_locks_per_transaction 16 (spills are in play): as pg_monitor,
+    every execution derived exactly holds the superuser's measured locks, lock by lock (with the same fast-path
+    flags where the order model holds on that server); the others say why (a write's execution, a function's body,
+    pruning not decided). 2026-12-08 on 18: 171 exact, 65 said, of 236 (232 on 13 and 14: no MERGE)."""
     exact = said = 0
     with connect(corpus_server.conninfo()) as su, connect(_mon(corpus_server)) as mon:
-        for sql, params in _items():
+        major = su.facts.major
+        for sql, params in _items(major):
             for protocol in ("simple", "prepared") if params else ("simple",):
                 a = measure_footprint(su, sql, params=params, protocol=protocol, executions=8)
                 b = measure_footprint(mon, sql, params=params, protocol=protocol, executions=8)
                 e, s = _compare(a, b)
                 exact, said = exact + e, said + s
-    assert exact >= 160 and exact + said == 236, (exact, said)
+    assert exact >= 160 and exact + said == (236 if major >= 15 else 232), (exact, said)
     assert _errors(corpus_server) == []
 
 
