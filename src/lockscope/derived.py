@@ -7,24 +7,28 @@ PG 12+). Plan-time pruning uses the restriction clauses on the partition key who
 (constants, and a custom plan's parameter values; a generic plan knows no parameter and prunes by constants only).
 
 This module decides it where the catalog can: a one-table statement (SELECT from one relation, UPDATE or DELETE
-without FROM/USING) whose WHERE is a conjunction, with ``key = value`` or ``key IN (values)`` on a single-column LIST,
-RANGE or HASH key. The partition holding a value is found by the server's own comparison of the key's type and
-collation (``partition_match.sql``) or its partition hash (``satisfies_hash_partition``), the values passed in: no
-table read, no EXPLAIN. A value no LIST/RANGE partition holds goes to the DEFAULT partition
-(``partbounds.c get_partition_for_tuple``). What it cannot decide (other operators on the key, a key computed by an
-expression, several key columns, partitioned tables inside joins, subqueries and views) keeps every partition and is
-said, one sentence each: the figure is then at most what the planner locks.
+without FROM/USING) whose WHERE is a conjunction, or a SELECT of relations joined by inner joins (each relation's own
+conjuncts, every column qualified with its alias; a join that carries a value over from another relation is not
+derived), with ``key = value``, ``key IN (values)``, ``<``, ``<=``, ``>``, ``>=`` and ``BETWEEN`` on a single-column
+LIST or RANGE key, equalities on a HASH key; a comparison with a value the planner does not know (a parameter of a
+generic plan, ``now()``, ``CURRENT_DATE``, a subquery) prunes nothing when planning. The partitions holding a value
+are found by the server's own comparison of the key's type and collation (``partition_match.sql``,
+``partition_range_match.sql``) or its partition hash (``satisfies_hash_partition``), the values passed in: no table
+read, no EXPLAIN. A value no LIST/RANGE partition holds goes to the DEFAULT partition
+(``partbounds.c get_partition_for_tuple``). What it cannot decide (``<>``, ``OR``, a key computed by an expression,
+several key columns, a comparison with a DEFAULT partition, partitioned tables inside outer joins, subqueries and
+views) keeps every partition and is said, one sentence each: the figure is then at most what the planner locks.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import execlocks
-from .rows import AcquisitionFactsRow, PartitionKeyRow, PartitionMatchRow
+from .rows import AcquisitionFactsRow, FunctionImmutabilityRow, PartitionKeyRow, PartitionMatchRow
 
 if TYPE_CHECKING:
     from .db import Session
@@ -90,6 +94,80 @@ def _one_table(raw: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, Any]:
     return None, None
 
 
+def _joined_tables(raw: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], Any]] | None:
+    """For a SELECT over relations joined by inner joins (and commas): each relation (RangeVar) with the conjuncts of
+    WHERE and the joins' ON clauses that refer to it alone (every column qualified with its alias), as one AND; None
+    for another shape (an outer join, a subquery or function in FROM, WITH, set operations), or when a join
+    condition equates a relation's column with another relation's column that a conjunct compares with a value (the
+    planner would carry the value over: ``equivclass.c``, and prune by it)."""
+    kind, body = next(iter(raw.items()))
+    if kind != "SelectStmt" or body.get("withClause") or body.get("op", "SETOP_NONE") != "SETOP_NONE":
+        return None
+    rels: list[Mapping[str, Any]] = []
+    quals: list[Any] = list(execlocks.where_conjuncts(body.get("whereClause"), []))
+    conjuncts = [node for node, _ in quals]
+
+    def item(node: Any) -> bool:
+        if "RangeVar" in node:
+            rels.append(node["RangeVar"])
+            return True
+        join = node.get("JoinExpr")
+        if not join or join.get("jointype") != "JOIN_INNER" or join.get("usingClause") or join.get("isNatural"):
+            return False
+        conjuncts.extend(n for n, _ in execlocks.where_conjuncts(join.get("quals"), []))
+        return item(join["larg"]) and item(join["rarg"])
+
+    if not all(item(node) for node in body.get("fromClause") or []) or len(rels) < 2:
+        return None
+    aliases = [(rv.get("alias") or {}).get("aliasname") or rv.get("relname") for rv in rels]
+    refs = [_qualified_refs(c) for c in conjuncts]
+    valued = {ref for r, c in zip(refs, conjuncts, strict=True) if len({a for a, _ in r}) == 1
+              and _compares_with_value(c) for ref in r}
+    joins = [r for r in refs if len({a for a, _ in r}) > 1]
+    grown = True
+    while grown:  # equalities chain: a = b, b = c, c = 5 carries 5 to a
+        grown = False
+        for r in joins:
+            if r & valued and not r <= valued:
+                valued |= r
+                grown = True
+    out: list[tuple[Mapping[str, Any], Any]] = []
+    for rv, alias in zip(rels, aliases, strict=True):
+        own = [c for r, c in zip(refs, conjuncts, strict=True) if r and {a for a, _ in r} == {alias}]
+        for r in refs:
+            if len({a for a, _ in r}) > 1 and any(a == alias for a, _ in r) and any(x in valued for x in r):
+                return None  # a join equating it with a column compared with a value: carried over, not derived
+        out.append((rv, {"BoolExpr": {"boolop": "AND_EXPR", "args": own}} if own else None))
+    return out
+
+
+def _qualified_refs(node: Any) -> set[tuple[str | None, str]]:
+    """Every column reference of a raw subtree as (qualifier or None, column)."""
+    out: set[tuple[str | None, str]] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            ref = item.get("ColumnRef")
+            if isinstance(ref, Mapping):
+                names = [str(f["String"].get("sval")) for f in ref.get("fields") or [] if "String" in f]
+                if names:
+                    out.add((names[-2] if len(names) >= 2 else None, names[-1]))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
+def _compares_with_value(node: Any) -> bool:
+    """True for a comparison whose one side is a column and the other no column (a value)."""
+    expr = node.get("A_Expr") if isinstance(node, Mapping) else None
+    if not expr:
+        return False
+    sides = [_qualified_refs(expr.get("lexpr")), _qualified_refs(expr.get("rexpr"))]
+    return bool(sides[0]) != bool(sides[1])
+
+
 def _column_names(node: Any) -> set[str]:
     """Every column name a raw subtree refers to (the last field of each ColumnRef)."""
     names: set[str] = set()
@@ -108,17 +186,39 @@ def _column_names(node: Any) -> set[str]:
     return names
 
 
-def _key_values(where: Any, column: str, params: Sequence[str | None] | None) -> tuple[list[str | None] | None, bool]:
-    """The values plan-time pruning knows for ``column``: (values, decided). (None, True): no restriction the planner
-    prunes by (every partition). (None, False): a restriction lockscope does not evaluate.
+@dataclass(frozen=True)
+class _Restriction:
+    """What plan-time pruning knows of one key column: the values it equals (``=``, ``IN``; None: no such
+    condition) and its comparisons with known values (``<``, ``<=``, ``>``, ``>=``; ``BETWEEN`` as two)."""
 
-    Plan-time pruning (``partprune.c gen_partprune_steps`` with ``PARTCLAUSE_MATCH_*``) uses a key's comparisons
-    with values known when planning: constants, and a custom plan's parameters; a generic plan's ``$n`` leaves the
-    pruning to execution (``make_partition_pruneinfo``), after the planner locked every partition.
+    values: tuple[str | None, ...] | None = None
+    ranges: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def prunes(self) -> bool:
+        """True when it restricts the key at all."""
+        return self.values is not None or bool(self.ranges)
+
+
+_RANGE_OPS = ("<", "<=", ">", ">=")
+
+
+def _key_restriction(where: Any, column: str, params: Sequence[str | None] | None,
+                     planned_value: Callable[[Any], bool | None]) -> tuple[_Restriction, bool]:
+    """What plan-time pruning knows of ``column``: (restriction, decided). decided False: a restriction lockscope
+    does not evaluate (every partition is then kept, an upper bound).
+
+    Plan-time pruning (``partprune.c gen_partprune_steps``, ``match_clause_to_partition_key``) uses the key's
+    comparisons with values known when planning: constants and immutable expressions of them, and a custom plan's
+    parameters. A generic plan's ``$n``, and a stable expression (``now()``, ``CURRENT_DATE``), leave the pruning to
+    execution (``make_partition_pruneinfo``: initial pruning), after the planner locked every partition.
 
     :param params: the parameters' values, or None for a generic plan (parameters unknown when planning).
+    :param planned_value: for a value node lockscope could not compute, whether the planner can (True: immutable),
+        cannot (False: a stable or volatile function, ``CURRENT_*``), or None when lockscope cannot tell.
     """
     values: list[str | None] | None = None
+    ranges: list[tuple[str, str]] = []
     decided = True
     for node, cond in execlocks.where_conjuncts(where, params or []):
         if cond is None or cond[0] != column:
@@ -128,12 +228,23 @@ def _key_values(where: Any, column: str, params: Sequence[str | None] | None) ->
         _, op, given = cond
         if params is None and _all_params(node):
             continue  # a generic plan: pruned at execution, not when planning
-        if op not in ("=", "in") or not all(execlocks.is_known(v) for v in given):
+        if not all(execlocks.is_known(v) for v in given):
+            if planned_value(node) is False:
+                continue  # a stable expression: no plan-time pruning by it
             decided = False
             continue
-        found = list(given)
-        values = found if values is None else [v for v in values if v in found]
-    return (values, True) if decided else (None, False)
+        if op in ("=", "in"):
+            found = list(given)
+            values = found if values is None else [v for v in values if v in found]
+        elif op in _RANGE_OPS and given[0] is not None:
+            ranges.append((op, given[0]))
+        elif op == "between" and None not in given:
+            ranges += [(">=", str(given[0])), ("<=", str(given[1]))]
+        else:
+            decided = False  # <>, IS [NOT] NULL, a comparison with NULL
+    if values is not None and not values:
+        decided = False  # contradictory equalities: the planner's constant-false handling differs by shape
+    return _Restriction(None if values is None else tuple(values), tuple(ranges)), decided
 
 
 def _all_params(node: Any) -> bool:
@@ -170,11 +281,14 @@ def plan_time_pruning(session: Session, raw: Mapping[str, Any], rows: Sequence[A
         return Pruning()
     keys = {k.relation_oid: k for k in session.query_rows("partition_keys", PartitionKeyRow, [partitioned])}
     range_var, where = _one_table(raw)
-    top: int | None = None
-    if range_var is not None:
+    tables = [(range_var, where)] if range_var is not None else _joined_tables(raw) or []
+    # each partitioned table's scans in the statement: the quals each one is restricted by
+    scans: dict[int, list[Any]] = {}
+    for rv, quals in tables:
         named = [r for r in rows if r.parent_oid is None and r.relkind in ("p", "r") and
-                 r.relname == range_var.get("relname")]
-        top = named[0].relation_oid if len(named) == 1 and range_var.get("inh", True) else None
+                 r.relname == rv.get("relname")]
+        if len(named) == 1 and rv.get("inh", True) and named[0].relkind == "p":
+            scans.setdefault(named[0].relation_oid, []).append(quals)
     pruned: set[int] = set()
     undecided: list[str] = []
     seen_views = any(r.relkind == "v" for r in rows)
@@ -183,8 +297,13 @@ def plan_time_pruning(session: Session, raw: Mapping[str, Any], rows: Sequence[A
         parent = tree.by_oid[oid]
         if parent.relispartition and parent.parent_oid in tree.by_oid:
             continue  # reached from its parent
-        if oid == top:
-            _prune(session, tree, keys, oid, where, params, pruned, undecided)
+        if oid in scans:  # a partition is locked when any scan of the table keeps it
+            cuts: list[set[int]] = []
+            for quals in scans[oid]:
+                cut: set[int] = set()
+                _prune(session, tree, keys, oid, quals, params, cut, undecided)
+                cuts.append(cut)
+            pruned |= set.intersection(*cuts)
             continue
         key = keys.get(oid)
         key_cols = set(key.key_columns) - {None} if key else set()
@@ -206,15 +325,17 @@ def _prune(session: Session, tree: _Tree, keys: Mapping[int, PartitionKeyRow], o
             undecided.append(f"pruning of {parent.relation}'s {len(children)} partitions by an expression or "
                              "multi-column key is not derived: all are counted (at most)")
     else:
-        values, decided = _key_values(where, key.key_columns[0], params)
+        restriction, decided = _key_restriction(where, key.key_columns[0], params,
+                                                lambda node: _planned_value(session, node))
         if not decided:
             undecided.append(f"pruning of {parent.relation}'s {len(children)} partitions by this condition on "
                              f"{key.key_columns[0]} is not derived: all are counted (at most)")
-        elif values is not None:
-            holding = _holding(session, key, oid, children, values)
+        elif restriction.prunes:
+            holding = _holding(session, key, oid, children, restriction)
             if holding is None:
-                undecided.append(f"pruning of {parent.relation}'s partitions: its bounds could not be compared; "
-                                 "all are counted (at most)")
+                undecided.append(f"pruning of {parent.relation}'s {len(children)} partitions by a range of "
+                                 f"{key.key_columns[0]} (with a DEFAULT partition, or bounds lockscope does not "
+                                 "read) is not derived: all are counted (at most)")
             else:
                 kept = [c for c in children if c.relation_oid in holding]
                 for c in children:
@@ -225,37 +346,92 @@ def _prune(session: Session, tree: _Tree, keys: Mapping[int, PartitionKeyRow], o
             _prune(session, tree, keys, child.relation_oid, where, params, pruned, undecided)
 
 
+def _planned_value(session: Session, node: Any) -> bool | None:
+    """Whether the planner knows the value a comparison compares the key with (see :func:`_key_restriction`): False
+    for ``CURRENT_DATE`` and the like, a subquery (an initplan's value is known when it runs), or a call of a function
+    with no immutable overload (stable or volatile: no plan-time pruning by it), True when every function called is
+    immutable in every overload, None otherwise."""
+    names: list[str] = []
+    stack = [node]
+    stable = False
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if "SQLValueFunction" in item or "SubLink" in item:  # CURRENT_DATE ...; a subquery's value (an initplan)
+                stable = True
+            call = item.get("FuncCall")
+            if isinstance(call, Mapping):
+                parts = [str(n.get("String", {}).get("sval", "")) for n in call.get("funcname") or []]
+                if parts:
+                    names.append(parts[-1].lower())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    if stable:
+        return False
+    if not names:
+        return None
+    rows = {r.name: r for r in session.query_rows("function_immutability", FunctionImmutabilityRow,
+                                                 [sorted(set(names))])}
+    if any(n in rows and not rows[n].some_immutable for n in names):
+        return False
+    if all(n in rows and rows[n].all_immutable for n in names):
+        return True
+    return None
+
+
 def _holding(session: Session, key: PartitionKeyRow, parent_oid: int, children: Sequence[AcquisitionFactsRow],
-             values: Sequence[str | None]) -> set[int] | None:
-    """The partitions that hold any of ``values`` (a NULL value is held by none: ``key = NULL`` is never true), the
-    DEFAULT partition when some value has no other; None when a bound is not understood."""
+             restriction: _Restriction) -> set[int] | None:
+    """The partitions that may hold a key meeting ``restriction``: those holding any of its values (a NULL value is
+    held by none: ``key = NULL`` is never true; the DEFAULT partition when some value has no other) and meeting
+    its comparisons (a HASH key is not pruned by comparisons); None when not decided here (a comparison with a
+    DEFAULT partition, a bound not understood)."""
     fill = {"key_type": str(key.key_types[0])}
     if key.partstrat != "h":
         fill["collate"] = f"COLLATE {key.key_collations[0]}" if key.key_collations and key.key_collations[0] else ""
     default = [c.relation_oid for c in children if (c.bound or "").strip().upper() == "DEFAULT"]
-    if key.partstrat == "h":
-        oids: list[int] = []
-        moduli: list[int] = []
-        remainders: list[int] = []
-        for c in children:
-            m = _HASH_BOUND.search(c.bound or "")
-            if m is None:
+    holding = {c.relation_oid for c in children}
+    if restriction.values is not None:
+        values = list(restriction.values)
+        if key.partstrat == "h":
+            hashed = _hash_items(children)
+            if hashed is None:
                 return None
-            oids.append(c.relation_oid)
-            moduli.append(int(m.group(1)))
-            remainders.append(int(m.group(2)))
-        found = session.query_rows("partition_hash_match", PartitionMatchRow,
-                                   [oids, moduli, remainders, list(values), parent_oid], fill=fill)
-    else:
+            found = session.query_rows("partition_hash_match", PartitionMatchRow, [*hashed, values, parent_oid],
+                                       fill=fill)
+        else:
+            items = _bound_items(key.partstrat, [c for c in children if c.relation_oid not in default])
+            if items is None:
+                return None
+            found = session.query_rows("partition_match", PartitionMatchRow, [*items, values], fill=fill)
+        holding = {r.partition_oid for r in found}
+        matched = {r.value_index for r in found}
+        if default and any(v is not None and n not in matched for n, v in enumerate(values, start=1)):
+            holding.update(default)
+    if restriction.ranges and key.partstrat != "h":
         items = _bound_items(key.partstrat, [c for c in children if c.relation_oid not in default])
-        if items is None:
+        if items is None or default:
             return None
-        found = session.query_rows("partition_match", PartitionMatchRow, [*items, list(values)], fill=fill)
-    holding = {r.partition_oid for r in found}
-    matched = {r.value_index for r in found}
-    if default and any(v is not None and n not in matched for n, v in enumerate(values, start=1)):
-        holding.update(default)
+        found = session.query_rows("partition_range_match", PartitionMatchRow,
+                                   [*items, [op for op, _ in restriction.ranges], [v for _, v in restriction.ranges]],
+                                   fill=fill)
+        holding &= {r.partition_oid for r in found}
     return holding
+
+
+def _hash_items(children: Sequence[AcquisitionFactsRow]) -> list[list[int]] | None:
+    """``partition_hash_match.sql``'s bound arrays (OIDs, moduli, remainders), or None for a bound not understood."""
+    oids: list[int] = []
+    moduli: list[int] = []
+    remainders: list[int] = []
+    for c in children:
+        m = _HASH_BOUND.search(c.bound or "")
+        if m is None:
+            return None
+        oids.append(c.relation_oid)
+        moduli.append(int(m.group(1)))
+        remainders.append(int(m.group(2)))
+    return [oids, moduli, remainders]
 
 
 def _bound_items(strategy: str, children: Sequence[AcquisitionFactsRow]) -> list[list[Any]] | None:

@@ -1453,3 +1453,17 @@ class UserFunctionRow:
     """A function a statement calls that is not built in (``user_functions.sql``)."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class FunctionImmutabilityRow:
+    """Whether the functions of one name are immutable (``function_immutability.sql``).
+
+    :ivar name: the function name.
+    :ivar all_immutable: every overload is.
+    :ivar some_immutable: at least one is.
+    """
+
+    name: str
+    all_immutable: bool
+    some_immutable: bool
