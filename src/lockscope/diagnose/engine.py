@@ -844,6 +844,24 @@ def _live(session: Session, seen: _Observed, options: DiagnoseOptions) -> LivePo
     return live_from_watch(seen.summary, rate, report.database, connections)
 
 
+#: The fewest transactions of a shape the pg_locks snapshots must see for its interval to be usable (count).
+MIN_SEEN = 5
+
+
+def _snapshots_note(server: ServerRate, report: AuditReport) -> list[str]:
+    """A note when the estimate (PG 13-18) rests on too few transactions seen for a usable interval."""
+    load = report.workload.transactions
+    if server.main_per_s is None or server.counted or load is None:
+        return []
+    thin = [s for s in load.shapes if s.held_main_per_txn > 0 and s.transactions_seen < MIN_SEEN]
+    if not thin and load.shapes:
+        return []
+    seen = min((s.transactions_seen for s in thin), default=0)
+    return [f"the server's main-lock-table rate is an estimate from {load.snapshots} pg_locks snapshots (one a "
+            f"second) that saw {seen} transaction(s) of a shape holding main-table locks: too few for a usable "
+            "interval; run diagnose with a longer --duration (e.g. 30s)"]
+
+
 def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = DiagnoseOptions(), *,
                  progress: Callable[[str], None] | None = None, demo: bool = False) -> Diagnosis:
     """Watch, audit and rank the fixes (see the module docstring).
@@ -872,6 +890,7 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     shapes = wl.shapes if wl is not None else []
     main_now = _rate(shapes)
     server = server_rate(session, report, main_now) if report.workload.available else ServerRate()
+    notes.extend(_snapshots_note(server, report))
     fixes = _ranked(_fixes(report, wl, culprits) if wl is not None else [],
                     transaction_fixes(server, report, session))
     fixed = _fix_shapes(fixes[0], report, wl) if fixes and wl is not None else None

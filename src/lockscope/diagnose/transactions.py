@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..audit.engine import AuditReport
     from ..db import Session
     from ..workload.probes import StatementAudit
-    from ..workload.transactions import TransactionShape
+    from ..workload.transactions import TransactionLoad, TransactionShape
 
 __all__ = ["BASES", "MODEL_TOLERANCE", "ForeignKeyCheck", "ServerRate", "TransactionFinding", "server_rate",
            "transaction_fixes"]
@@ -128,6 +128,9 @@ class ServerRate:
     :ivar transactions_seen: backend transactions they saw (count).
     :ivar transactions: the transactions holding main-table locks, most acquisitions/s first.
     :ivar model_note: why the server's figure and the model differ by more than :data:`MODEL_TOLERANCE`, else "".
+    :ivar low_per_s: the figure's 95 % interval, low end (acquisitions/s): the estimate's
+        (:attr:`lockscope.workload.transactions.TransactionLoad.held_main_per_s_interval`), the count itself on 19.
+    :ivar high_per_s: its high end.
     """
 
     main_per_s: float | None = None
@@ -138,6 +141,25 @@ class ServerRate:
     transactions_seen: int = 0
     transactions: tuple[TransactionFinding, ...] = ()
     model_note: str = ""
+    low_per_s: float | None = None
+    high_per_s: float | None = None
+
+    @property
+    def counted(self) -> bool:
+        """True when the figure is the server's own count (PG 19 ``pg_stat_lock.fastpath_exceeded``), False for
+        the estimate from pg_locks snapshots (PG 13-18)."""
+        return self.basis == BASES[0]
+
+    def describe(self) -> str:
+        """``counted (pg_stat_lock.fastpath_exceeded)`` or ``estimate from pg_locks snapshots, 95 % 1,200-1,450/s``;
+        ``""`` without a figure."""
+        if self.main_per_s is None:
+            return ""
+        if self.counted:
+            return "counted (pg_stat_lock.fastpath_exceeded)"
+        interval = (f", 95 % {self.low_per_s:,.0f}-{self.high_per_s:,.0f}/s"
+                    if self.low_per_s is not None and self.high_per_s is not None else "")
+        return f"estimate from {self.snapshots} pg_locks snapshots{interval}"
 
 
 # -- the findings ------------------------------------------------------------------------------------------------------
@@ -264,20 +286,32 @@ def server_rate(session: Session, report: AuditReport, model_main_per_s: float) 
         names.update({r.oid: r for r in session.query_rows("forecast_relations", ClassRow, [fk_names])})
     model = _model(w.statements)
     findings = tuple(_finding(s, model, names, fks) for s in shapes)
+    low, high = (figure, figure) if basis == BASES[0] else \
+        load.held_main_per_s_interval if load is not None else (None, None)
     return ServerRate(figure, basis, held, w.transactions_per_s, load.snapshots if load else 0,
                       load.transactions_seen if load else 0, findings,
-                      _model_note(figure, basis, held, model_main_per_s, findings))
+                      _model_note(figure, basis, held, model_main_per_s, findings, (low, high), load, model),
+                      low, high)
 
 
 def _model_note(server: float, basis: str, held: float | None, model: float,
-                findings: Sequence[TransactionFinding]) -> str:
-    """Why the server's figure and the model differ by more than :data:`MODEL_TOLERANCE` (and 1/s), else ""."""
+                findings: Sequence[TransactionFinding], interval: tuple[float | None, float | None] = (None, None),
+                load: TransactionLoad | None = None, audited: _Model | None = None) -> str:
+    """Why the server's figure and the model differ by more than :data:`MODEL_TOLERANCE` (and 1/s), and beyond the
+    figure's 95 % interval, else ""; which of the two the evidence favours, and why."""
     high, low = max(server, model), min(server, model)
     if high - low < 1.0 or high <= (1 + MODEL_TOLERANCE) * low:
         return ""
+    if interval[0] is not None and interval[1] is not None and interval[0] <= model <= interval[1]:
+        return ""  # within the estimate's interval: they agree
     head = (f"main-lock-table acquisitions: the server's {server:,.0f}/s ({basis}) against the model's "
             f"{model:,.0f}/s (the audited statements' footprints, each call a transaction of its own): ")
     if server < model:
+        if load is not None and audited is not None and _partial_views(load, audited):
+            return head + ("the evidence favours the model: every lock the snapshots saw those transactions hold is "
+                           "in their statements' footprints, and none was seen holding all of them (a snapshot "
+                           "catches a statement part-way through its planning); the estimate is a lower bound: run "
+                           "diagnose longer for more snapshots")
         return head + ("the server holds fewer than the footprints predict: calls that reuse cached generic plans, "
                        "or statements that did not run during the snapshots")
     reasons = [f"{f.describe()}: {f.cause}" for f in findings if f.cause][:2]
@@ -288,6 +322,15 @@ def _model_note(server: float, basis: str, held: float | None, model: float,
     return head + ("; ".join(reasons) if reasons else
                    "locks EXPLAIN does not take (triggers, foreign-key checks, sequences, routed partitions) or "
                    "statements that fill the fast path together")
+
+
+def _partial_views(load: TransactionLoad, audited: _Model) -> bool:
+    """True when every transaction shape holding fewer main-table locks than its statements' footprints predict
+    held only relations of those footprints (partial views of them), and at least one such shape was seen."""
+    short = [s for s in load.shapes
+             if sum(audited.spilled.get(k) or 0.0 for k in s.statements) > s.held_main_per_txn]
+    return bool(short) and all(
+        set(s.relation_oids) <= {o for k in s.statements for o in audited.relations.get(k, ())} for s in short)
 
 
 # -- the fixes ---------------------------------------------------------------------------------------------------------

@@ -114,7 +114,8 @@ def _fix_chart(d: Diagnosis) -> str:
         return ""
     rows = [("now (the model: the statements' footprints)", d.main_per_s, SEVERITY_COLORS["high"])]
     if d.server.main_per_s is not None:
-        rows.insert(0, ("now (the server)", d.server.main_per_s, SEVERITY_COLORS["high"]))
+        rows.insert(0, ("now (the server, " + ("counted)" if d.server.counted else "estimate)"), d.server.main_per_s,
+                        SEVERITY_COLORS["high"]))
     rows += [(f"{i}. {f.title}" + (" (model)" if f.transaction is None else " (server)"),
               float(f.main_per_s_after or 0.0), SEVERITY_COLORS["after"])
              for i, f in enumerate(d.fixes, 1) if f.main_per_s_after is not None]
@@ -131,7 +132,8 @@ def _cards(d: Diagnosis) -> str:
               + sampled_error(w.lockmanager_interval), d.status == "contention"),
              (f"{d.lockmanager_aas:.1f} / {w.aas:.1f}", "sessions waiting on LockManager / active (AAS)", False),
              (f"{d.main_lock_table_per_s:,.0f}", "main-lock-table acquisitions/s now"
-              + (" (the server)" if d.server.main_per_s is not None else " (the model)"), d.main_lock_table_per_s > 0)]
+              + (f" (the server: {d.server.describe()})" if d.server.main_per_s is not None else " (the model)"),
+              d.main_lock_table_per_s > 0)]
     if d.server.main_per_s is not None:
         items.append((f"{d.main_per_s:,.0f}", "acquisitions/s in the model (each statement's footprint alone)",
                       False))

@@ -44,7 +44,8 @@ from dataclasses import dataclass, replace
 from ..rows import HeldLocksRow
 from .phases import query_fingerprint
 
-__all__ = ["Observation", "TransactionLoad", "TransactionShape", "observe", "statement_key", "transaction_load"]
+__all__ = ["Observation", "TransactionLoad", "TransactionShape", "observe", "plans_every_call", "statement_key",
+           "transaction_load"]
 
 #: Statements that take relation locks worth attributing (BEGIN, COMMIT, SET ... are left out).
 _LOCKING = re.compile(r"^\s*(\(\s*)*(select|with|insert|update|delete|merge|values|table|execute|call|copy)\b", re.I)
@@ -137,6 +138,10 @@ class TransactionShape:
     :ivar transactions_seen: backend transactions observed at any of its statements (count).
     :ivar transactions_per_s: its transactions per second.
     :ivar tps_basis: one of :data:`TPS_BASES`.
+    :ivar held_main_low: the 95 % interval's low end of :attr:`held_main_per_txn` (count; :func:`_interval`).
+    :ivar held_main_high: its high end (count).
+    :ivar whole_basis: which observations count as seen whole: ``most held`` (a statement planned at every call:
+        the most locks seen) or ``complete`` (the most common count among the upper half).
     """
 
     statements: tuple[str, ...]
@@ -152,6 +157,9 @@ class TransactionShape:
     transactions_seen: int
     transactions_per_s: float
     tps_basis: str
+    held_main_low: float = 0.0
+    held_main_high: float = 0.0
+    whole_basis: str = ""
 
     @property
     def main_per_s(self) -> float:
@@ -179,6 +187,19 @@ class TransactionLoad:
         """Main-lock-table acquisitions per second of every shape (held locks only)."""
         return sum(s.main_per_s for s in self.shapes)
 
+    @property
+    def held_main_per_s_interval(self) -> tuple[float, float]:
+        """The 95 % interval of :attr:`held_main_per_s` (acquisitions/s): each shape's held main-table locks per
+        transaction interval (:func:`_interval`) x its transactions/s, those from the database's counter widened by
+        one second of transactions at either end of the interval (``pgstat_report_stat`` flushes each backend's
+        counts at most once a second)."""
+        low = high = 0.0
+        for s in self.shapes:
+            spread = 1.0 / self.snapshots if s.tps_basis == TPS_BASES[1] and self.snapshots else 0.0
+            low += s.held_main_low * s.transactions_per_s * (1.0 - spread)
+            high += s.held_main_high * s.transactions_per_s * (1.0 + spread)
+        return low, high
+
 
 @dataclass(frozen=True)
 class _Position:
@@ -191,15 +212,67 @@ class _Position:
     core: frozenset[int]
 
 
-def _complete(observations: Sequence[Observation]) -> tuple[Observation, ...]:
-    """The observations holding at least the most common lock count among the median and above (ties: the larger
-    count): a snapshot part-way through the statement's planning holds fewer, a spike (a generic plan's build)
-    more, and both are real transactions of this position."""
+#: A statement text with ``$n`` parameters (sent with the extended protocol: it may reuse a cached plan), or an
+#: ``EXECUTE`` of a prepared statement.
+_MAY_REUSE = re.compile(r"\$\d|^\s*execute\b", re.I)
+
+
+def plans_every_call(text: str) -> bool:
+    """True when a statement's text says it is planned at every call: sent with its values as literals (the simple
+    protocol; ``postgres.c exec_simple_query`` plans every statement it receives), not ``$n`` parameters or an
+    ``EXECUTE`` (a prepared statement may reuse its cached plan: ``plancache.c GetCachedPlan``)."""
+    return not _MAY_REUSE.search(text)
+
+
+def _complete(observations: Sequence[Observation], single: bool = False) -> tuple[Observation, ...]:
+    """The observations that saw their transaction whole.
+
+    A statement that is its own transaction and is planned at every call (:func:`plans_every_call`) holds, at its
+    end, every lock its planning takes: locks are only added until the transaction ends (``lock.c``: released by
+    ``LockReleaseAll`` at commit), so a snapshot sees a prefix of them while it plans, and the most seen is the
+    closest to the whole. Under contention a snapshot rarely sees one whole (its own read holds every
+    lock-partition LWLock, ``lockfuncs.c GetLockStatusData``, so the backends acquiring main-table locks queue at
+    the same point): these are the observations holding the most locks.
+
+    Otherwise (statements of a multi-statement transaction, seen between statements when idle in transaction; a
+    prepared statement reusing its plan): those holding at least the most common lock count among the median and
+    above (ties: the larger count): a snapshot part-way through the statement's planning holds fewer, a spike (a
+    generic plan's build) more, and both are real transactions of this position."""
+    if single and all(plans_every_call(o.text) for o in observations):
+        top = max(o.locks for o in observations)
+        return tuple(o for o in observations if o.locks == top)
     counts = sorted(o.locks for o in observations)
     median = counts[(len(counts) - 1) // 2]
     common = Counter(c for c in counts if c >= median)
     threshold = max(common.items(), key=lambda kv: (kv[1], kv[0]))[0]
     return tuple(o for o in observations if o.locks >= threshold)
+
+
+#: Student's t at 95 % (two-sided) by degrees of freedom; 1.96 beyond.
+_T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26, 10: 2.23, 15: 2.13,
+        20: 2.09, 30: 2.04}
+
+
+def _t95(df: int) -> float:
+    return next((t for d, t in sorted(_T95.items()) if df <= d), 1.96)
+
+
+def _interval(complete: Sequence[Observation], seen: int, most_held: bool) -> tuple[float, float]:
+    """The 95 % interval of held main-table locks per transaction (counts).
+
+    ``most_held`` (:func:`_complete`): the whole is at least the most seen; if the ``seen`` snapshots of the
+    statement caught its transactions at uniformly random points of their lock acquisition, the most seen falls
+    short of the whole by more than a factor ``0.05 ** (1 / seen)`` with probability 5 %: the high end. Otherwise
+    the complete observations' mean +- t x standard error (a single one: itself)."""
+    mains = [o.main_locks for o in complete]
+    mean = sum(mains) / len(mains)
+    if most_held:
+        return mean, mean / (0.05 ** (1.0 / max(seen, 1)))
+    if len(mains) < 2:
+        return mean, mean
+    sd = (sum((m - mean) ** 2 for m in mains) / (len(mains) - 1)) ** 0.5
+    half = _t95(len(mains) - 1) * sd / len(mains) ** 0.5
+    return max(0.0, mean - half), mean + half
 
 
 def _positions(observations: Sequence[Observation]) -> list[_Position]:
@@ -208,7 +281,7 @@ def _positions(observations: Sequence[Observation]) -> list[_Position]:
         groups.setdefault((o.statement, o.starts_transaction), []).append(o)
     out = []
     for (stmt, single), obs in sorted(groups.items()):
-        complete = _complete(obs)
+        complete = _complete(obs, single)
         core = frozenset.intersection(*(o.relations for o in complete))
         out.append(_Position(stmt, single, tuple(obs), complete, core))
     return out
@@ -274,6 +347,8 @@ def _shape(last: Sequence[_Position], earlier: Sequence[_Position], total_seen: 
         tps, basis = 0.0, TPS_BASES[2]
     if transactions_per_s is not None:
         tps = min(tps, transactions_per_s)
+    most_held = all(p.single and all(plans_every_call(o.text) for o in p.observations) for p in last)
+    low, high = _interval(complete, sum(len(p.observations) for p in last), most_held)
     return TransactionShape(
         statements=tuple(order),
         texts=tuple(texts.get(k) or (sample[k].text if k in sample else "") for k in order),
@@ -283,7 +358,8 @@ def _shape(last: Sequence[_Position], earlier: Sequence[_Position], total_seen: 
         held_main_per_txn=sum(o.main_locks for o in complete) / len(complete),
         relation_oids=tuple(sorted(frozenset.intersection(*(o.relations for o in complete)))),
         main_relation_oids=tuple(sorted(r for r, n in main_count.items() if 2 * n >= len(complete))),
-        observations=len(complete), transactions_seen=seen, transactions_per_s=tps, tps_basis=basis)
+        observations=len(complete), transactions_seen=seen, transactions_per_s=tps, tps_basis=basis,
+        held_main_low=low, held_main_high=high, whole_basis="most held" if most_held else "complete")
 
 
 def _canonical(observations: list[Observation], texts: Mapping[str, str]) -> list[Observation]:
