@@ -6,11 +6,10 @@ Per run: a scratch server (max_locks_per_transaction 16) under 16 pgbench client
 - ``wide``: one lookup on a table of 40 indexes (held out: not the demo's shape);
 - ``txn``: Kong Gateway's five lookups in one transaction (tests/data/txn/kong_schema.ddl).
 
-During ``--duration`` s: diagnose's own snapshots (``audit_held_locks.sql`` through a lockscope session, one a
-second), the database's transaction counter before and after; the raw snapshots are kept in the JSON for offline
-checks. The estimate is :func:`lockscope.workload.transactions.transaction_load` on them (as diagnose computes it).
-Truth: main-table locks per transaction read by pg_locks in a single session (warm, the 8th execution of the
-transaction), x the database's transactions/s over the same seconds.
+After 3 s of load, ``lockscope diagnose --duration D --json`` on it: the estimate (``main_lock_table.per_s``, its
+95 % interval ``low_per_s``..``high_per_s``, the database's transactions/s over diagnose's interval). Truth:
+main-table locks per transaction read by pg_locks in a single session (warm, the 8th execution of the
+transaction), x those transactions/s.
 
 Usage (load: take the machine's load lock)::
 
@@ -24,6 +23,8 @@ import argparse
 import datetime
 import json
 import platform
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -32,12 +33,10 @@ from tests.fix_versions import bin_dir_of
 from tests.test_diagnose import KONG_LOOKUPS
 from tests.txn_oracle import CORPUS_DIR, Stmt, run_transaction
 
-from lockscope.db import connect, run_script
+from lockscope.db import run_script
 from lockscope.demo_load import prepare_contended_schema
 from lockscope.pgbench import start_pgbench
-from lockscope.rows import HeldLocksRow, TransactionCountRow
 from lockscope.server import ScratchServer, ScratchSettings
-from lockscope.workload.transactions import transaction_load
 
 WIDE_SCHEMA = ("create table wide (id int primary key, " + ", ".join(f"c{i} int" for i in range(40)) + ");\n"
                + "insert into wide select g, " + ", ".join("g" for _ in range(40))
@@ -64,35 +63,32 @@ def _setup(server: ScratchServer, load: str) -> None:
         run_script(server.conninfo(), (CORPUS_DIR / "kong_schema.ddl").read_text() + "\nanalyze;")
 
 
-def _row(r: HeldLocksRow) -> dict[str, Any]:
-    return {"pid": r.pid, "query_id": r.query_id, "query": r.query, "state": r.state,
-            "xact_start": r.xact_start.isoformat() if r.xact_start else None,
-            "starts_transaction": r.starts_transaction, "main_table_locks": r.main_table_locks,
-            "fastpath_locks": r.fastpath_locks, "relations": r.relations, "main_relations": r.main_relations}
-
-
 def one_run(server: ScratchServer, load: str, duration_s: float, tmp: Path, held: int) -> dict[str, Any]:
-    """One measured run: the load for ``duration_s`` + 3 s warm-up, the snapshots and counters, the estimate."""
+    """One measured run: the load, 3 s of warm-up, then ``lockscope diagnose --duration`` on it (its JSON's
+    ``main_lock_table``); truth = ``held`` x the database's transactions/s diagnose read over its interval."""
     script = tmp / f"{load}.sql"
     script.write_text(LOADS[load]["script"])
     script.chmod(0o644)
-    with start_pgbench(server, clients=16, duration_s=duration_s + 8, select_only=False,
-                       extra_args=["-f", str(script)]) as bench, connect(server.conninfo()) as session:
+    out = tmp / f"{load}-diagnose.json"
+    with start_pgbench(server, clients=16, duration_s=duration_s + 60, select_only=False,
+                       extra_args=["-f", str(script)]) as bench:
         time.sleep(3.0)
-        snapshots: list[list[HeldLocksRow]] = []
-        t0 = time.monotonic()
-        before = session.query_rows("audit_xact_counters", TransactionCountRow)[0].transactions
-        while time.monotonic() - t0 < duration_s:
-            snapshots.append(session.query_rows("audit_held_locks", HeldLocksRow))
-            time.sleep(max(0.0, 1.0 - (time.monotonic() - t0) % 1.0))
-        after = session.query_rows("audit_xact_counters", TransactionCountRow)[0].transactions
-        elapsed = time.monotonic() - t0
+        proc = subprocess.run([sys.executable, "-m", "lockscope", "diagnose", "--dsn", server.conninfo(),
+                               "--duration", f"{duration_s:g}s", "--json", str(out)],
+                              capture_output=True, text=True, timeout=300)
         running = bench.running
-    tps = (after - before) / elapsed
-    est = transaction_load(snapshots, transactions_per_s=tps, calls_per_s={}, texts={})
-    return {"load": load, "tps": tps, "held_truth": held, "truth_per_s": held * tps,
-            "estimate_per_s": est.held_main_per_s, "ratio": est.held_main_per_s / (held * tps) if tps else None,
-            "snapshots": [[_row(r) for r in rows] for rows in snapshots], "load_running": running}
+    if proc.returncode != 0:
+        raise SystemExit(f"diagnose failed: {proc.stderr[-500:]}")
+    rate = json.loads(out.read_text())["main_lock_table"]
+    tps = rate["transactions_per_s"] or 0.0
+    truth = held * tps
+    low, high = rate.get("low_per_s"), rate.get("high_per_s")
+    return {"load": load, "tps": tps, "held_truth": held, "truth_per_s": truth, "estimate_per_s": rate["per_s"],
+            "kind": rate.get("kind"), "low_per_s": low, "high_per_s": high,
+            "ratio": rate["per_s"] / truth if truth else None,
+            "covered": low is not None and high is not None and low <= truth <= high,
+            "model_per_s": rate["model_per_s"], "snapshots": rate["snapshots"],
+            "transactions_seen": rate["transactions_seen"], "load_running": running}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,8 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                     r["major"] = major
                     results.append(r)
                     print(f"PG{major} {load} run {n + 1}: truth {r['truth_per_s']:,.0f}/s ({held}/txn x "
-                          f"{r['tps']:,.0f} tps), estimate {r['estimate_per_s']:,.0f}/s, ratio {r['ratio']:.2f}",
-                          flush=True)
+                          f"{r['tps']:,.0f} tps), {r['kind']} {r['estimate_per_s']:,.0f}/s "
+                          f"[{r['low_per_s'] or 0:,.0f}, {r['high_per_s'] or 0:,.0f}], ratio {r['ratio']:.2f}, "
+                          f"covered {r['covered']}", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": platform.platform(), "date": str(datetime.date.today()),
                                     "duration_s": args.duration, "runs": results}))

@@ -851,7 +851,7 @@ MIN_SEEN = 5
 def _snapshots_note(server: ServerRate, report: AuditReport) -> list[str]:
     """A note when the estimate (PG 13-18) rests on too few transactions seen for a usable interval."""
     load = report.workload.transactions
-    if server.main_per_s is None or server.counted or load is None:
+    if server.counted or load is None or not load.snapshots:
         return []
     thin = [s for s in load.shapes if s.held_main_per_txn > 0 and s.transactions_seen < MIN_SEEN]
     if not thin and load.shapes:
@@ -889,7 +889,8 @@ def run_diagnose(session: Session, dsn: str, options: DiagnoseOptions = Diagnose
     culprits = _culprits(summary, wl, report, database_oid, notes)
     shapes = wl.shapes if wl is not None else []
     main_now = _rate(shapes)
-    server = server_rate(session, report, main_now) if report.workload.available else ServerRate()
+    server = server_rate(session, report, main_now) \
+        if report.workload.available or report.workload.transactions is not None else ServerRate()
     notes.extend(_snapshots_note(server, report))
     fixes = _ranked(_fixes(report, wl, culprits) if wl is not None else [],
                     transaction_fixes(server, report, session))

@@ -131,6 +131,7 @@ class ServerRate:
     :ivar low_per_s: the figure's 95 % interval, low end (acquisitions/s): the estimate's
         (:attr:`lockscope.workload.transactions.TransactionLoad.held_main_per_s_interval`), the count itself on 19.
     :ivar high_per_s: its high end.
+    :ivar completed: transaction shapes whose whole the statements' footprints gave (:func:`_estimate`; count).
     """
 
     main_per_s: float | None = None
@@ -143,6 +144,7 @@ class ServerRate:
     model_note: str = ""
     low_per_s: float | None = None
     high_per_s: float | None = None
+    completed: int = 0
 
     @property
     def counted(self) -> bool:
@@ -159,7 +161,9 @@ class ServerRate:
             return "counted (pg_stat_lock.fastpath_exceeded)"
         interval = (f", 95 % {self.low_per_s:,.0f}-{self.high_per_s:,.0f}/s"
                     if self.low_per_s is not None and self.high_per_s is not None else "")
-        return f"estimate from {self.snapshots} pg_locks snapshots{interval}"
+        completed = (f", {self.completed} statement(s) seen part-way through planning completed by their footprints"
+                     if self.completed else "")
+        return f"estimate from {self.snapshots} pg_locks snapshots{interval}{completed}"
 
 
 # -- the findings ------------------------------------------------------------------------------------------------------
@@ -269,12 +273,18 @@ def server_rate(session: Session, report: AuditReport, model_main_per_s: float) 
     w = report.workload
     load = w.transactions
     held = load.held_main_per_s if load is not None else None
+    model = _model(w.statements)
+    completed = 0
     if w.fastpath_exceeded_per_s is not None:
         figure, basis = w.fastpath_exceeded_per_s, BASES[0]
-    elif held is not None:
-        figure, basis = held, BASES[1]
+        low, high = figure, figure
+    elif load is not None and load.transactions_seen:
+        figure, low, high, completed = _estimate(load, model)
+        basis = BASES[1]
     else:
-        return ServerRate()
+        # no snapshot saw a transaction in the database (short ones between two snapshots): no figure
+        return ServerRate(snapshots=load.snapshots if load is not None else 0,
+                          transactions_per_s=w.transactions_per_s)
     shapes = [s for s in (load.shapes if load is not None else ()) if s.held_main_per_txn > 0 and s.main_per_s > 0]
     shapes = shapes[:MAX_TRANSACTIONS]
     oids = sorted({o for s in shapes for o in (*s.relation_oids, *s.main_relation_oids)})
@@ -284,14 +294,36 @@ def server_rate(session: Session, report: AuditReport, model_main_per_s: float) 
     fk_names = sorted({o for fk in fks for o in (fk.table_oid, fk.referenced_oid) if o not in names})
     if fk_names:
         names.update({r.oid: r for r in session.query_rows("forecast_relations", ClassRow, [fk_names])})
-    model = _model(w.statements)
     findings = tuple(_finding(s, model, names, fks) for s in shapes)
-    low, high = (figure, figure) if basis == BASES[0] else \
-        load.held_main_per_s_interval if load is not None else (None, None)
     return ServerRate(figure, basis, held, w.transactions_per_s, load.snapshots if load else 0,
                       load.transactions_seen if load else 0, findings,
                       _model_note(figure, basis, held, model_main_per_s, findings, (low, high), load, model),
-                      low, high)
+                      low, high, completed)
+
+
+def _estimate(load: TransactionLoad, model: _Model) -> tuple[float, float, float, int]:
+    """The held estimate (acquisitions/s), its 95 % interval and how many shapes the footprints completed.
+
+    A statement planned at every call (``TransactionShape.whole_basis`` ``most held``) whose backends the snapshots
+    only saw holding relations of its footprint, fewer main-table locks than it spills, was caught part-way through
+    its planning each time: its whole is its footprint (the same planning, measured by EXPLAIN in lockscope's own
+    backend), and its interval is the footprint's x the transactions' spread. Every other shape keeps its own
+    estimate and interval (:attr:`TransactionLoad.held_main_per_s_interval`)."""
+    figure = low = high = 0.0
+    completed = 0
+    spread = load.tps_spread
+    for s in load.shapes:
+        main, lo, hi = s.held_main_per_txn, s.held_main_low, s.held_main_high
+        key = s.last[0] if len(s.last) == 1 else None
+        footprint = model.spilled.get(key) if key is not None else None
+        if (s.whole_basis == "most held" and key is not None and footprint is not None and footprint > main
+                and set(s.relation_oids) <= set(model.relations.get(key, ()))):
+            main = lo = hi = footprint
+            completed += 1
+        figure += main * s.transactions_per_s
+        low += lo * s.transactions_per_s * (1.0 - spread)
+        high += hi * s.transactions_per_s * (1.0 + spread)
+    return figure, low, high, completed
 
 
 def _model_note(server: float, basis: str, held: float | None, model: float,

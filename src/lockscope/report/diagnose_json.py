@@ -66,7 +66,7 @@ def _main_lock_table(d: Diagnosis) -> dict[str, Any]:
             "held_per_s": s.held_main_per_s, "model_per_s": d.main_per_s, "transactions_per_s": s.transactions_per_s,
             "snapshots": s.snapshots, "transactions_seen": s.transactions_seen,
             "kind": None if s.main_per_s is None else "counted" if s.counted else "estimate",
-            "low_per_s": s.low_per_s, "high_per_s": s.high_per_s,
+            "low_per_s": s.low_per_s, "high_per_s": s.high_per_s, "completed_by_footprints": s.completed,
             "model_vs_server": s.model_note or None}
 
 

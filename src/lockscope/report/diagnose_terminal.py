@@ -38,6 +38,8 @@ def main_table_line(d: Diagnosis) -> str:
                                                    if s.transactions_per_s is not None else "")
         if s.low_per_s is not None and s.high_per_s is not None:
             source += f", 95 % {s.low_per_s:,.0f}-{s.high_per_s:,.0f}/s"
+        if s.completed:
+            source += f"; {s.completed} statement(s) seen part-way through planning completed by their footprints"
     return f"main-lock-table acquisitions {s.main_per_s:,.0f}/s from the server ({source}),\n{model}"
 
 

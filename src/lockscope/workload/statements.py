@@ -230,6 +230,20 @@ def _take_snapshots(session: Session, settings: AuditSettings, schema_sql: str, 
     return _Interval(first, second, max(time.monotonic() - t0, 1e-6), None, held, (before, after))
 
 
+def _held_span(session: Session, settings: AuditSettings, *, interval_s: float, sleep: Callable[[float], None],
+               during_interval: Callable[[], None] | None) -> _Interval:
+    """The interval without pg_stat_statements: the database's counters at both ends (pg_stat_database, and PG 19's
+    pg_stat_lock) and the pg_locks snapshots in between."""
+    t0 = time.monotonic()
+    before = _counters(session, settings)
+    if during_interval is not None:
+        during_interval()
+    held: list[list[HeldLocksRow]] = []
+    _hold_interval(session, t0, interval_s, sleep, held)
+    after = _counters(session, settings)
+    return _Interval({}, {}, max(time.monotonic() - t0, 1e-6), None, held, (before, after))
+
+
 def _counters(session: Session, settings: AuditSettings) -> tuple[int | None, int | None]:
     """The database's transactions so far and PG 19's ``fastpath_exceeded`` (relation locks), each None when it
     cannot be read."""
@@ -344,10 +358,19 @@ def read_workload(session: Session, settings: AuditSettings, *, interval_s: floa
     :return: the :class:`Workload` (without probes) and the chosen statements (:class:`StatementRates`).
     """
     if settings.pgss_schema is None:
-        return Workload(False, notes=(
-            "pg_stat_statements is not installed in this database: statement footprints and main-lock-table "
-            "rates skipped. Enable with shared_preload_libraries = 'pg_stat_statements' (restart) and "
-            "CREATE EXTENSION pg_stat_statements;",)), []
+        enable = ("Enable with shared_preload_libraries = 'pg_stat_statements' (restart) and CREATE EXTENSION "
+                  "pg_stat_statements;")
+        if interval_s <= 0 or not lock_snapshots:
+            return Workload(False, notes=(
+                "pg_stat_statements is not installed in this database: statement footprints and main-lock-table "
+                f"rates skipped. {enable}",)), []
+        span = _held_span(session, settings, interval_s=interval_s, sleep=sleep, during_interval=during_interval)
+        load = transaction_load(span.held, transactions_per_s=span.per_s(0), calls_per_s={}, texts={})
+        return Workload(False, interval_s=span.elapsed_s, lock_snapshots=len(span.held),
+                        fastpath_exceeded_per_s=span.per_s(1), transactions_per_s=span.per_s(0), transactions=load,
+                        notes=(f"pg_stat_statements is not installed in this database: statement footprints skipped; "
+                               f"the server's main-lock-table rate comes from {len(span.held)} pg_locks snapshots "
+                               f"and pg_stat_database's transactions. {enable}",)), []
     schema_sql = session.identifier(settings.pgss_schema)
     try:
         span = _take_snapshots(session, settings, schema_sql, interval_s=interval_s, sleep=sleep,

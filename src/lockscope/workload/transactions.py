@@ -190,15 +190,20 @@ class TransactionLoad:
     @property
     def held_main_per_s_interval(self) -> tuple[float, float]:
         """The 95 % interval of :attr:`held_main_per_s` (acquisitions/s): each shape's held main-table locks per
-        transaction interval (:func:`_interval`) x its transactions/s, those from the database's counter widened by
-        one second of transactions at either end of the interval (``pgstat_report_stat`` flushes each backend's
-        counts at most once a second)."""
+        transaction interval (:func:`_interval`) x its transactions/s widened by :attr:`tps_spread`."""
         low = high = 0.0
+        spread = self.tps_spread
         for s in self.shapes:
-            spread = 1.0 / self.snapshots if s.tps_basis == TPS_BASES[1] and self.snapshots else 0.0
             low += s.held_main_low * s.transactions_per_s * (1.0 - spread)
             high += s.held_main_high * s.transactions_per_s * (1.0 + spread)
         return low, high
+
+    @property
+    def tps_spread(self) -> float:
+        """The relative uncertainty of a shape's transactions/s (0..1): one second of transactions at either end
+        of an interval of one second per snapshot (the counters and the snapshots are not read at the same
+        instants, and ``pgstat_report_stat`` flushes a backend's transaction counts at most once a second)."""
+        return 1.0 / self.snapshots if self.snapshots else 1.0
 
 
 @dataclass(frozen=True)
