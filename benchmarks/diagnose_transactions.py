@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fix_versions import bin_dir_of
-from tests.test_diagnose import KONG_LOOKUPS
+from tests.test_diagnose import KONG_LOOKUPS, KONG_SCRIPT
 from tests.txn_oracle import CORPUS_DIR, Stmt, run_transaction
 
 from lockscope.cli import main as lockscope_main
@@ -53,8 +53,7 @@ from lockscope.server import ScratchServer, ScratchSettings
 _SCRIPT = re.compile(r"^SQL script (\d+):(.*?)(?=^SQL script |\Z)", re.M | re.S)
 _TPS_IN = re.compile(r"tps = ([\d.]+)")
 _TOTAL_TPS = re.compile(r"^tps = ([\d.]+)", re.M)
-TXN = ("\\set r random(1, 800)\n\\set s random(1, 200)\nBEGIN;\n"
-       + ";\n".join(q.format(r=":r", s=":s") for q in KONG_LOOKUPS) + ";\nCOMMIT;\n")
+TXN = KONG_SCRIPT
 SINGLE = "\\set r random(1, 800)\n" + KONG_LOOKUPS[2].format(r=":r") + ";\n"
 
 

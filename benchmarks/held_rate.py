@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fix_versions import bin_dir_of
-from tests.test_diagnose import KONG_LOOKUPS
+from tests.test_diagnose import KONG_LOOKUPS, KONG_SCRIPT
 from tests.txn_oracle import CORPUS_DIR, Stmt, run_transaction
 
 from lockscope.db import run_script
@@ -48,8 +48,7 @@ LOADS: dict[str, dict[str, Any]] = {
     "wide": {"statements": ["select c1 from wide where id = 7"],
              "script": "\\set id random(1, 10000)\nselect c1 from wide where id = :id;\n"},
     "txn": {"statements": [q.format(r=7, s=3) for q in KONG_LOOKUPS],
-            "script": ("\\set r random(1, 800)\n\\set s random(1, 200)\nBEGIN;\n"
-                       + ";\n".join(q.format(r=":r", s=":s") for q in KONG_LOOKUPS) + ";\nCOMMIT;\n")},
+            "script": KONG_SCRIPT},
 }
 
 

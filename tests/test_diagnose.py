@@ -198,6 +198,9 @@ KONG_LOOKUPS = (
     "select * from consumers where id = ('00000000-0000-4000-b000-' || lpad(({s})::text, 12, '0'))::uuid",
     "select * from tags where entity_id = ('00000000-0000-4000-9000-' || lpad(({r})::text, 12, '0'))::uuid",
 )
+#: The five lookups as one transaction, for pgbench: a route and a service drawn at random each time.
+KONG_SCRIPT = ("\\set r random(1, 800)\n\\set s random(1, 200)\nBEGIN;\n"
+               + ";\n".join(q.format(r=":r", s=":s") for q in KONG_LOOKUPS) + ";\nCOMMIT;\n")
 
 
 @pytest.mark.slow
@@ -220,9 +223,7 @@ def test_transactions_of_real_lookups(major: int, scratch_base: Path, tmp_path: 
         held = warm.final.main_table_count
         assert (len(warm.final.locks), held) == (33, 17)  # the server's answer, stated: 33 relation locks, 17 spill
         per_txn = float(warm.fastpath_exceeded) if warm.fastpath_exceeded is not None else float(held)
-        script = ("\\set r random(1, 800)\n\\set s random(1, 200)\nBEGIN;\n"
-                  + ";\n".join(q.format(r=":r", s=":s") for q in KONG_LOOKUPS) + ";\nCOMMIT;\n")
-        with _load(server, tmp_path, script) as load:
+        with _load(server, tmp_path, KONG_SCRIPT) as load:
             out, html = tmp_path / "txn.json", tmp_path / "txn.html"
             proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "4s", "--json", str(out), "--html",
                        str(html))
@@ -327,9 +328,7 @@ def test_the_servers_rate_without_pg_stat_statements(scratch_base: Path, tmp_pat
         run_script(server.conninfo(), (CORPUS_DIR / "kong_schema.ddl").read_text() + "\nanalyze;")
         truth = run_transaction(server.conninfo(), [Stmt(q.format(r=7, s=3)) for q in KONG_LOOKUPS], executions=8)
         held = truth.runs[-1].final.main_table_count
-        script = ("\\set r random(1, 800)\n\\set s random(1, 200)\nBEGIN;\n"
-                  + ";\n".join(q.format(r=":r", s=":s") for q in KONG_LOOKUPS) + ";\nCOMMIT;\n")
-        with _load(server, tmp_path, script) as load:
+        with _load(server, tmp_path, KONG_SCRIPT) as load:
             proc = run("diagnose", "--dsn", server.conninfo(), "--duration", "4s", "--json", str(tmp_path / "d.json"))
             assert load.running
     assert proc.returncode == 0, proc.stderr

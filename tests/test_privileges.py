@@ -22,7 +22,7 @@ from .fix_versions import bin_dir_of
 from .helpers import one_line_error, run
 from .test_acquisition_order import GITLAB_JOINS, SHAPES, STATEMENTS, _load_schemas
 from .test_audit import PARAMS, WORKLOAD
-from .test_diagnose import KONG_LOOKUPS, _load
+from .test_diagnose import KONG_LOOKUPS, KONG_SCRIPT, _load
 from .txn_oracle import CORPUS_DIR
 
 HELPER_SQL = (Path(__file__).parent.parent / "contrib" / "explain_helper.sql").read_text()
@@ -133,8 +133,6 @@ def test_derived_footprints_are_a_superusers_where_the_catalog_decides(corpus_se
     assert _errors(corpus_server) == []
 
 
-KONG_SCRIPT = ("\\set r random(1, 800)\n\\set s random(1, 200)\nBEGIN;\n"
-               + ";\n".join(q.format(r=":r", s=":s") for q in KONG_LOOKUPS) + ";\nCOMMIT;\n")
 
 
 @pytest.mark.slow

@@ -17,11 +17,8 @@ from lockscope.errors import ScratchServerError
 from lockscope.server import ScratchServer, ScratchSettings
 
 from .helpers import run
-from .test_diagnose import KONG_LOOKUPS, _load
+from .test_diagnose import KONG_LOOKUPS, KONG_SCRIPT, _load
 from .txn_oracle import CORPUS_DIR, Stmt, run_transaction
-
-KONG_SCRIPT = ("\\set r random(1, 800)\n\\set s random(1, 200)\nBEGIN;\n"
-               + ";\n".join(q.format(r=":r", s=":s") for q in KONG_LOOKUPS) + ";\nCOMMIT;\n")
 
 
 @pytest.mark.slow

@@ -149,10 +149,10 @@ def _qualified_refs(node: Any) -> set[tuple[str | None, str]]:
         item = stack.pop()
         if isinstance(item, Mapping):
             ref = item.get("ColumnRef")
-            if isinstance(ref, Mapping):
-                names = [str(f["String"].get("sval")) for f in ref.get("fields") or [] if "String" in f]
-                if names:
-                    out.add((names[-2] if len(names) >= 2 else None, names[-1]))
+            fields = ref.get("fields") or [] if isinstance(ref, Mapping) else []
+            if fields and "String" in fields[-1]:  # a column, not t.*
+                qualifier = fields[-2].get("String", {}).get("sval") if len(fields) >= 2 else None
+                out.add((None if qualifier is None else str(qualifier), str(fields[-1]["String"].get("sval"))))
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
@@ -170,20 +170,7 @@ def _compares_with_value(node: Any) -> bool:
 
 def _column_names(node: Any) -> set[str]:
     """Every column name a raw subtree refers to (the last field of each ColumnRef)."""
-    names: set[str] = set()
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Mapping):
-            ref = item.get("ColumnRef")
-            if isinstance(ref, Mapping):
-                fields = ref.get("fields") or []
-                if fields and "String" in fields[-1]:
-                    names.add(str(fields[-1]["String"].get("sval")))
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return names
+    return {column for _, column in _qualified_refs(node)}
 
 
 @dataclass(frozen=True)

@@ -217,29 +217,31 @@ def _take_snapshots(session: Session, settings: AuditSettings, schema_sql: str, 
     """
     extra = _snapshot_columns(session, schema_sql, settings)
     first = _snapshot(session, schema_sql, extra)
-    t0 = time.monotonic()
-    before = _counters(session, settings) if interval_s > 0 else (None, None)
-    if during_interval is not None:
-        during_interval()
-    held: list[list[HeldLocksRow]] = []
     if interval_s <= 0:
-        return _Interval(first, first, 0.0, _since_reset_s(session, schema_sql, settings), held)
-    _hold_interval(session, t0, interval_s, sleep, held if lock_snapshots else None)
-    second = _snapshot(session, schema_sql, extra)
-    after = _counters(session, settings)
-    return _Interval(first, second, max(time.monotonic() - t0, 1e-6), None, held, (before, after))
+        if during_interval is not None:
+            during_interval()
+        return _Interval(first, first, 0.0, _since_reset_s(session, schema_sql, settings), [])
+    seconds: list[_Snapshot] = []
+    span = _held_span(session, settings, interval_s=interval_s, sleep=sleep, during_interval=during_interval,
+                      lock_snapshots=lock_snapshots,
+                      at_end=lambda: seconds.append(_snapshot(session, schema_sql, extra)))
+    return replace(span, first=first, second=seconds[0])
 
 
 def _held_span(session: Session, settings: AuditSettings, *, interval_s: float, sleep: Callable[[float], None],
-               during_interval: Callable[[], None] | None) -> _Interval:
-    """The interval without pg_stat_statements: the database's counters at both ends (pg_stat_database, and PG 19's
-    pg_stat_lock) and the pg_locks snapshots in between."""
+               during_interval: Callable[[], None] | None, lock_snapshots: bool = True,
+               at_end: Callable[[], None] | None = None) -> _Interval:
+    """The interval: the database's counters at both ends (pg_stat_database, and PG 19's pg_stat_lock) and, with
+    ``lock_snapshots``, the pg_locks snapshots in between; ``at_end`` runs before the last counters are read (the
+    second pg_stat_statements snapshot). Its pg_stat_statements snapshots are empty: the caller's."""
     t0 = time.monotonic()
     before = _counters(session, settings)
     if during_interval is not None:
         during_interval()
     held: list[list[HeldLocksRow]] = []
-    _hold_interval(session, t0, interval_s, sleep, held)
+    _hold_interval(session, t0, interval_s, sleep, held if lock_snapshots else None)
+    if at_end is not None:
+        at_end()
     after = _counters(session, settings)
     return _Interval({}, {}, max(time.monotonic() - t0, 1e-6), None, held, (before, after))
 
